@@ -1,0 +1,1 @@
+//! The checker of tool sequences: static rules, types and the call graph.

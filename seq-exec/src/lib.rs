@@ -1,0 +1,1 @@
+//! The engine that runs checked tool sequences.

@@ -1,0 +1,1 @@
+//! The language server for tool sequences.

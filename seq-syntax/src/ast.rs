@@ -1,0 +1,369 @@
+//! The typed AST of a tool sequence: what the checker checks, the engine runs and storage keeps.
+//!
+//! Every node carries the span of the bytes it came from in the file. The AST holds no error
+//! nodes: whatever could not be built is reported as a diagnostic and left out, so later stages
+//! never meet a half-parsed node. A parse with error diagnostics is never run.
+
+use crate::span::{Span, Spanned};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A named, stored list of groups, run in order (7.1, 8).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sequence {
+    pub span: Span,
+    pub name: Spanned<String>,
+    pub description: Option<Spanned<String>>,
+    pub groups: Vec<Group>,
+}
+
+/// One layer of a sequence: a callable unit with a signature (7.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    pub span: Span,
+    pub name: Spanned<String>,
+    pub description: Option<Spanned<String>>,
+    /// `in`: the inputs, read as `$args.NAME`.
+    pub inputs: Vec<SlotDecl>,
+    /// `out`: the slots written by `as`.
+    pub outputs: Vec<SlotDecl>,
+    /// `tools`: the items, in order. The span is the whole `tools` string literal.
+    pub items: Vec<Item>,
+    pub tools_span: Span,
+    pub when: Option<Condition>,
+    pub parallel: Option<Spanned<bool>>,
+    pub timeout: Option<Spanned<Duration>>,
+    pub on_error: Option<Spanned<OnError>>,
+    pub retries: Option<Spanned<u32>>,
+    pub missing: Option<Spanned<Missing>>,
+    /// For `missing: degrade`: the value each named `out` slot takes when a tool is missing.
+    pub fallback: Option<Spanned<Vec<Member>>>,
+}
+
+impl Group {
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// Whether items run concurrently (default `true`).
+    pub fn is_parallel(&self) -> bool {
+        self.parallel.as_ref().is_none_or(|p| p.value)
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout.as_ref().map_or(Group::DEFAULT_TIMEOUT, |t| t.value)
+    }
+
+    pub fn on_error(&self) -> OnError {
+        self.on_error.as_ref().map_or(OnError::Abort, |o| o.value)
+    }
+
+    pub fn retries(&self) -> u32 {
+        self.retries.as_ref().map_or(0, |r| r.value)
+    }
+
+    pub fn missing(&self) -> Missing {
+        self.missing.as_ref().map_or(Missing::Fail, |m| m.value)
+    }
+
+    pub fn input(&self, name: &str) -> Option<&SlotDecl> {
+        self.inputs.iter().find(|s| s.name.value == name)
+    }
+
+    pub fn output(&self, name: &str) -> Option<&SlotDecl> {
+        self.outputs.iter().find(|s| s.name.value == name)
+    }
+}
+
+/// A declared input or output slot: `"NAME": "TYPE"`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotDecl {
+    pub name: Spanned<String>,
+    pub ty: Spanned<Type>,
+}
+
+/// The types of slots and inputs (D-3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Type {
+    String,
+    Number,
+    Integer,
+    Bool,
+    Array,
+    Object,
+    Any,
+}
+
+impl Type {
+    /// The legal spellings, as listed in diagnostics.
+    pub const NAMES: &'static [&'static str] = &[
+        "string", "number", "integer", "bool", "boolean", "array", "object", "any",
+    ];
+
+    pub fn parse(name: &str) -> Option<Type> {
+        Some(match name {
+            "string" => Type::String,
+            "number" => Type::Number,
+            "integer" => Type::Integer,
+            "bool" | "boolean" => Type::Bool,
+            "array" => Type::Array,
+            "object" => Type::Object,
+            "any" => Type::Any,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Type::String => "string",
+            Type::Number => "number",
+            Type::Integer => "integer",
+            Type::Bool => "bool",
+            Type::Array => "array",
+            Type::Object => "object",
+            Type::Any => "any",
+        }
+    }
+}
+
+/// `on_error` (7.2, D-5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    Abort,
+    Continue,
+    Retry,
+}
+
+impl OnError {
+    pub const NAMES: &'static [&'static str] = &["abort", "continue", "retry"];
+
+    pub fn parse(name: &str) -> Option<OnError> {
+        Some(match name {
+            "abort" => OnError::Abort,
+            "continue" => OnError::Continue,
+            "retry" => OnError::Retry,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnError::Abort => "abort",
+            OnError::Continue => "continue",
+            OnError::Retry => "retry",
+        }
+    }
+}
+
+/// `missing`: what happens when a tool is not there at run time (8.2 rule 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Missing {
+    Fail,
+    Skip,
+    Degrade,
+}
+
+impl Missing {
+    pub const NAMES: &'static [&'static str] = &["fail", "skip", "degrade"];
+
+    pub fn parse(name: &str) -> Option<Missing> {
+        Some(match name {
+            "fail" => Missing::Fail,
+            "skip" => Missing::Skip,
+            "degrade" => Missing::Degrade,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Missing::Fail => "fail",
+            Missing::Skip => "skip",
+            Missing::Degrade => "degrade",
+        }
+    }
+}
+
+/// One tool call of a group's `tools` string: `{"tool": ..., "args": {...}, "as": ...}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    /// The item's object, from `{` to `}`.
+    pub span: Span,
+    pub tool: Spanned<String>,
+    /// `args`; `None` when the item has no `args` field.
+    pub args: Option<Spanned<Vec<Member>>>,
+    /// `as`: the `out` slot the result is written to.
+    pub output: Option<Spanned<String>>,
+    /// `unsafe_serial: true`: the author's acknowledgement that a tool which is not parallel-safe
+    /// runs in a serial group (D-5, strict D2).
+    pub unsafe_serial: Option<Spanned<bool>>,
+}
+
+impl Item {
+    /// The argument named `key`, if present.
+    pub fn arg(&self, key: &str) -> Option<&Value> {
+        self.args
+            .as_ref()
+            .and_then(|args| args.value.iter().find(|m| m.key.value == key))
+            .map(|m| &m.value)
+    }
+}
+
+/// A key and its value in an object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    pub key: Spanned<String>,
+    pub value: Value,
+}
+
+/// A JSON value inside an item's `args` (or a `fallback`), extended with references (D-2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Value {
+    pub kind: ValueKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ValueKind {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    /// A string, with the references it interpolates.
+    String(Template),
+    /// A bare reference where a value stands: `"host": $args.hosts[0]`.
+    Ref(Reference),
+    Array(Vec<Value>),
+    Object(Vec<Member>),
+}
+
+/// A string literal split into literal text and interpolated references (D-2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Template {
+    pub parts: Vec<TemplatePart>,
+}
+
+impl Template {
+    pub fn literal(text: impl Into<String>) -> Template {
+        Template {
+            parts: vec![TemplatePart::Text(text.into())],
+        }
+    }
+
+    /// The text, when the template interpolates nothing.
+    pub fn as_literal(&self) -> Option<&str> {
+        match self.parts.as_slice() {
+            [] => Some(""),
+            [TemplatePart::Text(text)] => Some(text),
+            _ => None,
+        }
+    }
+
+    pub fn references(&self) -> impl Iterator<Item = &Reference> {
+        self.parts.iter().filter_map(|part| match part {
+            TemplatePart::Text(_) => None,
+            TemplatePart::Ref(reference) => Some(reference),
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TemplatePart {
+    /// Literal text, unescaped (a literal `$` stays `$`).
+    Text(String),
+    /// `$args.x` or `${args.x}`: replaced by the value rendered per 5.2.
+    Ref(Reference),
+}
+
+/// `$args.PATH` or `$out.PATH` (D-2). The span covers the whole reference, `$` included (and the
+/// braces of `${...}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    pub span: Span,
+    pub root: Spanned<Root>,
+    /// The slot: the first identifier after the root.
+    pub slot: Spanned<String>,
+    /// Field accesses and indexes after the slot.
+    pub path: Vec<Spanned<Segment>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Root {
+    /// `$args`: the group's own inputs.
+    Args,
+    /// `$out`: a slot written earlier in the same serial group.
+    Out,
+}
+
+impl Root {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Root::Args => "args",
+            Root::Out => "out",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Segment {
+    /// `.name`
+    Field(String),
+    /// `[index]`
+    Index(u64),
+}
+
+/// A `when` condition (L1 + L2, D-4): an operand, or two compared.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Condition {
+    /// The condition's text in the file (inside the string's quotes).
+    pub span: Span,
+    pub lhs: Operand,
+    pub comparison: Option<Comparison>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub op: Spanned<CmpOp>,
+    pub rhs: Operand,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Operand {
+    pub kind: OperandKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum OperandKind {
+    Ref(Reference),
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    String(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Contains,
+}
+
+impl CmpOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Contains => "contains",
+        }
+    }
+}

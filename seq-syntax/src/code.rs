@@ -1,0 +1,122 @@
+//! The registry of diagnostic codes. A code is stable once released: it is never renumbered or
+//! reused. Every code has an explanation in `explain/CODE.md` (shown by `seqc explain CODE`)
+//! holding an example that triggers it and its fix; the test suite runs both.
+
+use crate::diagnostic::Severity;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = $code:literal, $severity:ident, $title:literal; )*) => {
+        /// A stable diagnostic code. `E` codes are errors, `W` codes warnings.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $code,)* }
+            }
+
+            pub fn severity(self) -> Severity {
+                match self { $(Code::$variant => Severity::$severity,)* }
+            }
+
+            /// A short title, such as "unknown field".
+            pub fn title(self) -> &'static str {
+                match self { $(Code::$variant => $title,)* }
+            }
+
+            /// The long explanation, in Markdown.
+            pub fn explanation(self) -> &'static str {
+                match self {
+                    $(Code::$variant => include_str!(concat!("../explain/", $code, ".md")),)*
+                }
+            }
+
+            /// Looks a code up by its text, case-insensitively (`e0101` finds `E0101`).
+            pub fn parse(text: &str) -> Option<Code> {
+                Code::ALL.iter().copied().find(|c| c.as_str().eq_ignore_ascii_case(text.trim()))
+            }
+        }
+    };
+}
+
+codes! {
+    // The file's JSON (D-1).
+    JsonSyntax = "E0001", Error, "invalid JSON syntax";
+    JsonComment = "E0002", Error, "comments are not JSON";
+    JsonTrailingComma = "E0003", Error, "trailing comma";
+    JsonString = "E0004", Error, "invalid string literal";
+    JsonNumber = "E0005", Error, "invalid number literal";
+    TooDeep = "E0006", Error, "nesting too deep";
+    NotUtf8 = "E0007", Error, "file is not UTF-8";
+    DuplicateKey = "E0008", Error, "duplicate key";
+
+    // The shape of a sequence: fields and their values (D-1, D-3, D-5).
+    UnknownField = "E0101", Error, "unknown field";
+    MissingField = "E0102", Error, "missing required field";
+    WrongJsonType = "E0103", Error, "field has the wrong kind of value";
+    InvalidEnumValue = "E0104", Error, "invalid value";
+    InvalidDuration = "E0105", Error, "invalid duration";
+    UnknownType = "E0106", Error, "unknown type name";
+    RetriesOutOfRange = "E0107", Error, "`retries` out of range";
+    InvalidName = "E0108", Error, "invalid name";
+
+    // The item language inside `tools` (7.1).
+    EmptyItem = "E0201", Error, "empty item";
+    MissingSemicolon = "E0202", Error, "missing `;` between items";
+    MissingFinalSemicolon = "E0203", Error, "missing `;` after the last item";
+    Unclosed = "E0204", Error, "unclosed structure or string in `tools`";
+    ItemNotObject = "E0205", Error, "item is not an object";
+    ItemSyntax = "E0206", Error, "invalid item syntax";
+    NoItems = "E0207", Error, "group has no items";
+
+    // References and templates (D-2).
+    MalformedReference = "E0301", Error, "malformed reference";
+
+    // Conditions (D-4).
+    ConditionSyntax = "E0401", Error, "invalid condition";
+    UnsupportedOperator = "E0402", Error, "operator not supported at level L2";
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Code, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Code::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown diagnostic code `{text}`")))
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_prefixed_by_severity() {
+        let mut seen = std::collections::HashSet::new();
+        for &code in Code::ALL {
+            assert!(seen.insert(code.as_str()), "{code} listed twice");
+            let prefix = match code.severity() {
+                Severity::Error => 'E',
+                Severity::Warning => 'W',
+            };
+            assert!(code.as_str().starts_with(prefix), "{code} has the wrong prefix");
+            assert_eq!(Code::parse(&code.as_str().to_lowercase()), Some(code));
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! Strict JSON (RFC 8259) with a span on every key and value, for the file level and — with bare
+//! references allowed as values (D-2) — for the items inside `tools`.
+//!
+//! The result is an untyped tree that may hold [`NodeKind::Error`] where recovery skipped input;
+//! lowering turns it into the typed AST and never lets an error node through.
+
+mod lexer;
+mod parser;
+mod tree;
+
+pub use lexer::Token;
+pub use parser::{parse, Mode, MAX_DEPTH};
+pub use tree::{Member, Node, NodeKind};

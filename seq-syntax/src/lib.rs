@@ -1,0 +1,79 @@
+//! The front end of seqc: turns the text of a tool sequence into a typed [`ast::Sequence`] and
+//! reports every mistake as a [`Diagnostic`] at the exact bytes of the file where it sits.
+//!
+//! The pipeline, each stage its own module:
+//! 1. [`json`]: the file's strict JSON into an untyped spanned tree (logos + chumsky);
+//! 2. [`lower`]: that tree into the typed AST, checking fields, enums, types and durations;
+//!    on the way each `tools` string is [`escape`]d back to text with an offset map,
+//!    [`split`] into items, and each item parsed by [`json`] in item mode; `when` strings go to
+//!    [`condition`], argument strings to [`template`].
+//!
+//! Parsing never panics and never fails wholesale: [`parse`] returns what it built plus
+//! diagnostics.
+
+pub mod ast;
+pub mod code;
+pub mod condition;
+pub mod diagnostic;
+pub mod escape;
+pub mod json;
+mod lower;
+pub mod reference;
+pub mod span;
+pub mod split;
+pub mod template;
+
+pub use code::Code;
+pub use diagnostic::{Diagnostic, Severity};
+pub use span::{LineIndex, Span, Spanned};
+
+/// What the front end built from one file, and what it found wrong.
+#[derive(Clone, Debug)]
+pub struct Parse {
+    /// The sequence; `None` only when the file's top level is not an object at all.
+    pub sequence: Option<ast::Sequence>,
+    /// Every syntax and shape diagnostic, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Parse {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Parses the text of a sequence file.
+pub fn parse(text: &str) -> Parse {
+    lower::lower_file(text)
+}
+
+/// Parses the bytes of a sequence file, reporting invalid UTF-8 (E0007) at its position.
+pub fn parse_bytes(bytes: &[u8]) -> Parse {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse(text),
+        Err(err) => {
+            let at = err.valid_up_to();
+            let len = err.error_len().unwrap_or(1);
+            Parse {
+                sequence: None,
+                diagnostics: vec![
+                    Diagnostic::new(
+                        Code::NotUtf8,
+                        Span::from_range(at..at + len),
+                        format!("the file is not valid UTF-8 (byte {at})"),
+                    )
+                    .with_help("save the file as UTF-8; JSON text must be UTF-8 (RFC 8259 §8.1)"),
+                ],
+            }
+        }
+    }
+}
+
+/// Builds the AST from the parameter form of `seq_create` (`{"name", "groups": [...], ...}` as a
+/// JSON value). The value is rendered as pretty JSON and parsed like a file, so both forms build
+/// the same AST by construction (D-1, 7.2); spans point into the returned text.
+pub fn parse_value(value: &serde_json::Value) -> (String, Parse) {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let parse = parse(&text);
+    (text, parse)
+}
