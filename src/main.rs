@@ -1,1 +1,12 @@
-fn main() {}
+//! `seqc`: the command line of the seqc toolchain. It reads files, calls the libraries, renders
+//! what they report and sets the exit status; the language itself lives in the library crates.
+
+mod check;
+mod cli;
+mod explain;
+mod files;
+mod render;
+
+fn main() -> std::process::ExitCode {
+    cli::run()
+}

@@ -1,1 +1,14 @@
-//! The checker of tool sequences: static rules, types and the call graph.
+//! The checker of tool sequences: every static rule of design §7.3, §8 and decisions D-2…D-6,
+//! D-9, the tool catalog, and the call graph across groups and sequences.
+//!
+//! [`check`] is a pure function: text in, diagnostics and checked sequences out, no I/O. The
+//! command line, the language server and the engine's `seq_create` all call it.
+
+pub mod catalog;
+pub mod dataflow;
+pub mod graph;
+mod rules;
+mod store;
+
+pub use catalog::{Catalog, ParallelSafety, ToolDef, is_parallel_safe_tool};
+pub use store::{Check, FileCheck, Source, check, check_store};

@@ -80,6 +80,51 @@ codes! {
     // Conditions (D-4).
     ConditionSyntax = "E0401", Error, "invalid condition";
     UnsupportedOperator = "E0402", Error, "operator not supported at level L2";
+
+    // The checker: rules of 7.3, D-2, D-3, D-5, D-9.
+    UndeclaredOutput = "E0501", Error, "`as` writes an undeclared slot";
+    UndeclaredInput = "E0502", Error, "reference to an undeclared input";
+    SlotWrittenTwice = "E0503", Error, "slot written by several items";
+    UnsafeInParallel = "E0504", Error, "tool that is not parallel-safe in a parallel group";
+    UnsafeSerialMissing = "E0505", Error, "tool that is not parallel-safe without `unsafe_serial`";
+    OutInParallel = "E0506", Error, "`$out` read in a parallel group";
+    OutBeforeWrite = "E0507", Error, "`$out` read before it is written";
+    OutOutsideItems = "E0508", Error, "`$out` read in `when` or `fallback`";
+    MissingTarget = "E0509", Error, "call without `target`";
+    GroupInsteadOfTarget = "E0510", Error, "`group` instead of `target`";
+    MalformedTarget = "E0511", Error, "malformed call target";
+    UnknownGroup = "E0512", Error, "call to an unknown group";
+    UnknownCallArgument = "E0513", Error, "argument the called group does not declare";
+    DuplicateGroup = "E0514", Error, "duplicate group name";
+    ArgumentType = "E0515", Error, "argument of the wrong type";
+    MissingParameter = "E0516", Error, "missing required parameter";
+    IncomparableTypes = "E0517", Error, "comparison of values of different types";
+    OrderingNonNumber = "E0518", Error, "ordering of values that are not numbers";
+    ContainsType = "E0519", Error, "`contains` on the wrong types";
+    ConditionNotBool = "E0520", Error, "condition is not a bool";
+    FallbackType = "E0521", Error, "fallback value of the wrong type";
+    FallbackUndeclared = "E0522", Error, "fallback for an undeclared slot";
+    RetriesWithoutRetry = "E0523", Error, "`retries` without `on_error: retry`";
+    DegradeWithoutFallback = "E0524", Error, "`missing: degrade` without `fallback`";
+    PathIntoScalar = "E0525", Error, "field or index on a slot that has none";
+    UnknownParameterClosed = "E0526", Error, "parameter the tool does not accept";
+    UnknownSequence = "W0501", Warning, "call to a sequence not in the store";
+    FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
+    UnusedInput = "W0503", Warning, "input never read";
+    UnwrittenOutput = "W0504", Warning, "output never written";
+    UnknownTool = "W0505", Warning, "tool no catalog knows";
+    PointlessUnsafeSerial = "W0506", Warning, "`unsafe_serial` has no effect";
+    UnknownParameter = "W0507", Warning, "parameter the tool does not declare";
+    NestedSeqRun = "W0508", Warning, "`seq_run` inside a group";
+
+    // The call graph and slot dataflow (D-5, D-6, 8.3).
+    GroupCallCycle = "E0601", Error, "calls between groups form a cycle";
+    SequenceCallCycle = "E0602", Error, "calls across sequences form a cycle";
+    CallChainTooDeep = "E0603", Error, "cross-sequence calls nested too deep";
+    UnsafeCallInParallelGroup = "E0604", Error, "a parallel group calls something that is not parallel-safe";
+    UnsafeCallNotAcknowledged = "E0605", Error, "a call reaches a tool that is not parallel-safe without `unsafe_serial`";
+    SlotMayBeUnset = "W0601", Warning, "a slot may be unset where it is read";
+    CallResultFieldMayBeUnset = "W0602", Warning, "a field of a call's result may be unset";
 }
 
 impl Serialize for Code {

@@ -56,6 +56,24 @@ impl<A: MapOffset + ?Sized, B: MapOffset + ?Sized> MapOffset for Composed<'_, A,
     }
 }
 
+/// Escapes `text` for the inside of a JSON string literal: the inverse of [`unescape`]. Fixes
+/// whose edits land inside a `tools` or `when` string go through this once per enclosing string.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// An unescaped string and its offset map.
 #[derive(Clone, Debug)]
 pub struct Unescaped<'a> {
@@ -64,7 +82,8 @@ pub struct Unescaped<'a> {
 }
 
 /// An escape that JSON's grammar allows but a Rust string cannot hold: a lone surrogate
-/// (`\uD800` without its pair). The span is raw, relative to the text `unescape` was given.
+/// (`\uD800` without its pair). The span is raw, in the coordinates of [`MapOffset::to_raw`]
+/// (offsets in the body plus `base`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoneSurrogate {
     pub span: Span,
@@ -73,7 +92,328 @@ pub struct LoneSurrogate {
 /// Unescapes the body of a JSON string literal (the text between the quotes, which the lexer has
 /// already validated). `base` is the raw offset of the body's first byte. A lone surrogate becomes
 /// U+FFFD and is reported.
+///
+/// Bodies without a backslash are borrowed with the identity map. Otherwise the text between
+/// escapes is copied slice by slice and the map gets one point after each escape. A malformed
+/// escape (impossible after the lexer, but never a panic) is kept as literal text.
 pub fn unescape(body: &str, base: u32) -> (Unescaped<'_>, Vec<LoneSurrogate>) {
-    let _ = (body, base);
-    todo!("escape::unescape")
+    let Some(first) = body.find('\\') else {
+        let map = OffsetMap::identity(base);
+        return (
+            Unescaped {
+                text: Cow::Borrowed(body),
+                map,
+            },
+            Vec::new(),
+        );
+    };
+    let bytes = body.as_bytes();
+    let mut text = String::with_capacity(body.len());
+    let mut points = Vec::new();
+    let mut lone = Vec::new();
+    // `copied`: raw bytes before it are in `text`; `at`: the backslash being decoded.
+    let mut copied = 0;
+    let mut at = first;
+    loop {
+        text.push_str(body.get(copied..at).unwrap_or(""));
+        let next = match decode(bytes, at) {
+            Some(escape) => {
+                text.push(escape.ch);
+                copied = at + escape.len;
+                points.push((offset(text.len()), offset(copied)));
+                if escape.lone {
+                    let start = base.saturating_add(offset(at));
+                    lone.push(LoneSurrogate {
+                        span: Span::new(start, start.saturating_add(6)),
+                    });
+                }
+                copied
+            }
+            None => {
+                // Kept literally: raw and unescaped go on advancing together.
+                copied = at;
+                at + 1
+            }
+        };
+        match body.get(next..).and_then(|rest| rest.find('\\')) {
+            Some(i) => at = next + i,
+            None => break,
+        }
+    }
+    text.push_str(body.get(copied..).unwrap_or(""));
+    let map = OffsetMap { base, points };
+    (
+        Unescaped {
+            text: Cow::Owned(text),
+            map,
+        },
+        lone,
+    )
+}
+
+fn offset(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// One decoded escape: the character, how many raw bytes it took, and whether it was a lone
+/// surrogate (then always the 6 bytes of one `\uXXXX`).
+struct Escape {
+    ch: char,
+    len: usize,
+    lone: bool,
+}
+
+/// Decodes the escape whose backslash is at `at`, or `None` if it is malformed.
+fn decode(bytes: &[u8], at: usize) -> Option<Escape> {
+    let simple = |ch| {
+        Some(Escape {
+            ch,
+            len: 2,
+            lone: false,
+        })
+    };
+    match *bytes.get(at + 1)? {
+        b'"' => simple('"'),
+        b'\\' => simple('\\'),
+        b'/' => simple('/'),
+        b'b' => simple('\u{8}'),
+        b'f' => simple('\u{c}'),
+        b'n' => simple('\n'),
+        b'r' => simple('\r'),
+        b't' => simple('\t'),
+        b'u' => decode_unicode(bytes, at),
+        _ => None,
+    }
+}
+
+fn decode_unicode(bytes: &[u8], at: usize) -> Option<Escape> {
+    let high = hex4(bytes, at + 2)?;
+    if (0xD800..0xDC00).contains(&high) {
+        let low = (bytes.get(at + 6) == Some(&b'\\') && bytes.get(at + 7) == Some(&b'u'))
+            .then(|| hex4(bytes, at + 8))
+            .flatten()
+            .filter(|low| (0xDC00..0xE000).contains(low));
+        if let Some(low) = low {
+            let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+            return Some(Escape {
+                ch: char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER),
+                len: 12,
+                lone: false,
+            });
+        }
+    }
+    Some(match char::from_u32(high) {
+        Some(ch) => Escape {
+            ch,
+            len: 6,
+            lone: false,
+        },
+        // Only surrogates fail here: a high one without its pair, or a low one alone.
+        None => Escape {
+            ch: char::REPLACEMENT_CHARACTER,
+            len: 6,
+            lone: true,
+        },
+    })
+}
+
+fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+    let digits = bytes.get(at..at + 4)?;
+    digits.iter().try_fold(0u32, |acc, &b| {
+        let digit = char::from(b).to_digit(16)?;
+        Some(acc * 16 + digit)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks that every character of the unescaped text maps to exactly the raw bytes that
+    /// produced it, listed in `producers` in order.
+    fn assert_maps(body: &str, base: u32, producers: &[&str]) {
+        let (unescaped, lone) = unescape(body, base);
+        assert!(lone.is_empty());
+        let chars: Vec<(usize, char)> = unescaped.text.char_indices().collect();
+        assert_eq!(chars.len(), producers.len(), "{:?}", unescaped.text);
+        for (&(i, ch), producer) in chars.iter().zip(producers) {
+            let span = unescaped.map.span(Span::from_range(i..i + ch.len_utf8()));
+            let raw = &body[(span.start - base) as usize..(span.end - base) as usize];
+            assert_eq!(raw, *producer, "character {ch:?} at {i}");
+        }
+        let end = unescaped.map.to_raw(offset(unescaped.text.len()));
+        assert_eq!(end, base + offset(body.len()));
+    }
+
+    #[test]
+    fn without_backslash_borrows_with_the_identity_map() {
+        let (unescaped, lone) = unescape("plain 主机 text", 7);
+        assert!(matches!(unescaped.text, Cow::Borrowed("plain 主机 text")));
+        assert_eq!(unescaped.map, OffsetMap::identity(7));
+        assert!(lone.is_empty());
+        assert_eq!(unescape("", 3).0.map.to_raw(0), 3);
+    }
+
+    #[test]
+    fn simple_escapes() {
+        let (unescaped, _) = unescape(r#"a\"b\\c\/d\be\ff\ng\rh\ti"#, 0);
+        assert_eq!(unescaped.text, "a\"b\\c/d\u{8}e\u{c}f\ng\rh\ti");
+        assert_maps(r#"a\"b"#, 10, &["a", r#"\""#, "b"]);
+        assert_maps(r#"\\\\"#, 0, &[r"\\", r"\\"]);
+        assert_maps(r"x\ny\n", 4, &["x", r"\n", "y", r"\n"]);
+    }
+
+    #[test]
+    fn unicode_escapes_map_multibyte_characters() {
+        let body = r"caf\u00e9 \u4e3b\u673a!";
+        let (unescaped, _) = unescape(body, 0);
+        assert_eq!(unescaped.text, "café 主机!");
+        assert_maps(
+            body,
+            2,
+            &["c", "a", "f", r"\u00e9", " ", r"\u4e3b", r"\u673a", "!"],
+        );
+        assert_maps(r"\u0041\u00E9", 0, &[r"\u0041", r"\u00E9"]);
+    }
+
+    #[test]
+    fn surrogate_pairs_are_one_character_from_twelve_bytes() {
+        let body = r"a\uD83D\uDE00b";
+        let (unescaped, lone) = unescape(body, 0);
+        assert_eq!(unescaped.text, "a😀b");
+        assert!(lone.is_empty());
+        assert_maps(body, 5, &["a", r"\uD83D\uDE00", "b"]);
+    }
+
+    #[test]
+    fn mixed_raw_unicode_and_escapes() {
+        let body = r#"主 \"x\" é\u00e9\n\uD83D\uDE00😀"#;
+        assert_maps(
+            body,
+            100,
+            &[
+                "主",
+                " ",
+                r#"\""#,
+                "x",
+                r#"\""#,
+                " ",
+                "é",
+                r"\u00e9",
+                r"\n",
+                r"\uD83D\uDE00",
+                "😀",
+            ],
+        );
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters_and_are_reported() {
+        let body = r"a\uD800b\uDC00\uD83D\u0041\uD83D";
+        let (unescaped, lone) = unescape(body, 10);
+        assert_eq!(unescaped.text, "a\u{FFFD}b\u{FFFD}\u{FFFD}A\u{FFFD}");
+        let spans: Vec<&str> = lone
+            .iter()
+            .map(|l| &body[(l.span.start - 10) as usize..(l.span.end - 10) as usize])
+            .collect();
+        assert_eq!(spans, [r"\uD800", r"\uDC00", r"\uD83D", r"\uD83D"]);
+        assert_eq!(lone[0].span, Span::new(11, 17));
+        assert_maps_lossy(body, 10);
+    }
+
+    /// Every character's span maps to a non-empty, ordered raw range.
+    fn assert_maps_lossy(body: &str, base: u32) {
+        let (unescaped, _) = unescape(body, base);
+        let mut last = base;
+        for (i, ch) in unescaped.text.char_indices() {
+            let span = unescaped.map.span(Span::from_range(i..i + ch.len_utf8()));
+            assert_eq!(span.start, last);
+            assert!(span.end > span.start);
+            last = span.end;
+        }
+        assert_eq!(last, base + offset(body.len()));
+    }
+
+    #[test]
+    fn malformed_escapes_stay_literal_without_panicking() {
+        for body in [
+            r"\",
+            r"a\",
+            r"\x",
+            r"\u12",
+            r"\u12G4z",
+            r"\uD83D\u",
+            "\\\u{e9}",
+            r"\\\",
+        ] {
+            let (unescaped, _) = unescape(body, 0);
+            assert!(unescaped.text.contains('\\'), "{body:?}");
+            assert_maps_lossy(body, 0);
+        }
+        assert_eq!(unescape(r"a\x\n", 0).0.text, "a\\x\n");
+        assert_maps(r"a\x\n", 0, &["a", r"\", "x", r"\n"]);
+    }
+
+    /// A word inside a string inside the `tools` string maps through both unescapes to its bytes
+    /// in the file.
+    #[test]
+    fn composed_maps_reach_the_file() {
+        let item = r#"{"tool":"cmd_run","args":{"command":"say \"hi\" to 主机 caf\u00e9\n"}} ;"#;
+        let tools = serde_json::to_string(item).expect("a str serializes");
+        let file = format!(r#"{{"name":"demo","groups":[{{"name":"g","tools":{tools}}}]}}"#);
+        let tools_start = file.find(&tools).expect("the tools string is in the file") + 1;
+        let tools_body = &tools[1..tools.len() - 1];
+        let outer = unescape(tools_body, offset(tools_start)).0;
+        assert_eq!(outer.text, item);
+
+        let command = r#"say \"hi\" to 主机 caf\u00e9\n"#;
+        let command_start = outer
+            .text
+            .find(command)
+            .expect("the command is in the item");
+        let inner = unescape(command, offset(command_start)).0;
+        assert_eq!(inner.text, "say \"hi\" to 主机 café\n");
+
+        let map = Composed {
+            inner: &inner.map,
+            outer: &outer.map,
+        };
+        let in_file = |needle: &str| {
+            let at = inner
+                .text
+                .find(needle)
+                .expect("the needle is in the command");
+            let span = map.span(Span::from_range(at..at + needle.len()));
+            &file[span.range()]
+        };
+        for word in ["say", "hi", "to", "主机", "caf"] {
+            assert_eq!(in_file(word), word);
+        }
+        assert_eq!(in_file("\"hi\""), r#"\\\"hi\\\""#);
+        assert_eq!(in_file("é"), r"\\u00e9");
+        assert_eq!(in_file("\n"), r"\\n");
+        assert_eq!(in_file("café\n"), r"caf\\u00e9\\n");
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn escape_is_the_inverse_of_unescape() {
+        for text in [
+            "plain",
+            "say \"hi\"",
+            "back\\slash",
+            "line\nbreak\ttab",
+            "\u{1}ctl",
+            "主机 😀",
+        ] {
+            let escaped = escape(text);
+            let (back, lone) = unescape(&escaped, 0);
+            assert!(lone.is_empty());
+            assert_eq!(back.text, text, "through {escaped:?}");
+        }
+    }
 }

@@ -3,11 +3,19 @@
 //!
 //! The result is an untyped tree that may hold [`NodeKind::Error`] where recovery skipped input;
 //! lowering turns it into the typed AST and never lets an error node through.
+//!
+//! Stages: [`lexer`] (logos) → `scan` (token-level errors, comments, trailing commas, the depth
+//! bound) → [`parser`] (the chumsky grammar with recovery) → `report` (errors as diagnostics).
 
 mod lexer;
 mod parser;
+mod report;
+mod scan;
 mod tree;
 
 pub use lexer::Token;
-pub use parser::{parse, Mode, MAX_DEPTH};
+pub use parser::{MAX_DEPTH, Mode, parse};
 pub use tree::{Member, Node, NodeKind};
+
+#[cfg(test)]
+mod tests;

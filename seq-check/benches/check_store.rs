@@ -1,0 +1,93 @@
+//! The checker on a generated store (issue 3, "Performance"): 1,000 sequences × 10 groups with
+//! cross-sequence calls four deep and diamonds, and the same store four times over, to show that
+//! checking grows linearly. In the same run serde_json parses the same bytes: every file as a
+//! `Value` (the floor), and the front end's logical work (`seq_gen::baseline::same_work`).
+//!
+//! `cargo bench -p seq-check --bench check_store`. Under `cargo test --benches` or
+//! `cargo bench -- --test` the stores shrink to 50 and 200 sequences, a quick smoke test.
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use seq_check::{Catalog, Source};
+use std::hint::black_box;
+use std::time::Duration;
+
+const GROUPS: usize = 10;
+
+fn check_store(c: &mut Criterion) {
+    let benchmarking = full_size();
+    let base = if benchmarking { 1_000 } else { 50 };
+    let catalog = Catalog::builtin();
+
+    let mut group = c.benchmark_group("check_store");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(10));
+    for scale in [1, 4] {
+        bench_store(&mut group, &catalog, base * scale, scale);
+    }
+    group.finish();
+}
+
+fn bench_store(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    catalog: &Catalog,
+    sequences: usize,
+    scale: usize,
+) {
+    let sources: Vec<Source> = seq_gen::store(sequences, GROUPS)
+        .into_iter()
+        .map(|(path, text)| Source { path, text })
+        .collect();
+    let bytes: usize = sources.iter().map(|s| s.text.len()).sum();
+
+    // A store with diagnostics would measure error paths; a baseline that rejects items would
+    // skip work. Neither may happen.
+    let check = seq_check::check(&sources, catalog);
+    let noisy = check
+        .files
+        .iter()
+        .filter(|f| !f.diagnostics.is_empty())
+        .count();
+    assert_eq!(noisy, 0, "{noisy} generated files have diagnostics");
+    let failed: usize = sources
+        .iter()
+        .map(|s| seq_gen::baseline::same_work(s.text.as_bytes()).failed)
+        .sum();
+    assert_eq!(failed, 0, "serde_json rejected generated items");
+    eprintln!("check_store {scale}x: {sequences} sequences × {GROUPS} groups, {bytes} bytes");
+
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.bench_function(format!("seq_check_{scale}x"), |b| {
+        b.iter(|| seq_check::check(black_box(&sources), catalog))
+    });
+    group.bench_function(format!("serde_json_floor_{scale}x"), |b| {
+        b.iter(|| {
+            for source in &sources {
+                black_box(seq_gen::baseline::file_level(black_box(
+                    source.text.as_bytes(),
+                )));
+            }
+        })
+    });
+    group.bench_function(format!("serde_json_same_work_{scale}x"), |b| {
+        b.iter(|| {
+            for source in &sources {
+                black_box(seq_gen::baseline::same_work(black_box(
+                    source.text.as_bytes(),
+                )));
+            }
+        })
+    });
+}
+
+criterion_group!(benches, check_store);
+criterion_main!(benches);
+
+/// Whether to run at full size: under `cargo bench`, which passes `--bench`, but not with
+/// `--test` (`cargo bench -- --test`) nor under `cargo test --benches`, which are smoke tests.
+fn full_size() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
+}

@@ -1,0 +1,153 @@
+//! The tool catalog (D-9): what the checker knows about tools — parameters and parallel safety.
+//!
+//! [`Catalog::builtin`] holds the embedded host's tools and the six `seq_*` tools; catalog files
+//! ([`load_json`]) add the tools of other hosts. A tool that no catalog knows is only a warning:
+//! existence is a run-time property (design §8.2 rule 1).
+
+mod builtin;
+mod load;
+mod schema;
+
+pub use builtin::{SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
+pub use load::{CatalogError, load_json};
+pub use schema::{ArgProblem, ArgReason, JsonType, Schema, lenient_bool, type_accepts};
+
+use std::collections::BTreeMap;
+
+/// Whether a tool may run concurrently with others (design §6.1, D-5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParallelSafety {
+    Safe,
+    /// The zero value of §6.1: whatever is not declared safe.
+    Unsafe,
+    /// `seq_call`, `seq_when_call`: safe only if everything the target can reach is (D-5),
+    /// which the call graph works out.
+    ThroughTarget,
+}
+
+/// One tool's definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    /// The parameters as the checker reads them.
+    pub parameters: Schema,
+    /// The parameters as written, every keyword kept (for listing tools to a model).
+    pub raw_parameters: serde_json::Value,
+    pub parallel_safe: ParallelSafety,
+}
+
+/// Tool definitions by name: the built-in ones plus any loaded from catalog files.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    tools: BTreeMap<String, ToolDef>,
+}
+
+impl Catalog {
+    /// A catalog with no tools at all (tests, or a host that defines everything itself).
+    pub fn empty() -> Catalog {
+        Catalog::default()
+    }
+
+    /// The embedded host's tools and the six `seq_*` tools.
+    pub fn builtin() -> Catalog {
+        let mut catalog = Catalog::empty();
+        for tool in builtin::tools() {
+            catalog.tools.insert(tool.name.clone(), tool);
+        }
+        catalog
+    }
+
+    /// Adds `tools`; a definition replaces an earlier one of the same name, except that the
+    /// `seq_*` tools of the built-in catalog are never replaced (a host's own `tools/list`
+    /// includes them, and the checker's rules depend on their meaning). Returns the names that
+    /// were kept out that way.
+    pub fn merge(&mut self, tools: impl IntoIterator<Item = ToolDef>) -> Vec<String> {
+        let mut kept_out = Vec::new();
+        for tool in tools {
+            if SEQ_TOOLS.contains(&tool.name.as_str()) && self.tools.contains_key(&tool.name) {
+                kept_out.push(tool.name);
+                continue;
+            }
+            self.tools.insert(tool.name.clone(), tool);
+        }
+        kept_out
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.get(name)
+    }
+
+    /// The tools, by name.
+    pub fn tools(&self) -> impl Iterator<Item = &ToolDef> {
+        self.tools.values()
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// The declared parallel safety of `name`; `None` for a tool no catalog knows.
+    pub fn parallel_safety(&self, name: &str) -> Option<ParallelSafety> {
+        self.get(name).map(|t| t.parallel_safe)
+    }
+
+    /// Whether `name` is a tool that calls a group (`seq_call`, `seq_when_call`).
+    pub fn is_call(name: &str) -> bool {
+        name == SEQ_CALL || name == SEQ_WHEN_CALL
+    }
+}
+
+/// Whether `name` may run in a parallel group on its own account: `Some(true)` for a safe tool,
+/// `Some(false)` for one that is not, `None` when the catalog cannot say (an unknown tool, or a
+/// call whose safety depends on its target).
+pub fn is_parallel_safe_tool(catalog: &Catalog, name: &str) -> Option<bool> {
+    match catalog.parallel_safety(name)? {
+        ParallelSafety::Safe => Some(true),
+        ParallelSafety::Unsafe => Some(false),
+        ParallelSafety::ThroughTarget => None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_flags_follow_d9() {
+        let catalog = Catalog::builtin();
+        for safe in ["cmd_run", "echo", "sleep", "files_read", "files_list", "output_send__stdout", "seq_list"] {
+            assert_eq!(is_parallel_safe_tool(&catalog, safe), Some(true), "{safe}");
+        }
+        for unsafe_ in ["files_write", "seq_create", "seq_delete", "seq_run"] {
+            assert_eq!(is_parallel_safe_tool(&catalog, unsafe_), Some(false), "{unsafe_}");
+        }
+        for call in [SEQ_CALL, SEQ_WHEN_CALL] {
+            assert_eq!(catalog.parallel_safety(call), Some(ParallelSafety::ThroughTarget));
+            assert!(Catalog::is_call(call));
+        }
+        assert_eq!(is_parallel_safe_tool(&catalog, "nope"), None);
+        let cmd = catalog.get("cmd_run").unwrap();
+        assert_eq!(cmd.parameters.required, ["command"]);
+        assert_eq!(cmd.raw_parameters["properties"]["timeout"]["type"], "string");
+        let call = catalog.get(SEQ_WHEN_CALL).unwrap();
+        assert_eq!(call.parameters.required, ["target", "when"]);
+        assert!(!call.parameters.additional_properties);
+    }
+
+    #[test]
+    fn merge_replaces_host_tools_but_not_seq_tools() {
+        let mut catalog = Catalog::builtin();
+        let loaded = load_json(
+            r#"[{"name": "cmd_run", "parallel_safe": false},
+                {"name": "seq_call", "parallel_safe": true},
+                {"name": "deploy"}]"#,
+        )
+        .unwrap();
+        assert_eq!(catalog.merge(loaded), ["seq_call"]);
+        assert_eq!(catalog.parallel_safety("cmd_run"), Some(ParallelSafety::Unsafe));
+        assert_eq!(catalog.parallel_safety(SEQ_CALL), Some(ParallelSafety::ThroughTarget));
+        assert!(catalog.get("deploy").is_some());
+    }
+}

@@ -1,0 +1,38 @@
+//! The call graph of a store (D-5, D-6, 8.3): groups and sequences as nodes, `seq_call` and
+//! `seq_when_call` items with a literal target as edges. Checked here:
+//!
+//! - cycles between groups of one sequence (E0601) and across sequences (E0602);
+//! - the depth bound on nested cross-sequence calls (E0603, [`MAX_DEPTH`]);
+//! - parallel safety through calls (E0604, E0605).
+//!
+//! Targets that are not literal or do not resolve are left out of the graph: they are other
+//! rules' findings. Every pass is linear in the size of the store.
+
+mod cycles;
+mod depth;
+pub(crate) mod model;
+mod render;
+mod safety;
+mod scc;
+
+pub use depth::MAX_DEPTH;
+pub use render::{to_dot, to_json};
+
+use crate::catalog::Catalog;
+use model::CallGraph;
+use scc::Components;
+use seq_syntax::Diagnostic;
+use seq_syntax::ast::Sequence;
+
+/// Checks the call graph of `sequences`, checked together as one store. Returns one list of
+/// diagnostics per sequence, in the order given (unsorted).
+pub fn check_graph(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Diagnostic>> {
+    let mut out = vec![Vec::new(); sequences.len()];
+    let graph = CallGraph::build(sequences);
+    cycles::group_cycles(&graph, &mut out);
+    cycles::sequence_cycles(&graph, &mut out);
+    let components = Components::new(&graph.graph);
+    depth::depth(&graph, &components, &mut out);
+    safety::parallel_safety(&graph, &components, catalog, &mut out);
+    out
+}

@@ -1,0 +1,139 @@
+//! The depth bound (8.3, D-6): at most [`MAX_DEPTH`] cross-sequence calls nested on the stack.
+//!
+//! Depth is measured on the group-level graph, where a `#name` call weighs 1 and a call between
+//! groups of one sequence weighs 0 (8.3: they do not count), and a `#name` call reaches every
+//! group of the callee (it runs them all). The longest weighted path ending at each node is
+//! computed once, by dynamic programming over the components in topological order: linear, no
+//! path enumeration. Components that hold a cross-sequence cycle are already errors (E0602) and
+//! their depth is unbounded; paths through them are not measured again.
+//!
+//! A chain too deep is reported where it first goes past the bound: at each `#name` call that is
+//! the fifth on its longest chain, and, so that every file involved shows it, at the other calls
+//! of that chain (each call site once). The chain in the message therefore always has exactly
+//! five calls.
+
+use super::model::{CallGraph, EdgeKind, Node, Site};
+use super::scc::Components;
+use petgraph::graph::EdgeIndex;
+use seq_syntax::{Code, Diagnostic};
+use std::collections::HashSet;
+
+/// The most cross-sequence calls that may be nested on the stack (8.3): `#A → #B → #C → #D → #E`
+/// is the deepest legal chain. A structural bound, not a setting; the engine enforces it again
+/// at run time.
+pub const MAX_DEPTH: u32 = 4;
+
+pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [Vec<Diagnostic>]) {
+    let count = components.members.len();
+    let mut poisoned = vec![false; count];
+    for edge in graph.graph.edge_indices() {
+        if let Some((from, to, e)) = graph.edge(edge)
+            && e.kind == EdgeKind::SequenceCall
+            && components.of(from) == components.of(to)
+            && let Some(flag) = poisoned.get_mut(components.of(from))
+        {
+            *flag = true;
+        }
+    }
+
+    // dist[c]: the most `#` calls on a path ending in component c; pred[c]: its last edge.
+    let mut dist = vec![0u32; count];
+    let mut pred: Vec<Option<EdgeIndex>> = vec![None; count];
+    for (component, members) in components.members.iter().enumerate().rev() {
+        if poisoned.get(component).copied().unwrap_or(true) {
+            continue;
+        }
+        let here = dist.get(component).copied().unwrap_or(0);
+        for &node in members {
+            for &edge in graph.out(node) {
+                let Some((_, to, e)) = graph.edge(edge) else { continue };
+                let target = components.of(to);
+                if target == component {
+                    continue;
+                }
+                let candidate = here.saturating_add(e.weight());
+                if let (Some(d), Some(p)) = (dist.get_mut(target), pred.get_mut(target))
+                    && candidate > *d
+                {
+                    *d = candidate;
+                    *p = Some(edge);
+                }
+            }
+        }
+    }
+
+    let mut reported = HashSet::new();
+    for edge in graph.graph.edge_indices() {
+        let Some((from, to, e)) = graph.edge(edge) else { continue };
+        let component = components.of(from);
+        if e.kind != EdgeKind::SequenceCall
+            || component == components.of(to)
+            || poisoned.get(component).copied().unwrap_or(true)
+            || dist.get(component).copied() != Some(MAX_DEPTH)
+        {
+            continue;
+        }
+        let chain = chain_ending_with(graph, components, &pred, edge);
+        report(graph, &chain, &mut reported, out);
+    }
+}
+
+/// The `#` calls of the longest chain ending with `last`, first call first.
+fn chain_ending_with(
+    graph: &CallGraph<'_>,
+    components: &Components,
+    pred: &[Option<EdgeIndex>],
+    last: EdgeIndex,
+) -> Vec<EdgeIndex> {
+    let mut chain = vec![last];
+    let mut at = graph.edge(last).map(|(from, _, _)| components.of(from));
+    while let Some(component) = at {
+        let Some(Some(edge)) = pred.get(component).copied() else { break };
+        let Some((from, _, e)) = graph.edge(edge) else { break };
+        if e.kind == EdgeKind::SequenceCall {
+            chain.push(edge);
+        }
+        at = Some(components.of(from));
+    }
+    chain.reverse();
+    chain
+}
+
+fn report(
+    graph: &CallGraph<'_>,
+    chain: &[EdgeIndex],
+    reported: &mut HashSet<(usize, usize, usize)>,
+    out: &mut [Vec<Diagnostic>],
+) {
+    let calls: Vec<(Site, usize)> = chain
+        .iter()
+        .filter_map(|&edge| {
+            let (_, to, e) = graph.edge(edge)?;
+            let Some(Node::Sequence(callee)) = graph.node(to) else { return None };
+            Some((e.site?, callee))
+        })
+        .collect();
+    let Some(&(first, _)) = calls.first() else { return };
+    let mut steps = vec![format!("#{}", graph.sequence_name(first.seq))];
+    steps.extend(calls.iter().map(|&(_, callee)| format!("#{}", graph.sequence_name(callee))));
+    let path = steps.join(" → ");
+    let nested = calls.len();
+    for (position, &(site, callee)) in calls.iter().enumerate() {
+        if !reported.insert((site.seq, site.group, site.item)) {
+            continue;
+        }
+        let callee = graph.sequence_name(callee);
+        let message = format!(
+            "this call to `#{callee}` is call {} of {nested} nested across sequences, more than \
+             the bound of {MAX_DEPTH}: {path}",
+            position + 1
+        );
+        let diagnostic = Diagnostic::new(Code::CallChainTooDeep, site.span, message).with_help(format!(
+            "shorten the chain to at most {MAX_DEPTH} nested `#name` calls, for instance by moving \
+             a callee's groups into its caller (calls between groups of one sequence do not count)"
+        ));
+        if let Some(list) = out.get_mut(site.seq) {
+            list.push(diagnostic);
+        }
+    }
+}

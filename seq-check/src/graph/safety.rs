@@ -1,0 +1,207 @@
+//! Parallel safety through calls (D-5): a call item is parallel-safe only if everything it can
+//! reach is. A call in a parallel group that reaches a tool that is not parallel-safe is an error
+//! (E0604); in a serial group the call must say `"unsafe_serial": true` (strict D2, E0605).
+//!
+//! For each component of the graph, sinks first, the first unsafe tool it reaches is found once
+//! (its own items first, in file order, then its calls in file order): linear. Tools that no
+//! catalog knows do not make a call unsafe: existence is a run-time property (8.2 rule 1), and
+//! the unknown tool is already a warning where it is used.
+
+use super::model::{CallGraph, Node};
+use crate::catalog::{Catalog, is_parallel_safe_tool};
+use super::scc::Components;
+use petgraph::graph::{EdgeIndex, NodeIndex};
+use seq_syntax::diagnostic::{Edit, Fix};
+use seq_syntax::{Code, Diagnostic, Span};
+
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// The unsafe item, in a group of the component.
+    Tool { node: NodeIndex, item: usize },
+    /// A call out of the component that reaches one.
+    Via(EdgeIndex),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Witness {
+    step: Step,
+    /// Where the path ends, so that a long path can be cut without walking it.
+    tool: (NodeIndex, usize),
+}
+
+/// How many groups a path shows before it is cut.
+const SHOWN: usize = 6;
+
+pub(super) fn parallel_safety(
+    graph: &CallGraph<'_>,
+    components: &Components,
+    catalog: &Catalog,
+    out: &mut [Vec<Diagnostic>],
+) {
+    let witnesses = witnesses(graph, components, catalog);
+    for edge in graph.graph.edge_indices() {
+        let Some((_, to, e)) = graph.edge(edge) else { continue };
+        let Some(site) = e.site else { continue };
+        let Some(&Some(witness)) = witnesses.get(components.of(to)) else { continue };
+        let Some(group) = graph.sequences.get(site.seq).and_then(|s| s.groups.get(site.group)) else {
+            continue;
+        };
+        let Some(item) = group.items.get(site.item) else { continue };
+        let tool = tool_name(graph, witness.tool);
+        let path = render_path(graph, components, &witnesses, &item.tool.value, to, site.seq);
+        let diagnostic = if group.is_parallel() {
+            let diagnostic = Diagnostic::new(
+                Code::UnsafeCallInParallelGroup,
+                site.span,
+                format!(
+                    "this call reaches `{tool}`, which is not parallel-safe, from the parallel \
+                     group `{}`: {path}",
+                    group.name.value
+                ),
+            )
+            .with_help(
+                "run the call in a group with `\"parallel\": false` and mark it \
+                 `\"unsafe_serial\": true`, or call something that uses only parallel-safe tools",
+            );
+            match &group.parallel {
+                Some(parallel) => diagnostic.with_label(parallel.span, "the group runs its items in parallel"),
+                None => diagnostic.with_label(
+                    group.name.span,
+                    "this group runs its items in parallel (the default)",
+                ),
+            }
+        } else if item.unsafe_serial.as_ref().is_some_and(|flag| flag.value) {
+            continue;
+        } else {
+            let mut diagnostic = Diagnostic::new(
+                Code::UnsafeCallNotAcknowledged,
+                site.span,
+                format!(
+                    "this call reaches `{tool}`, which is not parallel-safe, without \
+                     `\"unsafe_serial\": true`: {path}"
+                ),
+            )
+            .with_help(
+                "add `\"unsafe_serial\": true` to this item to acknowledge that it runs a tool that \
+                 is not parallel-safe (strict D2)",
+            );
+            if item.unsafe_serial.is_none() && item.span.len() >= 2 {
+                // Inside the `tools` string, before the item's closing brace.
+                let at = item.span.end - 1;
+                diagnostic = diagnostic.with_fix(Fix {
+                    title: "add `\"unsafe_serial\": true`".to_owned(),
+                    edits: vec![Edit {
+                        span: Span::new(at, at),
+                        text: ",\\\"unsafe_serial\\\":true".to_owned(),
+                    }],
+                });
+            }
+            diagnostic
+        };
+        let diagnostic = match tool_span(graph, witness.tool, site.seq) {
+            Some(span) => diagnostic.with_label(span, format!("`{tool}` is not parallel-safe")),
+            None => diagnostic,
+        };
+        if let Some(list) = out.get_mut(site.seq) {
+            list.push(diagnostic);
+        }
+    }
+}
+
+/// The first unsafe tool each component reaches, by component.
+fn witnesses(
+    graph: &CallGraph<'_>,
+    components: &Components,
+    catalog: &Catalog,
+) -> Vec<Option<Witness>> {
+    let mut witnesses: Vec<Option<Witness>> = vec![None; components.members.len()];
+    for (component, members) in components.members.iter().enumerate() {
+        let own = members.iter().find_map(|&node| {
+            let Some(Node::Group { seq, group }) = graph.node(node) else { return None };
+            let items = &graph.sequences.get(seq)?.groups.get(group)?.items;
+            let item = items.iter().position(|item| {
+                !Catalog::is_call(&item.tool.value)
+                    && is_parallel_safe_tool(catalog, &item.tool.value) == Some(false)
+            })?;
+            Some(Witness { step: Step::Tool { node, item }, tool: (node, item) })
+        });
+        let found = own.or_else(|| {
+            members.iter().flat_map(|&node| graph.out(node)).find_map(|&edge| {
+                let (_, to, _) = graph.edge(edge)?;
+                let target = components.of(to);
+                if target == component {
+                    return None;
+                }
+                let reached = (*witnesses.get(target)?)?;
+                Some(Witness { step: Step::Via(edge), tool: reached.tool })
+            })
+        });
+        if let Some(slot) = witnesses.get_mut(component) {
+            *slot = found;
+        }
+    }
+    witnesses
+}
+
+fn tool_name(graph: &CallGraph<'_>, (node, item): (NodeIndex, usize)) -> String {
+    let Some(Node::Group { seq, group }) = graph.node(node) else { return String::new() };
+    graph
+        .sequences
+        .get(seq)
+        .and_then(|s| s.groups.get(group))
+        .and_then(|g| g.items.get(item))
+        .map_or_else(String::new, |i| i.tool.value.clone())
+}
+
+/// The span of the unsafe tool's name, when it is in the file of the call.
+fn tool_span(graph: &CallGraph<'_>, (node, item): (NodeIndex, usize), file: usize) -> Option<Span> {
+    let Some(Node::Group { seq, group }) = graph.node(node) else { return None };
+    if seq != file {
+        return None;
+    }
+    Some(graph.sequences.get(seq)?.groups.get(group)?.items.get(item)?.tool.span)
+}
+
+/// `seq_call → #B/g2 → files_write`, seen from sequence `from`; long paths are cut in the middle.
+fn render_path(
+    graph: &CallGraph<'_>,
+    components: &Components,
+    witnesses: &[Option<Witness>],
+    caller_tool: &str,
+    start: NodeIndex,
+    from: usize,
+) -> String {
+    let label = |node: NodeIndex| match graph.node(node) {
+        Some(Node::Group { .. }) => Some(graph.label(node, from)),
+        Some(Node::Sequence(_)) | None => None,
+    };
+    let mut steps = vec![caller_tool.to_owned()];
+    let mut at = start;
+    steps.extend(label(at));
+    while let Some(&Some(witness)) = witnesses.get(components.of(at)) {
+        if steps.len() > SHOWN {
+            steps.push("…".to_owned());
+            steps.extend(label(witness.tool.0));
+            steps.push(tool_name(graph, witness.tool));
+            break;
+        }
+        match witness.step {
+            Step::Tool { node, item } => {
+                if node != at {
+                    steps.extend(label(node));
+                }
+                steps.push(tool_name(graph, (node, item)));
+                break;
+            }
+            Step::Via(edge) => {
+                let Some((via, to, _)) = graph.edge(edge) else { break };
+                if via != at {
+                    steps.extend(label(via));
+                }
+                at = to;
+                steps.extend(label(at));
+            }
+        }
+    }
+    steps.join(" → ")
+}

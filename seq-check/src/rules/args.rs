@@ -1,0 +1,268 @@
+//! Tool arguments against the catalog (issue rule 7, D-3, D-9): required parameters, literal
+//! types (lenient booleans, design §4.4), references whose declared type differs from the
+//! parameter's, and unknown parameters. A tool no catalog knows is a warning.
+//!
+//! Unknown parameters: JSON Schema lets objects hold extra properties, and the host's tools
+//! ignore them, so an extra parameter is reported only when the schema is closed
+//! (`additionalProperties: false`, an error) or when it is a likely typo of a declared one (a
+//! warning with the rename). `null` stands for "not given": accepted for an optional parameter,
+//! reported as missing for a required one.
+
+use super::types::{describe, literal, reference_type, slot_fits};
+use super::{Cx, fix};
+use crate::catalog::{Catalog, JsonType, Schema, ToolDef};
+use seq_syntax::ast::{Item, Member, Value, ValueKind};
+use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::{Code, Diagnostic, Span};
+
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    for item in cx.items.iter().map(|i| i.item) {
+        match cx.catalog.get(&item.tool.value) {
+            Some(def) => check_item(cx, item, def, out),
+            None => out.push(unknown_tool(cx.catalog, item)),
+        }
+    }
+}
+
+fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
+    let tool = &item.tool.value;
+    let d = Diagnostic::new(
+        Code::UnknownTool,
+        item.tool.span,
+        format!("no catalog knows the tool `{tool}`; its arguments and parallel safety are not checked"),
+    );
+    match did_you_mean(tool, catalog.names()) {
+        Some(best) => d
+            .with_help(format!("did you mean `{best}`?"))
+            .with_replacement(format!("call `{best}`"), item.tool.span, fix::in_item_string(best)),
+        None => d.with_help(
+            "if a host provides it, pass that host's tool list with `--catalog FILE`; tools may also appear at run time (§8.2 rule 1)",
+        ),
+    }
+}
+
+fn check_item(cx: &Cx<'_>, item: &Item, def: &ToolDef, out: &mut Vec<Diagnostic>) {
+    // `target` (and its misspelling `group`) of a call are the target rules' business.
+    let skip: &[&str] = if Catalog::is_call(&def.name) {
+        &["target", "group"]
+    } else {
+        &[]
+    };
+    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
+    let owner = format!("`{}`", def.name);
+    check_object(cx, &def.parameters, members, at, "", &owner, skip, out);
+}
+
+/// Checks the members of an arguments object against `schema`. `owner` names what takes the
+/// arguments in messages ("`cmd_run`", "group `fetch`"); `path` is the object's own path.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_object(
+    cx: &Cx<'_>,
+    schema: &Schema,
+    members: &[Member],
+    at: Span,
+    path: &str,
+    owner: &str,
+    skip: &[&str],
+    out: &mut Vec<Diagnostic>,
+) {
+    for name in &schema.required {
+        if skip.contains(&name.as_str()) {
+            continue;
+        }
+        let given = members.iter().find(|m| m.key.value == *name);
+        if given.is_some_and(|m| !matches!(m.value.kind, ValueKind::Null)) {
+            continue;
+        }
+        let full = join(path, name);
+        let expected = schema.property(name).map_or_else(|| "a value".to_owned(), Schema::type_text);
+        let mut d = Diagnostic::new(
+            Code::MissingParameter,
+            at,
+            format!("{owner} needs the parameter `{full}` ({expected}), which is not given"),
+        )
+        .with_help(format!("add `\"{name}\": …` to the arguments"));
+        if let Some(null) = given {
+            d = d.with_label(null.value.span, "`null` counts as not given");
+        }
+        out.push(d);
+    }
+    for member in members {
+        let key = member.key.value.as_str();
+        if skip.contains(&key) {
+            continue;
+        }
+        match schema.property(key) {
+            Some(parameter) => check_value(cx, parameter, &member.value, &join(path, key), owner, out),
+            None => {
+                if let Some(d) = unknown_parameter(schema, member, path, owner) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+}
+
+fn unknown_parameter(schema: &Schema, member: &Member, path: &str, owner: &str) -> Option<Diagnostic> {
+    let key = member.key.value.as_str();
+    let full = join(path, key);
+    let known = schema.properties.iter().map(|(n, _)| n.as_str());
+    let best = did_you_mean(key, known);
+    let listed = list(&schema.properties.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>());
+    let d = if !schema.additional_properties {
+        Diagnostic::new(
+            Code::UnknownParameterClosed,
+            member.key.span,
+            format!("{owner} has no parameter `{full}`"),
+        )
+    } else if best.is_some() {
+        Diagnostic::new(
+            Code::UnknownParameter,
+            member.key.span,
+            format!("{owner} declares no parameter `{full}`; it is passed but probably ignored"),
+        )
+    } else {
+        return None;
+    };
+    Some(match best {
+        Some(best) => d
+            .with_help(format!("did you mean `{best}`? The parameters are {listed}"))
+            .with_replacement(format!("rename to `{best}`"), member.key.span, fix::in_item_string(best)),
+        None if listed.is_empty() => d.with_help("it takes no parameters; remove it"),
+        None => d.with_help(format!("remove it; the parameters are {listed}")),
+    })
+}
+
+/// Checks one value against its parameter's schema.
+pub(crate) fn check_value(
+    cx: &Cx<'_>,
+    schema: &Schema,
+    value: &Value,
+    path: &str,
+    owner: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let expects = |found: String| {
+        format!("{owner} expects `{path}` to be {}, found {found}", schema.type_text())
+    };
+    let allows = |t: JsonType| schema.types.is_empty() || schema.types.contains(&t);
+    match &value.kind {
+        ValueKind::Null => {}
+        ValueKind::Bool(_) | ValueKind::Number(_) => {
+            if literal(value).is_some_and(|json| !schema.accepts(&json)) {
+                out.push(
+                    Diagnostic::new(Code::ArgumentType, value.span, expects(describe(value)))
+                        .with_help(format!("pass {}", schema.type_text())),
+                );
+            }
+        }
+        ValueKind::String(template) => match template.as_literal() {
+            Some(text) => {
+                if schema.accepts(&serde_json::Value::from(text)) {
+                    return;
+                }
+                let d = Diagnostic::new(Code::ArgumentType, value.span, expects(describe(value)));
+                // A number or boolean in quotes: offer it unquoted.
+                let unquoted = serde_json::from_str::<serde_json::Value>(text.trim())
+                    .ok()
+                    .filter(|j| (j.is_number() || j.is_boolean()) && schema.accepts(j));
+                out.push(match unquoted {
+                    Some(json) => d
+                        .with_help(format!("write `{json}` without quotes"))
+                        .with_replacement("remove the quotes", value.span, json.to_string()),
+                    None => d.with_help(format!("pass {}", schema.type_text())),
+                });
+            }
+            None => {
+                // Interpolation renders text (§5.2); a lenient boolean may still read it.
+                if allows(JsonType::String) || allows(JsonType::Boolean) {
+                    return;
+                }
+                let mut d = Diagnostic::new(
+                    Code::ArgumentType,
+                    value.span,
+                    expects("a string (a string with references renders its values as text)".to_owned()),
+                );
+                let single = match template.parts.as_slice() {
+                    [seq_syntax::ast::TemplatePart::Ref(reference)] => Some(reference),
+                    _ => None,
+                };
+                d = match single {
+                    Some(reference) => {
+                        let text = fix::reference_text(reference);
+                        d.with_help(format!(
+                            "write the reference without quotes, `{text}`, to pass its value with its type (D-2)"
+                        ))
+                        .with_replacement("pass the reference itself", value.span, text)
+                    }
+                    None => d.with_help(format!("pass {}", schema.type_text())),
+                };
+                out.push(d);
+            }
+        },
+        ValueKind::Ref(reference) => {
+            let Some((ty, declared_at)) = reference_type(cx, reference) else {
+                return;
+            };
+            if slot_fits(ty, schema) {
+                return;
+            }
+            out.push(
+                Diagnostic::new(
+                    Code::ArgumentType,
+                    reference.span,
+                    expects(format!(
+                        "`{}`, declared `{}`",
+                        fix::reference_text(reference),
+                        ty.as_str()
+                    )),
+                )
+                .with_label(declared_at, "declared here")
+                .with_help(format!(
+                    "declare `{}` with the parameter's type, {} (D-3)",
+                    reference.slot.value,
+                    schema.type_text()
+                )),
+            );
+        }
+        ValueKind::Array(_) => {
+            if !allows(JsonType::Array) {
+                out.push(
+                    Diagnostic::new(Code::ArgumentType, value.span, expects("an array".to_owned()))
+                        .with_help(format!("pass {}", schema.type_text())),
+                );
+            }
+        }
+        ValueKind::Object(members) => {
+            if !allows(JsonType::Object) {
+                out.push(
+                    Diagnostic::new(Code::ArgumentType, value.span, expects("an object".to_owned()))
+                        .with_help(format!("pass {}", schema.type_text())),
+                );
+            } else if !schema.properties.is_empty() || !schema.additional_properties {
+                check_object(cx, schema, members, value.span, path, owner, &[], out);
+            }
+        }
+    }
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// `a`, `b` or `c`, each in backticks.
+pub(crate) fn list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => format!("`{one}`"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(|n| format!("`{n}`")).collect();
+            format!("{} and `{last}`", init.join(", "))
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Types in conditions (D-3, D-4): the group's `when` and the `when` of `seq_when_call`.
+//! `==`/`!=` compare without coercion, so operands of different kinds never compare equal;
+//! ordering needs numbers; `contains` a string (with a string) or an array; a bare operand is a
+//! bool. A reference's type is its slot's declared type; with a path it is unknown.
+
+use super::Cx;
+use super::types::reference_type;
+use seq_syntax::ast::{CmpOp, Condition, Operand, OperandKind, Type};
+use seq_syntax::{Code, Diagnostic, Span};
+
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    if let Some(when) = &cx.group.when {
+        condition(cx, when, out);
+    }
+    for item in &cx.items {
+        if let Some(when) = &item.when {
+            condition(cx, when, out);
+        }
+    }
+}
+
+/// What is known statically of an operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    String,
+    Number,
+    Bool,
+    Array,
+    Object,
+    Null,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::String => "a string",
+            Kind::Number => "a number",
+            Kind::Bool => "a bool",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+            Kind::Null => "null",
+        }
+    }
+}
+
+/// The operand's kind, and where its type was declared (for references).
+fn kind(cx: &Cx<'_>, operand: &Operand) -> Option<(Kind, Option<Span>)> {
+    match &operand.kind {
+        OperandKind::Ref(reference) => {
+            let (ty, declared) = reference_type(cx, reference)?;
+            let kind = match ty {
+                Type::String => Kind::String,
+                Type::Number | Type::Integer => Kind::Number,
+                Type::Bool => Kind::Bool,
+                Type::Array => Kind::Array,
+                Type::Object => Kind::Object,
+                Type::Any => return None,
+            };
+            Some((kind, Some(declared)))
+        }
+        OperandKind::Null => Some((Kind::Null, None)),
+        OperandKind::Bool(_) => Some((Kind::Bool, None)),
+        OperandKind::Number(_) => Some((Kind::Number, None)),
+        OperandKind::String(_) => Some((Kind::String, None)),
+    }
+}
+
+fn with_declaration(d: Diagnostic, declared: Option<Span>) -> Diagnostic {
+    match declared {
+        Some(span) => d.with_label(span, "declared here"),
+        None => d,
+    }
+}
+
+fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
+    let lhs = kind(cx, &when.lhs);
+    let Some(comparison) = &when.comparison else {
+        if let Some((k, declared)) = lhs
+            && !matches!(k, Kind::Bool | Kind::Null)
+        {
+            out.push(with_declaration(
+                Diagnostic::new(
+                    Code::ConditionNotBool,
+                    when.lhs.span,
+                    format!("a condition must be a bool, but this is {}", k.name()),
+                )
+                .with_help("compare it, such as `$args.x != \"\"` or `$args.n > 0` (D-4)"),
+                declared,
+            ));
+        }
+        return;
+    };
+    let rhs = kind(cx, &comparison.rhs);
+    let op = comparison.op.value;
+    match op {
+        CmpOp::Eq | CmpOp::Ne => {
+            let (Some((l, l_decl)), Some((r, r_decl))) = (lhs, rhs) else {
+                return;
+            };
+            // An unset input reads as null, so null compares with anything.
+            if l == r || l == Kind::Null || r == Kind::Null {
+                return;
+            }
+            let always = if op == CmpOp::Eq { "false" } else { "true" };
+            let mut d = Diagnostic::new(
+                Code::IncomparableTypes,
+                comparison.op.span,
+                format!(
+                    "`{}` compares {} with {}: it is always {always}",
+                    op.as_str(),
+                    l.name(),
+                    r.name()
+                ),
+            )
+            .with_label(when.lhs.span, l.name())
+            .with_label(comparison.rhs.span, r.name())
+            .with_help("compare values of the same type; `==` never converts (`1 == \"1\"` is false, D-4)");
+            for declared in [l_decl, r_decl].into_iter().flatten() {
+                d = d.with_label(declared, "declared here");
+            }
+            out.push(d);
+        }
+        CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
+            for (operand, known) in [(&when.lhs, lhs), (&comparison.rhs, rhs)] {
+                if let Some((k, declared)) = known
+                    && k != Kind::Number
+                {
+                    out.push(with_declaration(
+                        Diagnostic::new(
+                            Code::OrderingNonNumber,
+                            operand.span,
+                            format!("`{}` orders numbers, but this is {}", op.as_str(), k.name()),
+                        )
+                        .with_label(comparison.op.span, "ordering")
+                        .with_help("ordering needs two numbers; use `==` or `!=` for other values (D-4)"),
+                        declared,
+                    ));
+                }
+            }
+        }
+        CmpOp::Contains => {
+            let Some((l, l_decl)) = lhs else {
+                return;
+            };
+            match l {
+                Kind::Array => {}
+                Kind::String => {
+                    if let Some((r, r_decl)) = rhs
+                        && r != Kind::String
+                    {
+                        out.push(with_declaration(
+                            Diagnostic::new(
+                                Code::ContainsType,
+                                comparison.rhs.span,
+                                format!("`contains` on a string looks for a substring, but this is {}", r.name()),
+                            )
+                            .with_label(when.lhs.span, "a string")
+                            .with_help("look for a string, such as `$args.log contains \"error\"` (D-4)"),
+                            r_decl,
+                        ));
+                    }
+                }
+                Kind::Number | Kind::Bool | Kind::Object | Kind::Null => {
+                    out.push(with_declaration(
+                        Diagnostic::new(
+                            Code::ContainsType,
+                            when.lhs.span,
+                            format!("`contains` needs a string or an array on its left, but this is {}", l.name()),
+                        )
+                        .with_label(comparison.op.span, "membership")
+                        .with_help("`contains` is substring on strings and membership on arrays (D-4)"),
+                        l_decl,
+                    ));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Group-level rules: unique group names (a call names its target), and the group fields of
+//! D-5 — `retries` only with `retry`, `missing: degrade` with a `fallback` of declared slots and
+//! their types, and a `fallback` only where it can apply.
+
+use super::types::{literal, reference_type};
+use super::{Cx, fix};
+use crate::catalog::type_accepts;
+use seq_syntax::ast::{Missing, OnError, Sequence, Type, ValueKind};
+use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::{Code, Diagnostic};
+use std::collections::HashMap;
+
+pub(crate) fn duplicate_names(sequence: &Sequence, out: &mut Vec<Diagnostic>) {
+    let mut first = HashMap::new();
+    for group in &sequence.groups {
+        let name = group.name.value.as_str();
+        if name.is_empty() {
+            continue;
+        }
+        match first.get(name) {
+            Some(&span) => out.push(
+                Diagnostic::new(
+                    Code::DuplicateGroup,
+                    group.name.span,
+                    format!("sequence `{}` already has a group named `{name}`", sequence.name.value),
+                )
+                .with_label(span, "first defined here")
+                .with_help("rename one of them: `seq_call` finds a group by its name"),
+            ),
+            None => {
+                first.insert(name, group.name.span);
+            }
+        }
+    }
+}
+
+pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    let group = cx.group;
+    if let Some(retries) = &group.retries
+        && group.on_error() != OnError::Retry
+    {
+        let mut d = Diagnostic::new(
+            Code::RetriesWithoutRetry,
+            retries.span,
+            format!(
+                "`retries` is set but `on_error` is `{}`, so nothing is retried",
+                group.on_error().as_str()
+            ),
+        )
+        .with_help("set `\"on_error\": \"retry\"`, or remove `retries` (D-5)");
+        if let Some(on_error) = &group.on_error {
+            d = d
+                .with_label(on_error.span, "not `retry`")
+                .with_replacement("set `on_error` to `retry`", on_error.span, "retry");
+        }
+        out.push(d);
+    }
+    match (&group.missing, &group.fallback) {
+        (Some(missing), None) if missing.value == Missing::Degrade => {
+            let mut d = Diagnostic::new(
+                Code::DegradeWithoutFallback,
+                missing.span,
+                "`missing: degrade` needs a `fallback` to write when a tool is missing",
+            )
+            .with_help("add `\"fallback\": {\"SLOT\": VALUE}` for the `out` slots the group writes (D-5)");
+            // `"fallback"` goes after the `missing` string, whose closing quote is next.
+            if let Some(first) = group.outputs.first() {
+                let at = missing.span.end + 1;
+                d = d.with_fix(fix::fix(
+                    format!("add a fallback for `{}`", first.name.value),
+                    vec![fix::edit(
+                        seq_syntax::Span::new(at, at),
+                        format!(
+                            ", \"fallback\": {{\"{}\": {}}}",
+                            fix::escape(&first.name.value),
+                            placeholder(first.ty.value)
+                        ),
+                    )],
+                ));
+            }
+            out.push(d);
+        }
+        (missing, Some(fallback)) => {
+            if missing.as_ref().is_none_or(|m| m.value != Missing::Degrade) {
+                let mut d = Diagnostic::new(
+                    Code::FallbackWithoutDegrade,
+                    fallback.span,
+                    "`fallback` is used only with `missing: degrade`, which this group does not set",
+                )
+                .with_help("set `\"missing\": \"degrade\"`, or remove `fallback`");
+                if let Some(missing) = missing {
+                    d = d
+                        .with_label(missing.span, "not `degrade`")
+                        .with_replacement("set `missing` to `degrade`", missing.span, "degrade");
+                }
+                out.push(d);
+            }
+            fallback_values(cx, out);
+        }
+        (Some(_) | None, None) => {}
+    }
+}
+
+/// A value of type `ty` to start a fallback with.
+fn placeholder(ty: Type) -> &'static str {
+    match ty {
+        Type::String => "\"\"",
+        Type::Number | Type::Integer => "0",
+        Type::Bool => "false",
+        Type::Array => "[]",
+        Type::Object => "{}",
+        Type::Any => "null",
+    }
+}
+
+fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    let Some(fallback) = &cx.group.fallback else {
+        return;
+    };
+    for member in &fallback.value {
+        let name = member.key.value.as_str();
+        let Some(decl) = cx.group.output(name) else {
+            let d = Diagnostic::new(
+                Code::FallbackUndeclared,
+                member.key.span,
+                format!("`fallback` names `{name}`, which is not declared in `out`"),
+            );
+            let declared = cx.group.outputs.iter().map(|s| s.name.value.as_str());
+            out.push(match did_you_mean(name, declared) {
+                Some(best) => d
+                    .with_help(format!("did you mean `{best}`?"))
+                    .with_replacement(format!("rename to `{best}`"), member.key.span, fix::escape(best)),
+                None => d.with_help("a fallback gives values to the group's `out` slots; declare the slot or remove the entry"),
+            });
+            continue;
+        };
+        let ty = decl.ty.value;
+        let found = match &member.value.kind {
+            ValueKind::Ref(reference) => match reference_type(cx, reference) {
+                Some((found, _)) if found != ty && !(found == Type::Integer && ty == Type::Number) => {
+                    Some(format!("`{}`, declared `{}`", fix::reference_text(reference), found.as_str()))
+                }
+                Some(_) | None => None,
+            },
+            ValueKind::String(template) if template.as_literal().is_none() => {
+                (!matches!(ty, Type::String | Type::Any)).then(|| "a string".to_owned())
+            }
+            ValueKind::Null
+            | ValueKind::Bool(_)
+            | ValueKind::Number(_)
+            | ValueKind::String(_)
+            | ValueKind::Array(_)
+            | ValueKind::Object(_) => literal(&member.value)
+                .filter(|json| !type_accepts(ty, json))
+                .map(|_| super::types::describe(&member.value)),
+        };
+        if let Some(found) = found {
+            out.push(
+                Diagnostic::new(
+                    Code::FallbackType,
+                    member.value.span,
+                    format!("the fallback for `{name}` must be {}, found {found}", ty.as_str()),
+                )
+                .with_label(decl.ty.span, "declared here")
+                .with_help(format!("give `{name}` a fallback of type `{}` (D-5)", ty.as_str())),
+            );
+        }
+    }
+}

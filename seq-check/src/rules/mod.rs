@@ -1,0 +1,97 @@
+//! The rules of design §7.3, §8.2, D-2, D-3, D-5 and D-9 that look at one sequence at a time
+//! (with the store at hand to resolve `#name`). One module per family; each pushes diagnostics.
+
+mod args;
+mod conditions;
+mod fix;
+mod groups;
+mod parallel;
+mod refs;
+mod slots;
+mod targets;
+mod types;
+mod when_call;
+
+use crate::catalog::Catalog;
+use seq_syntax::Diagnostic;
+use seq_syntax::ast::{Condition, Group, Item, Sequence};
+use std::collections::HashMap;
+
+/// The sequences checked together, by name. When two share a name the first wins, so that
+/// lookups stay deterministic.
+#[derive(Debug)]
+pub(crate) struct Store<'a> {
+    sequences: &'a [&'a Sequence],
+    by_name: HashMap<&'a str, usize>,
+}
+
+impl<'a> Store<'a> {
+    pub(crate) fn new(sequences: &'a [&'a Sequence]) -> Store<'a> {
+        let mut by_name = HashMap::with_capacity(sequences.len());
+        for (i, sequence) in sequences.iter().enumerate() {
+            by_name.entry(sequence.name.value.as_str()).or_insert(i);
+        }
+        Store { sequences, by_name }
+    }
+
+    pub(crate) fn sequence(&self, name: &str) -> Option<&'a Sequence> {
+        self.by_name
+            .get(name)
+            .and_then(|&i| self.sequences.get(i))
+            .copied()
+    }
+
+    pub(crate) fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.sequences.iter().map(|s| s.name.value.as_str())
+    }
+}
+
+/// What the rules of one group share.
+pub(crate) struct Cx<'a> {
+    pub sequence: &'a Sequence,
+    pub group: &'a Group,
+    pub store: &'a Store<'a>,
+    pub catalog: &'a Catalog,
+    /// The group's items, each with the parsed `when` of a `seq_when_call`.
+    pub items: Vec<ItemCx<'a>>,
+}
+
+pub(crate) struct ItemCx<'a> {
+    pub item: &'a Item,
+    pub when: Option<Condition>,
+}
+
+/// Checks one sequence of the store.
+pub(crate) fn check_sequence(
+    sequence: &Sequence,
+    store: &Store<'_>,
+    catalog: &Catalog,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    groups::duplicate_names(sequence, &mut out);
+    for group in &sequence.groups {
+        let items = group
+            .items
+            .iter()
+            .map(|item| ItemCx {
+                item,
+                when: when_call::condition(item, &mut out),
+            })
+            .collect();
+        let cx = Cx {
+            sequence,
+            group,
+            store,
+            catalog,
+            items,
+        };
+        groups::fields(&cx, &mut out);
+        let used_inputs = refs::check(&cx, &mut out);
+        slots::check(&cx, &used_inputs, &mut out);
+        parallel::check(&cx, &mut out);
+        args::check(&cx, &mut out);
+        targets::check(&cx, &mut out);
+        conditions::check(&cx, &mut out);
+    }
+    out
+}

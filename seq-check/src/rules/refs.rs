@@ -1,0 +1,211 @@
+//! References (§7.3 rule 2, D-2): `$args.X` must be declared in `in`; `$out.X` is read only in
+//! a serial group, by an item after the one that wrote it, and never in the group's `when` or
+//! `fallback`. A path must fit the slot's declared type.
+
+use super::types::{declaration, member_references, references};
+use super::{Cx, fix};
+use seq_syntax::ast::{Operand, OperandKind, Reference, Root, Segment, Type};
+use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::{Code, Diagnostic};
+use std::collections::HashSet;
+
+/// Where a reference stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Site {
+    /// The group's `when`.
+    When,
+    Fallback,
+    /// The arguments of item `i` (also the `when` of a `seq_when_call`).
+    Item(usize),
+}
+
+/// Checks every reference of the group; returns the inputs that are read.
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<String> {
+    let mut sites: Vec<(Site, &Reference)> = Vec::new();
+    if let Some(when) = &cx.group.when {
+        for reference in condition_references(&when.lhs, when.comparison.as_ref().map(|c| &c.rhs)) {
+            sites.push((Site::When, reference));
+        }
+    }
+    if let Some(fallback) = &cx.group.fallback {
+        let mut found = Vec::new();
+        member_references(&fallback.value, &mut found);
+        sites.extend(found.into_iter().map(|r| (Site::Fallback, r)));
+    }
+    for (i, item) in cx.items.iter().enumerate() {
+        let mut found = Vec::new();
+        if let Some(args) = &item.item.args {
+            for member in &args.value {
+                // The `when` of `seq_when_call` is read from its parsed condition below.
+                if item.when.is_some() && member.key.value == "when" {
+                    continue;
+                }
+                references(&member.value, &mut found);
+            }
+        }
+        if let Some(when) = &item.when {
+            found.extend(condition_references(&when.lhs, when.comparison.as_ref().map(|c| &c.rhs)));
+        }
+        sites.extend(found.into_iter().map(|r| (Site::Item(i), r)));
+    }
+    sites.sort_by_key(|(_, r)| r.span);
+
+    let mut used = HashSet::new();
+    let mut offered_declaration = HashSet::new();
+    for (site, reference) in sites {
+        match reference.root.value {
+            Root::Args => {
+                used.insert(reference.slot.value.clone());
+                if cx.group.input(&reference.slot.value).is_none() {
+                    let offer = offered_declaration.insert(reference.slot.value.clone());
+                    out.push(undeclared_input(cx, reference, offer));
+                }
+            }
+            Root::Out => out_read(cx, site, reference, out),
+        }
+        path_fits(cx, reference, out);
+    }
+    used
+}
+
+fn condition_references<'c>(lhs: &'c Operand, rhs: Option<&'c Operand>) -> Vec<&'c Reference> {
+    [Some(lhs), rhs]
+        .into_iter()
+        .flatten()
+        .filter_map(|o| match &o.kind {
+            OperandKind::Ref(r) => Some(r),
+            OperandKind::Null | OperandKind::Bool(_) | OperandKind::Number(_) | OperandKind::String(_) => None,
+        })
+        .collect()
+}
+
+fn undeclared_input(cx: &Cx<'_>, reference: &Reference, offer_declaration: bool) -> Diagnostic {
+    let name = &reference.slot.value;
+    let group = &cx.group.name.value;
+    let d = Diagnostic::new(
+        Code::UndeclaredInput,
+        reference.slot.span,
+        format!("`$args.{name}` reads an input that group `{group}` does not declare in `in`"),
+    );
+    let declared = cx.group.inputs.iter().map(|s| s.name.value.as_str());
+    if let Some(best) = did_you_mean(name, declared) {
+        return d
+            .with_help(format!("did you mean `$args.{best}`?"))
+            .with_replacement(format!("read `$args.{best}`"), reference.slot.span, best);
+    }
+    let d = d.with_help(format!(
+        "declare it in the group's `in`, such as `\"{name}\": \"string\"`; a group reads only its own inputs (§7.3 rule 2)"
+    ));
+    match fix::declare(&cx.group.inputs, name, Type::Any) {
+        Some(edit) if offer_declaration => {
+            d.with_fix(fix::fix(format!("declare `{name}` in `in`"), vec![edit]))
+        }
+        Some(_) | None => d,
+    }
+}
+
+fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagnostic>) {
+    let name = &reference.slot.value;
+    let text = fix::reference_text(reference);
+    let index = match site {
+        Site::When | Site::Fallback => {
+            let place = if site == Site::When { "`when`" } else { "`fallback`" };
+            out.push(
+                Diagnostic::new(
+                    Code::OutOutsideItems,
+                    reference.span,
+                    format!("`{text}` in the group's {place}: only items read `$out` slots"),
+                )
+                .with_help(format!(
+                    "the group's {place} reads only `$args` (§7.4); pass the value in as an input and read `$args.{name}`"
+                )),
+            );
+            return;
+        }
+        Site::Item(index) => index,
+    };
+    if cx.group.is_parallel() {
+        let mut d = Diagnostic::new(
+            Code::OutInParallel,
+            reference.span,
+            format!("`{text}` is read in a parallel group, where items cannot see each other's slots"),
+        )
+        .with_help("set `\"parallel\": false` so that items run in order and see earlier writes (D-2)");
+        if let Some(parallel) = &cx.group.parallel {
+            d = d.with_label(parallel.span, "the group is parallel here");
+        }
+        if let Some(edit) = fix::make_serial(cx.group) {
+            d = d.with_fix(fix::fix("run the group serially", vec![edit]));
+        }
+        out.push(d);
+        return;
+    }
+    let written_before = cx
+        .items
+        .iter()
+        .take(index)
+        .any(|i| i.item.output.as_ref().is_some_and(|o| o.value == *name));
+    if written_before {
+        return;
+    }
+    let mut d = Diagnostic::new(
+        Code::OutBeforeWrite,
+        reference.span,
+        format!("`{text}` is read before any item writes `{name}`"),
+    );
+    let later = cx
+        .items
+        .iter()
+        .skip(index)
+        .filter_map(|i| i.item.output.as_ref())
+        .find(|o| o.value == *name);
+    d = match later {
+        Some(writer) => d
+            .with_label(writer.span, "written here, too late")
+            .with_help("move the item that writes the slot before the one that reads it"),
+        None if cx.group.output(name).is_some() => {
+            d.with_help(format!("no item writes `{name}`; add `\"as\": \"{name}\"` to an earlier item"))
+        }
+        None => d.with_help(format!(
+            "`$out` reads slots written by earlier items of this group; `{name}` is neither declared in `out` nor written"
+        )),
+    };
+    out.push(d);
+}
+
+/// `.field` needs an object and `[i]` an array: a declared type that cannot have them makes the
+/// read an evaluation error every time (D-4).
+fn path_fits(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) {
+    let (Some(first), Some(decl)) = (reference.path.first(), declaration(cx, reference)) else {
+        return;
+    };
+    let ty = decl.ty.value;
+    let (fits, what) = match &first.value {
+        Segment::Field(_) => (matches!(ty, Type::Object | Type::Any), "a field of"),
+        Segment::Index(_) => (matches!(ty, Type::Array | Type::Any), "an index into"),
+    };
+    if fits {
+        return;
+    }
+    let text = fix::reference_text(reference);
+    let needs = match &first.value {
+        Segment::Field(_) => "object",
+        Segment::Index(_) => "array",
+    };
+    out.push(
+        Diagnostic::new(
+            Code::PathIntoScalar,
+            first.span,
+            format!(
+                "`{text}` reads {what} `{}`, which is declared `{}`",
+                reference.slot.value,
+                ty.as_str()
+            ),
+        )
+        .with_label(decl.ty.span, "declared here")
+        .with_help(format!(
+            "declare `{}` as `{needs}` (or `any`), or read the whole slot",
+            reference.slot.value
+        )),
+    );
+}

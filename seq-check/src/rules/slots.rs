@@ -1,0 +1,114 @@
+//! Named slots (§7.3 rules 1, 3, 6): `as` writes a declared `out` slot; a slot that is not an
+//! `array` has one writer; inputs never read and outputs never written are warnings.
+
+use super::{Cx, fix};
+use seq_syntax::ast::Type;
+use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::{Code, Diagnostic, Span};
+use std::collections::{HashMap, HashSet};
+
+pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<String>, out: &mut Vec<Diagnostic>) {
+    let group = cx.group;
+    let mut writers: HashMap<&str, Vec<Span>> = HashMap::new();
+    for item in &cx.items {
+        if let Some(output) = &item.item.output {
+            writers.entry(output.value.as_str()).or_default().push(output.span);
+        }
+    }
+    let mut offered_declaration = HashSet::new();
+    for item in &cx.items {
+        let Some(output) = &item.item.output else {
+            continue;
+        };
+        let name = output.value.as_str();
+        let Some(decl) = group.output(name) else {
+            let count = writers.get(name).map_or(0, Vec::len);
+            let offer = offered_declaration.insert(name);
+            out.push(undeclared_output(cx, name, output.span, count, offer));
+            continue;
+        };
+        if decl.ty.value == Type::Array {
+            continue;
+        }
+        let Some(first) = writers.get(name).and_then(|w| w.first()).copied() else {
+            continue;
+        };
+        if first == output.span {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(
+                Code::SlotWrittenTwice,
+                output.span,
+                format!(
+                    "slot `{name}` is written by several items but declared `{}`, not `array`",
+                    decl.ty.value.as_str()
+                ),
+            )
+            .with_label(first, "first written here")
+            .with_label(decl.ty.span, "declared here")
+            .with_help(format!(
+                "declare `{name}` as `array` to collect every value in item order, or write the items to different slots (§7.3 rule 3)"
+            ))
+            .with_replacement(format!("declare `{name}` as `array`"), decl.ty.span, "array"),
+        );
+    }
+
+    for input in &group.inputs {
+        if !used_inputs.contains(&input.name.value) {
+            out.push(
+                Diagnostic::new(
+                    Code::UnusedInput,
+                    input.name.span,
+                    format!("input `{}` is never read", input.name.value),
+                )
+                .with_help(format!(
+                    "read it as `$args.{}`, or remove it from `in`",
+                    input.name.value
+                )),
+            );
+        }
+    }
+    for output in &group.outputs {
+        if !writers.contains_key(output.name.value.as_str()) {
+            out.push(
+                Diagnostic::new(
+                    Code::UnwrittenOutput,
+                    output.name.span,
+                    format!("no item writes output `{}`", output.name.value),
+                )
+                .with_help(format!(
+                    "add `\"as\": \"{}\"` to the item that produces it, or remove it from `out`",
+                    output.name.value
+                )),
+            );
+        }
+    }
+}
+
+fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, writers: usize, offer: bool) -> Diagnostic {
+    let group = &cx.group.name.value;
+    let d = Diagnostic::new(
+        Code::UndeclaredOutput,
+        span,
+        format!("`as` writes `{name}`, which group `{group}` does not declare in `out`"),
+    );
+    let declared = cx.group.outputs.iter().map(|s| s.name.value.as_str());
+    if let Some(best) = did_you_mean(name, declared) {
+        return d.with_help(format!("did you mean `{best}`?")).with_replacement(
+            format!("write `{best}`"),
+            span,
+            fix::in_item_string(best),
+        );
+    }
+    // Several writers need an `array` slot (rule 3).
+    let ty = if writers > 1 { Type::Array } else { Type::Any };
+    let d = d.with_help(format!(
+        "declare it in `out`, such as `\"{name}\": \"{}\"` (§7.3 rule 1)",
+        if writers > 1 { "array" } else { "string" }
+    ));
+    match fix::declare(&cx.group.outputs, name, ty) {
+        Some(edit) if offer => d.with_fix(fix::fix(format!("declare `{name}` in `out`"), vec![edit])),
+        Some(_) | None => d,
+    }
+}

@@ -1,0 +1,250 @@
+//! Call targets (§7.3 rule 5, §8.2 rule 5, D-2, D-6): `seq_call` and `seq_when_call` need a
+//! `target` (not `group`), a literal that is a group of this sequence or `#sequence`; the
+//! arguments must be inputs the target declares, of their types. An unknown `#name` is only a
+//! warning: sequences come and go. `seq_run` inside a group hides its callee from the call graph.
+
+use super::args::{check_value, list};
+use super::types::input_schema;
+use super::{Cx, fix};
+use crate::catalog::{Catalog, SEQ_RUN};
+use seq_syntax::ast::{Item, Member, SlotDecl, Value, ValueKind};
+use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::{Code, Diagnostic};
+
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    for item in cx.items.iter().map(|i| i.item) {
+        let tool = item.tool.value.as_str();
+        if tool == SEQ_RUN {
+            out.push(nested_run(item));
+        }
+        if Catalog::is_call(tool) {
+            call(cx, item, out);
+        }
+    }
+}
+
+fn nested_run(item: &Item) -> Diagnostic {
+    let target = item
+        .arg("name")
+        .and_then(|v| match &v.kind {
+            ValueKind::String(t) => t.as_literal(),
+            ValueKind::Null
+            | ValueKind::Bool(_)
+            | ValueKind::Number(_)
+            | ValueKind::Ref(_)
+            | ValueKind::Array(_)
+            | ValueKind::Object(_) => None,
+        })
+        .unwrap_or("NAME");
+    Diagnostic::new(
+        Code::NestedSeqRun,
+        item.tool.span,
+        "`seq_run` inside a group: the checker cannot follow it for cycles and depth",
+    )
+    .with_help(format!(
+        "call the sequence with `seq_call` and `\"target\": \"#{target}\"`, which the call graph checks (D-6)"
+    ))
+}
+
+fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
+    let tool = &item.tool.value;
+    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    let find = |key: &str| members.iter().find(|m| m.key.value == key);
+    let target = match (find("target"), find("group")) {
+        (Some(target), spelt_group) => {
+            if let Some(group) = spelt_group {
+                out.push(
+                    Diagnostic::new(
+                        Code::GroupInsteadOfTarget,
+                        group.key.span,
+                        format!("`{tool}` takes `target`, not `group`, and has both"),
+                    )
+                    .with_help("remove `group`"),
+                );
+            }
+            target
+        }
+        (None, Some(group)) => {
+            out.push(
+                Diagnostic::new(
+                    Code::GroupInsteadOfTarget,
+                    group.key.span,
+                    format!("`{tool}` names what it calls with `target`, not `group`"),
+                )
+                .with_help("rename `group` to `target` (the design's example spells it `group`; D-2 settles on `target`)")
+                .with_replacement("rename to `target`", group.key.span, "target"),
+            );
+            group
+        }
+        (None, None) => {
+            let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
+            out.push(
+                Diagnostic::new(Code::MissingTarget, at, format!("`{tool}` has no `target`"))
+                    .with_help("add `\"target\": \"GROUP\"` for a group of this sequence, or `\"target\": \"#SEQUENCE\"`"),
+            );
+            return;
+        }
+    };
+    let Some(callee) = resolve(cx, &target.value, out) else {
+        return;
+    };
+    let Some(args) = find("args") else {
+        return;
+    };
+    let ValueKind::Object(passed) = &args.value.kind else {
+        // Not an object: the parameter check reports it.
+        return;
+    };
+    call_arguments(cx, &callee, passed, out);
+}
+
+/// What a call resolves to: a group's inputs, or the inputs of every group of a sequence (a
+/// sequence run hands each group the arguments it declares, D-7).
+struct Callee<'a> {
+    owner: String,
+    inputs: Vec<&'a SlotDecl>,
+}
+
+fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<Callee<'a>> {
+    let malformed = |message: String, help: &str| {
+        Diagnostic::new(Code::MalformedTarget, value.span, message).with_help(help.to_owned())
+    };
+    let text = match &value.kind {
+        ValueKind::String(template) => match template.as_literal() {
+            Some(text) => text,
+            None => {
+                out.push(malformed(
+                    "a call's `target` must be written out: it cannot interpolate references".to_owned(),
+                    "name the group or `#sequence` literally, so that the call graph can be checked before anything runs (§8.2 rule 5)",
+                ));
+                return None;
+            }
+        },
+        ValueKind::Null
+        | ValueKind::Bool(_)
+        | ValueKind::Number(_)
+        | ValueKind::Ref(_)
+        | ValueKind::Array(_)
+        | ValueKind::Object(_) => {
+            out.push(malformed(
+                format!("a call's `target` must be a string, found {}", super::types::describe(value)),
+                "write a group name of this sequence, or `#` and a sequence name",
+            ));
+            return None;
+        }
+    };
+    let body = fix::string_body(value, text);
+    if text.trim().is_empty() {
+        out.push(malformed(
+            "the call's `target` is empty".to_owned(),
+            "write a group name of this sequence, or `#` and a sequence name (§8.2 rule 5)",
+        ));
+        return None;
+    }
+    if let Some(name) = text.strip_prefix('#') {
+        if name.is_empty() {
+            out.push(malformed(
+                "`#` must be followed by a sequence name".to_owned(),
+                "write `#NAME` to call the sequence named NAME",
+            ));
+            return None;
+        }
+        let Some(sequence) = cx.store.sequence(name) else {
+            let d = Diagnostic::new(
+                Code::UnknownSequence,
+                body,
+                format!("no sequence named `{name}` is in the store"),
+            );
+            out.push(match did_you_mean(name, cx.store.names()) {
+                Some(best) => d
+                    .with_help(format!("did you mean `#{best}`?"))
+                    .with_replacement(
+                        format!("call `#{best}`"),
+                        body,
+                        fix::in_item_string(&format!("#{best}")),
+                    ),
+                None => d.with_help(
+                    "create it before running this one; sequences come and go, so this is a warning (D-6)",
+                ),
+            });
+            return None;
+        };
+        return Some(Callee {
+            owner: format!("sequence `#{name}`"),
+            inputs: sequence.groups.iter().flat_map(|g| g.inputs.iter()).collect(),
+        });
+    }
+    if let Some(group) = cx.sequence.groups.iter().find(|g| g.name.value == text) {
+        return Some(Callee {
+            owner: format!("group `{text}`"),
+            inputs: group.inputs.iter().collect(),
+        });
+    }
+    let mut d = Diagnostic::new(
+        Code::UnknownGroup,
+        body,
+        format!(
+            "sequence `{}` has no group named `{text}`",
+            cx.sequence.name.value
+        ),
+    );
+    let groups = cx.sequence.groups.iter().map(|g| g.name.value.as_str());
+    d = if let Some(best) = did_you_mean(text, groups) {
+        d.with_help(format!("did you mean `{best}`?")).with_replacement(
+            format!("call `{best}`"),
+            body,
+            fix::in_item_string(best),
+        )
+    } else if cx.store.sequence(text).is_some() {
+        d.with_help(format!("to call the sequence `{text}`, write `#{text}`"))
+            .with_replacement(
+                format!("call `#{text}`"),
+                body,
+                fix::in_item_string(&format!("#{text}")),
+            )
+    } else {
+        let names: Vec<&str> = cx.sequence.groups.iter().map(|g| g.name.value.as_str()).collect();
+        d.with_help(format!(
+            "a `target` without `#` is a group of this sequence: {}; `#NAME` calls another sequence",
+            list(&names)
+        ))
+    };
+    out.push(d);
+    None
+}
+
+fn call_arguments(cx: &Cx<'_>, callee: &Callee<'_>, passed: &[Member], out: &mut Vec<Diagnostic>) {
+    for member in passed {
+        let key = member.key.value.as_str();
+        match callee.inputs.iter().find(|i| i.name.value == key) {
+            Some(input) => {
+                let schema = input_schema(input.ty.value);
+                check_value(cx, &schema, &member.value, key, &callee.owner, out);
+            }
+            None => {
+                let names: Vec<&str> = callee.inputs.iter().map(|i| i.name.value.as_str()).collect();
+                let d = Diagnostic::new(
+                    Code::UnknownCallArgument,
+                    member.key.span,
+                    format!("{} declares no input `{key}`", callee.owner),
+                );
+                out.push(match did_you_mean(key, names.iter().copied()) {
+                    Some(best) => d
+                        .with_help(format!("did you mean `{best}`?"))
+                        .with_replacement(
+                            format!("rename to `{best}`"),
+                            member.key.span,
+                            fix::in_item_string(best),
+                        ),
+                    None if names.is_empty() => {
+                        d.with_help("it declares no inputs; remove the argument, or declare it in the callee's `in`")
+                    }
+                    None => d.with_help(format!(
+                        "its inputs are {}; declare `{key}` in the callee's `in`, or remove the argument",
+                        list(&names)
+                    )),
+                });
+            }
+        }
+    }
+}

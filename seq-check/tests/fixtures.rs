@@ -1,0 +1,188 @@
+//! Data-driven tests of the checker's rules. `tests/fixtures/CODE/` holds, for each code of the
+//! checker, files named `fail_*.json` (which must raise CODE) and `pass_*.json` (which must not).
+//! A directory `fail_*/` or `pass_*/` is a store: its files are checked together.
+//!
+//! Each fixture's diagnostics are snapshotted compactly, with the culprit's bytes sliced from the
+//! file, so a reviewer sees exactly what is underlined. Each machine fix is applied and the
+//! result re-checked: it must still parse, and the diagnostic must be gone.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use seq_check::{Catalog, Check, Source, check};
+use seq_syntax::{Code, Diagnostic, Span};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The fixture's files: itself, or the `*.json` files of a store directory, sorted.
+fn sources(path: &Path) -> Vec<Source> {
+    let files = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![path.to_owned()]
+    };
+    files
+        .iter()
+        .map(|f| {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            Source::new(name, std::fs::read_to_string(f).unwrap())
+        })
+        .collect()
+}
+
+fn slice(text: &str, span: Span) -> &str {
+    text.get(span.range()).unwrap_or("<not a char boundary>")
+}
+
+fn render(sources: &[Source], result: &Check) -> String {
+    let mut out = String::new();
+    for (source, file) in sources.iter().zip(&result.files) {
+        if sources.len() > 1 {
+            writeln!(out, "== {}", source.path).unwrap();
+        }
+        for d in &file.diagnostics {
+            render_one(&mut out, &source.text, d);
+        }
+    }
+    out
+}
+
+fn render_one(out: &mut String, text: &str, d: &Diagnostic) {
+    let s = d.span;
+    writeln!(
+        out,
+        "{} {} {}..{} {:?}: {}",
+        d.code,
+        d.severity.as_str(),
+        s.start,
+        s.end,
+        slice(text, s),
+        d.message
+    )
+    .unwrap();
+    for label in &d.labels {
+        let l = label.span;
+        writeln!(out, "  label {}..{} {:?}: {}", l.start, l.end, slice(text, l), label.message).unwrap();
+    }
+    if let Some(help) = &d.help {
+        writeln!(out, "  help: {help}").unwrap();
+    }
+    if let Some(fix) = &d.fix {
+        writeln!(out, "  fix: {}", fix.title).unwrap();
+        for edit in &fix.edits {
+            let e = edit.span;
+            writeln!(out, "    {}..{} {:?} -> {:?}", e.start, e.end, slice(text, e), edit.text).unwrap();
+        }
+    }
+}
+
+fn apply(text: &str, fix: &seq_syntax::diagnostic::Fix) -> String {
+    let mut edits = fix.edits.clone();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
+    let mut fixed = text.to_owned();
+    for edit in edits {
+        fixed.replace_range(edit.span.range(), &edit.text);
+    }
+    fixed
+}
+
+/// Applies each fix of `code` in `file` alone and re-checks the store: the result must be free
+/// of syntax errors and hold one diagnostic of `code` fewer.
+fn check_fixes(name: &str, code: Code, sources: &[Source], result: &Check, catalog: &Catalog) {
+    for (i, file) in result.files.iter().enumerate() {
+        let count = |c: &Check| c.files[i].diagnostics.iter().filter(|d| d.code == code).count();
+        for d in file.diagnostics.iter().filter(|d| d.code == code) {
+            let Some(fix) = &d.fix else { continue };
+            let mut fixed = sources.to_vec();
+            fixed[i].text = apply(&sources[i].text, fix);
+            let parse = seq_syntax::parse(&fixed[i].text);
+            assert!(
+                !parse.has_errors(),
+                "{name}: fix `{}` breaks the file:\n{}\n{:#?}",
+                fix.title,
+                fixed[i].text,
+                parse.diagnostics
+            );
+            let again = check(&fixed, catalog);
+            assert!(
+                count(&again) < count(result),
+                "{name}: fix `{}` leaves {code} in place:\n{}",
+                fix.title,
+                fixed[i].text
+            );
+        }
+    }
+}
+
+fn checker_codes() -> Vec<Code> {
+    Code::ALL
+        .iter()
+        .copied()
+        .filter(|c| c.as_str().starts_with("E05") || c.as_str().starts_with("W05"))
+        .collect()
+}
+
+#[test]
+fn fixtures() {
+    let catalog = Catalog::builtin();
+    let mut seen = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let code_name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let code = Code::parse(&code_name).unwrap_or_else(|| panic!("{code_name} is not a code"));
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let name = format!("{code_name}__{stem}");
+            let sources = sources(&path);
+            let result = check(&sources, &catalog);
+            let syntax: Vec<_> = result
+                .files
+                .iter()
+                .flat_map(|f| &f.diagnostics)
+                .filter(|d| d.code.as_str() < "E0500" && d.code.as_str().starts_with('E'))
+                .collect();
+            assert!(syntax.is_empty(), "{name}: fixtures must parse cleanly: {syntax:#?}");
+            let hits = result
+                .files
+                .iter()
+                .flat_map(|f| &f.diagnostics)
+                .filter(|d| d.code == code)
+                .count();
+            if stem.starts_with("fail_") {
+                assert!(hits > 0, "{name}: expected {code}\n{}", render(&sources, &result));
+                seen.push((code, true));
+            } else if stem.starts_with("pass_") {
+                assert_eq!(hits, 0, "{name}: unexpected {code}\n{}", render(&sources, &result));
+                seen.push((code, false));
+            } else {
+                panic!("{name}: fixtures are named fail_* or pass_*");
+            }
+            check_fixes(&name, code, &sources, &result, &catalog);
+            insta::assert_snapshot!(name, render(&sources, &result));
+        }
+    }
+    for code in checker_codes() {
+        for fail in [true, false] {
+            assert!(
+                seen.contains(&(code, fail)),
+                "{code} has no {} fixture",
+                if fail { "fail_" } else { "pass_" }
+            );
+        }
+    }
+}

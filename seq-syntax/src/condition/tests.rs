@@ -1,0 +1,264 @@
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use super::*;
+use crate::escape::unescape;
+use crate::reference::tests::{Shift, render, show};
+use insta::{assert_debug_snapshot, assert_snapshot};
+use std::fmt::Write;
+
+fn operand(file: &str, operand: &Operand) -> String {
+    let text = file.get(operand.span.range()).unwrap_or("<out of range>");
+    match &operand.kind {
+        OperandKind::Ref(r) => format!("ref {}", show(file, r)),
+        OperandKind::Null => format!("null `{text}`"),
+        OperandKind::Bool(b) => format!("bool {b} `{text}`"),
+        OperandKind::Number(n) => format!("number {n} `{text}`"),
+        OperandKind::String(s) => format!("string {s:?} `{text}`"),
+    }
+}
+
+/// The condition's parts, with their text in `file`.
+fn shape(file: &str, c: &Condition) -> String {
+    let mut out = format!("  lhs {}\n", operand(file, &c.lhs));
+    if let Some(cmp) = &c.comparison {
+        let op = file.get(cmp.op.span.range()).unwrap_or("<out of range>");
+        let _ = writeln!(out, "  op  {:?} `{op}`", cmp.op.value);
+        let _ = writeln!(out, "  rhs {}", operand(file, &cmp.rhs));
+    }
+    out
+}
+
+fn parse(text: &str) -> (Option<Condition>, Vec<Diagnostic>) {
+    parse_condition(text, &Shift(0))
+}
+
+#[test]
+fn parses_level_l1_and_l2_conditions() {
+    let inputs = [
+        "$args.verbose == true",
+        r#"$args.host != """#,
+        r#"$args.summary contains "err""#,
+        "$args.result.count > 0",
+        "$args.result.flag",
+        "$args.x <= -1.5e3",
+        "$args.x >= 0.25",
+        "$args.x < 10",
+        "null == $out.x",
+        r#""a" < "b""#,
+        r#"$args.主机 == "东京""#,
+        "$args.x>=1",
+        "$args.hosts[0].up==false",
+        "  $args.x  ",
+        r#"$args.s == "tab\there \"q\" \u00e9 \ud83d\ude00 \/ \\""#,
+        "$args.list contains 3",
+        "1 == 1.0",
+        "$args.big == 18446744073709551616",
+    ];
+    let mut out = String::new();
+    for text in inputs {
+        let (condition, diagnostics) = parse(text);
+        assert!(
+            diagnostics.is_empty(),
+            "{text}: {}",
+            render(text, &diagnostics)
+        );
+        let condition = condition.unwrap();
+        assert_eq!(condition.span, Span::from_range(0..text.len()));
+        let _ = writeln!(out, "{text}");
+        out.push_str(&shape(text, &condition));
+    }
+    assert_snapshot!(out);
+}
+
+#[test]
+fn contains_is_a_keyword_only_in_operator_position() {
+    let (condition, diagnostics) = parse("$args.contains contains $args.contains");
+    assert!(diagnostics.is_empty());
+    assert_eq!(
+        condition.unwrap().comparison.unwrap().op.value,
+        CmpOp::Contains
+    );
+    let (condition, diagnostics) = parse("contains == 1");
+    assert!(condition.is_none());
+    assert_eq!(
+        render("contains == 1", &diagnostics),
+        "E0401 0..8 `contains`: `contains` is not a value\n  help: did you mean `$args.contains`? Inputs are read as `$args.NAME`; a string is written in double quotes\n  fix: read the input `contains` = replace `` with `$args.`\n"
+    );
+}
+
+#[test]
+fn l3_operators_are_all_rejected_at_their_position() {
+    let inputs = [
+        "$args.a && $args.b",
+        "$args.a || !$args.b",
+        "!$args.x",
+        "($args.a == 1)",
+        "$args.a&&$args.b||$args.c",
+        "!!$args.x",
+        "$args.a == 1 && ($args.b != 2 || !$args.c)",
+        "$args.a = 1 && $args.b",
+    ];
+    let mut out = String::new();
+    for text in inputs {
+        let (condition, diagnostics) = parse(text);
+        assert!(condition.is_none(), "{text}");
+        let _ = writeln!(out, "{text}");
+        out.push_str(&render(text, &diagnostics));
+    }
+    assert_snapshot!(out);
+}
+
+#[test]
+fn not_equal_is_an_operator_not_a_negation() {
+    let (condition, diagnostics) = parse("$args.a != $args.b");
+    assert!(diagnostics.is_empty());
+    assert_eq!(condition.unwrap().comparison.unwrap().op.value, CmpOp::Ne);
+}
+
+#[test]
+fn syntax_errors_point_at_the_token() {
+    let inputs = [
+        "",
+        "   ",
+        "verbose == true",
+        "$args.x == True",
+        "$args.x == NULL",
+        "$args.a == $args.b == 1",
+        "$args.a == 1 2",
+        "$args.x = 1",
+        "$args.x === 1",
+        "$args.x !== 1",
+        "$args.x => 1",
+        "$args.x =< 1",
+        "$args.x <> 1",
+        "$args.x foo 1",
+        "$args.a and $args.b",
+        "$args.x ==",
+        "== 1",
+        "$args.x == ==",
+        "$args.x == 'err'",
+        r#"$args.x == "unterminated"#,
+        r#"$args.x == "bad \q escape""#,
+        r#"$args.x == "\u12""#,
+        r#"$args.x == "\ud800""#,
+        "$args.x == \"line\nbreak\"",
+        "$args.x == 01",
+        "$args.x == 1.",
+        "$args.x == 1e400",
+        "$args.x == 1abc",
+        "$args.x == .5",
+        "$args.x == +1",
+        "$args.x @ 1",
+        "$args.x == ${args.y}",
+        "$foo.x == 1",
+        "$args.x[-1] == 1",
+        "$args. == 1",
+        "$args.x contains",
+        "$",
+        "$args.x;",
+    ];
+    let mut out = String::new();
+    for text in inputs {
+        let (condition, diagnostics) = parse(text);
+        assert!(condition.is_none(), "{text}");
+        assert!(!diagnostics.is_empty(), "{text}");
+        let _ = writeln!(out, "{text:?}");
+        out.push_str(&render(text, &diagnostics));
+    }
+    assert_snapshot!(out);
+}
+
+#[test]
+fn condition_spans_go_through_the_file_s_escapes() {
+    // As written in the file: quotes escaped, and a `\u` escape inside the reference's name.
+    let file = r#"{"when": "$args.\u4e3b\u673a contains \"a\\\"b\" "}"#;
+    let body_start = file.find("$args").unwrap();
+    let body_end = file.rfind('"').unwrap();
+    let (unescaped, lone) = unescape(&file[body_start..body_end], body_start as u32);
+    assert!(lone.is_empty());
+    assert_eq!(unescaped.text, r#"$args.主机 contains "a\"b" "#);
+    let (condition, diagnostics) = parse_condition(&unescaped.text, &unescaped.map);
+    assert!(diagnostics.is_empty());
+    let condition = condition.unwrap();
+    assert_eq!(&file[condition.span.range()], &file[body_start..body_end]);
+    assert_eq!(
+        shape(file, &condition),
+        "  lhs ref $args.\\u4e3b\\u673a = Args args | slot \\u4e3b\\u673a\n  op  Contains `contains`\n  rhs string \"a\\\"b\" `\\\"a\\\\\\\"b\\\"`\n"
+    );
+    assert_debug_snapshot!(condition);
+}
+
+#[test]
+fn diagnostics_go_through_the_file_s_escapes() {
+    let file = r#"{"when": "$args.a == \"x\" && \u0021$args.b"}"#;
+    let body_start = file.find("$args").unwrap();
+    let body_end = file.rfind('"').unwrap();
+    let (unescaped, _) = unescape(&file[body_start..body_end], body_start as u32);
+    let (condition, diagnostics) = parse_condition(&unescaped.text, &unescaped.map);
+    assert!(condition.is_none());
+    let culprits: Vec<(&str, Code)> = diagnostics
+        .iter()
+        .map(|d| (&file[d.span.range()], d.code))
+        .collect();
+    assert_eq!(
+        culprits,
+        [
+            ("&&", Code::UnsupportedOperator),
+            (r"\u0021", Code::UnsupportedOperator)
+        ]
+    );
+}
+
+#[test]
+fn bare_word_fix_inserts_the_root_in_the_file() {
+    let file = r#""verbose == true""#;
+    let (_, diagnostics) = parse_condition(&file[1..file.len() - 1], &Shift(1));
+    let [d] = diagnostics.as_slice() else {
+        panic!("{diagnostics:?}")
+    };
+    assert_eq!(d.code, Code::ConditionSyntax);
+    assert_eq!(d.span, Span::new(1, 8));
+    let edit = &d.fix.as_ref().unwrap().edits[0];
+    assert_eq!((edit.span, edit.text.as_str()), (Span::new(1, 1), "$args."));
+}
+
+#[test]
+fn odd_input_never_panics() {
+    for text in [
+        "\"",
+        "\"\\",
+        "\"\\u",
+        "\"\\ud83d\\u",
+        "'",
+        "$",
+        "${",
+        "$args.x[",
+        "é",
+        "😀 == 😀",
+        "\u{0}",
+        "1e",
+        "-",
+        "--1",
+        "\"\\ud83d\\ude0\"",
+        "$args.x == \"é\\",
+    ] {
+        let (condition, diagnostics) = parse(text);
+        assert!(condition.is_none() || diagnostics.is_empty(), "{text:?}");
+        for d in &diagnostics {
+            assert!(d.span.end as usize <= text.len(), "{text:?}");
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Any text yields a condition or diagnostics (never both, never neither), with spans on
+    /// character boundaries of the text.
+    #[test]
+    fn any_text_gets_an_answer(text in r#"(\$args\.x|\$|\.|==|=|!|&|\||\(|\)|"|\\|'|1|-|e|true|contains|主| ){0,12}"#) {
+        let (condition, diagnostics) = parse(&text);
+        proptest::prop_assert!(condition.is_some() == diagnostics.is_empty(), "{:?}", text);
+        for d in &diagnostics {
+            proptest::prop_assert!(text.get(d.span.range()).is_some(), "{:?}", text);
+        }
+    }
+}

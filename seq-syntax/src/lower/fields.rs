@@ -1,0 +1,111 @@
+//! The fields of one object: duplicates and unknown keys reported once, lookups by name after.
+
+use super::{Lower, list, span_in};
+use crate::code::Code;
+use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::escape::MapOffset;
+use crate::json::{Member, Node};
+use std::ops::Range;
+
+pub(super) struct Fields<'a, 'n> {
+    legal: &'static [&'static str],
+    found: Vec<Option<&'a Node<'n>>>,
+}
+
+impl<'a, 'n> Fields<'a, 'n> {
+    /// Sorts `members` into the `legal` fields of `owner` ("a group"), reporting duplicate and
+    /// unknown keys.
+    pub(super) fn new(
+        lower: &mut Lower,
+        members: &'a [Member<'n>],
+        legal: &'static [&'static str],
+        owner: &str,
+        map: &dyn MapOffset,
+    ) -> Fields<'a, 'n> {
+        let mut found = vec![None; legal.len()];
+        for member in unique_members(lower, members, map) {
+            let key = key_text(lower, member, map);
+            match legal.iter().position(|&field| field == key) {
+                Some(i) => found[i] = Some(&member.value),
+                None => {
+                    let span = span_in(map, &key_body(member));
+                    let mut d = Diagnostic::new(
+                        Code::UnknownField,
+                        span,
+                        format!("unknown field `{key}` in {owner}"),
+                    );
+                    d = match did_you_mean(&key, legal.iter().copied()) {
+                        Some(best) => d
+                            .with_help(format!(
+                                "did you mean `{best}`? The fields of {owner} are {}",
+                                list(legal)
+                            ))
+                            .with_replacement(format!("rename to `{best}`"), span, best),
+                        None => d.with_help(format!(
+                            "remove it; the fields of {owner} are {}",
+                            list(legal)
+                        )),
+                    };
+                    lower.report(d);
+                }
+            }
+        }
+        Fields { legal, found }
+    }
+
+    pub(super) fn get(&self, field: &str) -> Option<&'a Node<'n>> {
+        let i = self.legal.iter().position(|&f| f == field)?;
+        self.found.get(i).copied().flatten()
+    }
+}
+
+/// The members of an object without repeated keys (D-1: duplicate keys are an error); the first
+/// occurrence is kept and each repeat reported with a label on the first.
+pub(super) fn unique_members<'a, 'n>(
+    lower: &mut Lower,
+    members: &'a [Member<'n>],
+    map: &dyn MapOffset,
+) -> Vec<&'a Member<'n>> {
+    let mut kept: Vec<(&'a Member<'n>, String)> = Vec::with_capacity(members.len());
+    for member in members {
+        let key = key_text(lower, member, map);
+        match kept.iter().find(|(_, k)| *k == key) {
+            Some((first, _)) => {
+                let first_span = span_in(map, &first.key_span);
+                let span = span_in(map, &member.key_span);
+                lower.report(
+                    Diagnostic::new(Code::DuplicateKey, span, format!("duplicate key `{key}`"))
+                        .with_label(first_span, "first written here")
+                        .with_help("keep one of them; JSON readers disagree on which would win"),
+                );
+            }
+            None => kept.push((member, key)),
+        }
+    }
+    kept.into_iter().map(|(m, _)| m).collect()
+}
+
+/// The key's body, without its quotes.
+pub(super) fn key_body(member: &Member<'_>) -> Range<usize> {
+    let start = (member.key_span.start + 1).min(member.key_span.end);
+    start..member.key_span.end.saturating_sub(1).max(start)
+}
+
+pub(super) fn key_text(lower: &mut Lower, member: &Member<'_>, map: &dyn MapOffset) -> String {
+    if !member.key.contains('\\') {
+        return member.key.to_owned();
+    }
+    let base = u32::try_from(key_body(member).start).unwrap_or(u32::MAX);
+    let (text, lone) = crate::escape::unescape(member.key, base);
+    for surrogate in lone {
+        lower.report(
+            Diagnostic::new(
+                Code::JsonString,
+                map.span(surrogate.span),
+                "lone UTF-16 surrogate in a key",
+            )
+            .with_help("write the character itself or its full surrogate pair"),
+        );
+    }
+    text.text.into_owned()
+}

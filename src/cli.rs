@@ -1,0 +1,120 @@
+//! The command-line surface (clap derive) and the exit-status convention shared by commands.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Checks tool sequences: JSON files that describe named groups of tool calls.
+#[derive(Debug, Parser)]
+#[command(name = "seqc", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check sequence files and report every problem found in them.
+    Check(CheckArgs),
+    /// Explain a diagnostic code, with an example and its fix.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check; a directory means every `*.json` file below it.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// How to report diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// When to colour human output (`auto`: when stdout is a terminal and NO_COLOR is unset).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A diagnostic code such as E0101 (case does not matter).
+    #[arg(required_unless_present = "list", conflicts_with = "list")]
+    pub code: Option<String>,
+    /// List every code with its title.
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Reports with source snippets, for people.
+    Human,
+    /// One JSON object on stdout, for programs.
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour what goes to stdout; `auto` follows <https://no-color.org>.
+    pub fn for_stdout(self) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
+}
+
+/// How a command ended: the exit statuses that scripts and CI rely on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Nothing wrong (warnings allowed).
+    Clean = 0,
+    /// The input has at least one error.
+    Failed = 1,
+    /// The command could not do its job: bad usage, unreadable input, broken output.
+    Trouble = 2,
+}
+
+impl From<Status> for ExitCode {
+    fn from(status: Status) -> ExitCode {
+        ExitCode::from(status as u8)
+    }
+}
+
+pub fn run() -> ExitCode {
+    // clap prints its own usage errors and exits with 2, help and version with 0.
+    let cli = Cli::parse();
+    let status = match cli.command {
+        Command::Check(args) => crate::check::run(&args),
+        Command::Explain(args) => crate::explain::run(&args),
+    };
+    status.into()
+}
+
+/// Reports a problem of the command itself (not of the input) on stderr, in one line.
+pub fn trouble(message: impl std::fmt::Display) -> Status {
+    // If stderr is gone there is nobody left to tell; the exit status still says it.
+    let _ = writeln!(io::stderr().lock(), "seqc: {message}");
+    Status::Trouble
+}
+
+/// Writes a command's output to stdout and turns the outcome into a status. A reader that
+/// closes the pipe early (`seqc check x | head`) is not a failure of the check.
+pub fn emit(status: Status, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Status {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => status,
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => status,
+        Err(err) => trouble(format_args!("cannot write output: {err}")),
+    }
+}

@@ -1,0 +1,100 @@
+//! `--format json`: exactly one JSON object on stdout, for programs and CI.
+//!
+//! `{"diagnostics":[{"file","severity","code","message","start","end","line","column","hint"}],
+//! "errors":N,"warnings":N}`, with `start`/`end` byte offsets into the file and `line`/`column`
+//! 1-based, the column counted in characters. Order: files as given, then by position.
+
+use super::Totals;
+use crate::check::SourceFile;
+use seq_syntax::LineIndex;
+use serde::Serialize;
+use std::io::{self, Write};
+
+#[derive(Debug, Serialize)]
+struct Output<'a> {
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+    errors: usize,
+    warnings: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonDiagnostic<'a> {
+    file: &'a str,
+    severity: &'static str,
+    code: &'static str,
+    message: &'a str,
+    start: u32,
+    end: u32,
+    line: u32,
+    column: u32,
+    hint: Option<&'a str>,
+}
+
+pub fn render(out: &mut dyn Write, files: &[SourceFile]) -> io::Result<()> {
+    let totals = Totals::of(files);
+    let mut diagnostics = Vec::with_capacity(totals.errors + totals.warnings);
+    for file in files {
+        let index = LineIndex::new(&file.text);
+        for diagnostic in &file.diagnostics {
+            let at = index.line_col(&file.text, diagnostic.span.start);
+            diagnostics.push(JsonDiagnostic {
+                file: &file.path,
+                severity: diagnostic.severity.as_str(),
+                code: diagnostic.code.as_str(),
+                message: &diagnostic.message,
+                start: diagnostic.span.start,
+                end: diagnostic.span.end,
+                line: at.line,
+                column: at.column,
+                hint: diagnostic.help.as_deref(),
+            });
+        }
+    }
+    let output = Output {
+        diagnostics,
+        errors: totals.errors,
+        warnings: totals.warnings,
+    };
+    serde_json::to_writer(&mut *out, &output).map_err(io::Error::from)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+    use seq_syntax::{Code, Diagnostic, Span};
+
+    #[test]
+    fn one_object_with_character_columns_and_null_hints() {
+        let text = "{\n  \"主机\": 1, \"x\": 2\n}";
+        let x = u32::try_from(text.find("\"x\"").unwrap()).unwrap();
+        let files = [
+            SourceFile {
+                path: "a.json".to_owned(),
+                text: text.to_owned(),
+                diagnostics: vec![
+                    Diagnostic::new(Code::UnknownField, Span::new(x, x + 3), "unknown field `x`")
+                        .with_help("remove it"),
+                ],
+            },
+            SourceFile {
+                path: "b.json".to_owned(),
+                text: String::new(),
+                diagnostics: vec![Diagnostic::new(Code::JsonSyntax, Span::new(0, 0), "empty")],
+            },
+        ];
+        let mut out = Vec::new();
+        render(&mut out, &files).unwrap();
+        let expected = concat!(
+            r#"{"diagnostics":["#,
+            r#"{"file":"a.json","severity":"error","code":"E0101","message":"unknown field `x`","#,
+            r#""start":17,"end":20,"line":2,"column":12,"hint":"remove it"},"#,
+            r#"{"file":"b.json","severity":"error","code":"E0001","message":"empty","#,
+            r#""start":0,"end":0,"line":1,"column":1,"hint":null}"#,
+            r#"],"errors":2,"warnings":0}"#,
+            "\n"
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+}
