@@ -6,6 +6,7 @@
 use crate::cli::{CheckArgs, Format, Status, emit, trouble};
 use crate::files::{Input, read_inputs};
 use crate::render;
+use seq_check::{Catalog, Source};
 use seq_syntax::Diagnostic;
 
 /// A checked file as the renderers see it.
@@ -20,16 +21,21 @@ pub struct SourceFile {
 }
 
 pub fn run(args: &CheckArgs) -> Status {
-    let inputs = match read_inputs(&args.paths) {
-        Ok(inputs) => inputs,
-        Err(errors) => {
-            for error in &errors {
+    let inputs = read_inputs(&args.paths);
+    let catalog = crate::catalog::load(&args.catalogs);
+    let (inputs, catalog) = match (inputs, catalog) {
+        (Ok(inputs), Ok(catalog)) => (inputs, catalog),
+        (inputs, catalog) => {
+            for error in inputs.err().unwrap_or_default() {
+                trouble(error);
+            }
+            for error in catalog.err().unwrap_or_default() {
                 trouble(error);
             }
             return Status::Trouble;
         }
     };
-    let files = diagnose(inputs);
+    let files = diagnose(inputs, &catalog);
     let totals = render::Totals::of(&files);
     let status = if totals.errors > 0 {
         Status::Failed
@@ -42,25 +48,45 @@ pub fn run(args: &CheckArgs) -> Status {
             emit(status, |out| render::human::render(out, &files, color))
         }
         Format::Json => emit(status, |out| render::json::render(out, &files)),
+        Format::Sarif => emit(status, |out| render::sarif::render(out, &files)),
     }
 }
 
-/// Parses every input on its own.
-fn diagnose(inputs: Vec<Input>) -> Vec<SourceFile> {
-    inputs
-        .into_iter()
-        .map(|input| {
-            let mut diagnostics = seq_syntax::parse_bytes(&input.bytes).diagnostics;
-            seq_syntax::diagnostic::sort(&mut diagnostics);
-            let text = match String::from_utf8(input.bytes) {
-                Ok(text) => text,
-                Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
-            };
-            SourceFile {
-                path: input.path,
-                text,
-                diagnostics,
+/// Checks every input together, as one store. A file that is not UTF-8 has no text to check:
+/// it gets the front end's E0007 and stays out of the store (a `#name` call into it is then
+/// an unknown sequence, as it would be once it failed to load).
+fn diagnose(inputs: Vec<Input>, catalog: &Catalog) -> Vec<SourceFile> {
+    let mut sources = Vec::with_capacity(inputs.len());
+    // In input order: `None` for a file in the store, whose result comes from the check.
+    let mut unreadable = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        match String::from_utf8(input.bytes) {
+            Ok(text) => {
+                sources.push(Source::new(input.path, text));
+                unreadable.push(None);
             }
-        })
+            Err(err) => {
+                let mut diagnostics = seq_syntax::parse_bytes(err.as_bytes()).diagnostics;
+                seq_syntax::diagnostic::sort(&mut diagnostics);
+                unreadable.push(Some(SourceFile {
+                    path: input.path,
+                    text: String::from_utf8_lossy(err.as_bytes()).into_owned(),
+                    diagnostics,
+                }));
+            }
+        }
+    }
+    let checked = seq_check::check(&sources, catalog);
+    let mut checked = sources
+        .into_iter()
+        .zip(checked.files)
+        .map(|(source, file)| SourceFile {
+            path: source.path,
+            text: source.text,
+            diagnostics: file.diagnostics,
+        });
+    unreadable
+        .into_iter()
+        .filter_map(|slot| slot.or_else(|| checked.next()))
         .collect()
 }

@@ -19,11 +19,20 @@ pub enum Command {
     Check(CheckArgs),
     /// Explain a diagnostic code, with an example and its fix.
     Explain(ExplainArgs),
+    /// Print the call graph of groups and sequences (Graphviz DOT or JSON).
+    ///
+    /// The files given form one store, as for `check`: `#name` calls point at the sequence of
+    /// that name in any of them. Only the front end runs (no rules): a file with syntax errors
+    /// is still drawn with whatever could be read from it, and its errors are printed on
+    /// stderr, one line each (`FILE:LINE:COLUMN: error[CODE]: message`); the exit status is
+    /// then 1, so that a script knows the picture may be incomplete.
+    Graph(GraphArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Files or directories to check; a directory means every `*.json` file below it.
+    /// Files or directories to check; a directory means every `*.json` file below it. All of
+    /// them are checked together as one store: `#name` calls resolve across files.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// How to report diagnostics.
@@ -32,6 +41,22 @@ pub struct CheckArgs {
     /// When to colour human output (`auto`: when stdout is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// A catalog of tool definitions to check against, added to the built-in one (repeatable):
+    /// an array of `{name, description, parameters, parallel_safe}`, or an MCP `tools/list`
+    /// result. Later files replace earlier definitions of a tool; the built-in `seq_*` tools
+    /// are never replaced.
+    #[arg(long = "catalog", value_name = "FILE")]
+    pub catalogs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Files or directories to draw; a directory means every `*.json` file below it.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the graph.
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    pub format: GraphFormat,
 }
 
 #[derive(Debug, Args)]
@@ -49,6 +74,16 @@ pub enum Format {
     /// Reports with source snippets, for people.
     Human,
     /// One JSON object on stdout, for programs.
+    Json,
+    /// SARIF 2.1.0 on stdout, for code-scanning services.
+    Sarif,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    /// Graphviz DOT (`seqc graph dir/ | dot -Tsvg > calls.svg`).
+    Dot,
+    /// `{"sequences": [...], "edges": [...]}`, for programs.
     Json,
 }
 
@@ -96,6 +131,7 @@ pub fn run() -> ExitCode {
     let status = match cli.command {
         Command::Check(args) => crate::check::run(&args),
         Command::Explain(args) => crate::explain::run(&args),
+        Command::Graph(args) => crate::graph::run(&args),
     };
     status.into()
 }
@@ -105,6 +141,11 @@ pub fn trouble(message: impl std::fmt::Display) -> Status {
     // If stderr is gone there is nobody left to tell; the exit status still says it.
     let _ = writeln!(io::stderr().lock(), "seqc: {message}");
     Status::Trouble
+}
+
+/// Reports something the user should know that does not stop the command, in one line on stderr.
+pub fn warn(message: impl std::fmt::Display) {
+    let _ = writeln!(io::stderr().lock(), "seqc: warning: {message}");
 }
 
 /// Writes a command's output to stdout and turns the outcome into a status. A reader that

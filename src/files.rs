@@ -116,7 +116,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<InputError>) {
 
 /// The operating system's reason without Rust's ` (os error N)` suffix, which says nothing to
 /// a user.
-fn reason(err: &io::Error) -> String {
+pub fn reason(err: &io::Error) -> String {
     let text = err.to_string();
     match text.rfind(" (os error ") {
         Some(at) if text.ends_with(')') => text.get(..at).unwrap_or(&text).to_owned(),

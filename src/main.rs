@@ -1,10 +1,12 @@
 //! `seqc`: the command line of the seqc toolchain. It reads files, calls the libraries, renders
 //! what they report and sets the exit status; the language itself lives in the library crates.
 
+mod catalog;
 mod check;
 mod cli;
 mod explain;
 mod files;
+mod graph;
 mod render;
 
 fn main() -> std::process::ExitCode {

@@ -42,10 +42,7 @@ const EXPECTED: &[(&str, &[(&str, &str)])] = &[
     ("err_item_paralell", &[("E0101", "paralell")]),
     ("err_item_unclosed_string", &[("E0204", "\\\"")]),
     ("err_item_unclosed_structure", &[("E0204", "{")]),
-    (
-        "err_item_unquoted_key",
-        &[("E0102", "{"), ("E0206", "tool")],
-    ),
+    ("err_item_unquoted_key", &[("E0206", "tool")]),
     ("err_missing_final_semicolon", &[("E0203", "")]),
     ("err_missing_semicolon", &[("E0202", "{")]),
     ("err_not_utf8", &[("E0007", "")]),

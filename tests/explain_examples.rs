@@ -1,5 +1,9 @@
 //! Every code's explanation (`seqc explain CODE`) carries an example that triggers the code and a
 //! fix that clears it; both are run here, so the documentation cannot drift from the front end.
+//!
+//! For now the examples go through `seq_syntax::parse`, so only the front end's codes (below
+//! E0500) are held to this; when `seqc check` moves to `seq_check::check`, this test does too and
+//! covers every code.
 
 #![allow(
     clippy::unwrap_used,
@@ -34,6 +38,14 @@ fn exemption(markdown: &str) -> Option<&str> {
     Some(markdown[start..end].trim())
 }
 
+/// Codes that `seq_syntax::parse` reports; the checker's start at E0500 / W0500.
+fn front_end_owns(code: Code) -> bool {
+    code.as_str()
+        .get(1..)
+        .and_then(|digits| digits.parse::<u32>().ok())
+        .is_some_and(|number| number < 500)
+}
+
 fn describe(diagnostics: &[Diagnostic]) -> Vec<String> {
     diagnostics
         .iter()
@@ -45,7 +57,7 @@ fn describe(diagnostics: &[Diagnostic]) -> Vec<String> {
 fn every_explanation_has_a_working_example_and_fix() {
     let mut problems = Vec::new();
     let mut exempt = Vec::new();
-    for &code in Code::ALL {
+    for code in Code::ALL.iter().copied().filter(|&c| front_end_owns(c)) {
         let markdown = code.explanation();
         if let Some(reason) = exemption(markdown) {
             assert!(!reason.is_empty(), "{code}: an exemption needs a reason");

@@ -9,7 +9,7 @@ mod load;
 mod schema;
 
 pub use builtin::{SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
-pub use load::{CatalogError, load_json};
+pub use load::CatalogError;
 pub use schema::{ArgProblem, ArgReason, JsonType, Schema, lenient_bool, type_accepts};
 
 use std::collections::BTreeMap;
@@ -38,15 +38,25 @@ pub struct ToolDef {
 }
 
 /// Tool definitions by name: the built-in ones plus any loaded from catalog files.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Catalog {
     tools: BTreeMap<String, ToolDef>,
 }
 
+/// The built-in catalog: D-9 has its tools in every catalog.
+impl Default for Catalog {
+    fn default() -> Catalog {
+        Catalog::builtin()
+    }
+}
+
 impl Catalog {
-    /// A catalog with no tools at all (tests, or a host that defines everything itself).
+    /// A catalog with no tools at all, not even the `seq_*` ones (for tests of the checker
+    /// itself; every real catalog starts from [`Catalog::builtin`]).
     pub fn empty() -> Catalog {
-        Catalog::default()
+        Catalog {
+            tools: BTreeMap::new(),
+        }
     }
 
     /// The embedded host's tools and the six `seq_*` tools.
@@ -56,6 +66,29 @@ impl Catalog {
             catalog.tools.insert(tool.name.clone(), tool);
         }
         catalog
+    }
+
+    /// Reads a catalog file (D-9): an array of `{name, description, parameters, parallel_safe}`,
+    /// or MCP's `tools/list` result (`{"tools": [...]}` or its bare array, with `inputSchema`
+    /// and `annotations.readOnlyHint` meaning parallel-safe). Add the result with [`merge`].
+    ///
+    /// ```
+    /// use seq_check::{Catalog, ParallelSafety};
+    ///
+    /// let mut catalog = Catalog::builtin();
+    /// let tools = Catalog::load_json(
+    ///     r#"{"tools": [{"name": "search", "inputSchema": {"type": "object"},
+    ///                    "annotations": {"readOnlyHint": true}}]}"#,
+    /// )?;
+    /// catalog.merge(tools);
+    /// assert_eq!(catalog.parallel_safety("search"), Some(ParallelSafety::Safe));
+    /// assert!(Catalog::load_json("[{\"name\": 1}]").is_err());
+    /// # Ok::<(), seq_check::catalog::CatalogError>(())
+    /// ```
+    ///
+    /// [`merge`]: Catalog::merge
+    pub fn load_json(text: &str) -> Result<Vec<ToolDef>, CatalogError> {
+        load::load_json(text)
     }
 
     /// Adds `tools`; a definition replaces an earlier one of the same name, except that the
@@ -117,20 +150,38 @@ mod tests {
     #[test]
     fn builtin_flags_follow_d9() {
         let catalog = Catalog::builtin();
-        for safe in ["cmd_run", "echo", "sleep", "files_read", "files_list", "output_send__stdout", "seq_list"] {
+        for safe in [
+            "cmd_run",
+            "echo",
+            "sleep",
+            "files_read",
+            "files_list",
+            "output_send__stdout",
+            "seq_list",
+        ] {
             assert_eq!(is_parallel_safe_tool(&catalog, safe), Some(true), "{safe}");
         }
         for unsafe_ in ["files_write", "seq_create", "seq_delete", "seq_run"] {
-            assert_eq!(is_parallel_safe_tool(&catalog, unsafe_), Some(false), "{unsafe_}");
+            assert_eq!(
+                is_parallel_safe_tool(&catalog, unsafe_),
+                Some(false),
+                "{unsafe_}"
+            );
         }
         for call in [SEQ_CALL, SEQ_WHEN_CALL] {
-            assert_eq!(catalog.parallel_safety(call), Some(ParallelSafety::ThroughTarget));
+            assert_eq!(
+                catalog.parallel_safety(call),
+                Some(ParallelSafety::ThroughTarget)
+            );
             assert!(Catalog::is_call(call));
         }
         assert_eq!(is_parallel_safe_tool(&catalog, "nope"), None);
         let cmd = catalog.get("cmd_run").unwrap();
         assert_eq!(cmd.parameters.required, ["command"]);
-        assert_eq!(cmd.raw_parameters["properties"]["timeout"]["type"], "string");
+        assert_eq!(
+            cmd.raw_parameters["properties"]["timeout"]["type"],
+            "string"
+        );
         let call = catalog.get(SEQ_WHEN_CALL).unwrap();
         assert_eq!(call.parameters.required, ["target", "when"]);
         assert!(!call.parameters.additional_properties);
@@ -139,15 +190,21 @@ mod tests {
     #[test]
     fn merge_replaces_host_tools_but_not_seq_tools() {
         let mut catalog = Catalog::builtin();
-        let loaded = load_json(
+        let loaded = Catalog::load_json(
             r#"[{"name": "cmd_run", "parallel_safe": false},
                 {"name": "seq_call", "parallel_safe": true},
                 {"name": "deploy"}]"#,
         )
         .unwrap();
         assert_eq!(catalog.merge(loaded), ["seq_call"]);
-        assert_eq!(catalog.parallel_safety("cmd_run"), Some(ParallelSafety::Unsafe));
-        assert_eq!(catalog.parallel_safety(SEQ_CALL), Some(ParallelSafety::ThroughTarget));
+        assert_eq!(
+            catalog.parallel_safety("cmd_run"),
+            Some(ParallelSafety::Unsafe)
+        );
+        assert_eq!(
+            catalog.parallel_safety(SEQ_CALL),
+            Some(ParallelSafety::ThroughTarget)
+        );
         assert!(catalog.get("deploy").is_some());
     }
 }

@@ -3,8 +3,9 @@
 
 use crate::catalog::Catalog;
 use crate::{dataflow, graph, rules};
-use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
+use seq_syntax::{Code, Diagnostic};
+use std::collections::HashMap;
 
 /// One file's text, named by its path (or any label the caller likes).
 #[derive(Clone, Debug)]
@@ -85,6 +86,7 @@ pub fn check(sources: &[Source], catalog: &Catalog) -> Check {
             *slot = found;
         }
     }
+    duplicate_names(sources, &parsed, &mut by_file);
     let files = sources
         .iter()
         .zip(parses)
@@ -103,6 +105,38 @@ pub fn check(sources: &[Source], catalog: &Catalog) -> Check {
         })
         .collect();
     Check { files }
+}
+
+/// Two files of one store defining the same sequence name (E0527): `#name` resolves to the first
+/// file given, so the later ones are reported, naming that first file (a label cannot point into
+/// another file).
+fn duplicate_names(
+    sources: &[Source],
+    parsed: &[(usize, &Sequence)],
+    by_file: &mut [Vec<Diagnostic>],
+) {
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(parsed.len());
+    for &(file, sequence) in parsed {
+        let name = sequence.name.value.as_str();
+        let Some(&earlier) = first.get(name) else {
+            first.insert(name, file);
+            continue;
+        };
+        let (Some(other), Some(out)) = (sources.get(earlier), by_file.get_mut(file)) else {
+            continue;
+        };
+        out.push(
+            Diagnostic::new(
+                Code::DuplicateSequence,
+                sequence.name.span,
+                format!("sequence `{name}` is already defined in {}", other.path),
+            )
+            .with_help(format!(
+                "rename this sequence or the one in {0}: `#{name}` calls run the one in {0}",
+                other.path
+            )),
+        );
+    }
 }
 
 /// Checks sequences that are already parsed (e.g. the stored ones plus the one `seq_create` is

@@ -30,14 +30,24 @@ fn examples_raise_their_code_and_fixes_check_clean() {
             explanation.starts_with(&format!("# {code}: ")),
             "{code}: the explanation starts with its title"
         );
-        let example = check(&[Source::new("example.json", block(explanation, "Example"))], &catalog);
-        let found: Vec<Code> = example.files[0].diagnostics.iter().map(|d| d.code).collect();
+        let example = check(
+            &[Source::new("example.json", block(explanation, "Example"))],
+            &catalog,
+        );
+        let found: Vec<Code> = example.files[0]
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .collect();
         assert!(
             !found.is_empty() && found.iter().all(|&c| c == code),
             "{code}: the example raises {found:?}\n{:#?}",
             example.files[0].diagnostics
         );
-        let fixed = check(&[Source::new("fix.json", block(explanation, "Fix"))], &catalog);
+        let fixed = check(
+            &[Source::new("fix.json", block(explanation, "Fix"))],
+            &catalog,
+        );
         assert!(
             !fixed.has_errors(),
             "{code}: the fix still has errors: {:#?}",

@@ -49,7 +49,9 @@ impl Group {
     }
 
     pub fn timeout(&self) -> Duration {
-        self.timeout.as_ref().map_or(Group::DEFAULT_TIMEOUT, |t| t.value)
+        self.timeout
+            .as_ref()
+            .map_or(Group::DEFAULT_TIMEOUT, |t| t.value)
     }
 
     pub fn on_error(&self) -> OnError {

@@ -108,6 +108,7 @@ codes! {
     DegradeWithoutFallback = "E0524", Error, "`missing: degrade` without `fallback`";
     PathIntoScalar = "E0525", Error, "field or index on a slot that has none";
     UnknownParameterClosed = "E0526", Error, "parameter the tool does not accept";
+    DuplicateSequence = "E0527", Error, "two files define the same sequence";
     UnknownSequence = "W0501", Warning, "call to a sequence not in the store";
     FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
     UnusedInput = "W0503", Warning, "input never read";
@@ -160,7 +161,10 @@ mod tests {
                 Severity::Error => 'E',
                 Severity::Warning => 'W',
             };
-            assert!(code.as_str().starts_with(prefix), "{code} has the wrong prefix");
+            assert!(
+                code.as_str().starts_with(prefix),
+                "{code} has the wrong prefix"
+            );
             assert_eq!(Code::parse(&code.as_str().to_lowercase()), Some(code));
         }
     }

@@ -112,7 +112,10 @@ impl Diagnostic {
 }
 
 /// Suggests the candidate closest to `word`, if one is close enough to be a likely typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))
@@ -128,19 +131,6 @@ pub fn sort(diagnostics: &mut [Diagnostic]) {
     });
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggests_close_names_only() {
-        let fields = ["parallel", "timeout", "tools"];
-        assert_eq!(did_you_mean("paralell", fields), Some("parallel"));
-        assert_eq!(did_you_mean("timout", fields), Some("timeout"));
-        assert_eq!(did_you_mean("zzz", fields), None);
-    }
-}
-
 impl Diagnostic {
     /// Moves every span (primary, labels, fix edits) through `f`: used to bring spans relative
     /// to an unescaped string into the file.
@@ -154,5 +144,18 @@ impl Diagnostic {
                 edit.span = f(edit.span);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        let fields = ["parallel", "timeout", "tools"];
+        assert_eq!(did_you_mean("paralell", fields), Some("parallel"));
+        assert_eq!(did_you_mean("timout", fields), Some("timeout"));
+        assert_eq!(did_you_mean("zzz", fields), None);
     }
 }

@@ -183,7 +183,13 @@ impl Lower {
                     span_in(map, &body_range(node)),
                 ))
             }
-            _ => {
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
                 self.wrong_kind(node, map, field, "a string");
                 None
             }
@@ -215,7 +221,13 @@ impl Lower {
                 );
                 None
             }
-            _ => {
+            NodeKind::Null
+            | NodeKind::Number(_)
+            | NodeKind::String(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
                 self.wrong_kind(node, map, field, "a boolean (`true` or `false`)");
                 None
             }
@@ -270,7 +282,15 @@ impl Lower {
                         }
                     }
                 }
-                _ => self.wrong_kind(node, map, "groups", "an array of group objects"),
+                NodeKind::Null
+                | NodeKind::Bool(_)
+                | NodeKind::Number(_)
+                | NodeKind::String(_)
+                | NodeKind::Ref(_)
+                | NodeKind::Object(_)
+                | NodeKind::Error => {
+                    self.wrong_kind(node, map, "groups", "an array of group objects")
+                }
             },
             None => self.missing_field(map.span(open), "groups", "the sequence", "\"groups\": []"),
         }
@@ -398,7 +418,13 @@ impl Lower {
                 self.nested(1, diagnostics, &Identity);
                 condition
             }
-            _ => {
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
                 self.wrong_kind(
                     n,
                     map,
@@ -424,7 +450,13 @@ impl Lower {
                 self.members(members, map),
                 span_in(map, &n.span),
             )),
-            _ => {
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::String(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Error => {
                 self.wrong_kind(n, map, "fallback", "an object from `out` slots to values");
                 None
             }
@@ -503,7 +535,13 @@ impl Lower {
                         }
                     }
                 }
-                _ => {
+                NodeKind::Null
+                | NodeKind::Bool(_)
+                | NodeKind::Number(_)
+                | NodeKind::Ref(_)
+                | NodeKind::Array(_)
+                | NodeKind::Object(_)
+                | NodeKind::Error => {
                     self.wrong_kind(
                         &member.value,
                         map,
@@ -559,7 +597,12 @@ impl Lower {
                 );
                 None
             }
-            _ => {
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
                 self.wrong_kind(node, map, "timeout", "a duration string such as \"30s\"");
                 None
             }
@@ -614,7 +657,7 @@ impl Lower {
         };
         match raw.parse::<u32>() {
             Ok(n) if n <= MAX_RETRIES => Some(Spanned::new(n, span)),
-            _ => {
+            Ok(_) | Err(_) => {
                 self.report(
                     Diagnostic::new(
                         Code::RetriesOutOfRange,
@@ -703,7 +746,13 @@ impl Lower {
                 self.members(members, map),
                 span_in(map, &n.span),
             )),
-            _ => {
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::String(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Error => {
                 self.wrong_kind(n, map, "args", "an object of arguments");
                 None
             }

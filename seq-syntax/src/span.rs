@@ -6,7 +6,9 @@ use std::ops::Range;
 /// A half-open byte range `start..end` into the *file* (never into an unescaped string).
 ///
 /// `u32` keeps AST nodes small; files are bounded well below 4 GiB by the front end.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Span {
     pub start: u32,
     pub end: u32,
@@ -105,7 +107,10 @@ impl LineIndex {
 
     /// The 0-based line holding `offset` and the byte offset where that line starts.
     pub fn line_of(&self, offset: u32) -> (u32, u32) {
-        let line = self.line_starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let line = self
+            .line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
         let start = self.line_starts.get(line).copied().unwrap_or(0);
         (u32::try_from(line).unwrap_or(u32::MAX), start)
     }

@@ -2,6 +2,7 @@
 
 pub mod human;
 pub mod json;
+pub mod sarif;
 
 use crate::check::SourceFile;
 use seq_syntax::Severity;

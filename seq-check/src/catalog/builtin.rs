@@ -91,8 +91,16 @@ pub(super) fn tools() -> Vec<ToolDef> {
             "cmd_run",
             "Runs a shell command in its own process and returns its output.",
             &[
-                req("command", Some(JsonType::String), "The command line, run by the shell."),
-                opt("timeout", Some(JsonType::String), "A duration such as \"30s\"; the default is 60s."),
+                req(
+                    "command",
+                    Some(JsonType::String),
+                    "The command line, run by the shell.",
+                ),
+                opt(
+                    "timeout",
+                    Some(JsonType::String),
+                    "A duration such as \"30s\"; the default is 60s.",
+                ),
             ],
             false,
             // Separate processes; the design's own example runs two in a parallel group.
@@ -115,7 +123,11 @@ pub(super) fn tools() -> Vec<ToolDef> {
         tool(
             "files_read",
             "Reads a file under the host's root and returns its text.",
-            &[req("path", Some(JsonType::String), "A path relative to the root.")],
+            &[req(
+                "path",
+                Some(JsonType::String),
+                "A path relative to the root.",
+            )],
             false,
             Safe,
         ),
@@ -123,7 +135,11 @@ pub(super) fn tools() -> Vec<ToolDef> {
             "files_write",
             "Writes text to a file under the host's root, replacing it.",
             &[
-                req("path", Some(JsonType::String), "A path relative to the root."),
+                req(
+                    "path",
+                    Some(JsonType::String),
+                    "A path relative to the root.",
+                ),
                 req("content", Some(JsonType::String), "The text to write."),
             ],
             false,
@@ -133,7 +149,11 @@ pub(super) fn tools() -> Vec<ToolDef> {
         tool(
             "files_list",
             "Lists the entries of a directory under the host's root.",
-            &[req("path", Some(JsonType::String), "A directory relative to the root.")],
+            &[req(
+                "path",
+                Some(JsonType::String),
+                "A directory relative to the root.",
+            )],
             false,
             Safe,
         ),
@@ -151,10 +171,26 @@ pub(super) fn tools() -> Vec<ToolDef> {
             "Checks a sequence and stores it: give `groups`, or `file` to load one; `replace` overwrites an existing one.",
             &[
                 req("name", Some(JsonType::String), "The sequence's name."),
-                opt("groups", Some(JsonType::Array), "The groups, in the file form's shape."),
-                opt("file", Some(JsonType::String), "A sequence file under the configured root."),
-                opt("description", Some(JsonType::String), "What the sequence does."),
-                opt("replace", Some(JsonType::Boolean), "Overwrite a sequence of the same name."),
+                opt(
+                    "groups",
+                    Some(JsonType::Array),
+                    "The groups, in the file form's shape.",
+                ),
+                opt(
+                    "file",
+                    Some(JsonType::String),
+                    "A sequence file under the configured root.",
+                ),
+                opt(
+                    "description",
+                    Some(JsonType::String),
+                    "What the sequence does.",
+                ),
+                opt(
+                    "replace",
+                    Some(JsonType::Boolean),
+                    "Overwrite a sequence of the same name.",
+                ),
             ],
             true,
             // Writes the store.
@@ -179,7 +215,11 @@ pub(super) fn tools() -> Vec<ToolDef> {
             "Runs a stored sequence's groups in order and returns a summary per group and the final `out` slots.",
             &[
                 req("name", Some(JsonType::String), "The sequence's name."),
-                opt("args", Some(JsonType::Object), "Arguments for the groups' `in` slots."),
+                opt(
+                    "args",
+                    Some(JsonType::Object),
+                    "Arguments for the groups' `in` slots.",
+                ),
             ],
             true,
             // It can run any tool, and the call graph cannot see which: treated as unsafe.
@@ -189,8 +229,16 @@ pub(super) fn tools() -> Vec<ToolDef> {
             SEQ_CALL,
             "Calls a group by name: `target` is a group of this sequence or `#sequence`.",
             &[
-                req("target", Some(JsonType::String), "A group name, or `#` and a sequence name."),
-                opt("args", Some(JsonType::Object), "Arguments for the target's `in` slots."),
+                req(
+                    "target",
+                    Some(JsonType::String),
+                    "A group name, or `#` and a sequence name.",
+                ),
+                opt(
+                    "args",
+                    Some(JsonType::Object),
+                    "Arguments for the target's `in` slots.",
+                ),
             ],
             true,
             ThroughTarget,
@@ -199,9 +247,21 @@ pub(super) fn tools() -> Vec<ToolDef> {
             SEQ_WHEN_CALL,
             "Calls a group by name when `when` holds; otherwise skips the call and writes no slot.",
             &[
-                req("target", Some(JsonType::String), "A group name, or `#` and a sequence name."),
-                opt("args", Some(JsonType::Object), "Arguments for the target's `in` slots."),
-                req("when", Some(JsonType::String), "A condition, evaluated before the call."),
+                req(
+                    "target",
+                    Some(JsonType::String),
+                    "A group name, or `#` and a sequence name.",
+                ),
+                opt(
+                    "args",
+                    Some(JsonType::Object),
+                    "Arguments for the target's `in` slots.",
+                ),
+                req(
+                    "when",
+                    Some(JsonType::String),
+                    "A condition, evaluated before the call.",
+                ),
             ],
             true,
             ThroughTarget,

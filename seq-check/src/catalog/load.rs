@@ -33,7 +33,7 @@ fn error(message: impl Into<String>) -> CatalogError {
 }
 
 /// Parses a catalog file. Every definition is validated; the first problem is the error.
-pub fn load_json(text: &str) -> Result<Vec<ToolDef>, CatalogError> {
+pub(crate) fn load_json(text: &str) -> Result<Vec<ToolDef>, CatalogError> {
     let root: Json = serde_json::from_str(text).map_err(|e| CatalogError {
         message: format!("the catalog is not valid JSON: {e}"),
         span: Some(position(text, e.line(), e.column())),
@@ -59,7 +59,11 @@ pub fn load_json(text: &str) -> Result<Vec<ToolDef>, CatalogError> {
     for (i, entry) in list.iter().enumerate() {
         let tool = tool(entry).map_err(|e| error(format!("tool #{}: {}", i + 1, e.message)))?;
         if tools.iter().any(|t| t.name == tool.name) {
-            return Err(error(format!("tool #{}: `{}` is defined twice", i + 1, tool.name)));
+            return Err(error(format!(
+                "tool #{}: `{}` is defined twice",
+                i + 1,
+                tool.name
+            )));
         }
         tools.push(tool);
     }
@@ -159,7 +163,11 @@ fn schema(raw: &Json, at: &str) -> Result<Schema, CatalogError> {
                 }
             })
             .collect::<Result<_, _>>()?,
-        Some(_) => return Err(error(format!("`{at}.type` must be a type name or a list of them"))),
+        Some(_) => {
+            return Err(error(format!(
+                "`{at}.type` must be a type name or a list of them"
+            )));
+        }
     };
     let properties = match object.get("properties") {
         None => Vec::new(),
@@ -183,7 +191,8 @@ fn schema(raw: &Json, at: &str) -> Result<Schema, CatalogError> {
         Some(_) => return Err(error(format!("`{at}.required` must be an array of names"))),
     };
     // A schema for extra properties still allows them; only `false` closes the object.
-    let additional_properties = !matches!(object.get("additionalProperties"), Some(Json::Bool(false)));
+    let additional_properties =
+        !matches!(object.get("additionalProperties"), Some(Json::Bool(false)));
     let description = match object.get("description") {
         Some(Json::String(d)) => Some(d.clone()),
         Some(_) | None => None,
@@ -242,7 +251,10 @@ mod tests {
         assert_eq!(tools[1].parallel_safe, ParallelSafety::Unsafe);
         // The bare array of MCP definitions is accepted too.
         let bare = r#"[{"name": "search", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": false}}]"#;
-        assert_eq!(load_json(bare).unwrap()[0].parallel_safe, ParallelSafety::Unsafe);
+        assert_eq!(
+            load_json(bare).unwrap()[0].parallel_safe,
+            ParallelSafety::Unsafe
+        );
     }
 
     #[test]
@@ -255,12 +267,27 @@ mod tests {
             ("[1]", "must be an object"),
             ("[{\"description\": \"x\"}]", "needs a `name`"),
             ("[{\"name\": \"\"}]", "non-empty string"),
-            ("[{\"name\": \"a\", \"parallel_safe\": \"yes\"}]", "`parallel_safe` must be a boolean"),
-            ("[{\"name\": \"a\", \"parameters\": {\"type\": \"date\"}}]", "unknown type `date`"),
-            ("[{\"name\": \"a\", \"parameters\": {\"required\": \"x\"}}]", "array of names"),
-            ("[{\"name\": \"a\", \"parameters\": {\"properties\": {\"p\": 3}}}]", "`parameters.p` must be"),
+            (
+                "[{\"name\": \"a\", \"parallel_safe\": \"yes\"}]",
+                "`parallel_safe` must be a boolean",
+            ),
+            (
+                "[{\"name\": \"a\", \"parameters\": {\"type\": \"date\"}}]",
+                "unknown type `date`",
+            ),
+            (
+                "[{\"name\": \"a\", \"parameters\": {\"required\": \"x\"}}]",
+                "array of names",
+            ),
+            (
+                "[{\"name\": \"a\", \"parameters\": {\"properties\": {\"p\": 3}}}]",
+                "`parameters.p` must be",
+            ),
             ("[{\"name\": \"a\"}, {\"name\": \"a\"}]", "defined twice"),
-            ("[{\"name\": \"a\", \"annotations\": {\"readOnlyHint\": 1}}]", "readOnlyHint"),
+            (
+                "[{\"name\": \"a\", \"annotations\": {\"readOnlyHint\": 1}}]",
+                "readOnlyHint",
+            ),
         ];
         for (text, expected) in cases {
             let err = load_json(text).unwrap_err();

@@ -145,7 +145,10 @@ impl Schema {
     }
 
     pub fn property(&self, name: &str) -> Option<&Schema> {
-        self.properties.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+        self.properties
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s)
     }
 
     pub fn is_required(&self, name: &str) -> bool {
@@ -198,7 +201,10 @@ impl Schema {
         if !self.required.is_empty() {
             object.insert(
                 "required".into(),
-                self.required.iter().map(|r| Json::from(r.as_str())).collect(),
+                self.required
+                    .iter()
+                    .map(|r| Json::from(r.as_str()))
+                    .collect(),
             );
         }
         if !self.additional_properties {
@@ -229,7 +235,9 @@ impl Schema {
                 return Err(ArgProblem {
                     field: join(path, name),
                     reason: ArgReason::Required,
-                    expected: self.property(name).map_or_else(|| "a value".to_owned(), Schema::type_text),
+                    expected: self
+                        .property(name)
+                        .map_or_else(|| "a value".to_owned(), Schema::type_text),
                 });
             }
         }
@@ -286,7 +294,13 @@ mod tests {
     #[test]
     fn booleans_are_lenient_and_nothing_else_is() {
         let b = JsonType::Boolean;
-        for yes in [json!(true), json!("true"), json!("FALSE"), json!(1), json!(0.0)] {
+        for yes in [
+            json!(true),
+            json!("true"),
+            json!("FALSE"),
+            json!(1),
+            json!(0.0),
+        ] {
             assert!(b.accepts(&yes), "{yes}");
         }
         for no in [json!("yes"), json!(2), json!(null), json!([]), json!("1")] {
@@ -311,12 +325,26 @@ mod tests {
             additional_properties: false,
             description: None,
         };
-        assert_eq!(schema.validate(&json!({"path": "a", "force": "true"})), Ok(()));
+        assert_eq!(
+            schema.validate(&json!({"path": "a", "force": "true"})),
+            Ok(())
+        );
         let missing = schema.validate(&json!({"path": null})).unwrap_err();
-        assert_eq!((missing.field.as_str(), missing.reason), ("path", ArgReason::Required));
+        assert_eq!(
+            (missing.field.as_str(), missing.reason),
+            ("path", ArgReason::Required)
+        );
         let wrong = schema.validate(&json!({"path": 1})).unwrap_err();
-        assert_eq!((wrong.expected.as_str(), wrong.reason), ("string", ArgReason::Type));
-        let unknown = schema.validate(&json!({"path": "a", "pth": 1})).unwrap_err();
-        assert_eq!((unknown.field.as_str(), unknown.reason), ("pth", ArgReason::Unknown));
+        assert_eq!(
+            (wrong.expected.as_str(), wrong.reason),
+            ("string", ArgReason::Type)
+        );
+        let unknown = schema
+            .validate(&json!({"path": "a", "pth": 1}))
+            .unwrap_err();
+        assert_eq!(
+            (unknown.field.as_str(), unknown.reason),
+            ("pth", ArgReason::Unknown)
+        );
     }
 }

@@ -40,7 +40,9 @@ fn find_cycles<K: Ord>(adjacency: &[Vec<(usize, Site)>], first: impl Fn(usize) -
         let Some(start) = members.iter().map(|n| n.index()).min_by_key(|&n| first(n)) else {
             continue;
         };
-        let self_loop = adjacency.get(start).is_some_and(|l| l.iter().any(|&(to, _)| to == start));
+        let self_loop = adjacency
+            .get(start)
+            .is_some_and(|l| l.iter().any(|&(to, _)| to == start));
         if members.len() < 2 && !self_loop {
             continue;
         }
@@ -52,7 +54,11 @@ fn find_cycles<K: Ord>(adjacency: &[Vec<(usize, Site)>], first: impl Fn(usize) -
                 .map(|n| n.index())
                 .filter(|n| !on_path.contains(n))
                 .collect();
-            cycles.push(Cycle { nodes, sites, others });
+            cycles.push(Cycle {
+                nodes,
+                sites,
+                others,
+            });
         }
     }
     cycles
@@ -159,7 +165,9 @@ pub(super) fn sequence_cycles(graph: &CallGraph<'_>, out: &mut [Vec<Diagnostic>]
     let mut adjacency = vec![Vec::new(); graph.sequences.len()];
     let mut seen = HashSet::new();
     for edge in graph.graph.edge_indices() {
-        let Some((_, to, e)) = graph.edge(edge) else { continue };
+        let Some((_, to, e)) = graph.edge(edge) else {
+            continue;
+        };
         let (EdgeKind::SequenceCall, Some(site), Some(Node::Sequence(callee))) =
             (e.kind, e.site, graph.node(to))
         else {
@@ -173,7 +181,9 @@ pub(super) fn sequence_cycles(graph: &CallGraph<'_>, out: &mut [Vec<Diagnostic>]
     }
     let by_name = |seq: usize| (graph.sequence_name(seq), seq);
     for cycle in find_cycles(&adjacency, by_name) {
-        let Some(&first) = cycle.nodes.first() else { continue };
+        let Some(&first) = cycle.nodes.first() else {
+            continue;
+        };
         let name = |seq: usize| format!("#{}", graph.sequence_name(seq));
         let mut steps: Vec<String> = cycle.nodes.iter().map(|&s| name(s)).collect();
         steps.push(name(first));

@@ -36,9 +36,11 @@ pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [V
         }
     }
 
-    // dist[c]: the most `#` calls on a path ending in component c; pred[c]: its last edge.
+    // dist[c]: the most `#` calls on a path ending in component c; calls[c]: the last of them
+    // (at most MAX_DEPTH, which is all of them where dist is MAX_DEPTH: the only place they are
+    // read). Keeping them, rather than walking predecessors back, keeps reporting linear.
     let mut dist = vec![0u32; count];
-    let mut pred: Vec<Option<EdgeIndex>> = vec![None; count];
+    let mut calls: Vec<Vec<EdgeIndex>> = vec![Vec::new(); count];
     for (component, members) in components.members.iter().enumerate().rev() {
         if poisoned.get(component).copied().unwrap_or(true) {
             continue;
@@ -46,17 +48,24 @@ pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [V
         let here = dist.get(component).copied().unwrap_or(0);
         for &node in members {
             for &edge in graph.out(node) {
-                let Some((_, to, e)) = graph.edge(edge) else { continue };
+                let Some((_, to, e)) = graph.edge(edge) else {
+                    continue;
+                };
                 let target = components.of(to);
-                if target == component {
+                let candidate = here.saturating_add(e.weight());
+                if target == component || dist.get(target).is_none_or(|&d| candidate <= d) {
                     continue;
                 }
-                let candidate = here.saturating_add(e.weight());
-                if let (Some(d), Some(p)) = (dist.get_mut(target), pred.get_mut(target))
-                    && candidate > *d
-                {
+                let mut chain = calls.get(component).cloned().unwrap_or_default();
+                if e.kind == EdgeKind::SequenceCall {
+                    chain.push(edge);
+                }
+                if chain.len() > MAX_DEPTH as usize {
+                    chain.remove(0);
+                }
+                if let (Some(d), Some(c)) = (dist.get_mut(target), calls.get_mut(target)) {
                     *d = candidate;
-                    *p = Some(edge);
+                    *c = chain;
                 }
             }
         }
@@ -64,7 +73,9 @@ pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [V
 
     let mut reported = HashSet::new();
     for edge in graph.graph.edge_indices() {
-        let Some((from, to, e)) = graph.edge(edge) else { continue };
+        let Some((from, to, e)) = graph.edge(edge) else {
+            continue;
+        };
         let component = components.of(from);
         if e.kind != EdgeKind::SequenceCall
             || component == components.of(to)
@@ -73,30 +84,10 @@ pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [V
         {
             continue;
         }
-        let chain = chain_ending_with(graph, components, &pred, edge);
+        let mut chain = calls.get(component).cloned().unwrap_or_default();
+        chain.push(edge);
         report(graph, &chain, &mut reported, out);
     }
-}
-
-/// The `#` calls of the longest chain ending with `last`, first call first.
-fn chain_ending_with(
-    graph: &CallGraph<'_>,
-    components: &Components,
-    pred: &[Option<EdgeIndex>],
-    last: EdgeIndex,
-) -> Vec<EdgeIndex> {
-    let mut chain = vec![last];
-    let mut at = graph.edge(last).map(|(from, _, _)| components.of(from));
-    while let Some(component) = at {
-        let Some(Some(edge)) = pred.get(component).copied() else { break };
-        let Some((from, _, e)) = graph.edge(edge) else { break };
-        if e.kind == EdgeKind::SequenceCall {
-            chain.push(edge);
-        }
-        at = Some(components.of(from));
-    }
-    chain.reverse();
-    chain
 }
 
 fn report(
@@ -109,13 +100,21 @@ fn report(
         .iter()
         .filter_map(|&edge| {
             let (_, to, e) = graph.edge(edge)?;
-            let Some(Node::Sequence(callee)) = graph.node(to) else { return None };
+            let Some(Node::Sequence(callee)) = graph.node(to) else {
+                return None;
+            };
             Some((e.site?, callee))
         })
         .collect();
-    let Some(&(first, _)) = calls.first() else { return };
+    let Some(&(first, _)) = calls.first() else {
+        return;
+    };
     let mut steps = vec![format!("#{}", graph.sequence_name(first.seq))];
-    steps.extend(calls.iter().map(|&(_, callee)| format!("#{}", graph.sequence_name(callee))));
+    steps.extend(
+        calls
+            .iter()
+            .map(|&(_, callee)| format!("#{}", graph.sequence_name(callee))),
+    );
     let path = steps.join(" → ");
     let nested = calls.len();
     for (position, &(site, callee)) in calls.iter().enumerate() {

@@ -71,7 +71,11 @@ impl<'a> Names<'a> {
 
     /// Where a call made from `sequence` lands: `(sequence, Some(group))` for a group call,
     /// `(sequence, None)` for a `#name` call.
-    pub(crate) fn resolve(&self, sequence: usize, target: Target<'_>) -> Option<(usize, Option<usize>)> {
+    pub(crate) fn resolve(
+        &self,
+        sequence: usize,
+        target: Target<'_>,
+    ) -> Option<(usize, Option<usize>)> {
         match target {
             Target::Group(name) => Some((sequence, Some(self.group(sequence, name)?))),
             Target::Sequence(name) => Some((self.sequence(name)?, None)),
@@ -81,7 +85,10 @@ impl<'a> Names<'a> {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Node {
-    Group { seq: usize, group: usize },
+    Group {
+        seq: usize,
+        group: usize,
+    },
     /// Running the sequence as a whole: what `#name` calls (every top-level group, in order).
     Sequence(usize),
 }
@@ -147,20 +154,39 @@ impl<'a> CallGraph<'a> {
             );
         }
         for (seq, sequence) in sequences.iter().enumerate() {
-            let (Some(&from), Some(groups)) = (sequence_nodes.get(seq), group_nodes.get(seq)) else {
+            let (Some(&from), Some(groups)) = (sequence_nodes.get(seq), group_nodes.get(seq))
+            else {
                 continue;
             };
             for &to in groups {
-                graph.add_edge(from, to, Edge { kind: EdgeKind::Runs, site: None });
+                graph.add_edge(
+                    from,
+                    to,
+                    Edge {
+                        kind: EdgeKind::Runs,
+                        site: None,
+                    },
+                );
             }
             for (group, g) in sequence.groups.iter().enumerate() {
-                let Some(&from) = groups.get(group) else { continue };
+                let Some(&from) = groups.get(group) else {
+                    continue;
+                };
                 for (item, it) in g.items.iter().enumerate() {
-                    let Some((target, span)) = call_target(it) else { continue };
-                    let site = Some(Site { seq, group, item, span });
+                    let Some((target, span)) = call_target(it) else {
+                        continue;
+                    };
+                    let site = Some(Site {
+                        seq,
+                        group,
+                        item,
+                        span,
+                    });
                     let (kind, to) = match names.resolve(seq, target) {
                         Some((_, Some(callee))) => (EdgeKind::GroupCall, groups.get(callee)),
-                        Some((callee, None)) => (EdgeKind::SequenceCall, sequence_nodes.get(callee)),
+                        Some((callee, None)) => {
+                            (EdgeKind::SequenceCall, sequence_nodes.get(callee))
+                        }
                         None => continue,
                     };
                     if let Some(&to) = to {
@@ -177,7 +203,11 @@ impl<'a> CallGraph<'a> {
                 list.push(edge);
             }
         }
-        CallGraph { sequences, graph, out }
+        CallGraph {
+            sequences,
+            graph,
+            out,
+        }
     }
 
     pub(crate) fn node(&self, index: NodeIndex) -> Option<Node> {
@@ -195,7 +225,9 @@ impl<'a> CallGraph<'a> {
     }
 
     pub(crate) fn sequence_name(&self, seq: usize) -> &'a str {
-        self.sequences.get(seq).map_or("", |s| s.name.value.as_str())
+        self.sequences
+            .get(seq)
+            .map_or("", |s| s.name.value.as_str())
     }
 
     pub(crate) fn group_name(&self, seq: usize, group: usize) -> &'a str {
@@ -209,9 +241,15 @@ impl<'a> CallGraph<'a> {
     /// another's, `#B` for a sequence.
     pub(crate) fn label(&self, node: NodeIndex, from: usize) -> String {
         match self.node(node) {
-            Some(Node::Group { seq, group }) if seq == from => self.group_name(seq, group).to_owned(),
+            Some(Node::Group { seq, group }) if seq == from => {
+                self.group_name(seq, group).to_owned()
+            }
             Some(Node::Group { seq, group }) => {
-                format!("#{}/{}", self.sequence_name(seq), self.group_name(seq, group))
+                format!(
+                    "#{}/{}",
+                    self.sequence_name(seq),
+                    self.group_name(seq, group)
+                )
             }
             Some(Node::Sequence(seq)) => format!("#{}", self.sequence_name(seq)),
             None => String::new(),
@@ -228,7 +266,10 @@ pub(crate) fn arrow_path(steps: &[String]) -> String {
         return steps.join(" → ");
     }
     let head = steps.get(..HEAD).unwrap_or_default().join(" → ");
-    let tail = steps.get(steps.len() - TAIL..).unwrap_or_default().join(" → ");
+    let tail = steps
+        .get(steps.len() - TAIL..)
+        .unwrap_or_default()
+        .join(" → ");
     let left_out = steps.len() - HEAD - TAIL;
     format!("{head} → … ({left_out} more) … → {tail}")
 }

@@ -32,13 +32,20 @@ fn calls<'a>(sequences: &[&'a Sequence]) -> Vec<CallEdge<'a>> {
     for (seq, sequence) in sequences.iter().enumerate() {
         for (group, g) in sequence.groups.iter().enumerate() {
             for item in &g.items {
-                let Some((target, _)) = call_target(item) else { continue };
+                let Some((target, _)) = call_target(item) else {
+                    continue;
+                };
                 let to = names.resolve(seq, target);
                 let target = match target {
                     Target::Group(name) => name.to_owned(),
                     Target::Sequence(name) => format!("#{name}"),
                 };
-                edges.push(CallEdge { from: group_id(seq, group), to, tool: &item.tool.value, target });
+                edges.push(CallEdge {
+                    from: group_id(seq, group),
+                    to,
+                    tool: &item.tool.value,
+                    target,
+                });
             }
         }
     }
@@ -68,19 +75,38 @@ pub fn to_dot(sequences: &[&Sequence]) -> String {
     for (seq, sequence) in sequences.iter().enumerate() {
         let id = sequence_id(seq);
         let _ = writeln!(dot, "  subgraph cluster_{seq} {{");
-        let _ = writeln!(dot, "    label={};", quote(&format!("#{}", sequence.name.value)));
+        let _ = writeln!(
+            dot,
+            "    label={};",
+            quote(&format!("#{}", sequence.name.value))
+        );
         // The cluster's entry: what a `#name` call runs.
-        let _ = writeln!(dot, "    {id} [label={}, shape=oval];", quote(&format!("#{}", sequence.name.value)));
+        let _ = writeln!(
+            dot,
+            "    {id} [label={}, shape=oval];",
+            quote(&format!("#{}", sequence.name.value))
+        );
         for (group, g) in sequence.groups.iter().enumerate() {
-            let _ = writeln!(dot, "    {} [label={}];", group_id(seq, group), quote(&g.name.value));
+            let _ = writeln!(
+                dot,
+                "    {} [label={}];",
+                group_id(seq, group),
+                quote(&g.name.value)
+            );
         }
         let _ = writeln!(dot, "  }}");
     }
     let edges = calls(sequences);
-    let unknown: BTreeSet<&str> =
-        edges.iter().filter(|e| e.to.is_none()).map(|e| e.target.as_str()).collect();
-    let unknown_ids: Vec<(&str, String)> =
-        unknown.iter().enumerate().map(|(i, &name)| (name, format!("unknown{i}"))).collect();
+    let unknown: BTreeSet<&str> = edges
+        .iter()
+        .filter(|e| e.to.is_none())
+        .map(|e| e.target.as_str())
+        .collect();
+    let unknown_ids: Vec<(&str, String)> = unknown
+        .iter()
+        .enumerate()
+        .map(|(i, &name)| (name, format!("unknown{i}")))
+        .collect();
     for (name, id) in &unknown_ids {
         let _ = writeln!(dot, "  {id} [label={}, style=dashed];", quote(name));
     }
@@ -89,11 +115,19 @@ pub fn to_dot(sequences: &[&Sequence]) -> String {
             Some((callee, Some(group))) => (group_id(callee, group), String::new()),
             Some((callee, None)) => (sequence_id(callee), format!(", lhead=cluster_{callee}")),
             None => {
-                let id = unknown_ids.iter().find(|(name, _)| *name == edge.target).map(|(_, id)| id.clone());
+                let id = unknown_ids
+                    .iter()
+                    .find(|(name, _)| *name == edge.target)
+                    .map(|(_, id)| id.clone());
                 (id.unwrap_or_default(), ", style=dashed".to_owned())
             }
         };
-        let _ = writeln!(dot, "  {} -> {to} [label={}{extra}];", edge.from, quote(edge.tool));
+        let _ = writeln!(
+            dot,
+            "  {} -> {to} [label={}{extra}];",
+            edge.from,
+            quote(edge.tool)
+        );
     }
     dot.push_str("}\n");
     dot

@@ -8,9 +8,10 @@
 //! the unknown tool is already a warning where it is used.
 
 use super::model::{CallGraph, Node};
-use crate::catalog::{Catalog, is_parallel_safe_tool};
 use super::scc::Components;
+use crate::catalog::{Catalog, is_parallel_safe_tool};
 use petgraph::graph::{EdgeIndex, NodeIndex};
+use seq_syntax::ast::{Group, Item};
 use seq_syntax::diagnostic::{Edit, Fix};
 use seq_syntax::{Code, Diagnostic, Span};
 
@@ -27,6 +28,9 @@ struct Witness {
     step: Step,
     /// Where the path ends, so that a long path can be cut without walking it.
     tool: (NodeIndex, usize),
+    /// How many groups the path shows from here on at most, the last one included (inside a
+    /// cycle, the group where the path leaves it may be shown too).
+    left: usize,
 }
 
 /// How many groups a path shows before it is cut.
@@ -40,40 +44,39 @@ pub(super) fn parallel_safety(
 ) {
     let witnesses = witnesses(graph, components, catalog);
     for edge in graph.graph.edge_indices() {
-        let Some((_, to, e)) = graph.edge(edge) else { continue };
-        let Some(site) = e.site else { continue };
-        let Some(&Some(witness)) = witnesses.get(components.of(to)) else { continue };
-        let Some(group) = graph.sequences.get(site.seq).and_then(|s| s.groups.get(site.group)) else {
+        let Some((_, to, e)) = graph.edge(edge) else {
             continue;
         };
-        let Some(item) = group.items.get(site.item) else { continue };
+        let Some(site) = e.site else { continue };
+        let Some(&Some(witness)) = witnesses.get(components.of(to)) else {
+            continue;
+        };
+        let Some(group) = graph
+            .sequences
+            .get(site.seq)
+            .and_then(|s| s.groups.get(site.group))
+        else {
+            continue;
+        };
+        let Some(item) = group.items.get(site.item) else {
+            continue;
+        };
         let tool = tool_name(graph, witness.tool);
-        let path = render_path(graph, components, &witnesses, &item.tool.value, to, site.seq);
+        let path = render_path(
+            graph,
+            components,
+            &witnesses,
+            &item.tool.value,
+            to,
+            site.seq,
+        );
+        let acknowledged = item.unsafe_serial.as_ref().is_some_and(|flag| flag.value);
         let diagnostic = if group.is_parallel() {
-            let diagnostic = Diagnostic::new(
-                Code::UnsafeCallInParallelGroup,
-                site.span,
-                format!(
-                    "this call reaches `{tool}`, which is not parallel-safe, from the parallel \
-                     group `{}`: {path}",
-                    group.name.value
-                ),
-            )
-            .with_help(
-                "run the call in a group with `\"parallel\": false` and mark it \
-                 `\"unsafe_serial\": true`, or call something that uses only parallel-safe tools",
-            );
-            match &group.parallel {
-                Some(parallel) => diagnostic.with_label(parallel.span, "the group runs its items in parallel"),
-                None => diagnostic.with_label(
-                    group.name.span,
-                    "this group runs its items in parallel (the default)",
-                ),
-            }
-        } else if item.unsafe_serial.as_ref().is_some_and(|flag| flag.value) {
+            in_parallel_group(group, item, site.span, &tool, &path)
+        } else if acknowledged {
             continue;
         } else {
-            let mut diagnostic = Diagnostic::new(
+            Diagnostic::new(
                 Code::UnsafeCallNotAcknowledged,
                 site.span,
                 format!(
@@ -84,19 +87,11 @@ pub(super) fn parallel_safety(
             .with_help(
                 "add `\"unsafe_serial\": true` to this item to acknowledge that it runs a tool that \
                  is not parallel-safe (strict D2)",
-            );
-            if item.unsafe_serial.is_none() && item.span.len() >= 2 {
-                // Inside the `tools` string, before the item's closing brace.
-                let at = item.span.end - 1;
-                diagnostic = diagnostic.with_fix(Fix {
-                    title: "add `\"unsafe_serial\": true`".to_owned(),
-                    edits: vec![Edit {
-                        span: Span::new(at, at),
-                        text: ",\\\"unsafe_serial\\\":true".to_owned(),
-                    }],
-                });
-            }
-            diagnostic
+            )
+            .with_fix(Fix {
+                title: "mark the call `unsafe_serial`".to_owned(),
+                edits: vec![mark_unsafe_serial(item)],
+            })
         };
         let diagnostic = match tool_span(graph, witness.tool, site.seq) {
             Some(span) => diagnostic.with_label(span, format!("`{tool}` is not parallel-safe")),
@@ -104,6 +99,80 @@ pub(super) fn parallel_safety(
         };
         if let Some(list) = out.get_mut(site.seq) {
             list.push(diagnostic);
+        }
+    }
+}
+
+/// E0604, with a fix that makes the group serial and marks the call, as for a direct tool.
+fn in_parallel_group(group: &Group, item: &Item, span: Span, tool: &str, path: &str) -> Diagnostic {
+    let diagnostic = Diagnostic::new(
+        Code::UnsafeCallInParallelGroup,
+        span,
+        format!(
+            "this call reaches `{tool}`, which is not parallel-safe, from the parallel group \
+             `{}`: {path}",
+            group.name.value
+        ),
+    )
+    .with_help(
+        "run the call in a group with `\"parallel\": false` and mark it `\"unsafe_serial\": true`, \
+         or call something that uses only parallel-safe tools",
+    );
+    let diagnostic = match &group.parallel {
+        Some(parallel) => {
+            diagnostic.with_label(parallel.span, "the group runs its items in parallel")
+        }
+        None => diagnostic.with_label(
+            group.name.span,
+            "this group runs its items in parallel (the default)",
+        ),
+    };
+    let Some(serial) = make_serial(group) else {
+        return diagnostic;
+    };
+    let mut edits = vec![serial];
+    if item.unsafe_serial.as_ref().is_none_or(|flag| !flag.value) {
+        edits.push(mark_unsafe_serial(item));
+    }
+    diagnostic.with_fix(Fix {
+        title: "run the group serially and mark the call `unsafe_serial`".to_owned(),
+        edits,
+    })
+}
+
+/// Makes `group` serial: rewrites an explicit `parallel`, or adds `"parallel": false` after the
+/// group's name (file-level JSON: the name's closing quote is the byte after its span).
+fn make_serial(group: &Group) -> Option<Edit> {
+    match &group.parallel {
+        Some(parallel) => Some(Edit {
+            span: parallel.span,
+            text: "false".to_owned(),
+        }),
+        None if group.name.value.is_empty() => None,
+        None => {
+            let at = group.name.span.end + 1;
+            Some(Edit {
+                span: Span::new(at, at),
+                text: ", \"parallel\": false".to_owned(),
+            })
+        }
+    }
+}
+
+/// Sets `unsafe_serial: true` on `item`, inside the `tools` string (so its quotes are escaped),
+/// before the item's closing brace.
+fn mark_unsafe_serial(item: &Item) -> Edit {
+    match &item.unsafe_serial {
+        Some(flag) => Edit {
+            span: flag.span,
+            text: "true".to_owned(),
+        },
+        None => {
+            let at = item.span.end.saturating_sub(1);
+            Edit {
+                span: Span::new(at, at),
+                text: ",\\\"unsafe_serial\\\":true".to_owned(),
+            }
         }
     }
 }
@@ -116,25 +185,40 @@ fn witnesses(
 ) -> Vec<Option<Witness>> {
     let mut witnesses: Vec<Option<Witness>> = vec![None; components.members.len()];
     for (component, members) in components.members.iter().enumerate() {
+        let tangled = members.len() > 1;
         let own = members.iter().find_map(|&node| {
-            let Some(Node::Group { seq, group }) = graph.node(node) else { return None };
+            let Some(Node::Group { seq, group }) = graph.node(node) else {
+                return None;
+            };
             let items = &graph.sequences.get(seq)?.groups.get(group)?.items;
             let item = items.iter().position(|item| {
                 !Catalog::is_call(&item.tool.value)
                     && is_parallel_safe_tool(catalog, &item.tool.value) == Some(false)
             })?;
-            Some(Witness { step: Step::Tool { node, item }, tool: (node, item) })
+            Some(Witness {
+                step: Step::Tool { node, item },
+                tool: (node, item),
+                left: usize::from(tangled),
+            })
         });
         let found = own.or_else(|| {
-            members.iter().flat_map(|&node| graph.out(node)).find_map(|&edge| {
-                let (_, to, _) = graph.edge(edge)?;
-                let target = components.of(to);
-                if target == component {
-                    return None;
-                }
-                let reached = (*witnesses.get(target)?)?;
-                Some(Witness { step: Step::Via(edge), tool: reached.tool })
-            })
+            members
+                .iter()
+                .flat_map(|&node| graph.out(node))
+                .find_map(|&edge| {
+                    let (_, to, _) = graph.edge(edge)?;
+                    let target = components.of(to);
+                    if target == component {
+                        return None;
+                    }
+                    let reached = (*witnesses.get(target)?)?;
+                    let group = matches!(graph.node(to), Some(Node::Group { .. }));
+                    Some(Witness {
+                        step: Step::Via(edge),
+                        tool: reached.tool,
+                        left: reached.left + usize::from(group) + usize::from(tangled),
+                    })
+                })
         });
         if let Some(slot) = witnesses.get_mut(component) {
             *slot = found;
@@ -144,7 +228,9 @@ fn witnesses(
 }
 
 fn tool_name(graph: &CallGraph<'_>, (node, item): (NodeIndex, usize)) -> String {
-    let Some(Node::Group { seq, group }) = graph.node(node) else { return String::new() };
+    let Some(Node::Group { seq, group }) = graph.node(node) else {
+        return String::new();
+    };
     graph
         .sequences
         .get(seq)
@@ -155,11 +241,23 @@ fn tool_name(graph: &CallGraph<'_>, (node, item): (NodeIndex, usize)) -> String 
 
 /// The span of the unsafe tool's name, when it is in the file of the call.
 fn tool_span(graph: &CallGraph<'_>, (node, item): (NodeIndex, usize), file: usize) -> Option<Span> {
-    let Some(Node::Group { seq, group }) = graph.node(node) else { return None };
+    let Some(Node::Group { seq, group }) = graph.node(node) else {
+        return None;
+    };
     if seq != file {
         return None;
     }
-    Some(graph.sequences.get(seq)?.groups.get(group)?.items.get(item)?.tool.span)
+    Some(
+        graph
+            .sequences
+            .get(seq)?
+            .groups
+            .get(group)?
+            .items
+            .get(item)?
+            .tool
+            .span,
+    )
 }
 
 /// `seq_call → #B/g2 → files_write`, seen from sequence `from`; long paths are cut in the middle.
@@ -179,12 +277,6 @@ fn render_path(
     let mut at = start;
     steps.extend(label(at));
     while let Some(&Some(witness)) = witnesses.get(components.of(at)) {
-        if steps.len() > SHOWN {
-            steps.push("…".to_owned());
-            steps.extend(label(witness.tool.0));
-            steps.push(tool_name(graph, witness.tool));
-            break;
-        }
         match witness.step {
             Step::Tool { node, item } => {
                 if node != at {
@@ -193,8 +285,17 @@ fn render_path(
                 steps.push(tool_name(graph, (node, item)));
                 break;
             }
+            // Cut only when the cut hides at least one group.
+            Step::Via(_) if steps.len() > SHOWN && witness.left > 2 => {
+                steps.push("…".to_owned());
+                steps.extend(label(witness.tool.0));
+                steps.push(tool_name(graph, witness.tool));
+                break;
+            }
             Step::Via(edge) => {
-                let Some((via, to, _)) = graph.edge(edge) else { break };
+                let Some((via, to, _)) = graph.edge(edge) else {
+                    break;
+                };
                 if via != at {
                     steps.extend(label(via));
                 }

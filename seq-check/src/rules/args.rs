@@ -29,7 +29,9 @@ fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
     let d = Diagnostic::new(
         Code::UnknownTool,
         item.tool.span,
-        format!("no catalog knows the tool `{tool}`; its arguments and parallel safety are not checked"),
+        format!(
+            "no catalog knows the tool `{tool}`; its arguments and parallel safety are not checked"
+        ),
     );
     match did_you_mean(tool, catalog.names()) {
         Some(best) => d
@@ -51,40 +53,68 @@ fn check_item(cx: &Cx<'_>, item: &Item, def: &ToolDef, out: &mut Vec<Diagnostic>
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
     let owner = format!("`{}`", def.name);
-    check_object(cx, &def.parameters, members, at, "", &owner, skip, out);
+    let place = Place {
+        at,
+        path: "",
+        owner: &owner,
+    };
+    check_object(cx, &def.parameters, members, &place, skip, out);
 }
 
-/// Checks the members of an arguments object against `schema`. `owner` names what takes the
-/// arguments in messages ("`cmd_run`", "group `fetch`"); `path` is the object's own path.
-#[allow(clippy::too_many_arguments)]
+/// Where an arguments object stands: its span, its path from the arguments' root, and what
+/// takes the arguments, for messages ("`cmd_run`", "group `fetch`").
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Place<'a> {
+    pub at: Span,
+    pub path: &'a str,
+    pub owner: &'a str,
+}
+
+/// Checks the members of an arguments object against `schema`, leaving out the keys in `skip`.
 pub(crate) fn check_object(
     cx: &Cx<'_>,
     schema: &Schema,
     members: &[Member],
-    at: Span,
-    path: &str,
-    owner: &str,
+    place: &Place<'_>,
     skip: &[&str],
     out: &mut Vec<Diagnostic>,
 ) {
+    let Place { at, path, owner } = *place;
+    let mut missing = Vec::new();
+    let mut names = Vec::new();
+    let mut nulls = Vec::new();
     for name in &schema.required {
         if skip.contains(&name.as_str()) {
             continue;
         }
-        let given = members.iter().find(|m| m.key.value == *name);
-        if given.is_some_and(|m| !matches!(m.value.kind, ValueKind::Null)) {
-            continue;
+        match members.iter().find(|m| m.key.value == *name) {
+            Some(given) if !matches!(given.value.kind, ValueKind::Null) => continue,
+            Some(null) => nulls.push(null.value.span),
+            None => {}
         }
-        let full = join(path, name);
-        let expected = schema.property(name).map_or_else(|| "a value".to_owned(), Schema::type_text);
+        let expected = schema
+            .property(name)
+            .map_or_else(|| "any value".to_owned(), Schema::type_text);
+        missing.push(format!("`{}` ({expected})", join(path, name)));
+        names.push(format!("`\"{name}\": …`"));
+    }
+    if !missing.is_empty() {
+        let (noun, verb) = if missing.len() == 1 {
+            ("parameter", "is")
+        } else {
+            ("parameters", "are")
+        };
         let mut d = Diagnostic::new(
             Code::MissingParameter,
             at,
-            format!("{owner} needs the parameter `{full}` ({expected}), which is not given"),
+            format!(
+                "{owner} needs the {noun} {}, which {verb} not given",
+                and_list(&missing)
+            ),
         )
-        .with_help(format!("add `\"{name}\": …` to the arguments"));
-        if let Some(null) = given {
-            d = d.with_label(null.value.span, "`null` counts as not given");
+        .with_help(format!("add {} to the arguments", and_list(&names)));
+        for null in nulls {
+            d = d.with_label(null, "`null` counts as not given");
         }
         out.push(d);
     }
@@ -94,7 +124,9 @@ pub(crate) fn check_object(
             continue;
         }
         match schema.property(key) {
-            Some(parameter) => check_value(cx, parameter, &member.value, &join(path, key), owner, out),
+            Some(parameter) => {
+                check_value(cx, parameter, &member.value, &join(path, key), owner, out)
+            }
             None => {
                 if let Some(d) = unknown_parameter(schema, member, path, owner) {
                     out.push(d);
@@ -104,12 +136,23 @@ pub(crate) fn check_object(
     }
 }
 
-fn unknown_parameter(schema: &Schema, member: &Member, path: &str, owner: &str) -> Option<Diagnostic> {
+fn unknown_parameter(
+    schema: &Schema,
+    member: &Member,
+    path: &str,
+    owner: &str,
+) -> Option<Diagnostic> {
     let key = member.key.value.as_str();
     let full = join(path, key);
     let known = schema.properties.iter().map(|(n, _)| n.as_str());
     let best = did_you_mean(key, known);
-    let listed = list(&schema.properties.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>());
+    let listed = list(
+        &schema
+            .properties
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>(),
+    );
     let d = if !schema.additional_properties {
         Diagnostic::new(
             Code::UnknownParameterClosed,
@@ -127,8 +170,14 @@ fn unknown_parameter(schema: &Schema, member: &Member, path: &str, owner: &str) 
     };
     Some(match best {
         Some(best) => d
-            .with_help(format!("did you mean `{best}`? The parameters are {listed}"))
-            .with_replacement(format!("rename to `{best}`"), member.key.span, fix::in_item_string(best)),
+            .with_help(format!(
+                "did you mean `{best}`? The parameters are {listed}"
+            ))
+            .with_replacement(
+                format!("rename to `{best}`"),
+                member.key.span,
+                fix::in_item_string(best),
+            ),
         None if listed.is_empty() => d.with_help("it takes no parameters; remove it"),
         None => d.with_help(format!("remove it; the parameters are {listed}")),
     })
@@ -144,7 +193,10 @@ pub(crate) fn check_value(
     out: &mut Vec<Diagnostic>,
 ) {
     let expects = |found: String| {
-        format!("{owner} expects `{path}` to be {}, found {found}", schema.type_text())
+        format!(
+            "{owner} expects `{path}` of type {}, found {found}",
+            schema.type_text()
+        )
     };
     let allows = |t: JsonType| schema.types.is_empty() || schema.types.contains(&t);
     match &value.kind {
@@ -153,7 +205,7 @@ pub(crate) fn check_value(
             if literal(value).is_some_and(|json| !schema.accepts(&json)) {
                 out.push(
                     Diagnostic::new(Code::ArgumentType, value.span, expects(describe(value)))
-                        .with_help(format!("pass {}", schema.type_text())),
+                        .with_help(format!("pass a value of type {}", schema.type_text())),
                 );
             }
         }
@@ -171,7 +223,7 @@ pub(crate) fn check_value(
                     Some(json) => d
                         .with_help(format!("write `{json}` without quotes"))
                         .with_replacement("remove the quotes", value.span, json.to_string()),
-                    None => d.with_help(format!("pass {}", schema.type_text())),
+                    None => d.with_help(format!("pass a value of type {}", schema.type_text())),
                 });
             }
             None => {
@@ -182,7 +234,9 @@ pub(crate) fn check_value(
                 let mut d = Diagnostic::new(
                     Code::ArgumentType,
                     value.span,
-                    expects("a string (a string with references renders its values as text)".to_owned()),
+                    expects(
+                        "a string (a string with references renders its values as text)".to_owned(),
+                    ),
                 );
                 let single = match template.parts.as_slice() {
                     [seq_syntax::ast::TemplatePart::Ref(reference)] => Some(reference),
@@ -196,7 +250,7 @@ pub(crate) fn check_value(
                         ))
                         .with_replacement("pass the reference itself", value.span, text)
                     }
-                    None => d.with_help(format!("pass {}", schema.type_text())),
+                    None => d.with_help(format!("pass a value of type {}", schema.type_text())),
                 };
                 out.push(d);
             }
@@ -229,19 +283,32 @@ pub(crate) fn check_value(
         ValueKind::Array(_) => {
             if !allows(JsonType::Array) {
                 out.push(
-                    Diagnostic::new(Code::ArgumentType, value.span, expects("an array".to_owned()))
-                        .with_help(format!("pass {}", schema.type_text())),
+                    Diagnostic::new(
+                        Code::ArgumentType,
+                        value.span,
+                        expects("an array".to_owned()),
+                    )
+                    .with_help(format!("pass a value of type {}", schema.type_text())),
                 );
             }
         }
         ValueKind::Object(members) => {
             if !allows(JsonType::Object) {
                 out.push(
-                    Diagnostic::new(Code::ArgumentType, value.span, expects("an object".to_owned()))
-                        .with_help(format!("pass {}", schema.type_text())),
+                    Diagnostic::new(
+                        Code::ArgumentType,
+                        value.span,
+                        expects("an object".to_owned()),
+                    )
+                    .with_help(format!("pass a value of type {}", schema.type_text())),
                 );
             } else if !schema.properties.is_empty() || !schema.additional_properties {
-                check_object(cx, schema, members, value.span, path, owner, &[], out);
+                let place = Place {
+                    at: value.span,
+                    path,
+                    owner,
+                };
+                check_object(cx, schema, members, &place, &[], out);
             }
         }
     }
@@ -255,7 +322,7 @@ fn join(path: &str, name: &str) -> String {
     }
 }
 
-/// `a`, `b` or `c`, each in backticks.
+/// `a`, `b` and `c`, each in backticks.
 pub(crate) fn list(names: &[&str]) -> String {
     match names {
         [] => String::new(),
@@ -264,5 +331,14 @@ pub(crate) fn list(names: &[&str]) -> String {
             let init: Vec<String> = init.iter().map(|n| format!("`{n}`")).collect();
             format!("{} and `{last}`", init.join(", "))
         }
+    }
+}
+
+/// `a`, `b` and `c`, as given.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }

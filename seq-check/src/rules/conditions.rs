@@ -114,7 +114,9 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
             )
             .with_label(when.lhs.span, l.name())
             .with_label(comparison.rhs.span, r.name())
-            .with_help("compare values of the same type; `==` never converts (`1 == \"1\"` is false, D-4)");
+            .with_help(
+                "compare values of the same type; `==` never converts (`1 == \"1\"` is false, D-4)",
+            );
             for declared in [l_decl, r_decl].into_iter().flatten() {
                 d = d.with_label(declared, "declared here");
             }
@@ -132,7 +134,9 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                             format!("`{}` orders numbers, but this is {}", op.as_str(), k.name()),
                         )
                         .with_label(comparison.op.span, "ordering")
-                        .with_help("ordering needs two numbers; use `==` or `!=` for other values (D-4)"),
+                        .with_help(
+                            "ordering needs two numbers; use `==` or `!=` for other values (D-4)",
+                        ),
                         declared,
                     ));
                 }
@@ -152,10 +156,15 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                             Diagnostic::new(
                                 Code::ContainsType,
                                 comparison.rhs.span,
-                                format!("`contains` on a string looks for a substring, but this is {}", r.name()),
+                                format!(
+                                    "`contains` on a string looks for a substring, but this is {}",
+                                    r.name()
+                                ),
                             )
                             .with_label(when.lhs.span, "a string")
-                            .with_help("look for a string, such as `$args.log contains \"error\"` (D-4)"),
+                            .with_help(
+                                "look for a string, such as `$args.log contains \"error\"` (D-4)",
+                            ),
                             r_decl,
                         ));
                     }
@@ -165,10 +174,15 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                         Diagnostic::new(
                             Code::ContainsType,
                             when.lhs.span,
-                            format!("`contains` needs a string or an array on its left, but this is {}", l.name()),
+                            format!(
+                                "`contains` needs a string or an array on its left, but this is {}",
+                                l.name()
+                            ),
                         )
                         .with_label(comparison.op.span, "membership")
-                        .with_help("`contains` is substring on strings and membership on arrays (D-4)"),
+                        .with_help(
+                            "`contains` is substring on strings and membership on arrays (D-4)",
+                        ),
                         l_decl,
                     ));
                 }

@@ -115,7 +115,10 @@ mod tests {
     #[test]
     fn escapes_for_each_level() {
         assert_eq!(escape("a\"b"), "a\\\"b");
-        assert_eq!(in_tools(",\"unsafe_serial\":true"), ",\\\"unsafe_serial\\\":true");
+        assert_eq!(
+            in_tools(",\"unsafe_serial\":true"),
+            ",\\\"unsafe_serial\\\":true"
+        );
         assert_eq!(in_item_string("plain"), "plain");
         assert_eq!(in_item_string("a\"b"), "a\\\\\\\"b");
     }

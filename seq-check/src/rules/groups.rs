@@ -22,7 +22,10 @@ pub(crate) fn duplicate_names(sequence: &Sequence, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::DuplicateGroup,
                     group.name.span,
-                    format!("sequence `{}` already has a group named `{name}`", sequence.name.value),
+                    format!(
+                        "sequence `{}` already has a group named `{name}`",
+                        sequence.name.value
+                    ),
                 )
                 .with_label(span, "first defined here")
                 .with_help("rename one of them: `seq_call` finds a group by its name"),
@@ -48,11 +51,21 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             ),
         )
         .with_help("set `\"on_error\": \"retry\"`, or remove `retries` (D-5)");
-        if let Some(on_error) = &group.on_error {
-            d = d
-                .with_label(on_error.span, "not `retry`")
-                .with_replacement("set `on_error` to `retry`", on_error.span, "retry");
-        }
+        d = match &group.on_error {
+            Some(on_error) => d.with_label(on_error.span, "not `retry`").with_replacement(
+                "set `on_error` to `retry`",
+                on_error.span,
+                "retry",
+            ),
+            // After the number: `"retries": 2, "on_error": "retry"`.
+            None => d.with_fix(fix::fix(
+                "add `\"on_error\": \"retry\"`",
+                vec![fix::edit(
+                    seq_syntax::Span::new(retries.span.end, retries.span.end),
+                    ", \"on_error\": \"retry\"",
+                )],
+            )),
+        };
         out.push(d);
     }
     match (&group.missing, &group.fallback) {
@@ -62,7 +75,9 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 missing.span,
                 "`missing: degrade` needs a `fallback` to write when a tool is missing",
             )
-            .with_help("add `\"fallback\": {\"SLOT\": VALUE}` for the `out` slots the group writes (D-5)");
+            .with_help(
+                "add `\"fallback\": {\"SLOT\": VALUE}` for the `out` slots the group writes (D-5)",
+            );
             // `"fallback"` goes after the `missing` string, whose closing quote is next.
             if let Some(first) = group.outputs.first() {
                 let at = missing.span.end + 1;
@@ -88,11 +103,19 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                     "`fallback` is used only with `missing: degrade`, which this group does not set",
                 )
                 .with_help("set `\"missing\": \"degrade\"`, or remove `fallback`");
-                if let Some(missing) = missing {
-                    d = d
+                d = match missing {
+                    Some(missing) => d
                         .with_label(missing.span, "not `degrade`")
-                        .with_replacement("set `missing` to `degrade`", missing.span, "degrade");
-                }
+                        .with_replacement("set `missing` to `degrade`", missing.span, "degrade"),
+                    // After the object: `"fallback": {...}, "missing": "degrade"`.
+                    None => d.with_fix(fix::fix(
+                        "add `\"missing\": \"degrade\"`",
+                        vec![fix::edit(
+                            seq_syntax::Span::new(fallback.span.end, fallback.span.end),
+                            ", \"missing\": \"degrade\"",
+                        )],
+                    )),
+                };
                 out.push(d);
             }
             fallback_values(cx, out);
@@ -137,8 +160,14 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         let ty = decl.ty.value;
         let found = match &member.value.kind {
             ValueKind::Ref(reference) => match reference_type(cx, reference) {
-                Some((found, _)) if found != ty && !(found == Type::Integer && ty == Type::Number) => {
-                    Some(format!("`{}`, declared `{}`", fix::reference_text(reference), found.as_str()))
+                Some((found, _))
+                    if found != ty && !(found == Type::Integer && ty == Type::Number) =>
+                {
+                    Some(format!(
+                        "`{}`, declared `{}`",
+                        fix::reference_text(reference),
+                        found.as_str()
+                    ))
                 }
                 Some(_) | None => None,
             },
@@ -159,10 +188,16 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::FallbackType,
                     member.value.span,
-                    format!("the fallback for `{name}` must be {}, found {found}", ty.as_str()),
+                    format!(
+                        "the fallback for `{name}` must be {}, found {found}",
+                        ty.as_str()
+                    ),
                 )
                 .with_label(decl.ty.span, "declared here")
-                .with_help(format!("give `{name}` a fallback of type `{}` (D-5)", ty.as_str())),
+                .with_help(format!(
+                    "give `{name}` a fallback of type `{}` (D-5)",
+                    ty.as_str()
+                )),
             );
         }
     }

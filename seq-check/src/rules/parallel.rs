@@ -18,7 +18,9 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             Some(ParallelSafety::Safe) => {
                 if let Some(flag) = item.unsafe_serial.as_ref().filter(|u| u.value) {
                     let why = if parallel {
-                        format!("`{tool}` is parallel-safe, and `unsafe_serial` only matters in a serial group")
+                        format!(
+                            "`{tool}` is parallel-safe, and `unsafe_serial` only matters in a serial group"
+                        )
                     } else {
                         format!("`{tool}` is parallel-safe")
                     };

@@ -44,7 +44,10 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<String> {
             }
         }
         if let Some(when) = &item.when {
-            found.extend(condition_references(&when.lhs, when.comparison.as_ref().map(|c| &c.rhs)));
+            found.extend(condition_references(
+                &when.lhs,
+                when.comparison.as_ref().map(|c| &c.rhs),
+            ));
         }
         sites.extend(found.into_iter().map(|r| (Site::Item(i), r)));
     }
@@ -74,7 +77,10 @@ fn condition_references<'c>(lhs: &'c Operand, rhs: Option<&'c Operand>) -> Vec<&
         .flatten()
         .filter_map(|o| match &o.kind {
             OperandKind::Ref(r) => Some(r),
-            OperandKind::Null | OperandKind::Bool(_) | OperandKind::Number(_) | OperandKind::String(_) => None,
+            OperandKind::Null
+            | OperandKind::Bool(_)
+            | OperandKind::Number(_)
+            | OperandKind::String(_) => None,
         })
         .collect()
 }
@@ -109,7 +115,11 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
     let text = fix::reference_text(reference);
     let index = match site {
         Site::When | Site::Fallback => {
-            let place = if site == Site::When { "`when`" } else { "`fallback`" };
+            let place = if site == Site::When {
+                "`when`"
+            } else {
+                "`fallback`"
+            };
             out.push(
                 Diagnostic::new(
                     Code::OutOutsideItems,
@@ -128,9 +138,13 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         let mut d = Diagnostic::new(
             Code::OutInParallel,
             reference.span,
-            format!("`{text}` is read in a parallel group, where items cannot see each other's slots"),
+            format!(
+                "`{text}` is read in a parallel group, where items cannot see each other's slots"
+            ),
         )
-        .with_help("set `\"parallel\": false` so that items run in order and see earlier writes (D-2)");
+        .with_help(
+            "set `\"parallel\": false` so that items run in order and see earlier writes (D-2)",
+        );
         if let Some(parallel) = &cx.group.parallel {
             d = d.with_label(parallel.span, "the group is parallel here");
         }

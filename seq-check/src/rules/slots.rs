@@ -12,7 +12,10 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<String>, out: &mut Vec<Di
     let mut writers: HashMap<&str, Vec<Span>> = HashMap::new();
     for item in &cx.items {
         if let Some(output) = &item.item.output {
-            writers.entry(output.value.as_str()).or_default().push(output.span);
+            writers
+                .entry(output.value.as_str())
+                .or_default()
+                .push(output.span);
         }
     }
     let mut offered_declaration = HashSet::new();
@@ -86,7 +89,13 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<String>, out: &mut Vec<Di
     }
 }
 
-fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, writers: usize, offer: bool) -> Diagnostic {
+fn undeclared_output(
+    cx: &Cx<'_>,
+    name: &str,
+    span: Span,
+    writers: usize,
+    offer: bool,
+) -> Diagnostic {
     let group = &cx.group.name.value;
     let d = Diagnostic::new(
         Code::UndeclaredOutput,
@@ -95,11 +104,9 @@ fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, writers: usize, offer:
     );
     let declared = cx.group.outputs.iter().map(|s| s.name.value.as_str());
     if let Some(best) = did_you_mean(name, declared) {
-        return d.with_help(format!("did you mean `{best}`?")).with_replacement(
-            format!("write `{best}`"),
-            span,
-            fix::in_item_string(best),
-        );
+        return d
+            .with_help(format!("did you mean `{best}`?"))
+            .with_replacement(format!("write `{best}`"), span, fix::in_item_string(best));
     }
     // Several writers need an `array` slot (rule 3).
     let ty = if writers > 1 { Type::Array } else { Type::Any };
@@ -108,7 +115,9 @@ fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, writers: usize, offer:
         if writers > 1 { "array" } else { "string" }
     ));
     match fix::declare(&cx.group.outputs, name, ty) {
-        Some(edit) if offer => d.with_fix(fix::fix(format!("declare `{name}` in `out`"), vec![edit])),
+        Some(edit) if offer => {
+            d.with_fix(fix::fix(format!("declare `{name}` in `out`"), vec![edit]))
+        }
         Some(_) | None => d,
     }
 }

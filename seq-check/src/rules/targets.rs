@@ -127,7 +127,10 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
         | ValueKind::Array(_)
         | ValueKind::Object(_) => {
             out.push(malformed(
-                format!("a call's `target` must be a string, found {}", super::types::describe(value)),
+                format!(
+                    "a call's `target` must be a string, found {}",
+                    super::types::describe(value)
+                ),
                 "write a group name of this sequence, or `#` and a sequence name",
             ));
             return None;
@@ -171,7 +174,11 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
         };
         return Some(Callee {
             owner: format!("sequence `#{name}`"),
-            inputs: sequence.groups.iter().flat_map(|g| g.inputs.iter()).collect(),
+            inputs: sequence
+                .groups
+                .iter()
+                .flat_map(|g| g.inputs.iter())
+                .collect(),
         });
     }
     if let Some(group) = cx.sequence.groups.iter().find(|g| g.name.value == text) {
@@ -190,11 +197,8 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
     );
     let groups = cx.sequence.groups.iter().map(|g| g.name.value.as_str());
     d = if let Some(best) = did_you_mean(text, groups) {
-        d.with_help(format!("did you mean `{best}`?")).with_replacement(
-            format!("call `{best}`"),
-            body,
-            fix::in_item_string(best),
-        )
+        d.with_help(format!("did you mean `{best}`?"))
+            .with_replacement(format!("call `{best}`"), body, fix::in_item_string(best))
     } else if cx.store.sequence(text).is_some() {
         d.with_help(format!("to call the sequence `{text}`, write `#{text}`"))
             .with_replacement(
@@ -203,7 +207,12 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                 fix::in_item_string(&format!("#{text}")),
             )
     } else {
-        let names: Vec<&str> = cx.sequence.groups.iter().map(|g| g.name.value.as_str()).collect();
+        let names: Vec<&str> = cx
+            .sequence
+            .groups
+            .iter()
+            .map(|g| g.name.value.as_str())
+            .collect();
         d.with_help(format!(
             "a `target` without `#` is a group of this sequence: {}; `#NAME` calls another sequence",
             list(&names)
@@ -222,7 +231,11 @@ fn call_arguments(cx: &Cx<'_>, callee: &Callee<'_>, passed: &[Member], out: &mut
                 check_value(cx, &schema, &member.value, key, &callee.owner, out);
             }
             None => {
-                let names: Vec<&str> = callee.inputs.iter().map(|i| i.name.value.as_str()).collect();
+                let names: Vec<&str> = callee
+                    .inputs
+                    .iter()
+                    .map(|i| i.name.value.as_str())
+                    .collect();
                 let d = Diagnostic::new(
                     Code::UnknownCallArgument,
                     member.key.span,

@@ -3,8 +3,9 @@
 //!
 //! The AST keeps that string as a template whose references carry exact file spans but whose
 //! literal text does not. The condition is re-parsed from the template's text, with a map that
-//! is exact for references and approximate for the text between them (exact until the first
-//! escape in that text); references in the parsed condition then get their template spans back.
+//! assumes the escapes a JSON writer would use (`"` written `\\\"`); references in the parsed
+//! condition then get their template spans back. When the file escapes differently (`\u0022`),
+//! spans inside the text between references are approximate and their fixes are dropped.
 
 use crate::catalog::SEQ_WHEN_CALL;
 use seq_syntax::ast::{Condition, Item, Operand, OperandKind, Reference, TemplatePart, ValueKind};
@@ -25,37 +26,40 @@ pub(crate) fn condition(item: &Item, out: &mut Vec<Diagnostic>) -> Option<Condit
     let body_start = value.span.start.saturating_add(2).min(value.span.end);
     let body_end = value.span.end.saturating_sub(2).max(body_start);
     let mut text = String::new();
-    let mut map = PieceMap::default();
-    let mut cursor = body_start;
+    let mut map = PointMap::default();
     let mut refs: Vec<&Reference> = Vec::new();
+    // Where each part starts in the file, assuming the escapes a JSON writer would use; if the
+    // parts do not land on the references' spans and the literal's end, the user escaped
+    // something differently and the map is only approximate.
+    let mut raw = body_start;
+    let mut exact = true;
     for part in &template.parts {
-        let start = offset(&text);
         match part {
             TemplatePart::Text(t) => {
-                text.push_str(t);
-                map.pieces.push(Piece {
-                    text_start: start,
-                    file_start: cursor,
-                    file_end: body_end,
-                });
+                for c in t.chars() {
+                    map.points.push((offset(&text), raw));
+                    text.push(c);
+                    raw = raw.saturating_add(escaped_width(c));
+                }
             }
             TemplatePart::Ref(reference) => {
+                exact &= raw == reference.span.start;
+                map.points.push((offset(&text), reference.span.start));
                 text.push_str(&super::fix::reference_text(reference));
-                if let Some(last) = map.pieces.last_mut() {
-                    last.file_end = last.file_end.min(reference.span.start);
-                }
-                map.pieces.push(Piece {
-                    text_start: start,
-                    file_start: reference.span.start,
-                    file_end: reference.span.end,
-                });
-                cursor = reference.span.end;
+                raw = reference.span.end;
                 refs.push(reference);
             }
         }
     }
-    map.end = body_end;
-    let (condition, diagnostics) = parse_condition(&text, &map);
+    exact &= raw == body_end;
+    map.points.push((offset(&text), body_end));
+    let (condition, mut diagnostics) = parse_condition(&text, &map);
+    if !exact {
+        // An edit at an approximate place could damage the file.
+        for d in &mut diagnostics {
+            d.fix = None;
+        }
+    }
     out.extend(diagnostics);
     let mut condition = condition?;
     let mut operands = vec![&mut condition.lhs];
@@ -76,6 +80,14 @@ pub(crate) fn condition(item: &Item, out: &mut Vec<Diagnostic>) -> Option<Condit
     Some(condition)
 }
 
+/// The bytes a character takes in the file when it is written in a string inside an item (JSON
+/// escaping, twice: `"` is `\\\"`).
+fn escaped_width(c: char) -> u32 {
+    let mut buffer = [0u8; 4];
+    let once = super::fix::escape(c.encode_utf8(&mut buffer));
+    u32::try_from(super::fix::escape(&once).len()).unwrap_or(u32::MAX)
+}
+
 fn restore<'r>(operand: &mut Operand, originals: &mut impl Iterator<Item = &'r Reference>) {
     match &mut operand.kind {
         OperandKind::Ref(reference) => {
@@ -84,7 +96,10 @@ fn restore<'r>(operand: &mut Operand, originals: &mut impl Iterator<Item = &'r R
                 operand.span = original.span;
             }
         }
-        OperandKind::Null | OperandKind::Bool(_) | OperandKind::Number(_) | OperandKind::String(_) => {}
+        OperandKind::Null
+        | OperandKind::Bool(_)
+        | OperandKind::Number(_)
+        | OperandKind::String(_) => {}
     }
 }
 
@@ -92,28 +107,19 @@ fn offset(text: &str) -> u32 {
     u32::try_from(text.len()).unwrap_or(u32::MAX)
 }
 
-#[derive(Debug)]
-struct Piece {
-    text_start: u32,
-    file_start: u32,
-    file_end: u32,
-}
-
+/// `(offset in the condition's text, offset in the file)` at the start of every character and
+/// reference, and at the end; offsets inside a reference advance with the file.
 #[derive(Debug, Default)]
-struct PieceMap {
-    pieces: Vec<Piece>,
-    end: u32,
+struct PointMap {
+    points: Vec<(u32, u32)>,
 }
 
-impl MapOffset for PieceMap {
+impl MapOffset for PointMap {
     fn to_raw(&self, offset: u32) -> u32 {
-        let i = self.pieces.partition_point(|p| p.text_start <= offset);
-        match i.checked_sub(1).and_then(|i| self.pieces.get(i)) {
-            Some(piece) => piece
-                .file_start
-                .saturating_add(offset - piece.text_start)
-                .min(piece.file_end.max(piece.file_start)),
-            None => self.end,
+        let i = self.points.partition_point(|&(text, _)| text <= offset);
+        match i.checked_sub(1).and_then(|i| self.points.get(i)) {
+            Some(&(text, raw)) => raw.saturating_add(offset - text),
+            None => self.points.first().map_or(0, |&(_, raw)| raw),
         }
     }
 }

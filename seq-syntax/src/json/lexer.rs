@@ -50,7 +50,10 @@ pub enum Token<'src> {
     Ref(&'src str),
 
     /// Something reference-like that is not a reference: `$args.`, `$args[x]`, `$HOME`.
-    #[regex(r"\$\p{XID_Continue}*(\.\p{XID_Continue}*|\[[^\]\s,}]*\]?)*", priority = 1)]
+    #[regex(
+        r"\$\p{XID_Continue}*(\.\p{XID_Continue}*|\[[^\]\s,}]*\]?)*",
+        priority = 1
+    )]
     BadRef(&'src str),
 
     #[regex(r"//[^\r\n]*", allow_greedy = true)]
@@ -196,7 +199,11 @@ pub(crate) fn shorten(text: &str) -> std::borrow::Cow<'_, str> {
         return text.into();
     }
     let mut shown = String::with_capacity(text.len().min(4 * MAX) + 3);
-    for c in text.get(..cut.unwrap_or(text.len())).unwrap_or(text).chars() {
+    for c in text
+        .get(..cut.unwrap_or(text.len()))
+        .unwrap_or(text)
+        .chars()
+    {
         if invisible(c) {
             shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
@@ -252,13 +259,18 @@ mod tests {
         assert_eq!(lex(r#""a\x""#), [Ok(BadString(r#""a\x""#))]);
         assert_eq!(lex("\"a\tb\""), [Ok(BadString("\"a\tb\""))]);
         assert_eq!(lex("\"abc\n1"), [Ok(BadString("\"abc")), Ok(Number("1"))]);
-        for bad in ["01", "-01", "+1", ".5", "1.", "1.e3", "0x1F", "-NaN", "1e", "-"] {
+        for bad in [
+            "01", "-01", "+1", ".5", "1.", "1.e3", "0x1F", "-NaN", "1e", "-",
+        ] {
             assert_eq!(lex(bad), [Ok(BadNumber(bad))], "{bad}");
         }
         assert_eq!(lex("True"), [Ok(Word("True"))]);
         assert_eq!(lex("truex"), [Ok(Word("truex"))]);
         assert_eq!(lex("'a'"), [Ok(SingleQuoted("'a'"))]);
-        assert_eq!(lex("// c\n/* d */"), [Ok(LineComment("// c")), Ok(BlockComment("/* d */"))]);
+        assert_eq!(
+            lex("// c\n/* d */"),
+            [Ok(LineComment("// c")), Ok(BlockComment("/* d */"))]
+        );
         assert_eq!(lex("/* d * e"), [Ok(UnclosedComment("/* d * e"))]);
         assert_eq!(lex("@"), [Err(())]);
         assert_eq!(lex("\u{feff}"), [Err(())]);

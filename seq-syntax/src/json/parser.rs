@@ -5,15 +5,15 @@
 
 use super::lexer::Token;
 use super::report::{self, Context};
-use super::scan::scan;
+use super::scan::{TokenSpan, range, scan, token_span};
 use super::tree::{Member, Node, NodeKind};
 use crate::diagnostic::{self, Diagnostic};
-use std::cell::OnceCell;
 use chumsky::input::{Input, MappedInput};
 use chumsky::prelude::{
-    IterParser, Parser, Rich, SimpleSpan, any, choice, end, extra, just, nested_delimiters,
-    recursive, select, skip_then_retry_until, skip_until, via_parser,
+    IterParser, Parser, Rich, any, choice, end, extra, just, nested_delimiters, recursive, select,
+    skip_then_retry_until, skip_until, via_parser,
 };
+use std::cell::OnceCell;
 
 /// Brackets and braces nested deeper than this are reported (E0006) instead of parsed, so that
 /// hostile input cannot exhaust the stack.
@@ -32,12 +32,14 @@ pub enum Mode {
 pub(super) const VALUE: &str = "a JSON value";
 pub(super) const KEY: &str = "a string key";
 
-type Tokens<'tok, 'src> = &'tok [(Token<'src>, SimpleSpan)];
-type In<'tok, 'src> = MappedInput<'tok, Token<'src>, SimpleSpan, Tokens<'tok, 'src>>;
-type Extra<'tok, 'src> = extra::Err<Rich<'tok, Token<'src>, SimpleSpan>>;
+type Tokens<'tok, 'src> = &'tok [(Token<'src>, TokenSpan)];
+type In<'tok, 'src> = MappedInput<'tok, Token<'src>, TokenSpan, Tokens<'tok, 'src>>;
+type Extra<'tok, 'src> = extra::Err<Rich<'tok, Token<'src>, TokenSpan>>;
 
 /// Splits a token buffer entry for chumsky (a named fn: a closure trips higher-ranked lifetimes).
-fn project<'tok, 'src>(entry: &'tok (Token<'src>, SimpleSpan)) -> (&'tok Token<'src>, &'tok SimpleSpan) {
+fn project<'tok, 'src>(
+    entry: &'tok (Token<'src>, TokenSpan),
+) -> (&'tok Token<'src>, &'tok TokenSpan) {
     (&entry.0, &entry.1)
 }
 
@@ -45,7 +47,8 @@ fn project<'tok, 'src>(entry: &'tok (Token<'src>, SimpleSpan)) -> (&'tok Token<'
 /// recovery skipped input; `None` only when nothing resembling a value was found) and every
 /// syntax diagnostic, with spans relative to `text`.
 ///
-/// In [`Mode::Item`] the text of a fix is escaped for the JSON string the item was written in.
+/// Fixes are edits of `text` too: whoever maps the spans into an enclosing string also escapes
+/// the replacement texts for it.
 pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
     let scanned = scan(text, mode);
     let mut diagnostics = scanned.diagnostics;
@@ -55,9 +58,10 @@ pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
         return (None, diagnostics);
     }
 
-    let eoi = SimpleSpan::from(text.len()..text.len());
+    let eoi = token_span(text.len()..text.len());
     let input = scanned.tokens.as_slice().map(eoi, project as fn(_) -> _);
-    let (output, errors) = document().parse(input).into_output_errors();
+    let (output, mut errors) = document().parse(input).into_output_errors();
+    errors.sort_by_key(|error| error.span().start);
 
     let cx = Context {
         mode,
@@ -66,25 +70,27 @@ pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
         parents: OnceCell::new(),
     };
     // Recovery can meet one mistake several times (each unclosed level at the end of input):
-    // one diagnostic per position is enough.
+    // one diagnostic per position is enough. Errors are sorted by position, first come first.
     let mut reported = Vec::with_capacity(errors.len());
     for error in &errors {
-        let at = error.span().start;
+        let at = error.span().start as usize;
         // A token the scan replaced has been reported already.
         let replaced = matches!(error.found(), Some(Token::Invalid(_)));
-        if !replaced && !reported.contains(&at) {
+        if !replaced && reported.last() != Some(&at) {
             reported.push(at);
             diagnostics.push(report::syntax_error(error, &cx));
         }
     }
     let node = output.and_then(|(node, trailing)| {
-        let trailing = trailing.into_range();
+        let trailing = range(trailing);
         // Recovery that consumed nothing: no value was found at all.
         let nothing = matches!(node.kind, NodeKind::Error)
             && !trailing.is_empty()
             && trailing.start <= node.span.start;
-        let known = reported.contains(&trailing.start)
-            || diagnostics.iter().any(|d| d.span.start as usize == trailing.start);
+        let known = reported.binary_search(&trailing.start).is_ok()
+            || diagnostics
+                .iter()
+                .any(|d| d.span.start as usize == trailing.start);
         if !trailing.is_empty() && !nothing && !known {
             diagnostics.push(report::trailing(trailing, &cx));
         }
@@ -96,12 +102,12 @@ pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
 
 /// One value, and the span of whatever follows it (empty if nothing does).
 fn document<'tok, 'src: 'tok>()
--> impl Parser<'tok, In<'tok, 'src>, (Node<'src>, SimpleSpan), Extra<'tok, 'src>> {
+-> impl Parser<'tok, In<'tok, 'src>, (Node<'src>, TokenSpan), Extra<'tok, 'src>> {
     value().then(any().repeated().to_span())
 }
 
-fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Extra<'tok, 'src>> + Clone
-{
+fn value<'tok, 'src: 'tok>()
+-> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Extra<'tok, 'src>> + Clone {
     recursive(|value| {
         let scalar = select! {
             Token::Null => NodeKind::Null,
@@ -121,7 +127,8 @@ fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Ex
             .at_least(1)
             // Only before the end of input: the scan dropped every other trailing comma.
             .allow_trailing()
-            .collect::<Vec<_>>()
+            // `fold` rather than `collect`: no iterator adapters on the stack of every level.
+            .fold(Vec::new(), push)
             .then_ignore(closer(Token::RBrack, Token::RBrace));
         let array = just(Token::LBrack)
             .ignore_then(just(Token::RBrack).to(Vec::new()).or(elements))
@@ -129,8 +136,8 @@ fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Ex
 
         let key = select! {
             Token::String(text) = e => {
-                let span: SimpleSpan = e.span();
-                Some((body(text), span.into_range()))
+                let span: TokenSpan = e.span();
+                Some((body(text), range(span)))
             },
             Token::Invalid(_) => None,
         }
@@ -151,47 +158,47 @@ fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Ex
             .at_least(1)
             // Only before the end of input: the scan dropped every other trailing comma.
             .allow_trailing()
-            .collect::<Members>()
+            .fold(Vec::new(), push_some)
             .then_ignore(closer(Token::RBrace, Token::RBrack));
         let object = just(Token::LBrace)
-            .ignore_then(just(Token::RBrace).to(Members::default()).or(members))
-            .map(|members| NodeKind::Object(members.0));
+            .ignore_then(just(Token::RBrace).to(Vec::new()).or(members))
+            .map(NodeKind::Object);
 
-        choice((scalar, object, array))
-            .map_with(|kind, e| Node {
-                kind,
-                span: e.span().into_range(),
-            })
-            .labelled(VALUE)
-            .recover_with(via_parser(nested_delimiters(
+        // One recovery layer (not three): every layer is a frame on each level of nesting.
+        let recovery = choice((
+            nested_delimiters(
                 Token::LBrace,
                 Token::RBrace,
                 [(Token::LBrack, Token::RBrack)],
                 error_node,
-            )))
-            .recover_with(via_parser(nested_delimiters(
+            ),
+            nested_delimiters(
                 Token::LBrack,
                 Token::RBrack,
                 [(Token::LBrace, Token::RBrace)],
                 error_node,
-            )))
-            .recover_with(skip_until(any().ignored(), boundary(), || Node {
-                kind: NodeKind::Error,
-                span: 0..0,
-            }))
-            .map_with(|mut node, e| {
-                // Recovery that skipped tokens (or none) covers what it skipped.
-                if node.span.is_empty() {
-                    node.span = e.span().into_range();
-                }
-                node
+            ),
+            // Skip to the next separator or closer; a value missing before one becomes an
+            // empty error node.
+            any()
+                .and_is(boundary().not())
+                .repeated()
+                .map_with(|(), e| error_node(e.span())),
+        ));
+        choice((scalar, object, array))
+            .map_with(|kind, e| Node {
+                kind,
+                span: range(e.span()),
             })
+            .labelled(VALUE)
+            .recover_with(via_parser(recovery))
     })
 }
 
 /// `,` between elements or members. A missing one (the next element follows directly) and junk
 /// before one are reported and recovered from, so the elements after them are still parsed.
-fn separator<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone {
+fn separator<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone
+{
     just(Token::Comma)
         .ignored()
         // Not before a replaced token: it may well be junk rather than the next element.
@@ -206,14 +213,19 @@ fn separator<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<
 
 /// `:` between a key and its value; a missing one, `,` or `=` in its place are recovered from.
 fn colon<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone {
-    let not_colon = any().filter(|t: &Token<'_>| *t != Token::Colon).ignored().or(end());
-    just(Token::Colon).ignored().recover_with(via_parser(choice((
-        select! { Token::Unknown("=" | "=>") => () },
-        just(Token::Comma)
-            .then(starts_value().then(not_colon).rewind())
-            .ignored(),
-        starts_value().rewind(),
-    ))))
+    let not_colon = any()
+        .filter(|t: &Token<'_>| *t != Token::Colon)
+        .ignored()
+        .or(end());
+    just(Token::Colon)
+        .ignored()
+        .recover_with(via_parser(choice((
+            select! { Token::Unknown("=" | "=>") => () },
+            just(Token::Comma)
+                .then(starts_value().then(not_colon).rewind())
+                .ignored(),
+            starts_value().rewind(),
+        ))))
 }
 
 /// The closer of an array or object. At the end of input, or at the other kind of closer (the
@@ -223,7 +235,9 @@ fn closer<'tok, 'src: 'tok>(
     close: Token<'src>,
     other: Token<'src>,
 ) -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone {
-    let flat = any().filter(|t: &Token<'_>| !t.is_opener() && !t.is_closer()).ignored();
+    let flat = any()
+        .filter(|t: &Token<'_>| !t.is_opener() && !t.is_closer())
+        .ignored();
     just(close)
         .ignored()
         .recover_with(via_parser(end().or(just(other).rewind().ignored())))
@@ -231,36 +245,41 @@ fn closer<'tok, 'src: 'tok>(
         .recover_with(skip_then_retry_until(flat, end()))
 }
 
-fn starts_value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone {
+fn starts_value<'tok, 'src: 'tok>()
+-> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone {
     any().filter(|t: &Token<'_>| t.starts_value()).ignored()
 }
 
 /// Where recovery stops skipping: a separator or a closer, left in place.
-fn boundary<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone {
+fn boundary<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone
+{
     any()
         .filter(|t: &Token<'_>| matches!(t, Token::Comma | Token::RBrack | Token::RBrace))
         .ignored()
         .rewind()
 }
 
-fn error_node<'src>(span: SimpleSpan) -> Node<'src> {
+fn error_node<'src>(span: TokenSpan) -> Node<'src> {
     Node {
         kind: NodeKind::Error,
-        span: span.into_range(),
+        span: range(span),
     }
 }
 
 /// The body of a string token, between its quotes.
 fn body(token: &str) -> &str {
-    token.get(1..token.len().saturating_sub(1)).unwrap_or_default()
+    token
+        .get(1..token.len().saturating_sub(1))
+        .unwrap_or_default()
 }
 
-/// An object's members; those whose key was malformed (and reported) are left out.
-#[derive(Clone, Debug, Default)]
-struct Members<'src>(Vec<Member<'src>>);
+fn push<T>(mut items: Vec<T>, item: T) -> Vec<T> {
+    items.push(item);
+    items
+}
 
-impl<'src> FromIterator<Option<Member<'src>>> for Members<'src> {
-    fn from_iter<I: IntoIterator<Item = Option<Member<'src>>>>(iter: I) -> Self {
-        Members(iter.into_iter().flatten().collect())
-    }
+/// Members whose key was malformed (and reported) are left out.
+fn push_some<T>(mut items: Vec<T>, item: Option<T>) -> Vec<T> {
+    items.extend(item);
+    items
 }

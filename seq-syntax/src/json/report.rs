@@ -3,12 +3,11 @@
 
 use super::lexer::{Token, shorten};
 use super::parser::{KEY, Mode, VALUE};
-use super::scan::fix_text;
+use super::scan::{TokenSpan, range};
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 use chumsky::error::{Rich, RichPattern};
-use chumsky::span::SimpleSpan;
 use std::cell::OnceCell;
 use std::ops::Range;
 
@@ -16,7 +15,7 @@ use std::ops::Range;
 #[derive(Debug)]
 pub(super) struct Context<'a, 'src> {
     pub mode: Mode,
-    pub tokens: &'a [(Token<'src>, SimpleSpan)],
+    pub tokens: &'a [(Token<'src>, TokenSpan)],
     /// Brackets and braces never closed, outermost first.
     pub unclosed: &'a [(Token<'src>, Range<usize>)],
     /// For each token (and the end of input), the index of the opener it sits in: computed on
@@ -48,17 +47,21 @@ impl Context<'_, '_> {
             parents.push(open.last().copied().unwrap_or(u32::MAX));
             parents
         });
-        let index = self.tokens.partition_point(|(_, span)| span.start < at);
+        let index = self
+            .tokens
+            .partition_point(|(_, span)| (span.start as usize) < at);
         let parent = *parents.get(index)?;
         let (token, span) = self.tokens.get(parent as usize)?;
-        Some((*token, span.into_range()))
+        Some((*token, range(*span)))
     }
 
     /// Where the token before offset `at` ends: where a missing `,` or `:` belongs.
     fn end_before(&self, at: usize) -> Option<usize> {
-        let index = self.tokens.partition_point(|(_, span)| span.start < at);
+        let index = self
+            .tokens
+            .partition_point(|(_, span)| (span.start as usize) < at);
         let (_, span) = self.tokens.get(index.checked_sub(1)?)?;
-        Some(span.end)
+        Some(span.end as usize)
     }
 }
 
@@ -88,7 +91,7 @@ impl Expected {
     }
 }
 
-fn expectations(error: &Rich<'_, Token<'_>, SimpleSpan>) -> Vec<Expected> {
+fn expectations(error: &Rich<'_, Token<'_>, TokenSpan>) -> Vec<Expected> {
     let mut expected: Vec<Expected> = error
         .expected()
         .filter_map(|pattern| match pattern {
@@ -120,8 +123,12 @@ fn expectations(error: &Rich<'_, Token<'_>, SimpleSpan>) -> Vec<Expected> {
                 | Token::Invalid(_) => None,
             },
             RichPattern::EndOfInput => Some(Expected::End),
-            // `RichPattern` is non-exhaustive; the grammar produces none of the others.
-            _ => None,
+            // The grammar produces none of these (`RichPattern` is non-exhaustive, hence `_`).
+            RichPattern::Label(_)
+            | RichPattern::Identifier(_)
+            | RichPattern::Any
+            | RichPattern::SomethingElse
+            | _ => None,
         })
         .collect();
     expected.sort_unstable();
@@ -133,7 +140,11 @@ fn list(expected: &[Expected]) -> String {
     let mut text = String::new();
     for (i, e) in expected.iter().enumerate() {
         if i > 0 {
-            text.push_str(if i + 1 == expected.len() { " or " } else { ", " });
+            text.push_str(if i + 1 == expected.len() {
+                " or "
+            } else {
+                ", "
+            });
         }
         text.push_str(e.describe());
     }
@@ -143,8 +154,11 @@ fn list(expected: &[Expected]) -> String {
     text
 }
 
-pub(super) fn syntax_error(error: &Rich<'_, Token<'_>, SimpleSpan>, cx: &Context<'_, '_>) -> Diagnostic {
-    let range = error.span().into_range();
+pub(super) fn syntax_error(
+    error: &Rich<'_, Token<'_>, TokenSpan>,
+    cx: &Context<'_, '_>,
+) -> Diagnostic {
+    let range = range(*error.span());
     let span = Span::from_range(range.clone());
     let mut expected = expectations(error);
     let inside = cx.enclosing(range.start);
@@ -168,11 +182,9 @@ pub(super) fn syntax_error(error: &Rich<'_, Token<'_>, SimpleSpan>, cx: &Context
     );
     let expects = |e: Expected| expected.contains(&e);
     let insert = |diagnostic: Diagnostic, text: &str| match cx.end_before(range.start) {
-        Some(at) => diagnostic.with_replacement(
-            format!("insert `{text}`"),
-            Span::from_range(at..at),
-            text,
-        ),
+        Some(at) => {
+            diagnostic.with_replacement(format!("insert `{text}`"), Span::from_range(at..at), text)
+        }
         None => diagnostic,
     };
 
@@ -181,7 +193,10 @@ pub(super) fn syntax_error(error: &Rich<'_, Token<'_>, SimpleSpan>, cx: &Context
             Some((opener, at)) => {
                 let closer = if *opener == Token::LBrack { "]" } else { "}" };
                 diagnostic
-                    .with_label(Span::from_range(at.clone()), format!("this {opener} is never closed"))
+                    .with_label(
+                        Span::from_range(at.clone()),
+                        format!("this {opener} is never closed"),
+                    )
                     .with_help(format!(
                         "the text ends inside a structure: complete it and close it with `{closer}`"
                     ))
@@ -222,13 +237,13 @@ pub(super) fn syntax_error(error: &Rich<'_, Token<'_>, SimpleSpan>, cx: &Context
             let quoted = format!("\"{text}\"");
             diagnostic
                 .with_help(format!("keys must be quoted: `{}`", shorten(&quoted)))
-                .with_replacement("quote the key", span, fix_text(&quoted, cx.mode))
+                .with_replacement("quote the key", span, quoted)
         }
         Token::True | Token::False | Token::Null if expects(Expected::Key) => {
             let quoted = format!("\"{}\"", found.to_string().trim_matches('`'));
             diagnostic
                 .with_help(format!("keys must be quoted: `{quoted}`"))
-                .with_replacement("quote the key", span, fix_text(&quoted, cx.mode))
+                .with_replacement("quote the key", span, quoted)
         }
         Token::LBrace | Token::LBrack if expects(Expected::Key) => {
             diagnostic.with_help("object keys are strings in double quotes")
@@ -242,7 +257,10 @@ pub(super) fn syntax_error(error: &Rich<'_, Token<'_>, SimpleSpan>, cx: &Context
                 Some((Token::LBrace, _)) => "members",
                 Some(_) | None => "elements",
             };
-            insert(diagnostic.with_help(format!("separate {what} with `,`")), ",")
+            insert(
+                diagnostic.with_help(format!("separate {what} with `,`")),
+                ",",
+            )
         }
         Token::RBrack | Token::RBrace if expects(Expected::Value) => {
             diagnostic.with_help("a value is missing here: write one, such as `null`")
@@ -257,10 +275,9 @@ pub(super) fn syntax_error(error: &Rich<'_, Token<'_>, SimpleSpan>, cx: &Context
                 "{found} does not close this {what}: close it with `{closer}` first"
             ));
             match inside {
-                Some((_, at)) => diagnostic.with_label(
-                    Span::from_range(at),
-                    format!("the {what} opened here"),
-                ),
+                Some((_, at)) => {
+                    diagnostic.with_label(Span::from_range(at), format!("the {what} opened here"))
+                }
                 None => diagnostic,
             }
         }
@@ -306,11 +323,13 @@ pub(super) fn trailing(range: Range<usize>, cx: &Context<'_, '_>) -> Diagnostic 
     let first = cx
         .tokens
         .iter()
-        .find(|(_, span)| span.start >= range.start)
+        .find(|(_, span)| span.start as usize >= range.start)
         .map_or_else(|| "text".to_owned(), |(token, _)| token.to_string());
     let help = match cx.mode {
         Mode::File => "a sequence file holds exactly one JSON value: remove what follows it",
-        Mode::Item => "an item is exactly one JSON object: remove what follows it, or end the item with `;`",
+        Mode::Item => {
+            "an item is exactly one JSON object: remove what follows it, or end the item with `;`"
+        }
     };
     Diagnostic::new(
         cx.code(),

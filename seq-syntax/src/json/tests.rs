@@ -16,10 +16,10 @@ fn codes(diagnostics: &[Diagnostic]) -> Vec<Code> {
 }
 
 fn members<'a, 'src>(node: &'a Node<'src>) -> &'a [Member<'src>] {
-    match &node.kind {
-        NodeKind::Object(members) => members,
-        other => panic!("not an object: {other:?}"),
-    }
+    let NodeKind::Object(members) = &node.kind else {
+        panic!("not an object: {node:?}")
+    };
+    members
 }
 
 fn keys<'src>(node: &Node<'src>) -> Vec<&'src str> {
@@ -113,7 +113,10 @@ fn missing_separators_read_expected_x_or_y() {
     let (_, diagnostics) = file("[1 2]");
     assert_eq!(diagnostics[0].message, "expected `,` or `]`, found `2`");
     let (_, diagnostics) = file("[1, 2");
-    assert_eq!(diagnostics[0].message, "expected `,` or `]`, found end of input");
+    assert_eq!(
+        diagnostics[0].message,
+        "expected `,` or `]`, found end of input"
+    );
     assert_eq!(diagnostics[0].labels[0].message, "this `[` is never closed");
 }
 
@@ -136,7 +139,12 @@ fn trailing_commas_have_their_own_code_and_fix() {
     assert_eq!(codes(&diagnostics), [Code::JsonTrailingComma; 2]);
     for d in &diagnostics {
         assert_eq!(at(text, d), ",");
-        assert_eq!(d.help.as_deref().map(|h| h.starts_with("remove the trailing comma")), Some(true));
+        assert_eq!(
+            d.help
+                .as_deref()
+                .map(|h| h.starts_with("remove the trailing comma")),
+            Some(true)
+        );
     }
     let fixed = apply_fixes(text, &diagnostics);
     assert_eq!(fixed, r#"{ "name": "demo", "groups": [1, 2] }"#);
@@ -174,19 +182,26 @@ fn references_are_values_in_items_only() {
     assert_eq!(at(text, &diagnostics[0]), "$args.hosts[0]");
     assert!(diagnostics[0].help.as_deref().unwrap().contains("`tools`"));
     let node = node.unwrap();
-    assert_eq!(members(&members(&node)[1].value)[0].value.kind, NodeKind::Error);
+    assert_eq!(
+        members(&members(&node)[1].value)[0].value.kind,
+        NodeKind::Error
+    );
 }
 
 #[test]
 fn item_mode_reports_item_syntax_and_malformed_references() {
     let text = r#"{"tool": "x", "args": {"a": $args., "b" 1}}"#;
     let (_, diagnostics) = parse(text, Mode::Item);
-    assert_eq!(codes(&diagnostics), [Code::MalformedReference, Code::ItemSyntax]);
+    assert_eq!(
+        codes(&diagnostics),
+        [Code::MalformedReference, Code::ItemSyntax]
+    );
     assert_eq!(at(text, &diagnostics[0]), "$args.");
-    // Fixes are escaped for the `tools` string the item sits in.
+    // Fixes edit the item's own text: lowering escapes them for the enclosing string.
     let (_, diagnostics) = parse(r#"{tool: "x"}"#, Mode::Item);
+    assert_eq!(codes(&diagnostics), [Code::ItemSyntax]);
     let fix = diagnostics[0].fix.as_ref().unwrap();
-    assert_eq!(fix.edits[0].text, r#"\"tool\""#);
+    assert_eq!(fix.edits[0].text, r#""tool""#);
 }
 
 #[test]
@@ -206,7 +221,10 @@ fn string_errors_point_at_the_bad_bytes() {
         ]
     );
     assert_eq!(diagnostics[0].message, "invalid escape `\\x`");
-    assert_eq!(diagnostics[1].help.as_deref(), Some("control characters must be escaped: write `\\t`"));
+    assert_eq!(
+        diagnostics[1].help.as_deref(),
+        Some("control characters must be escaped: write `\\t`")
+    );
     assert_eq!(diagnostics[3].message, "unterminated string");
 }
 
@@ -238,7 +256,10 @@ fn words_literals_and_quotes() {
             "string in single quotes",
         ]
     );
-    assert_eq!(apply_fixes(text, &diagnostics), "[true, NaN, \"abc\", \"q\"]");
+    assert_eq!(
+        apply_fixes(text, &diagnostics),
+        "[true, NaN, \"abc\", \"q\"]"
+    );
 }
 
 #[test]
@@ -255,7 +276,10 @@ fn exactly_one_value() {
     assert_eq!(keys(&node.unwrap()), ["a"]);
     assert_eq!(diagnostics.len(), 1);
     assert_eq!(at(text, &diagnostics[0]), r#"{"b": 2}"#);
-    assert_eq!(diagnostics[0].message, "unexpected `{` after the end of the JSON value");
+    assert_eq!(
+        diagnostics[0].message,
+        "unexpected `{` after the end of the JSON value"
+    );
 
     let (node, diagnostics) = file("]");
     assert!(node.is_none());
@@ -326,10 +350,24 @@ fn hostile_nesting_never_overflows() {
         .spawn(move || {
             for text in &inputs {
                 let (_, diagnostics) = parse(text, Mode::File);
-                assert!(diagnostics.iter().any(Diagnostic::is_error), "{}", &text[..10]);
-                let too_deep = diagnostics.iter().filter(|d| d.code == Code::TooDeep).count();
-                assert!(too_deep <= 1, "{too_deep} reports of one structure too deep");
-                assert!(diagnostics.len() < 1000, "{} diagnostics", diagnostics.len());
+                assert!(
+                    diagnostics.iter().any(Diagnostic::is_error),
+                    "{}",
+                    &text[..10]
+                );
+                let too_deep = diagnostics
+                    .iter()
+                    .filter(|d| d.code == Code::TooDeep)
+                    .count();
+                assert!(
+                    too_deep <= 1,
+                    "{too_deep} reports of one structure too deep"
+                );
+                assert!(
+                    diagnostics.len() < 1000,
+                    "{} diagnostics",
+                    diagnostics.len()
+                );
             }
         })
         .unwrap()

@@ -1,0 +1,35 @@
+//! The repository's own examples (`examples/*.json`, checked together as one store) are clean:
+//! no rule fires on them, not even a warning.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use seq_check::{Catalog, Source, check};
+use std::path::Path;
+
+#[test]
+fn examples_check_clean() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no examples in {}", dir.display());
+    let sources: Vec<Source> = paths
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            Source::new(name, std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    let result = check(&sources, &Catalog::builtin());
+    for file in &result.files {
+        assert!(
+            file.diagnostics.is_empty(),
+            "{}: {:#?}",
+            file.path,
+            file.diagnostics
+        );
+    }
+}
