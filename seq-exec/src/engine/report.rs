@@ -1,0 +1,73 @@
+//! The run report: what `seq_run` returns to a model and `seqc run --format json` prints.
+
+use crate::error::ToolError;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `{"ok", "groups": [...], "out": {group: {slot: value}}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// True only when every group ran or was skipped by its `when`, and no item failed in a way
+    /// its group did not tolerate (an honest success flag, §4.2).
+    pub ok: bool,
+    pub groups: Vec<GroupReport>,
+    /// The final `out` snapshot: each group's slots that were set.
+    pub out: Map<String, Value>,
+    /// Why the run could not start (an undeclared run argument, an input of the wrong type).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupReport {
+    pub name: String,
+    pub status: GroupStatus,
+    /// Whether the items actually ran concurrently (§6.6).
+    pub parallel: bool,
+    pub duration_ms: u64,
+    /// The slots this group set.
+    pub out: Map<String, Value>,
+    pub items: Vec<ItemReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupStatus {
+    /// Every item succeeded (or was skipped by `missing: skip`).
+    Ran,
+    /// The group's `when` was false.
+    Skipped,
+    /// The group failed: an item failed under `on_error: abort`, or the group timed out.
+    Failed,
+    /// Some items failed under `on_error: continue`; the others ran.
+    Partial,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemReport {
+    pub tool: String,
+    pub status: ItemStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    /// How many times the item was re-run by `on_error: retry`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ItemStatus {
+    Ok,
+    Failed,
+    /// Not run: `missing: skip`, a `seq_when_call` whose `when` was false, or cancelled after
+    /// another item failed under `on_error: abort`.
+    Skipped,
+    /// The tool was missing and `missing: degrade` wrote the fallback.
+    Degraded,
+}

@@ -1,0 +1,113 @@
+//! The result contract (design §4): a failure is structured data with a machine-readable reason,
+//! never a string to be searched. "Not found" and "failed" are different reasons (§8.2 rule 3).
+
+use serde::{Deserialize, Serialize};
+
+/// Why a tool call did not succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// A required parameter is missing (§4.4).
+    Required,
+    /// A parameter or input has the wrong type (§4.4, D-3).
+    Type,
+    /// The calling identity may not use this tool (D-7, §8.1).
+    Unauthorized,
+    /// The tool or the group ran past its time bound.
+    Timeout,
+    /// No host provides the tool right now (§8.2: existence is a run-time property).
+    NotFound,
+    /// The arguments were truncated or malformed upstream (`__arg_error`, §7 table).
+    ArgError,
+    /// Cross-sequence calls nested deeper than the bound (D-6).
+    Depth,
+    /// A call would re-enter a sequence already on the stack (D-6).
+    Cycle,
+    /// The tool ran and failed.
+    Failed,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Required => "required",
+            Reason::Type => "type",
+            Reason::Unauthorized => "unauthorized",
+            Reason::Timeout => "timeout",
+            Reason::NotFound => "not_found",
+            Reason::ArgError => "arg_error",
+            Reason::Depth => "depth",
+            Reason::Cycle => "cycle",
+            Reason::Failed => "failed",
+        }
+    }
+
+    /// Whether `on_error: retry` may re-run an item that failed for this reason (D-7: only
+    /// execution failures are retried).
+    pub fn is_retryable(self) -> bool {
+        match self {
+            Reason::Timeout | Reason::Failed => true,
+            Reason::Required
+            | Reason::Type
+            | Reason::Unauthorized
+            | Reason::NotFound
+            | Reason::ArgError
+            | Reason::Depth
+            | Reason::Cycle => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A structured failure (§4.1): which field, why, what happened, what to do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    pub reason: Reason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl ToolError {
+    pub fn new(reason: Reason, detail: impl Into<String>) -> ToolError {
+        ToolError {
+            field: None,
+            reason,
+            detail: Some(detail.into()),
+            hint: None,
+        }
+    }
+
+    pub fn with_field(mut self, field: impl Into<String>) -> ToolError {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> ToolError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.reason)?;
+        if let Some(field) = &self.field {
+            write!(f, " `{field}`")?;
+        }
+        if let Some(detail) = &self.detail {
+            write!(f, ": {detail}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ToolError {}

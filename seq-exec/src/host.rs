@@ -1,0 +1,40 @@
+//! The boundary between the engine and whatever provides tools: the embedded host, MCP servers,
+//! an agent runtime. The engine looks every tool up afresh for every call (no cached definitions:
+//! a tool may vanish or be replaced under the same name, §8.2) and asks the host, for every
+//! dispatch at every depth, whether the *calling identity* may use it (D-7, §8.1).
+
+use crate::error::ToolError;
+use seq_check::catalog::ToolDef;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future, so that hosts can be combined behind `dyn ToolHost`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Who is calling: the agent (or user) on whose behalf a sequence runs. Carried unchanged into
+/// every nested dispatch, through `seq_call` and `#sequence` calls, so that a sequence can never
+/// reach a tool its caller may not use (§8.3 problem two).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Caller {
+    pub id: String,
+}
+
+impl Caller {
+    pub fn new(id: impl Into<String>) -> Caller {
+        Caller { id: id.into() }
+    }
+}
+
+/// A provider of tools.
+pub trait ToolHost: Send + Sync {
+    /// The tool's current definition, or `None` when the host has no such tool now.
+    fn lookup(&self, name: &str) -> Option<ToolDef>;
+
+    /// Runs the tool. A host that lost the tool between `lookup` and `call` answers
+    /// `Reason::NotFound`; a tool that ran and failed answers `Reason::Failed`.
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>>;
+
+    /// Whether `caller` may run `tool` with `args` (the design's device authorization gate).
+    fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool;
+}
