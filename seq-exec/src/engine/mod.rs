@@ -21,7 +21,7 @@ pub trait SequenceSource: Send + Sync {
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// Cross-sequence calls nested on the stack (D-6): 4.
-    pub max_depth: usize,
+    pub max_depth: u32,
     /// Per tool call (D-7): 60 s.
     pub tool_timeout: Duration,
 }
