@@ -57,7 +57,8 @@ fn load_one(path: &Path) -> Result<Vec<ToolDef>, String> {
     Catalog::load_json(&text).map_err(|err| match err.span {
         Some(span) => {
             let at = position(&text, span.start as usize);
-            format!("{shown}:{at}: invalid catalog: {}", err.message)
+            // The message says that the catalog is not JSON, and why.
+            format!("{shown}:{at}: {}", err.message)
         }
         None => format!("{shown}: invalid catalog: {}", err.message),
     })

@@ -1,15 +1,17 @@
 //! Every code's explanation (`seqc explain CODE`) carries an example that triggers the code and a
-//! fix that clears it; both are run here, so the documentation cannot drift from the front end.
+//! fix that clears it; both go through the full checker (`seq_check::check` with the built-in
+//! catalog, as `seqc check` runs it), so the documentation cannot drift from the toolchain.
 //!
-//! For now the examples go through `seq_syntax::parse`, so only the front end's codes (below
-//! E0500) are held to this; when `seqc check` moves to `seq_check::check`, this test does too and
-//! covers every code.
+//! An explanation may opt out with `<!-- no-example: REASON -->` when one file cannot show the
+//! code. If it then shows several files as `NAME.json: {...}` lines, those are checked together
+//! as a store and must raise the code; only a code that no text can show (E0007) runs nothing.
 
 #![allow(
     clippy::unwrap_used,
     reason = "a test that cannot set up should stop there"
 )]
 
+use seq_check::{Catalog, Check, Source, check};
 use seq_syntax::{Code, Diagnostic};
 
 /// The body of the first ```json block inside the `## HEADING` section of `markdown`.
@@ -38,60 +40,96 @@ fn exemption(markdown: &str) -> Option<&str> {
     Some(markdown[start..end].trim())
 }
 
-/// Codes that `seq_syntax::parse` reports; the checker's start at E0500 / W0500.
-fn front_end_owns(code: Code) -> bool {
-    code.as_str()
-        .get(1..)
-        .and_then(|digits| digits.parse::<u32>().ok())
-        .is_some_and(|number| number < 500)
+/// The files an exempt explanation shows, one `NAME.json: {...}` line each.
+fn shown_files(markdown: &str) -> Vec<Source> {
+    markdown
+        .lines()
+        .filter_map(|line| line.split_once(".json: "))
+        .filter(|(name, text)| !name.contains(' ') && text.starts_with('{'))
+        .map(|(name, text)| Source::new(format!("{name}.json"), text))
+        .collect()
 }
 
-fn describe(diagnostics: &[Diagnostic]) -> Vec<String> {
+fn diagnostics(result: &Check) -> Vec<&Diagnostic> {
+    result.files.iter().flat_map(|f| &f.diagnostics).collect()
+}
+
+fn describe(diagnostics: &[&Diagnostic]) -> Vec<String> {
     diagnostics
         .iter()
         .map(|d| format!("{} {:?}: {}", d.code, d.span, d.message))
         .collect()
 }
 
-#[test]
-fn every_explanation_has_a_working_example_and_fix() {
+/// What is wrong with `code`'s example and fix, if anything.
+fn problems_of(code: Code, markdown: &str, catalog: &Catalog) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut exempt = Vec::new();
-    for code in Code::ALL.iter().copied().filter(|&c| front_end_owns(c)) {
-        let markdown = code.explanation();
-        if let Some(reason) = exemption(markdown) {
-            assert!(!reason.is_empty(), "{code}: an exemption needs a reason");
-            exempt.push(code);
-            continue;
-        }
-        match json_block(markdown, "Example") {
-            None => problems.push(format!("{code}: no ```json block under `## Example`")),
-            Some(example) => {
-                let parse = seq_syntax::parse(&example);
-                if !parse.diagnostics.iter().any(|d| d.code == code) {
-                    problems.push(format!(
-                        "{code}: the example does not report {code}; it reports {:?}",
-                        describe(&parse.diagnostics)
-                    ));
-                }
-            }
-        }
-        match json_block(markdown, "Fix") {
-            None => problems.push(format!("{code}: no ```json block under `## Fix`")),
-            Some(fix) => {
-                let parse = seq_syntax::parse(&fix);
-                if parse.has_errors() {
-                    problems.push(format!(
-                        "{code}: the fix still has errors: {:?}",
-                        describe(&parse.diagnostics)
-                    ));
-                }
+    match json_block(markdown, "Example") {
+        None => problems.push(format!("{code}: no ```json block under `## Example`")),
+        Some(example) => {
+            let result = check(&[Source::new("example.json", example)], catalog);
+            let found = diagnostics(&result);
+            // Exactly this code: an example that also trips other rules teaches the wrong thing.
+            if found.is_empty() || found.iter().any(|d| d.code != code) {
+                problems.push(format!(
+                    "{code}: the example should report {code} and nothing else; it reports {:#?}",
+                    describe(&found)
+                ));
             }
         }
     }
+    match json_block(markdown, "Fix") {
+        None => problems.push(format!("{code}: no ```json block under `## Fix`")),
+        Some(fix) => {
+            let result = check(&[Source::new("fix.json", fix)], catalog);
+            let found = diagnostics(&result);
+            if found.iter().any(|d| d.is_error() || d.code == code) {
+                problems.push(format!(
+                    "{code}: the fix still has errors or {code}: {:#?}",
+                    describe(&found)
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_explanation_has_a_working_example_and_fix() {
+    let catalog = Catalog::builtin();
+    let mut problems = Vec::new();
+    let mut nothing_to_run = Vec::new();
+    for &code in Code::ALL {
+        let markdown = code.explanation();
+        let title = format!("# {code}: {}\n", code.title());
+        if !markdown.starts_with(&title) {
+            problems.push(format!(
+                "{code}: the explanation should start with {title:?}"
+            ));
+        }
+        let Some(reason) = exemption(markdown) else {
+            problems.extend(problems_of(code, markdown, &catalog));
+            continue;
+        };
+        assert!(!reason.is_empty(), "{code}: an exemption needs a reason");
+        let files = shown_files(markdown);
+        if files.is_empty() {
+            nothing_to_run.push(code);
+            continue;
+        }
+        let result = check(&files, &catalog);
+        let found = diagnostics(&result);
+        if files.len() < 2 || found.is_empty() || found.iter().any(|d| d.code != code) {
+            problems.push(format!(
+                "{code}: the {} files shown should report {code} and nothing else; they report {:#?}",
+                files.len(),
+                describe(&found)
+            ));
+        }
+    }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    // Only a code that no text can show (bytes that are not UTF-8) is exempt.
-    assert_eq!(exempt, [Code::NotUtf8], "unexpected exemptions");
+    // Only a code that no text can show (bytes that are not UTF-8) has nothing to run.
+    assert_eq!(nothing_to_run, [Code::NotUtf8], "unexpected exemptions");
 }
 
 #[test]
@@ -103,4 +141,14 @@ fn json_blocks_are_found_only_in_their_section() {
     );
     assert_eq!(json_block(markdown, "Fix"), None);
     assert_eq!(json_block(markdown, "Other"), None);
+}
+
+#[test]
+fn shown_files_are_the_name_json_lines_only() {
+    let markdown = "```text\na.json: {\"name\": \"a\"}\nb.json: {}\n```\n\n\
+                    `seqc check a.json b.json` reports, in `b.json: x`:\n";
+    let files = shown_files(markdown);
+    let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(names, ["a.json", "b.json"]);
+    assert_eq!(files[0].text, "{\"name\": \"a\"}");
 }

@@ -124,6 +124,23 @@ pub fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
+/// `a`, `b` or `c`, each in backticks: how diagnostics list the legal choices.
+pub fn list(names: &[&str]) -> String {
+    list_joined(names, "or")
+}
+
+/// `a`, `b` *conjunction* `c`, each in backticks.
+pub fn list_joined(names: &[&str], conjunction: &str) -> String {
+    match names {
+        [] => String::new(),
+        [one] => format!("`{one}`"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(|n| format!("`{n}`")).collect();
+            format!("{} {conjunction} `{last}`", init.join(", "))
+        }
+    }
+}
+
 /// Orders diagnostics by position, then code, so that output is deterministic.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| {

@@ -14,7 +14,7 @@ use crate::ast::{
 };
 use crate::code::Code;
 use crate::condition::parse_condition;
-use crate::diagnostic::{self, Diagnostic, did_you_mean};
+use crate::diagnostic::{self, Diagnostic, did_you_mean, list};
 use crate::escape::{Composed, MapOffset, OffsetMap, unescape};
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::reference::parse_reference;
@@ -445,22 +445,9 @@ impl Lower {
         let missing = fields
             .get("missing")
             .and_then(|n| self.enumeration(n, map, "missing", Missing::NAMES, Missing::parse));
-        let fallback = fields.get("fallback").and_then(|n| match &n.kind {
-            NodeKind::Object(members) => Some(Spanned::new(
-                self.members(members, map),
-                span_in(map, &n.span),
-            )),
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::String(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Error => {
-                self.wrong_kind(n, map, "fallback", "an object from `out` slots to values");
-                None
-            }
-        });
+        let fallback = fields
+            .get("fallback")
+            .and_then(|n| self.object(n, map, "fallback", "an object from `out` slots to values"));
         Some(Group {
             span: span_in(map, &node.span),
             name,
@@ -741,22 +728,9 @@ impl Lower {
                 None
             }
         };
-        let args = fields.get("args").and_then(|n| match &n.kind {
-            NodeKind::Object(members) => Some(Spanned::new(
-                self.members(members, map),
-                span_in(map, &n.span),
-            )),
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::String(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Error => {
-                self.wrong_kind(n, map, "args", "an object of arguments");
-                None
-            }
-        });
+        let args = fields
+            .get("args")
+            .and_then(|n| self.object(n, map, "args", "an object of arguments"));
         let output = fields
             .get("as")
             .and_then(|n| self.string_field(n, map, "as"));
@@ -786,6 +760,24 @@ impl Lower {
             }
         }
         out
+    }
+
+    /// An object field (`args`, `fallback`) as members; anything else is reported.
+    fn object(
+        &mut self,
+        node: &Node<'_>,
+        map: &dyn MapOffset,
+        field: &str,
+        expected: &str,
+    ) -> Option<Spanned<Vec<AstMember>>> {
+        if let NodeKind::Object(members) = &node.kind {
+            return Some(Spanned::new(
+                self.members(members, map),
+                span_in(map, &node.span),
+            ));
+        }
+        self.wrong_kind(node, map, field, expected);
+        None
     }
 
     /// A value in `args` or `fallback`. Strings become templates; error nodes are left out.
@@ -895,18 +887,6 @@ fn split_diagnostic(kind: SplitErrorKind, span: Span) -> Diagnostic {
             Diagnostic::new(Code::ItemNotObject, span, "an item must be an object").with_help(
                 "write the item as {\"tool\": \"NAME\", \"args\": {...}} followed by `;`",
             )
-        }
-    }
-}
-
-/// `a`, `b` and `c`, each in backticks.
-pub(crate) fn list(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => format!("`{one}`"),
-        [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(|n| format!("`{n}`")).collect();
-            format!("{} or `{last}`", init.join(", "))
         }
     }
 }

@@ -324,14 +324,7 @@ fn join(path: &str, name: &str) -> String {
 
 /// `a`, `b` and `c`, each in backticks.
 pub(crate) fn list(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => format!("`{one}`"),
-        [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(|n| format!("`{n}`")).collect();
-            format!("{} and `{last}`", init.join(", "))
-        }
-    }
+    seq_syntax::diagnostic::list_joined(names, "and")
 }
 
 /// `a`, `b` and `c`, as given.

@@ -1,8 +1,8 @@
 //! The fields of one object: duplicates and unknown keys reported once, lookups by name after.
 
-use super::{Lower, list, span_in};
+use super::{Lower, span_in};
 use crate::code::Code;
-use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::MapOffset;
 use crate::json::{Member, Node};
 use std::ops::Range;
