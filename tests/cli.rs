@@ -380,6 +380,8 @@ fn usage_errors_exit_with_2() {
         &["check"][..],
         &["check", "--format", "yaml", "x.json"],
         &["check", "--color", "sometimes", "x.json"],
+        &["check", "--catalog"],
+        &["check", "--format", "sarif"],
         &["frobnicate"],
         &[],
         &["explain"],

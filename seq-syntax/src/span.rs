@@ -160,6 +160,21 @@ impl LineIndex {
         }
         u32::try_from(text.len()).unwrap_or(u32::MAX)
     }
+
+    /// Byte offset of a 0-based line and a 0-based column in bytes (LSP's `utf-8` encoding),
+    /// clamped to the line and to the character boundary at or before it.
+    pub fn offset_utf8(&self, text: &str, line: u32, col: u32) -> u32 {
+        let Some(&start) = self.line_starts.get(line as usize) else {
+            return u32::try_from(text.len()).unwrap_or(u32::MAX);
+        };
+        let rest = text.get(start as usize..).unwrap_or("");
+        let line_len = rest.find('\n').unwrap_or(rest.len());
+        let mut at = (col as usize).min(line_len);
+        while at > 0 && !rest.is_char_boundary(at) {
+            at -= 1;
+        }
+        start.saturating_add(u32::try_from(at).unwrap_or(u32::MAX))
+    }
 }
 
 fn clamped_slice(text: &str, start: usize, end: usize) -> &str {
@@ -186,5 +201,23 @@ mod tests {
         assert_eq!(index.line_col(text, y), LineCol { line: 3, column: 2 });
         assert_eq!(index.line_col_utf16(text, y), (2, 2));
         assert_eq!(index.offset_utf16(text, 2, 2), y);
+    }
+
+    #[test]
+    fn utf8_columns_round_trip_and_clamp() {
+        let text = "ab\n主机 x\n😀y";
+        let index = LineIndex::new(text);
+        let x = text.find('x').unwrap() as u32;
+        assert_eq!(index.offset_utf8(text, 1, 7), x);
+        // Inside `主` (bytes 3..6 of the file): back to its start.
+        assert_eq!(index.offset_utf8(text, 1, 1), 3);
+        // Past the end of a line: its end, not the next line.
+        assert_eq!(index.offset_utf8(text, 0, 99), 2);
+        // Past the last line: the end of the text.
+        assert_eq!(index.offset_utf8(text, 9, 0), text.len() as u32);
+        for offset in [0, 2, 3, x, text.len() as u32] {
+            let (line, col) = index.line_col_utf8(text, offset);
+            assert_eq!(index.offset_utf8(text, line, col), offset);
+        }
     }
 }
