@@ -27,6 +27,12 @@ pub enum Command {
     /// stderr, one line each (`FILE:LINE:COLUMN: error[CODE]: message`); the exit status is
     /// then 1, so that a script knows the picture may be incomplete.
     Graph(GraphArgs),
+    /// Serve the language server protocol on stdin and stdout, for editors.
+    ///
+    /// Diagnostics, hover, go to definition, references, rename, completion, quick fixes,
+    /// document symbols and semantic tokens for the sequence files of the editor's workspace.
+    /// See docs/editors.md for Neovim, Helix and VS Code.
+    Lsp,
 }
 
 #[derive(Debug, Args)]
@@ -132,6 +138,7 @@ pub fn run() -> ExitCode {
         Command::Check(args) => crate::check::run(&args),
         Command::Explain(args) => crate::explain::run(&args),
         Command::Graph(args) => crate::graph::run(&args),
+        Command::Lsp => crate::lsp::run(),
     };
     status.into()
 }

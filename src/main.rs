@@ -7,6 +7,7 @@ mod cli;
 mod explain;
 mod files;
 mod graph;
+mod lsp;
 mod render;
 
 fn main() -> std::process::ExitCode {

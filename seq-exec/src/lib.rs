@@ -6,9 +6,13 @@
 //! - [`builtin`]: the embedded host (`cmd_run`, `echo`, `sleep`, files, `output_send__stdout`).
 //! - [`storage`]: sequences on disk (D-8). [`seq_tools`]: the six `seq_*` tools.
 
+pub mod builtin;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod policy;
+pub mod seq_tools;
+pub mod storage;
 
 pub use engine::{Engine, Limits, Observer, RunReport, SequenceSource};
 pub use error::{Reason, ToolError};

@@ -289,6 +289,31 @@ pub struct Reference {
     pub path: Vec<Spanned<Segment>>,
 }
 
+impl Reference {
+    /// The reference as written, with only its first `segments` path segments:
+    /// `$args.hosts[0]` of `$args.hosts[0].name` for 1.
+    pub fn text_until(&self, segments: usize) -> String {
+        let mut text = format!("${}.{}", self.root.value.as_str(), self.slot.value);
+        for segment in self.path.iter().take(segments) {
+            match &segment.value {
+                Segment::Field(name) => {
+                    text.push('.');
+                    text.push_str(name);
+                }
+                Segment::Index(i) => text.push_str(&format!("[{i}]")),
+            }
+        }
+        text
+    }
+}
+
+/// The reference as written, without the braces of `${...}`: `$args.hosts[0].name`.
+impl std::fmt::Display for Reference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text_until(self.path.len()))
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Root {

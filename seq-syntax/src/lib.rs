@@ -23,6 +23,16 @@ pub mod span;
 pub mod split;
 pub mod template;
 
+// The grammar of group timeouts (D-5), for `parse_duration`: one grammar for `timeout` fields
+// and the arguments of tools such as `cmd_run`. Loaded a second time because `lower`'s copy is
+// private to `lower`; making that one `pub(crate)` would remove this.
+#[allow(
+    clippy::duplicate_mod,
+    reason = "the same file as `lower::duration`, until that module is visible here"
+)]
+#[path = "lower/duration.rs"]
+mod duration;
+
 pub use code::Code;
 pub use diagnostic::{Diagnostic, Severity};
 pub use span::{LineIndex, Span, Spanned};
@@ -76,4 +86,17 @@ pub fn parse_value(value: &serde_json::Value) -> (String, Parse) {
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
     let parse = parse(&text);
     (text, parse)
+}
+
+/// Parses a duration in the grammar of group timeouts (D-5): `"500ms"`, `"30s"`, `"1m30s"`;
+/// whole numbers with units `h`, `m`, `s`, `ms`, largest first, positive. The error says what is
+/// wrong, for a message to a user.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(seq_syntax::parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+/// assert!(seq_syntax::parse_duration("30").is_err());
+/// ```
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, &'static str> {
+    duration::parse(text)
 }

@@ -89,7 +89,10 @@ pub(super) fn tools() -> Vec<ToolDef> {
         // The embedded host (D-9 flags).
         tool(
             "cmd_run",
-            "Runs a shell command in its own process and returns its output.",
+            "Runs `command` with `sh -c` in its own process, in the host's root directory, and \
+             returns `{stdout, stderr, exit_code}`. A non-zero exit is a failure whose detail \
+             gives the exit status and the end of stderr. When `timeout` passes, the command and \
+             every process it started are killed.",
             &[
                 req(
                     "command",
@@ -99,7 +102,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
                 opt(
                     "timeout",
                     Some(JsonType::String),
-                    "A duration such as \"30s\"; the default is 60s.",
+                    "A duration such as \"500ms\", \"30s\" or \"1m30s\"; the default is 60s.",
                 ),
             ],
             false,
@@ -115,14 +118,16 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         tool(
             "sleep",
-            "Waits `ms` milliseconds.",
+            "Waits `ms` milliseconds, then returns null.",
             &[req("ms", Some(JsonType::Integer), "Milliseconds to wait.")],
             false,
             Safe,
         ),
         tool(
             "files_read",
-            "Reads a file under the host's root and returns its text.",
+            "Reads a UTF-8 text file under the host's root and returns its content. Paths are \
+             relative to the root; absolute paths, `..` and symbolic links that lead outside the \
+             root are refused.",
             &[req(
                 "path",
                 Some(JsonType::String),
@@ -133,7 +138,9 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         tool(
             "files_write",
-            "Writes text to a file under the host's root, replacing it.",
+            "Writes `content` to a file under the host's root, replacing it and creating missing \
+             parent directories; returns `{path, bytes}`. Not parallel-safe: it never runs at the \
+             same time as other tools. Paths as for `files_read`.",
             &[
                 req(
                     "path",
@@ -148,7 +155,8 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         tool(
             "files_list",
-            "Lists the entries of a directory under the host's root.",
+            "Lists a directory under the host's root: the entries' names, sorted, directories \
+             ending in `/`. Paths as for `files_read`; `\"\"` or `.` is the root.",
             &[req(
                 "path",
                 Some(JsonType::String),
@@ -159,7 +167,8 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         tool(
             "output_send__stdout",
-            "Sends text to the standard output channel.",
+            "Prints `text` as one line on the standard output channel. Calls to one channel keep \
+             their order, even in a group whose items run at the same time.",
             &[req("text", Some(JsonType::String), "The text to send.")],
             false,
             // Sends to one channel keep their order even in a parallel group (§6.2).
@@ -168,23 +177,37 @@ pub(super) fn tools() -> Vec<ToolDef> {
         // The six tools of the sequence plugin (design §8).
         tool(
             "seq_create",
-            "Checks a sequence and stores it: give `groups`, or `file` to load one; `replace` overwrites an existing one.",
+            "Checks a tool sequence and stores it under `name`. Give the groups inline as \
+             `groups`, or a sequence file as `file` (a path under the configured root), not both; \
+             `replace: true` overwrites a stored sequence of the same name. A sequence with \
+             errors is refused (`arg_error`) and every error comes back with its code, position \
+             and hint; warnings come back with the stored result. How sequences run: groups run \
+             one after another, in array order; the items of a group run at the same time unless \
+             the group says `\"parallel\": false`, so never rely on one item's output in a \
+             sibling item (in a `parallel: false` group a later item reads an earlier one's slot \
+             as `$out.SLOT`); calls to the same `output_send__<channel>` keep their order; tools \
+             that are not parallel-safe never run concurrently (they go in a `parallel: false` \
+             group, marked `\"unsafe_serial\": true`).",
             &[
-                req("name", Some(JsonType::String), "The sequence's name."),
+                req(
+                    "name",
+                    Some(JsonType::String),
+                    "The sequence's name; with `file`, the name the file gives it.",
+                ),
                 opt(
                     "groups",
                     Some(JsonType::Array),
-                    "The groups, in the file form's shape.",
+                    "The groups: an array of group objects, as in a sequence file.",
                 ),
                 opt(
                     "file",
                     Some(JsonType::String),
-                    "A sequence file under the configured root.",
+                    "A sequence file, relative to the configured root.",
                 ),
                 opt(
                     "description",
                     Some(JsonType::String),
-                    "What the sequence does.",
+                    "What the sequence does (with `groups` only; a file has its own).",
                 ),
                 opt(
                     "replace",
@@ -198,21 +221,30 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         tool(
             "seq_list",
-            "Lists the stored sequences: name, groups, tools and description.",
+            "Lists the stored sequences: name, number of groups, number of tool items, and \
+             description. A stored file that cannot be read is listed with its error.",
             &[],
             true,
             Safe,
         ),
         tool(
             "seq_delete",
-            "Deletes a stored sequence.",
+            "Deletes a stored sequence. Sequences that call it as `#name` are not changed: their \
+             calls find nothing (`not_found`) until it exists again.",
             &[req("name", Some(JsonType::String), "The sequence's name.")],
             true,
             Unsafe,
         ),
         tool(
             SEQ_RUN,
-            "Runs a stored sequence's groups in order and returns a summary per group and the final `out` slots.",
+            "Runs a stored sequence: its groups one after another, in array order. Within a group \
+             the items run at the same time unless the group says `\"parallel\": false`; calls to \
+             the same `output_send__<channel>` keep their order even then, and tools that are \
+             not parallel-safe never run concurrently. `args` go to the groups that declare them in \
+             `in`; an argument no group declares is an error. Returns per group its status \
+             (`ran`, `skipped`, `failed`, `partial`), whether its items actually ran in parallel, \
+             its duration, its slots and each item's error, plus the final `out` slots. A run \
+             that does not succeed is a failed call, its detail holding the report.",
             &[
                 req("name", Some(JsonType::String), "The sequence's name."),
                 opt(
@@ -227,7 +259,14 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         tool(
             SEQ_CALL,
-            "Calls a group by name: `target` is a group of this sequence or `#sequence`.",
+            "Calls a group by name and returns its `out` slots: `target` is a group of the same \
+             sequence, or `#name` to run a whole stored sequence (returning `{group: {slot: \
+             value}}`); called directly, outside a sequence, only `#name` works. `args` fill the \
+             target's `in` slots. The target runs by the same rules: items run at the same time \
+             unless their group says `\"parallel\": false`, calls to the same \
+             `output_send__<channel>` keep their order, and tools that are not parallel-safe \
+             never run concurrently. Calls across sequences nest at most 4 deep and never form a \
+             cycle.",
             &[
                 req(
                     "target",
@@ -245,7 +284,9 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         tool(
             SEQ_WHEN_CALL,
-            "Calls a group by name when `when` holds; otherwise skips the call and writes no slot.",
+            "Like `seq_call`, but evaluates `when` first, in the caller's scope (called directly, \
+             `$args` are this call's `args`): when it is false the call is skipped and writes no \
+             slot; a condition that cannot be evaluated is an error, never false.",
             &[
                 req(
                     "target",
@@ -260,7 +301,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
                 req(
                     "when",
                     Some(JsonType::String),
-                    "A condition, evaluated before the call.",
+                    "A condition such as `$args.count > 0`, evaluated before the call.",
                 ),
             ],
             true,

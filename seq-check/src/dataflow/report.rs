@@ -1,7 +1,7 @@
 //! The words of W0601 and W0602: which writer may not write, why, and what to do.
 
 use super::{ResultGap, Unwritten, Writer};
-use seq_syntax::ast::{Reference, Segment, Sequence};
+use seq_syntax::ast::{Reference, Sequence};
 use seq_syntax::{Code, Diagnostic, Span};
 
 /// Writers named in a message, at most.
@@ -116,18 +116,7 @@ pub(super) fn result_gap(
 
 /// `$out.r.f[0]`, as written (without the braces of `${...}`).
 fn reference_text(reference: &Reference) -> String {
-    let mut text = format!(
-        "${}.{}",
-        reference.root.value.as_str(),
-        reference.slot.value
-    );
-    for segment in &reference.path {
-        match &segment.value {
-            Segment::Field(name) => text.push_str(&format!(".{name}")),
-            Segment::Index(index) => text.push_str(&format!("[{index}]")),
-        }
-    }
-    text
+    reference.to_string()
 }
 
 fn writer_text(writer: &Writer<'_>, slot: &str) -> String {

@@ -3,7 +3,7 @@
 //! item is a string inside that string, escaped twice.
 
 use seq_syntax::Span;
-use seq_syntax::ast::{Group, Item, Reference, Root, Segment, SlotDecl, Type, Value};
+use seq_syntax::ast::{Group, Item, Reference, SlotDecl, Type, Value};
 use seq_syntax::diagnostic::{Edit, Fix};
 
 /// The body of a JSON string literal holding `text`.
@@ -88,24 +88,7 @@ pub(crate) fn mark_unsafe_serial(item: &Item) -> Edit {
 
 /// A reference as written in canonical form: `$args.hosts[0]`.
 pub(crate) fn reference_text(reference: &Reference) -> String {
-    let mut text = format!(
-        "${}.{}",
-        match reference.root.value {
-            Root::Args => "args",
-            Root::Out => "out",
-        },
-        reference.slot.value
-    );
-    for segment in &reference.path {
-        match &segment.value {
-            Segment::Field(name) => {
-                text.push('.');
-                text.push_str(name);
-            }
-            Segment::Index(i) => text.push_str(&format!("[{i}]")),
-        }
-    }
-    text
+    reference.to_string()
 }
 
 #[cfg(test)]

@@ -1,13 +1,46 @@
 //! The interpreter of checked sequences (D-7).
+//!
+//! The engine walks the checked AST, never text. Its modules, from the outside in:
+//! - `call`: runs (`seq_run`), calls (`seq_call`, `seq_when_call`, `seq_run` items) and the
+//!   routing of arguments to the groups that declare them;
+//! - `group`: one group — `when`, the items in parallel or in order, the barrier, `on_error`,
+//!   the group timeout;
+//! - `item`: one item — retries, `missing`, the type check of the value it writes;
+//! - `dispatch`: the path of every host tool call (`__arg_error`, lookup, authorization,
+//!   pre-validation, the per-tool timeout, the result contract of §4.2);
+//! - `values`, `eval`, `render`: references, conditions (D-4) and templates (§5.2);
+//! - `stack`: the call stack behind the run-time depth and cycle bounds (D-6).
+//!
+//! Where the design and the decisions are silent, the choice is written next to the code that
+//! makes it. The main ones:
+//! - input problems (an argument no group declares, a value that does not fit its declared
+//!   type) are reason `type`, with the argument as `field`; `null` passed for an input means
+//!   "not passed"; a lenient boolean (§4.4) entering a `bool` input or slot becomes a boolean;
+//! - an `array` slot written by several items collects their values; written by one item, it
+//!   takes that item's value;
+//! - a `partial` group (failures tolerated by `on_error: continue`) does not make a run fail;
+//!   a `failed` one stops it, and the groups after it are not in the report;
+//! - the group timeout fails the group whatever its `on_error`; the per-tool timeout applies
+//!   to host tools, not to calls, which are bounded by the timeouts of the groups they run.
 
+mod call;
+mod dispatch;
+mod eval;
+mod group;
+mod item;
+mod render;
 mod report;
+mod stack;
+mod values;
 
+pub use render::render_text;
 pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
 
-use crate::error::ToolError;
+use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value};
+use stack::Stack;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,6 +69,13 @@ impl Default for Limits {
 }
 
 /// What the engine tells an observer while it runs (for a live view); called in order per group.
+///
+/// Only the groups of the run itself are observed (those of `Engine::run`, or of the sequence or
+/// group an `Engine::call` names); a group reached through a `seq_call` item shows as that item.
+/// Every observed group gets `group_started` and `group_finished`, also when its `when` is false;
+/// `item_started` comes when an item really starts (after the same-channel item before it), and
+/// `item_finished` once for every item of a group that ran, in finishing order, then the items
+/// that never finished (cancelled, or not reached) in item order.
 pub trait Observer: Send + Sync {
     fn group_started(&self, _sequence: &str, _group: &str, _parallel: bool) {}
     fn item_started(&self, _group: &str, _index: usize, _tool: &str) {}
@@ -59,6 +99,17 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// What every part of a run shares: the host, the store, the bounds, the observer, and the
+/// calling identity, which is carried unchanged into every nested dispatch (§8.3 problem two).
+#[derive(Clone, Copy)]
+pub(crate) struct Cx<'a> {
+    pub host: &'a dyn ToolHost,
+    pub sequences: &'a dyn SequenceSource,
+    pub limits: &'a Limits,
+    pub observer: Option<&'a dyn Observer>,
+    pub caller: &'a Caller,
+}
+
 impl Engine {
     pub fn new(host: Arc<dyn ToolHost>, sequences: Arc<dyn SequenceSource>) -> Engine {
         Engine {
@@ -79,6 +130,16 @@ impl Engine {
         self
     }
 
+    fn cx<'a>(&'a self, caller: &'a Caller) -> Cx<'a> {
+        Cx {
+            host: self.host.as_ref(),
+            sequences: self.sequences.as_ref(),
+            limits: &self.limits,
+            observer: self.observer.as_deref(),
+            caller,
+        }
+    }
+
     /// Runs `sequence` (already checked: no error diagnostics) with the run's arguments, on
     /// behalf of `caller`: `seq_run`.
     pub async fn run(
@@ -87,19 +148,20 @@ impl Engine {
         args: Map<String, Value>,
         caller: &Caller,
     ) -> RunReport {
-        let _ = (
-            sequence,
-            args,
-            caller,
-            &self.host,
-            &self.sequences,
-            &self.observer,
-        );
-        todo!("engine helper")
+        let cx = self.cx(caller);
+        match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
+            Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await,
+            // The bottom of the stack can be neither deeper than the bound nor a cycle.
+            Err(error) => call::failed_run(error),
+        }
     }
 
     /// Calls one target from outside any sequence: `seq_call` / `seq_when_call` made directly
     /// by a model. `target` is a group of `sequence` or `#name`.
+    ///
+    /// The value is what a `seq_call` item would write to its `as` slot: the group's slots, or
+    /// `{group: {slot: value}}` for the groups of `#name` that ran; `null` when the group's
+    /// `when` was false. A call to `#name` starts at depth 0, as `seq_run` does.
     pub async fn call(
         &self,
         sequence: Option<&Sequence>,
@@ -107,7 +169,69 @@ impl Engine {
         args: Map<String, Value>,
         caller: &Caller,
     ) -> Result<Value, ToolError> {
-        let _ = (sequence, target, args, caller);
-        todo!("engine helper")
+        let cx = self.cx(caller);
+        call::direct(cx, sequence, target, args)
+            .await
+            .map(|value| value.unwrap_or(Value::Null))
     }
+
+    /// `seq_when_call` made directly by a model: [`Engine::call`] when `when` holds, `null`
+    /// without calling when it does not (§8.4). The condition is evaluated before anything
+    /// else; its `$args` are the arguments of this call (a model has no other scope). A
+    /// condition that does not parse is an `arg_error`; one that cannot be evaluated (D-4) is
+    /// a `type` error, never "false".
+    pub async fn when_call(
+        &self,
+        sequence: Option<&Sequence>,
+        target: &str,
+        args: Map<String, Value>,
+        when: &str,
+        caller: &Caller,
+    ) -> Result<Value, ToolError> {
+        let condition = eval::parse(when)?;
+        let scope = values::Scope {
+            args: args.clone(),
+            out: Map::new(),
+        };
+        if !eval::eval(&condition, &scope)? {
+            return Ok(Value::Null);
+        }
+        self.call(sequence, target, args, caller).await
+    }
+}
+
+/// The detail of `error` with `context` in front: where in the run it happened.
+pub(crate) fn within(mut error: ToolError, context: &str) -> ToolError {
+    error.detail = Some(match error.detail.take() {
+        Some(detail) => format!("{context}: {detail}"),
+        None => context.to_owned(),
+    });
+    error
+}
+
+/// A duration as the sequence language writes it: `1m30s`, `500ms`.
+pub(crate) fn format_duration(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis == 0 {
+        return "0s".to_owned();
+    }
+    let mut out = String::new();
+    let mut push = |amount: u128, unit: &str| {
+        if amount > 0 {
+            out.push_str(&format!("{amount}{unit}"));
+        }
+    };
+    push(millis / 3_600_000, "h");
+    push(millis / 60_000 % 60, "m");
+    push(millis / 1_000 % 60, "s");
+    push(millis % 1_000, "ms");
+    out
+}
+
+/// The error of an input or argument that does not fit the signature it goes to. An undeclared
+/// argument is a `type` error too: the arguments object does not fit the declared signature.
+pub(crate) fn signature_error(field: &str, detail: String, hint: &str) -> ToolError {
+    ToolError::new(Reason::Type, detail)
+        .with_field(field)
+        .with_hint(hint)
 }

@@ -10,6 +10,7 @@ pub struct RunReport {
     /// True only when every group ran or was skipped by its `when`, and no item failed in a way
     /// its group did not tolerate (an honest success flag, §4.2).
     pub ok: bool,
+    /// The groups reached, in order: the run stops after a group that failed.
     pub groups: Vec<GroupReport>,
     /// The final `out` snapshot: each group's slots that were set.
     pub out: Map<String, Value>,
@@ -22,7 +23,9 @@ pub struct RunReport {
 pub struct GroupReport {
     pub name: String,
     pub status: GroupStatus,
-    /// Whether the items actually ran concurrently (§6.6).
+    /// Whether items ran side by side (§6.6): a parallel group with at least two items that
+    /// do not wait for each other. A serial group, a group of one item, or one whose items all
+    /// send to one output channel (kept in order, §6.2) says false.
     pub parallel: bool,
     pub duration_ms: u64,
     /// The slots this group set.
@@ -65,8 +68,10 @@ fn is_zero(n: &u32) -> bool {
 pub enum ItemStatus {
     Ok,
     Failed,
-    /// Not run: `missing: skip`, a `seq_when_call` whose `when` was false, or cancelled after
-    /// another item failed under `on_error: abort`.
+    /// Not run, nothing written: `missing: skip` (the `not_found` error is kept), a
+    /// `seq_when_call` whose `when` was false, a call to a group whose `when` was false,
+    /// cancelled after another item failed under `on_error: abort`, or not reached before the
+    /// group failed or timed out.
     Skipped,
     /// The tool was missing and `missing: degrade` wrote the fallback.
     Degraded,

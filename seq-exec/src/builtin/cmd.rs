@@ -1,0 +1,123 @@
+//! `cmd_run`: a shell command in its own process group, so that a timeout or a cancelled run
+//! stops the shell *and* everything it started, leaving no process behind.
+
+use super::args;
+use crate::error::{Reason, ToolError};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::Command;
+
+/// Without a `timeout` argument (the engine also caps every call at 60 s, D-7).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How much of stderr a failure's detail quotes, from its end (where the error usually is).
+const STDERR_TAIL: usize = 1000;
+
+pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolError> {
+    let command = args::string(args, "command")?;
+    let timeout = match args::optional_string(args, "timeout")? {
+        None => DEFAULT_TIMEOUT,
+        Some(text) => seq_syntax::parse_duration(text).map_err(|problem| {
+            ToolError::new(
+                Reason::Type,
+                format!("`timeout` is not a duration: `{text}`: {problem}"),
+            )
+            .with_field("timeout")
+            .with_hint("write a duration such as \"500ms\", \"30s\" or \"1m30s\"")
+        })?,
+    };
+
+    let mut shell = Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    shell.process_group(0);
+    let child = shell.spawn().map_err(|error| {
+        ToolError::new(Reason::Failed, format!("cannot start `sh`: {error}"))
+            .with_hint("check that `sh` is installed and the root directory exists")
+    })?;
+    // Armed until the command has finished: dropping it (timeout, cancelled run) kills the group.
+    let mut group = GroupGuard {
+        pgid: child.id(),
+        armed: true,
+    };
+    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Ok(Ok(output)) => output,
+        Ok(Err(error)) => {
+            return Err(ToolError::new(
+                Reason::Failed,
+                format!("reading the command's output failed: {error}"),
+            ));
+        }
+        Err(_) => {
+            return Err(ToolError::new(
+                Reason::Timeout,
+                format!("the command ran longer than {timeout:?} and was killed"),
+            )
+            .with_field("timeout")
+            .with_hint("raise `timeout`, or make the command finish sooner"));
+        }
+    };
+    group.armed = false;
+
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    match output.status.code() {
+        Some(0) => Ok(json!({"stdout": stdout, "stderr": stderr, "exit_code": 0})),
+        Some(code) => Err(ToolError::new(
+            Reason::Failed,
+            format!("exit status {code}: {}", tail(&stderr)),
+        )
+        .with_hint("the command failed; its stderr is quoted above")),
+        None => Err(ToolError::new(
+            Reason::Failed,
+            format!("killed by a signal: {}", tail(&stderr)),
+        )),
+    }
+}
+
+fn tail(text: &str) -> &str {
+    let text = text.trim_end();
+    let mut start = text.len().saturating_sub(STDERR_TAIL);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text.get(start..).unwrap_or(text)
+}
+
+struct GroupGuard {
+    pgid: Option<u32>,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let (true, Some(pgid)) = (self.armed, self.pgid) {
+            kill_group(pgid);
+        }
+    }
+}
+
+/// Sends SIGKILL to the process group (the shell was made its leader). `kill` with a negative id
+/// is POSIX and needs no unsafe code; the shell itself is also killed by `kill_on_drop`.
+#[cfg(unix)]
+fn kill_group(pgid: u32) {
+    // Best effort: a group that is already gone is what we want anyway.
+    let _ = std::process::Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{pgid}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pgid: u32) {}

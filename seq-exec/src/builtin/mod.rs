@@ -1,0 +1,144 @@
+//! The embedded host: the tools that make seqc run out of the box (issue 4, D-9).
+//!
+//! | tool | does | parallel-safe |
+//! | --- | --- | --- |
+//! | `cmd_run {command, timeout?}` | `sh -c` in the root; `{stdout, stderr, exit_code}`; a non-zero exit fails | yes |
+//! | `echo {value}` | returns `value` | yes |
+//! | `sleep {ms}` | waits | yes |
+//! | `files_read {path}` | a file's text | yes |
+//! | `files_write {path, content}` | writes a file (creating parent directories) | no |
+//! | `files_list {path}` | sorted entry names, directories with a trailing `/` | yes |
+//! | `output_send__stdout {text}` | a line on the output sink | yes (ordered per channel) |
+//!
+//! Definitions come from [`Catalog::builtin`], the one place they are written. The file tools
+//! are confined to the root by [`resolve_under`]; `can_use` is answered by a [`Policy`].
+
+pub(crate) mod args;
+mod cmd;
+mod files;
+mod output;
+mod root;
+
+pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
+pub use output::{Captured, OutputSink, Stdout};
+pub use root::{PathError, resolve_under};
+
+use crate::error::{Reason, ToolError};
+use crate::host::{BoxFuture, Caller, ToolHost};
+use crate::policy::Policy;
+use seq_check::{Catalog, ToolDef};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The names of the embedded host's tools.
+pub const TOOLS: [&str; 7] = [
+    "cmd_run",
+    "echo",
+    "sleep",
+    "files_read",
+    "files_write",
+    "files_list",
+    "output_send__stdout",
+];
+
+/// The embedded host.
+pub struct BuiltinHost {
+    root: PathBuf,
+    policy: Arc<Policy>,
+    output: Arc<dyn OutputSink>,
+    definitions: BTreeMap<String, ToolDef>,
+}
+
+impl std::fmt::Debug for BuiltinHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltinHost")
+            .field("root", &self.root)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BuiltinHost {
+    /// A host whose file tools and commands work in `root`, allowing every tool, printing
+    /// `output_send__stdout` to standard output.
+    pub fn new(root: impl Into<PathBuf>) -> BuiltinHost {
+        let catalog = Catalog::builtin();
+        let definitions = TOOLS
+            .iter()
+            .filter_map(|name| catalog.get(name))
+            .map(|def| (def.name.clone(), def.clone()))
+            .collect();
+        BuiltinHost {
+            root: root.into(),
+            policy: Arc::new(Policy::allow_all()),
+            output: Arc::new(Stdout),
+            definitions,
+        }
+    }
+
+    pub fn with_policy(mut self, policy: Arc<Policy>) -> BuiltinHost {
+        self.policy = policy;
+        self
+    }
+
+    pub fn with_output(mut self, output: Arc<dyn OutputSink>) -> BuiltinHost {
+        self.output = output;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The host's tool definitions, by name.
+    pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
+        self.definitions.values()
+    }
+
+    async fn dispatch(&self, name: &str, args: Value) -> Result<Value, ToolError> {
+        match name {
+            "cmd_run" => cmd::cmd_run(&self.root, &args).await,
+            "echo" => args::required(&args, "value").cloned(),
+            "sleep" => {
+                let ms = args::whole_number(&args, "ms")?;
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(Value::Null)
+            }
+            "files_read" => files::files_read(&self.root, &args).await,
+            "files_write" => files::files_write(&self.root, &args).await,
+            "files_list" => files::files_list(&self.root, &args).await,
+            "output_send__stdout" => {
+                let text = args::string(&args, "text")?;
+                self.output.send(text).map_err(|error| {
+                    ToolError::new(
+                        Reason::Failed,
+                        format!("the output channel failed: {error}"),
+                    )
+                })?;
+                Ok(Value::Null)
+            }
+            other => Err(ToolError::new(
+                Reason::NotFound,
+                format!("the embedded host has no tool `{other}`"),
+            )
+            .with_hint(format!("its tools are {}", TOOLS.join(", ")))),
+        }
+    }
+}
+
+impl ToolHost for BuiltinHost {
+    fn lookup(&self, name: &str) -> Option<ToolDef> {
+        self.definitions.get(name).cloned()
+    }
+
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(self.dispatch(name, args))
+    }
+
+    fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
+        self.policy.allows(caller, tool)
+    }
+}

@@ -1,0 +1,137 @@
+//! Confinement to a root directory (D-8, design §7.1 path check): the one escape check shared by
+//! the file tools and `seq_create(file=...)`.
+//!
+//! A path is refused when it is absolute, when it has a `..` component, or when any entry on the
+//! way to it is a symbolic link that leads outside the root (or whose target does not exist, so
+//! that where it leads cannot be verified: writing through it could create a file anywhere).
+//! Every existing prefix is canonicalized and checked against the canonical root, so a link that
+//! leaves the root and comes back is refused too. Races with a concurrent writer of the tree
+//! (a link swapped in between the check and the use) are outside what this guards against.
+
+use crate::error::{Reason, ToolError};
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path was refused or could not be resolved.
+#[derive(Debug)]
+pub enum PathError {
+    /// `/etc/passwd`: only paths relative to the root are accepted.
+    Absolute,
+    /// `a/../b`: `..` could climb out of the root.
+    ParentDir,
+    /// The entry (relative to the root) is a symbolic link that leads outside the root.
+    Outside { entry: PathBuf },
+    /// The entry is a symbolic link whose target does not exist.
+    BrokenLink { entry: PathBuf },
+    /// The root itself cannot be resolved.
+    Root { root: PathBuf, error: io::Error },
+    /// An entry on the way cannot be inspected.
+    Io { entry: PathBuf, error: io::Error },
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathError::Absolute => f.write_str("absolute paths are not accepted"),
+            PathError::ParentDir => f.write_str("`..` components are not accepted"),
+            PathError::Outside { entry } => write!(
+                f,
+                "`{}` is a symbolic link that leads outside the root",
+                entry.display()
+            ),
+            PathError::BrokenLink { entry } => write!(
+                f,
+                "`{}` is a symbolic link whose target does not exist",
+                entry.display()
+            ),
+            PathError::Root { root, error } => {
+                write!(f, "the root `{}` cannot be used: {error}", root.display())
+            }
+            PathError::Io { entry, error } => write!(f, "`{}`: {error}", entry.display()),
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
+
+impl PathError {
+    /// The structured error for the argument `field`: a malformed path is an argument error, an
+    /// escape through a link is a refusal, a file system problem is a failure.
+    pub fn to_tool_error(&self, field: &str) -> ToolError {
+        let (reason, hint) = match self {
+            PathError::Absolute | PathError::ParentDir => (
+                Reason::ArgError,
+                "give a path relative to the root, without `..`",
+            ),
+            PathError::Outside { .. } | PathError::BrokenLink { .. } => (
+                Reason::Unauthorized,
+                "use a path whose every entry stays inside the root",
+            ),
+            PathError::Root { .. } | PathError::Io { .. } => {
+                (Reason::Failed, "check that the path exists and is readable")
+            }
+        };
+        ToolError::new(reason, self.to_string())
+            .with_field(field)
+            .with_hint(hint)
+    }
+}
+
+/// Resolves `path` under `root`, refusing every escape. The result is the canonical location of
+/// the deepest existing entry, with the components that do not exist yet appended (so a write
+/// creates them inside the root). An empty path or `.` is the root itself.
+pub fn resolve_under(root: &Path, path: &str) -> Result<PathBuf, PathError> {
+    let mut names = Vec::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => return Err(PathError::Absolute),
+            Component::ParentDir => return Err(PathError::ParentDir),
+            Component::CurDir => {}
+            Component::Normal(name) => names.push(name),
+        }
+    }
+    let canonical_root = root.canonicalize().map_err(|error| PathError::Root {
+        root: root.to_path_buf(),
+        error,
+    })?;
+    let mut resolved = canonical_root.clone();
+    let mut relative = PathBuf::new();
+    let mut rest = names.iter();
+    for name in rest.by_ref() {
+        let candidate = resolved.join(name);
+        relative.push(name);
+        match candidate.symlink_metadata() {
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                // Nothing below a missing entry exists either: the rest is created inside.
+                resolved = candidate;
+                break;
+            }
+            Err(error) => {
+                return Err(PathError::Io {
+                    entry: relative,
+                    error,
+                });
+            }
+        }
+        let canonical = match candidate.canonicalize() {
+            Ok(canonical) => canonical,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Err(PathError::BrokenLink { entry: relative });
+            }
+            Err(error) => {
+                return Err(PathError::Io {
+                    entry: relative,
+                    error,
+                });
+            }
+        };
+        if !canonical.starts_with(&canonical_root) {
+            return Err(PathError::Outside { entry: relative });
+        }
+        resolved = canonical;
+    }
+    resolved.extend(rest);
+    Ok(resolved)
+}

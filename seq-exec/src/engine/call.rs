@@ -1,0 +1,386 @@
+//! Runs and calls (§8, D-6, D-7): `seq_run`, `seq_call` / `seq_when_call` and `seq_run` items,
+//! and calls made directly by a model. The engine handles them itself, because they need the
+//! stack and the caller's scope.
+//!
+//! What a call returns (and writes to its `as` slot): for a group target, the object of the
+//! slots the group set — nothing at all (`None`: the slot stays unset) when its `when` was
+//! false; for `#name`, `{group: {slot: value}}` for every group of the sequence that ran.
+//! A `#name` that is not stored, or a group that does not exist, is `not_found` of the item
+//! itself, so `missing` applies to it; a failure inside the callee is a failure of the call,
+//! with the callee's reason.
+
+use super::dispatch::{self, Failure};
+use super::group::{self, GroupCx, failure_of};
+use super::report::{GroupStatus, RunReport};
+use super::stack::Stack;
+use super::values::{self, Scope, describe};
+use super::{Cx, eval, render, signature_error, within};
+use crate::error::{Reason, ToolError};
+use crate::host::BoxFuture;
+use seq_check::catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_syntax::ast::{Group, Item, Sequence, ValueKind};
+use serde_json::{Map, Value};
+use std::sync::OnceLock;
+
+/// Runs every group of `sequence` in order (D-7), each with the arguments it declares.
+/// `stack` already holds the sequence. The run stops after a group that failed.
+pub(crate) async fn run_sequence(
+    cx: Cx<'_>,
+    sequence: &Sequence,
+    args: Map<String, Value>,
+    stack: Stack,
+    observe: bool,
+) -> RunReport {
+    let inputs = match route(sequence, args) {
+        Ok(inputs) => inputs,
+        Err(error) => return failed_run(error),
+    };
+    let mut report = RunReport {
+        ok: true,
+        groups: Vec::with_capacity(sequence.groups.len()),
+        out: Map::new(),
+        error: None,
+    };
+    for (group, inputs) in sequence.groups.iter().zip(inputs) {
+        let ran = group::run(cx, sequence, group, inputs, &stack, observe).await;
+        let status = ran.status;
+        match status {
+            GroupStatus::Skipped => {}
+            GroupStatus::Ran | GroupStatus::Partial | GroupStatus::Failed => {
+                report
+                    .out
+                    .insert(ran.name.clone(), Value::Object(ran.out.clone()));
+            }
+        }
+        report.groups.push(ran);
+        if status == GroupStatus::Failed {
+            // `partial` was tolerated by the group's own `on_error: continue`; `failed` was not.
+            report.ok = false;
+            break;
+        }
+    }
+    report
+}
+
+/// A run that could not start.
+pub(crate) fn failed_run(error: ToolError) -> RunReport {
+    RunReport {
+        ok: false,
+        groups: Vec::new(),
+        out: Map::new(),
+        error: Some(error),
+    }
+}
+
+/// The run's arguments, routed to the groups that declare them (D-7) and admitted to their
+/// types. Checked for every group before any runs: an argument no group declares, or one that
+/// does not fit a group that declares it, fails the run before it starts (reason `type`).
+fn route(
+    sequence: &Sequence,
+    args: Map<String, Value>,
+) -> Result<Vec<Map<String, Value>>, ToolError> {
+    let name = &sequence.name.value;
+    if let Some(undeclared) = args
+        .keys()
+        .find(|key| !sequence.groups.iter().any(|g| g.input(key).is_some()))
+    {
+        let declared = inputs_list(sequence.groups.iter());
+        return Err(signature_error(
+            undeclared,
+            format!("`{undeclared}` is not an input of any group of `#{name}`"),
+            &format!("`#{name}` takes {declared}"),
+        ));
+    }
+    sequence
+        .groups
+        .iter()
+        .map(|group| {
+            admit(
+                group,
+                &args,
+                &format!("group `{}` of `#{name}`", group.name.value),
+            )
+        })
+        .collect()
+}
+
+/// The arguments `group` declares, admitted to their types. `null` stands for "not passed"
+/// (as for tool parameters, §4.4): the input stays unset.
+fn admit(
+    group: &Group,
+    args: &Map<String, Value>,
+    owner: &str,
+) -> Result<Map<String, Value>, ToolError> {
+    let mut inputs = Map::new();
+    for decl in &group.inputs {
+        let name = &decl.name.value;
+        let Some(value) = args.get(name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let ty = decl.ty.value;
+        let Some(value) = values::admit(ty, value.clone()) else {
+            return Err(signature_error(
+                name,
+                format!(
+                    "{owner} declares `{name}` as `{}`, found {}",
+                    ty.as_str(),
+                    describe(value)
+                ),
+                &format!("pass {} as `{name}`", article(ty.as_str())),
+            ));
+        };
+        inputs.insert(name.clone(), value);
+    }
+    Ok(inputs)
+}
+
+fn article(ty: &str) -> String {
+    match ty {
+        "any" => "any value".to_owned(),
+        "array" | "object" | "integer" => format!("an {ty}"),
+        _ => format!("a {ty}"),
+    }
+}
+
+fn inputs_list<'g>(groups: impl Iterator<Item = &'g Group>) -> String {
+    let names: Vec<String> = groups
+        .flat_map(|g| g.inputs.iter().map(|i| format!("`{}`", i.name.value)))
+        .collect();
+    if names.is_empty() {
+        "no arguments".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// A call made directly by a model (`Engine::call`): `#name` starts a new stack, a group of
+/// `sequence` sits on that sequence.
+pub(crate) async fn direct(
+    cx: Cx<'_>,
+    sequence: Option<&Sequence>,
+    target: &str,
+    args: Map<String, Value>,
+) -> Result<Option<Value>, ToolError> {
+    let stack = match sequence {
+        Some(sequence) if !target.starts_with('#') => {
+            Stack::default().enter_sequence(&sequence.name.value, cx.limits.max_depth)?
+        }
+        Some(_) | None => Stack::default(),
+    };
+    to_target(cx, sequence, target, args, &stack, true)
+        .await
+        .map_err(|failure| failure.error)
+}
+
+/// A `seq_call`, `seq_when_call` or `seq_run` item. Its dispatch follows the path of every
+/// tool (D-7): `__arg_error` (checked by the caller), then — for `seq_when_call` — its `when`
+/// in the caller's scope before anything of the callee is built (§8.4), the arguments,
+/// authorization of the caller for the call tool itself, pre-validation against the tool's
+/// built-in signature, and finally the callee, whose own tools pass the same path. The
+/// per-tool timeout does not apply to the call itself: a `#name` call may run several groups,
+/// each bounded by its own timeout, and the calling group's timeout bounds the whole call.
+pub(crate) async fn item(
+    g: &GroupCx<'_>,
+    item: &Item,
+    scope: &Scope,
+) -> Result<Option<Value>, Failure> {
+    let tool = item.tool.value.as_str();
+    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    let mut when = None;
+    if tool == SEQ_WHEN_CALL {
+        let text = when_text(item, scope)?;
+        let condition = eval::parse(&text)?;
+        if !eval::eval(&condition, scope).map_err(|e| within(e, "`when` of `seq_when_call`"))? {
+            return Ok(None);
+        }
+        when = Some(text);
+    }
+    let skip = when.as_ref().map(|_| "when");
+    let mut args = render::object(members, scope, skip)?;
+    if let Some(text) = when {
+        args.insert("when".to_owned(), Value::String(text));
+    }
+    let args = Value::Object(args);
+    if !g.cx.host.can_use(g.cx.caller, tool, &args) {
+        return Err(dispatch::unauthorized(g.cx, tool).into());
+    }
+    if let Some(def) = builtin().get(tool) {
+        def.parameters
+            .validate(&args)
+            .map_err(|problem| dispatch::invalid(tool, &def.parameters, &problem, &args))?;
+    }
+    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
+    let target = if tool == SEQ_RUN {
+        // `seq_run` inside a group runs a sequence: a `#name` call (W0508 warns the checker
+        // cannot follow it; the run-time bounds still hold).
+        format!("#{}", text("name"))
+    } else {
+        text("target").to_owned()
+    };
+    let callee_args = match args.get("args") {
+        Some(Value::Object(members)) => members.clone(),
+        Some(_) | None => Map::new(),
+    };
+    to_target(
+        g.cx,
+        Some(g.sequence),
+        &target,
+        callee_args,
+        &g.stack,
+        false,
+    )
+    .await
+}
+
+/// The condition text of a `seq_when_call` item's `when`.
+fn when_text(item: &Item, scope: &Scope) -> Result<String, ToolError> {
+    let Some(when) = item.arg("when") else {
+        return Err(
+            ToolError::new(Reason::Required, "`seq_when_call` needs `when`")
+                .with_field("when")
+                .with_hint("add `\"when\": \"CONDITION\"`, or use `seq_call`"),
+        );
+    };
+    match &when.kind {
+        ValueKind::String(template) => Ok(eval::condition_text(template)),
+        ValueKind::Null
+        | ValueKind::Bool(_)
+        | ValueKind::Number(_)
+        | ValueKind::Ref(_)
+        | ValueKind::Array(_)
+        | ValueKind::Object(_) => match render::value(when, scope)? {
+            Value::String(text) => Ok(text),
+            other @ (Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::Array(_)
+            | Value::Object(_)) => Err(ToolError::new(
+                Reason::Type,
+                format!(
+                    "`when` of `seq_when_call` must be a condition string, found {}",
+                    describe(&other)
+                ),
+            )
+            .with_field("when")
+            .with_hint("write the condition as a string, such as `\"$args.host != \\\"\\\"\"`")),
+        },
+    }
+}
+
+fn builtin() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(Catalog::builtin)
+}
+
+/// Calls `target` — a group of `current`, or `#name` looked up afresh — with `args`, from
+/// `stack`. Boxed: calls nest.
+fn to_target<'a>(
+    cx: Cx<'a>,
+    current: Option<&'a Sequence>,
+    target: &'a str,
+    args: Map<String, Value>,
+    stack: &'a Stack,
+    observe: bool,
+) -> BoxFuture<'a, Result<Option<Value>, Failure>> {
+    Box::pin(async move {
+        if let Some(name) = target.strip_prefix('#') {
+            return call_sequence(cx, name, args, stack, observe).await;
+        }
+        if target.trim().is_empty() {
+            return Err(malformed(target).into());
+        }
+        let Some(sequence) = current else {
+            return Err(Failure::missing(
+                ToolError::new(
+                    Reason::NotFound,
+                    format!("no sequence to find group `{target}` in"),
+                )
+                .with_field("target")
+                .with_hint(
+                    "a group is called from within its sequence; call a stored sequence as `#name`",
+                ),
+            ));
+        };
+        let Some(group) = sequence.groups.iter().find(|g| g.name.value == target) else {
+            return Err(Failure::missing(
+                ToolError::new(
+                    Reason::NotFound,
+                    format!("`#{}` has no group `{target}`", sequence.name.value),
+                )
+                .with_field("target")
+                .with_hint(format!("its groups are {}", group_names(sequence))),
+            ));
+        };
+        let owner = format!("group `{target}`");
+        let undeclared = args.keys().find(|key| group.input(key).is_none());
+        if let Some(undeclared) = undeclared {
+            return Err(signature_error(
+                undeclared,
+                format!("`{undeclared}` is not an input of {owner}"),
+                &format!("{owner} takes {}", inputs_list(std::iter::once(group))),
+            )
+            .into());
+        }
+        let inputs = admit(group, &args, &owner)?;
+        let report = group::run(cx, sequence, group, inputs, stack, observe).await;
+        match report.status {
+            GroupStatus::Skipped => Ok(None),
+            GroupStatus::Ran | GroupStatus::Partial => Ok(Some(Value::Object(report.out))),
+            GroupStatus::Failed => Err(failure_of(&report, &owner)),
+        }
+    })
+}
+
+async fn call_sequence(
+    cx: Cx<'_>,
+    name: &str,
+    args: Map<String, Value>,
+    stack: &Stack,
+    observe: bool,
+) -> Result<Option<Value>, Failure> {
+    if name.trim().is_empty() {
+        return Err(malformed("#").into());
+    }
+    // Looked up afresh at every call: stored sequences come and go (D-6).
+    let Some(sequence) = cx.sequences.sequence(name) else {
+        return Err(Failure::missing(
+            ToolError::new(Reason::NotFound, format!("no sequence `#{name}` is stored"))
+                .with_field("target")
+                .with_hint(
+                    "store it with `seq_create`, or `missing: \"skip\"` to go on without it",
+                ),
+        ));
+    };
+    let stack = stack.enter_sequence(name, cx.limits.max_depth)?;
+    let report = run_sequence(cx, &sequence, args, stack, observe).await;
+    let context = format!("`#{name}`");
+    if let Some(error) = report.error {
+        return Err(within(error, &context).into());
+    }
+    if let Some(failed) = report
+        .groups
+        .iter()
+        .find(|g| g.status == GroupStatus::Failed)
+    {
+        return Err(failure_of(
+            failed,
+            &format!("{context} group `{}`", failed.name),
+        ));
+    }
+    Ok(Some(Value::Object(report.out)))
+}
+
+fn malformed(target: &str) -> ToolError {
+    ToolError::new(Reason::ArgError, format!("`{target}` is not a call target"))
+        .with_field("target")
+        .with_hint("name a group of this sequence, or `#` and a sequence name (§8.2 rule 5)")
+}
+
+fn group_names(sequence: &Sequence) -> String {
+    let names: Vec<String> = sequence
+        .groups
+        .iter()
+        .map(|g| format!("`{}`", g.name.value))
+        .collect();
+    names.join(", ")
+}

@@ -1,0 +1,214 @@
+//! The path of every host tool call, at every depth (D-7): the tool looked up afresh (no cached
+//! definitions, §8.2), authorization of the calling identity, parameter pre-validation (§4.4),
+//! the per-tool timeout, and the result contract of §4.2. The `__arg_error` short-circuit comes
+//! before all of it, in [`arg_error`].
+
+use super::values::describe;
+use super::{Cx, format_duration};
+use crate::error::{Reason, ToolError};
+use seq_check::ParallelSafety;
+use seq_check::catalog::{ArgProblem, ArgReason, Schema};
+use seq_syntax::ast::Item;
+use serde_json::{Map, Value};
+use tokio::sync::RwLock;
+
+/// Why one attempt at an item produced no value.
+#[derive(Clone, Debug)]
+pub(crate) struct Failure {
+    pub error: ToolError,
+    /// The item's own tool, or its call's target, is not there: the group's `missing` policy
+    /// decides, not `on_error` (§8.2 rules 2 and 3). A `not_found` that comes back from inside
+    /// a call is an ordinary failure of the call.
+    pub missing: bool,
+}
+
+impl Failure {
+    pub fn error(error: ToolError) -> Failure {
+        Failure {
+            error,
+            missing: false,
+        }
+    }
+
+    pub fn missing(error: ToolError) -> Failure {
+        Failure {
+            error,
+            missing: true,
+        }
+    }
+}
+
+impl From<ToolError> for Failure {
+    fn from(error: ToolError) -> Failure {
+        Failure::error(error)
+    }
+}
+
+/// The `__arg_error` short-circuit: arguments that were cut off or malformed upstream are never
+/// sent to a tool.
+pub(crate) fn arg_error(item: &Item) -> Option<ToolError> {
+    let value = item.arg("__arg_error")?;
+    let detail = match &value.kind {
+        seq_syntax::ast::ValueKind::String(template) => template.as_literal().map(str::to_owned),
+        seq_syntax::ast::ValueKind::Null
+        | seq_syntax::ast::ValueKind::Bool(_)
+        | seq_syntax::ast::ValueKind::Number(_)
+        | seq_syntax::ast::ValueKind::Ref(_)
+        | seq_syntax::ast::ValueKind::Array(_)
+        | seq_syntax::ast::ValueKind::Object(_) => None,
+    };
+    Some(arg_error_of(&item.tool.value, detail))
+}
+
+pub(crate) fn arg_error_of(tool: &str, detail: Option<String>) -> ToolError {
+    let mut text = format!("the arguments of `{tool}` were malformed upstream");
+    if let Some(detail) = detail.filter(|d| !d.is_empty()) {
+        text.push_str(&format!(": {detail}"));
+    }
+    ToolError::new(Reason::ArgError, text)
+        .with_field("__arg_error")
+        .with_hint("the arguments were probably cut off; write long content to a file and pass its path, or split the call")
+}
+
+/// Runs host tool `tool` with `args` (already rendered). `lock` is the group's: a tool that
+/// is not parallel-safe by its *current* definition takes it exclusively, so it never runs
+/// beside another item of the group even if it was replaced since the sequence was checked.
+pub(crate) async fn host_tool(
+    cx: Cx<'_>,
+    tool: &str,
+    args: Map<String, Value>,
+    lock: &RwLock<()>,
+) -> Result<Value, Failure> {
+    let Some(def) = cx.host.lookup(tool) else {
+        return Err(Failure::missing(not_found(tool)));
+    };
+    let args = Value::Object(args);
+    if !cx.host.can_use(cx.caller, tool, &args) {
+        return Err(unauthorized(cx, tool).into());
+    }
+    def.parameters
+        .validate(&args)
+        .map_err(|problem| invalid(tool, &def.parameters, &problem, &args))?;
+    // Held (for their Drop) until the call ends.
+    let (_shared, _exclusive) = match def.parallel_safe {
+        ParallelSafety::Unsafe => (None, Some(lock.write().await)),
+        ParallelSafety::Safe | ParallelSafety::ThroughTarget => (Some(lock.read().await), None),
+    };
+    let bound = cx.limits.tool_timeout;
+    let result = match tokio::time::timeout(bound, cx.host.call(tool, args)).await {
+        Ok(result) => result,
+        Err(_) => {
+            return Err(ToolError::new(
+                Reason::Timeout,
+                format!(
+                    "`{tool}` ran past the per-tool bound of {}",
+                    format_duration(bound)
+                ),
+            )
+            .with_hint("make the call do less, or split it into several calls")
+            .into());
+        }
+    };
+    let result = result.and_then(|value| match as_tool_error(&value) {
+        Some(error) => Err(error),
+        None => Ok(value),
+    });
+    result.map_err(|error| Failure {
+        // A host that lost the tool between lookup and call answers `not_found` (host.rs).
+        missing: error.reason == Reason::NotFound,
+        error,
+    })
+}
+
+/// The result contract of §4.2: a value returned as `Ok` that is a ToolError — an object whose
+/// keys are only `field`, `reason`, `detail`, `hint`, with a `reason` the contract knows — is a
+/// failure, so hosts that report failures as values keep working. Anything else is success;
+/// requiring the exact shape keeps ordinary results that merely have a `reason` field (an HTTP
+/// status, a log line) successes.
+pub(crate) fn as_tool_error(value: &Value) -> Option<ToolError> {
+    let Value::Object(members) = value else {
+        return None;
+    };
+    let known = |key: &str| matches!(key, "field" | "reason" | "detail" | "hint");
+    if !members.contains_key("reason") || !members.keys().all(|k| known(k)) {
+        return None;
+    }
+    serde_json::from_value(value.clone()).ok()
+}
+
+pub(crate) fn not_found(tool: &str) -> ToolError {
+    ToolError::new(Reason::NotFound, format!("no host provides `{tool}` now"))
+        .with_field("tool")
+        .with_hint("its host may be down or have removed it; `missing: \"skip\"` or `\"degrade\"` lets the group go on without it (§8.2)")
+}
+
+pub(crate) fn unauthorized(cx: Cx<'_>, tool: &str) -> ToolError {
+    ToolError::new(
+        Reason::Unauthorized,
+        format!("caller `{}` may not use `{tool}`", cx.caller.id),
+    )
+    .with_field("tool")
+    .with_hint("a sequence can only use the tools its caller may use; ask for access, or remove the tool from the sequence")
+}
+
+/// A pre-validation problem as the result contract says it (§4.4): `required` or `type`, with
+/// the parameter as `field`. An unknown parameter of a closed schema is a `type` error: the
+/// arguments object does not fit the tool's signature.
+pub(crate) fn invalid(
+    tool: &str,
+    schema: &Schema,
+    problem: &ArgProblem,
+    args: &Value,
+) -> ToolError {
+    let field = problem.field.as_str();
+    let error = match problem.reason {
+        ArgReason::Required => ToolError::new(
+            Reason::Required,
+            format!("`{tool}` needs `{field}` ({})", problem.expected),
+        )
+        .with_hint(format!("pass `{field}`: {}", problem.expected)),
+        ArgReason::Type => {
+            let found = lookup_path(args, field).map_or("nothing", describe);
+            ToolError::new(
+                Reason::Type,
+                format!(
+                    "`{field}` of `{tool}` must be {}, found {found}",
+                    problem.expected
+                ),
+            )
+            .with_hint(format!("pass {} as `{field}`", problem.expected))
+        }
+        ArgReason::Unknown => {
+            let known: Vec<String> = schema
+                .properties
+                .iter()
+                .map(|(name, _)| format!("`{name}`"))
+                .collect();
+            ToolError::new(
+                Reason::Type,
+                format!("`{field}` is not a parameter of `{tool}`"),
+            )
+            .with_hint(format!(
+                "`{tool}` takes {}",
+                if known.is_empty() {
+                    "no parameters".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ))
+        }
+    };
+    if field.is_empty() {
+        error
+    } else {
+        error.with_field(field)
+    }
+}
+
+/// The value at `a.b.c` in `args`.
+fn lookup_path<'v>(args: &'v Value, path: &str) -> Option<&'v Value> {
+    if path.is_empty() {
+        return Some(args);
+    }
+    path.split('.').try_fold(args, |value, key| value.get(key))
+}

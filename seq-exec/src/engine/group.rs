@@ -1,0 +1,444 @@
+//! One group (D-7, §6.2, §7): its `when`, its items in parallel or in order, the barrier where
+//! slots are written, `on_error`, and the group's timeout.
+//!
+//! - Parallel: every item starts at once, except that an `output_send__<channel>` item waits
+//!   for the previous item of the group sending to the same channel (§6.2). Slots are written
+//!   at the barrier in item order, so an `array` slot that several items write collects their
+//!   values in item order whatever the finishing order.
+//! - Serial: items run one after another, each seeing the slots the earlier ones wrote (`$out`).
+//! - `on_error: abort` (and `retry` once an item's retries are spent): the first failure fails
+//!   the group; items still running are cancelled (their futures dropped) and reported skipped.
+//!   `continue`: the group goes on and ends `partial`.
+//! - The group's `timeout` bounds its whole duration, retries included. When it runs out, the
+//!   items in flight are cancelled and reported failed with reason `timeout`, the items not
+//!   started are reported skipped, and the group fails whatever its `on_error` (its time is
+//!   spent, so nothing is retried). Slots already written stay in the report.
+
+use super::dispatch::Failure;
+use super::item::{self, ItemRun, Write};
+use super::report::{GroupReport, GroupStatus, ItemReport, ItemStatus};
+use super::stack::Stack;
+use super::values::Scope;
+use super::{Cx, Observer, eval, format_duration, within};
+use crate::error::{Reason, ToolError};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use seq_syntax::ast::{Group, OnError, Sequence};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::{RwLock, oneshot};
+use tokio::time::Instant;
+
+/// What the items of one running group share.
+pub(crate) struct GroupCx<'a> {
+    pub cx: Cx<'a>,
+    pub sequence: &'a Sequence,
+    pub group: &'a Group,
+    /// The stack with this group on top.
+    pub stack: Stack,
+    /// Taken exclusively by a tool that is not parallel-safe (see `dispatch::host_tool`).
+    pub lock: RwLock<()>,
+    /// `array` slots written by several items: each value is appended.
+    collect: HashSet<&'a str>,
+}
+
+impl GroupCx<'_> {
+    /// Whether `slot` collects the values of several items. An `array` slot with a single
+    /// writer takes that writer's value (which must be an array), so that a tool returning a
+    /// list fills an `array` slot with the list, not with a list holding it.
+    pub fn collects(&self, slot: &str) -> bool {
+        self.collect.contains(slot)
+    }
+}
+
+/// Runs `group` of `sequence` with `inputs` (already admitted to its `in`). `parent` is the
+/// stack of the caller; entering the group may fail with `cycle`. `observe`: report to the
+/// engine's observer (the groups of the run itself, not those reached through calls).
+pub(crate) async fn run(
+    cx: Cx<'_>,
+    sequence: &Sequence,
+    group: &Group,
+    inputs: Map<String, Value>,
+    parent: &Stack,
+    observe: bool,
+) -> GroupReport {
+    let started = Instant::now();
+    let observer = cx.observer.filter(|_| observe);
+    let after = predecessors(group);
+    // Whether items really run side by side: a parallel group of one item, or whose items all
+    // send to one channel, reports false (§6.6).
+    let parallel = group.is_parallel() && after.iter().filter(|p| p.is_none()).count() > 1;
+    if let Some(observer) = observer {
+        observer.group_started(&sequence.name.value, &group.name.value, parallel);
+    }
+    let mut scope = Scope {
+        args: inputs,
+        out: Map::new(),
+    };
+    let entered = parent.enter_group(&sequence.name.value, &group.name.value);
+    let when = group.when.as_ref().map(|w| eval::eval(w, &scope));
+    let report = match (entered, when) {
+        (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), parallel, started),
+        (Ok(_), Some(Err(error))) => not_run(
+            group,
+            GroupStatus::Failed,
+            Some(within(
+                error,
+                &format!("`when` of group `{}`", group.name.value),
+            )),
+            parallel,
+            started,
+        ),
+        // A false `when` skips the group and leaves its slots unset (§7.5).
+        (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, parallel, started),
+        (Ok(stack), None | Some(Ok(true))) => {
+            let g = GroupCx {
+                cx,
+                sequence,
+                group,
+                stack,
+                lock: RwLock::new(()),
+                collect: collecting(group),
+            };
+            let deadline = started + group.timeout();
+            let items = if group.is_parallel() {
+                parallel_items(&g, &scope, deadline, after, observer).await
+            } else {
+                serial_items(&g, &mut scope, deadline, observer).await
+            };
+            conclude(&g, items, scope.out, parallel, started, observer)
+        }
+    };
+    if let Some(observer) = observer {
+        observer.group_finished(&report);
+    }
+    report
+}
+
+/// For each item, the earlier item it must wait for: the previous `output_send__<channel>` item
+/// of the same channel (§6.2: sends to one channel keep their order).
+fn predecessors(group: &Group) -> Vec<Option<usize>> {
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    group
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let tool = item.tool.value.as_str();
+            tool.starts_with("output_send__")
+                .then(|| last.insert(tool, i))
+                .flatten()
+        })
+        .collect()
+}
+
+fn collecting(group: &Group) -> HashSet<&str> {
+    let mut writers: HashMap<&str, usize> = HashMap::new();
+    for item in &group.items {
+        if let Some(slot) = &item.output {
+            *writers.entry(slot.value.as_str()).or_default() += 1;
+        }
+    }
+    writers
+        .into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|(slot, _)| slot)
+        .collect()
+}
+
+/// Why a group stopped before all its items finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// Item `i` failed under `abort` (or `retry` with its retries spent).
+    Abort(usize),
+    Timeout,
+}
+
+struct Items {
+    runs: Vec<Option<ItemRun>>,
+    started: Vec<bool>,
+    stop: Option<Stop>,
+}
+
+fn stops(g: &GroupCx<'_>, run: &ItemRun) -> bool {
+    run.failed() && g.group.on_error() != OnError::Continue
+}
+
+async fn parallel_items(
+    g: &GroupCx<'_>,
+    scope: &Scope,
+    deadline: Instant,
+    after: Vec<Option<usize>>,
+    observer: Option<&dyn Observer>,
+) -> Items {
+    let n = g.group.items.len();
+    let started: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    let mut waits: Vec<Option<oneshot::Receiver<()>>> = (0..n).map(|_| None).collect();
+    let mut signals: Vec<Option<oneshot::Sender<()>>> = (0..n).map(|_| None).collect();
+    for (i, before) in after.into_iter().enumerate() {
+        let Some(before) = before else { continue };
+        let (signal, wait) = oneshot::channel();
+        if let (Some(s), Some(w)) = (signals.get_mut(before), waits.get_mut(i)) {
+            *s = Some(signal);
+            *w = Some(wait);
+        }
+    }
+    let group_name = g.group.name.value.as_str();
+    let mut pending = FuturesUnordered::new();
+    for (((i, item), wait), signal) in g.group.items.iter().enumerate().zip(waits).zip(signals) {
+        let started = &started;
+        pending.push(async move {
+            if let Some(wait) = wait {
+                // An error means the item before was dropped: nothing left to wait for.
+                let _ = wait.await;
+            }
+            if let Some(flag) = started.get(i) {
+                flag.store(true, Ordering::Relaxed);
+            }
+            if let Some(observer) = observer {
+                observer.item_started(group_name, i, &item.tool.value);
+            }
+            let run = item::run(g, item, scope).await;
+            if let Some(signal) = signal {
+                let _ = signal.send(());
+            }
+            (i, run)
+        });
+    }
+    let mut runs: Vec<Option<ItemRun>> = (0..n).map(|_| None).collect();
+    let mut stop = None;
+    loop {
+        match tokio::time::timeout_at(deadline, pending.next()).await {
+            Ok(Some((i, run))) => {
+                if let Some(observer) = observer {
+                    observer.item_finished(group_name, i, &run.report);
+                }
+                let stopping = stops(g, &run);
+                if let Some(slot) = runs.get_mut(i) {
+                    *slot = Some(run);
+                }
+                if stopping {
+                    stop = Some(Stop::Abort(i));
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(_) => {
+                stop = Some(Stop::Timeout);
+                break;
+            }
+        }
+    }
+    // Cancels whatever still runs: dropping a future drops the tool call inside it.
+    drop(pending);
+    Items {
+        runs,
+        started: started.into_iter().map(AtomicBool::into_inner).collect(),
+        stop,
+    }
+}
+
+async fn serial_items(
+    g: &GroupCx<'_>,
+    scope: &mut Scope,
+    deadline: Instant,
+    observer: Option<&dyn Observer>,
+) -> Items {
+    let n = g.group.items.len();
+    let mut runs: Vec<Option<ItemRun>> = (0..n).map(|_| None).collect();
+    let mut started = vec![false; n];
+    let mut stop = None;
+    let group_name = g.group.name.value.as_str();
+    for (i, item) in g.group.items.iter().enumerate() {
+        if let Some(flag) = started.get_mut(i) {
+            *flag = true;
+        }
+        if let Some(observer) = observer {
+            observer.item_started(group_name, i, &item.tool.value);
+        }
+        let result = tokio::time::timeout_at(deadline, item::run(g, item, scope)).await;
+        let Ok(mut run) = result else {
+            stop = Some(Stop::Timeout);
+            break;
+        };
+        if let Some(observer) = observer {
+            observer.item_finished(group_name, i, &run.report);
+        }
+        // Written at once, so that later items read it as `$out`.
+        if let Some((slot, write)) = run.write.take() {
+            apply(g, &mut scope.out, slot, write);
+        }
+        let stopping = stops(g, &run);
+        if let Some(slot) = runs.get_mut(i) {
+            *slot = Some(run);
+        }
+        if stopping {
+            stop = Some(Stop::Abort(i));
+            break;
+        }
+    }
+    Items {
+        runs,
+        started,
+        stop,
+    }
+}
+
+/// Writes one item's value to its slot.
+fn apply(g: &GroupCx<'_>, out: &mut Map<String, Value>, slot: String, write: Write) {
+    if !g.collects(&slot) {
+        let (Write::Value(value) | Write::Fallback(value)) = write;
+        out.insert(slot, value);
+        return;
+    }
+    let entry = out.entry(slot).or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(values) = entry {
+        match write {
+            Write::Fallback(Value::Array(items)) => values.extend(items),
+            Write::Value(value) | Write::Fallback(value) => values.push(value),
+        }
+    }
+}
+
+/// The barrier: slots written in item order, the group's status and error.
+fn conclude(
+    g: &GroupCx<'_>,
+    items: Items,
+    mut out: Map<String, Value>,
+    parallel: bool,
+    started: Instant,
+    observer: Option<&dyn Observer>,
+) -> GroupReport {
+    let Items {
+        runs,
+        started: began,
+        stop,
+    } = items;
+    let group = g.group;
+    let mut reports = Vec::with_capacity(runs.len());
+    let mut first_failure: Option<ToolError> = None;
+    let mut abort_error: Option<ToolError> = None;
+    for (i, (run, began)) in runs.into_iter().zip(began).enumerate() {
+        let tool = group
+            .items
+            .get(i)
+            .map_or("", |item| item.tool.value.as_str());
+        let report = match run {
+            Some(mut run) => {
+                if let Some((slot, write)) = run.write.take() {
+                    apply(g, &mut out, slot, write);
+                }
+                if let (true, Some(error)) = (run.failed(), &run.report.error) {
+                    let error = within(error.clone(), &format!("item {} `{tool}`", i + 1));
+                    if stop == Some(Stop::Abort(i)) {
+                        abort_error = Some(error.clone());
+                    }
+                    first_failure.get_or_insert(error);
+                }
+                run.report
+            }
+            None => {
+                let report = unfinished(group, tool, began && stop == Some(Stop::Timeout));
+                if let Some(observer) = observer {
+                    observer.item_finished(&group.name.value, i, &report);
+                }
+                report
+            }
+        };
+        reports.push(report);
+    }
+    let (status, error) = match stop {
+        Some(Stop::Timeout) => (GroupStatus::Failed, Some(group_timeout(group))),
+        Some(Stop::Abort(_)) => (GroupStatus::Failed, abort_error.or(first_failure)),
+        None if first_failure.is_some() => (GroupStatus::Partial, first_failure),
+        None => (GroupStatus::Ran, None),
+    };
+    GroupReport {
+        name: group.name.value.clone(),
+        status,
+        parallel,
+        duration_ms: millis(started),
+        out,
+        items: reports,
+        error,
+    }
+}
+
+/// An item that never finished: in flight when the group timed out (failed), or cancelled
+/// after another item failed, or never reached (skipped).
+fn unfinished(group: &Group, tool: &str, in_flight_at_timeout: bool) -> ItemReport {
+    let (status, error) = if in_flight_at_timeout {
+        let error = ToolError::new(
+            Reason::Timeout,
+            format!(
+                "cancelled when group `{}` ran past its timeout of {}",
+                group.name.value,
+                format_duration(group.timeout())
+            ),
+        );
+        (ItemStatus::Failed, Some(error))
+    } else {
+        (ItemStatus::Skipped, None)
+    };
+    ItemReport {
+        tool: tool.to_owned(),
+        status,
+        error,
+        retries: 0,
+    }
+}
+
+fn group_timeout(group: &Group) -> ToolError {
+    ToolError::new(
+        Reason::Timeout,
+        format!(
+            "group `{}` ran past its timeout of {}",
+            group.name.value,
+            format_duration(group.timeout())
+        ),
+    )
+    .with_field("timeout")
+    .with_hint("raise the group's `timeout`, or make its items faster")
+}
+
+/// A group whose items did not run: its `when` was false or could not be evaluated, or it
+/// could not be entered.
+fn not_run(
+    group: &Group,
+    status: GroupStatus,
+    error: Option<ToolError>,
+    parallel: bool,
+    started: Instant,
+) -> GroupReport {
+    GroupReport {
+        name: group.name.value.clone(),
+        status,
+        parallel,
+        duration_ms: millis(started),
+        out: Map::new(),
+        items: group
+            .items
+            .iter()
+            .map(|item| ItemReport {
+                tool: item.tool.value.clone(),
+                status: ItemStatus::Skipped,
+                error: None,
+                retries: 0,
+            })
+            .collect(),
+        error,
+    }
+}
+
+fn millis(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The failure of a call to a group whose report says it failed.
+pub(crate) fn failure_of(report: &GroupReport, context: &str) -> Failure {
+    let error = report.error.clone().unwrap_or_else(|| {
+        ToolError::new(Reason::Failed, format!("group `{}` failed", report.name))
+    });
+    Failure::error(within(error, context))
+}

@@ -1,0 +1,181 @@
+//! One item of a group: its attempts under `on_error: retry`, the `missing` policy, and the type
+//! check of the value it writes.
+
+use super::dispatch::{self, Failure};
+use super::group::GroupCx;
+use super::report::{ItemReport, ItemStatus};
+use super::values::{self, Scope, describe};
+use super::{call, render};
+use crate::error::{Reason, ToolError};
+use seq_check::catalog::{Catalog, SEQ_RUN};
+use seq_syntax::ast::{Item, Missing, OnError, Type};
+use serde_json::Value;
+
+/// What an item writes to its `as` slot.
+#[derive(Clone, Debug)]
+pub(crate) enum Write {
+    /// The tool's (or call's) value.
+    Value(Value),
+    /// The group's `fallback` for the slot (`missing: degrade`). For a slot that collects the
+    /// values of several items, its elements stand in for this item's value.
+    Fallback(Value),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ItemRun {
+    pub report: ItemReport,
+    /// `(slot, what to write)`.
+    pub write: Option<(String, Write)>,
+}
+
+impl ItemRun {
+    pub fn failed(&self) -> bool {
+        self.report.status == ItemStatus::Failed
+    }
+}
+
+/// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
+/// (D-7: never not-found, unauthorized or argument errors; `Reason::is_retryable`).
+pub(crate) async fn run(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> ItemRun {
+    let group = g.group;
+    let allowed = match group.on_error() {
+        OnError::Retry => group.retries(),
+        OnError::Abort | OnError::Continue => 0,
+    };
+    let mut retries = 0;
+    loop {
+        let outcome = attempt(g, item, scope).await;
+        let failure = match outcome {
+            Ok(Some(value)) => return written(g, item, value, retries),
+            Ok(None) => return finish(item, ItemStatus::Skipped, None, retries, None),
+            Err(failure) => failure,
+        };
+        if failure.missing {
+            return missing(g, item, scope, failure.error, retries);
+        }
+        if failure.error.reason.is_retryable() && retries < allowed {
+            retries += 1;
+            continue;
+        }
+        return finish(item, ItemStatus::Failed, Some(failure.error), retries, None);
+    }
+}
+
+/// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`
+/// whose `when` is false, a call to a group whose `when` is false).
+async fn attempt(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<Option<Value>, Failure> {
+    if let Some(error) = dispatch::arg_error(item) {
+        return Err(error.into());
+    }
+    let tool = item.tool.value.as_str();
+    if Catalog::is_call(tool) || tool == SEQ_RUN {
+        return call::item(g, item, scope).await;
+    }
+    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    let args = render::object(members, scope, None)?;
+    dispatch::host_tool(g.cx, tool, args, &g.lock)
+        .await
+        .map(Some)
+}
+
+/// The item succeeded with `value`: checked against its slot's type (D-3: values written to
+/// slots are checked at run time).
+fn written(g: &GroupCx<'_>, item: &Item, value: Value, retries: u32) -> ItemRun {
+    let Some(slot) = &item.output else {
+        return finish(item, ItemStatus::Ok, None, retries, None);
+    };
+    let slot = slot.value.as_str();
+    if g.collects(slot) {
+        return finish(
+            item,
+            ItemStatus::Ok,
+            None,
+            retries,
+            Some((slot, Write::Value(value))),
+        );
+    }
+    let ty = g.group.output(slot).map_or(Type::Any, |s| s.ty.value);
+    let found = describe(&value);
+    match values::admit(ty, value) {
+        Some(value) => finish(
+            item,
+            ItemStatus::Ok,
+            None,
+            retries,
+            Some((slot, Write::Value(value))),
+        ),
+        None => {
+            let error = ToolError::new(
+                Reason::Type,
+                format!(
+                    "`{}` returned {found}, but slot `{slot}` is declared `{}`",
+                    item.tool.value,
+                    ty.as_str()
+                ),
+            )
+            .with_field(slot)
+            .with_hint(format!(
+                "declare `{slot}` with the type the tool returns, or `any`"
+            ));
+            finish(item, ItemStatus::Failed, Some(error), retries, None)
+        }
+    }
+}
+
+/// The item's tool (or call target) is not there: `missing` decides (§8.2 rule 2). The report
+/// keeps the `not_found` error, so what was missing is said even when the group goes on.
+fn missing(g: &GroupCx<'_>, item: &Item, scope: &Scope, error: ToolError, retries: u32) -> ItemRun {
+    match g.group.missing() {
+        Missing::Fail => finish(item, ItemStatus::Failed, Some(error), retries, None),
+        Missing::Skip => finish(item, ItemStatus::Skipped, Some(error), retries, None),
+        Missing::Degrade => {
+            let Some(slot) = &item.output else {
+                return finish(item, ItemStatus::Degraded, Some(error), retries, None);
+            };
+            let slot = slot.value.as_str();
+            let fallback = g
+                .group
+                .fallback
+                .as_ref()
+                .and_then(|f| f.value.iter().find(|m| m.key.value == slot));
+            // No fallback for this slot: it stays unset, as the checker warns (W0601).
+            let Some(fallback) = fallback else {
+                return finish(item, ItemStatus::Degraded, Some(error), retries, None);
+            };
+            match render::value(&fallback.value, scope) {
+                Ok(value) => finish(
+                    item,
+                    ItemStatus::Degraded,
+                    Some(error),
+                    retries,
+                    Some((slot, Write::Fallback(value))),
+                ),
+                Err(fallback_error) => finish(
+                    item,
+                    ItemStatus::Failed,
+                    Some(fallback_error),
+                    retries,
+                    None,
+                ),
+            }
+        }
+    }
+}
+
+fn finish(
+    item: &Item,
+    status: ItemStatus,
+    error: Option<ToolError>,
+    retries: u32,
+    write: Option<(&str, Write)>,
+) -> ItemRun {
+    ItemRun {
+        report: ItemReport {
+            tool: item.tool.value.clone(),
+            status,
+            error,
+            retries,
+        },
+        write: write.map(|(slot, write)| (slot.to_owned(), write)),
+    }
+}

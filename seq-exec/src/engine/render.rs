@@ -1,0 +1,74 @@
+//! Turning an item's arguments (and a `fallback`) into the JSON a tool receives (D-2, §5.2).
+//!
+//! A bare reference substitutes the typed value; a reference inside a string interpolates the
+//! value rendered as text by §5.2. Reading an unset input or slot is an error of reason
+//! `required` naming the reference (D-7): a tool never receives an empty string that stands for
+//! a value that does not exist.
+
+use super::values::{self, Scope};
+use crate::error::ToolError;
+use seq_syntax::ast::{Member, Template, TemplatePart, Value as Arg, ValueKind};
+use serde_json::{Map, Value};
+
+/// The text of a value as a model or a template reads it (design §5.2): strings, numbers and
+/// bools as they are, arrays and objects as compact JSON, `null` as the empty string.
+pub fn render_text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(_) | Value::Object(_) => value.to_string(),
+    }
+}
+
+/// The value of `arg` in `scope`.
+pub(crate) fn value(arg: &Arg, scope: &Scope) -> Result<Value, ToolError> {
+    Ok(match &arg.kind {
+        ValueKind::Null => Value::Null,
+        ValueKind::Bool(b) => Value::Bool(*b),
+        ValueKind::Number(n) => Value::Number(n.clone()),
+        ValueKind::String(template) => Value::String(template_text(template, scope)?),
+        ValueKind::Ref(reference) => values::read(scope, reference)?
+            .ok_or_else(|| values::unset(reference))?
+            .clone(),
+        ValueKind::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| value(item, scope))
+                .collect::<Result<_, _>>()?,
+        ),
+        ValueKind::Object(members) => Value::Object(object(members, scope, None)?),
+    })
+}
+
+/// The members as an object, leaving out the member named `skip`.
+pub(crate) fn object(
+    members: &[Member],
+    scope: &Scope,
+    skip: Option<&str>,
+) -> Result<Map<String, Value>, ToolError> {
+    let mut out = Map::new();
+    for member in members {
+        if skip == Some(member.key.value.as_str()) {
+            continue;
+        }
+        out.insert(member.key.value.clone(), value(&member.value, scope)?);
+    }
+    Ok(out)
+}
+
+fn template_text(template: &Template, scope: &Scope) -> Result<String, ToolError> {
+    let mut text = String::new();
+    for part in &template.parts {
+        match part {
+            TemplatePart::Text(t) => text.push_str(t),
+            TemplatePart::Ref(reference) => {
+                let value =
+                    values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
+                text.push_str(&render_text(value));
+            }
+        }
+    }
+    Ok(text)
+}

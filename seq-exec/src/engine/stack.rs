@@ -1,0 +1,105 @@
+//! The call stack of a run: the sequences and groups being executed, carried into every nested
+//! call so that the bounds of D-6 hold at run time even when stored sequences changed after
+//! they were checked.
+//!
+//! A persistent list: concurrent items of a parallel group share their parent's frames, and
+//! each call pushes onto its own copy in O(1).
+
+use crate::error::{Reason, ToolError};
+use std::sync::Arc;
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Stack(Option<Arc<Frame>>);
+
+#[derive(Debug)]
+struct Frame {
+    kind: Kind,
+    parent: Stack,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Kind {
+    Sequence(String),
+    Group { sequence: String, group: String },
+}
+
+impl Stack {
+    /// Enters `#name`: an error of reason `cycle` when `name` is already on the stack, of reason
+    /// `depth` when more than `max_depth` cross-sequence calls would be nested. The bottom
+    /// sequence (the one `seq_run` runs) is not a call: it is at depth 0.
+    pub fn enter_sequence(&self, name: &str, max_depth: u32) -> Result<Stack, ToolError> {
+        let kind = Kind::Sequence(name.to_owned());
+        if self.frames().any(|f| f.kind == kind) {
+            return Err(ToolError::new(
+                Reason::Cycle,
+                format!("`#{name}` is already running: {}", self.path_to(&kind)),
+            )
+            .with_hint("a sequence must not call itself, also not through others; stored sequences changed since this one was checked (D-6)"));
+        }
+        let calls = self
+            .frames()
+            .filter(|f| matches!(f.kind, Kind::Sequence(_)))
+            .count();
+        if u32::try_from(calls).unwrap_or(u32::MAX) > max_depth {
+            return Err(ToolError::new(
+                Reason::Depth,
+                format!(
+                    "calling `#{name}` would nest {calls} cross-sequence calls, more than {max_depth}: {}",
+                    self.path_to(&kind)
+                ),
+            )
+            .with_hint(format!("at most {max_depth} `#sequence` calls may be nested (D-6); flatten the chain")));
+        }
+        Ok(self.push(kind))
+    }
+
+    /// Enters group `group` of `sequence`: an error of reason `cycle` when it is already on the
+    /// stack. Group calls do not count towards the depth bound, so without this guard a stored
+    /// sequence with a cycle between its groups would never end.
+    pub fn enter_group(&self, sequence: &str, group: &str) -> Result<Stack, ToolError> {
+        let kind = Kind::Group {
+            sequence: sequence.to_owned(),
+            group: group.to_owned(),
+        };
+        if self.frames().any(|f| f.kind == kind) {
+            return Err(ToolError::new(
+                Reason::Cycle,
+                format!(
+                    "group `{group}` is already running: {}",
+                    self.path_to(&kind)
+                ),
+            )
+            .with_hint("groups of a sequence must not call each other in a cycle (D-6)"));
+        }
+        Ok(self.push(kind))
+    }
+
+    fn push(&self, kind: Kind) -> Stack {
+        Stack(Some(Arc::new(Frame {
+            kind,
+            parent: self.clone(),
+        })))
+    }
+
+    /// Innermost first.
+    fn frames(&self) -> impl Iterator<Item = &Frame> {
+        std::iter::successors(self.0.as_deref(), |f| f.parent.0.as_deref())
+    }
+
+    /// `#a → g → #b → h`: the stack from the bottom, then `next`.
+    fn path_to(&self, next: &Kind) -> String {
+        let mut names: Vec<String> = self.frames().map(|f| f.kind.name()).collect();
+        names.reverse();
+        names.push(next.name());
+        names.join(" → ")
+    }
+}
+
+impl Kind {
+    fn name(&self) -> String {
+        match self {
+            Kind::Sequence(name) => format!("#{name}"),
+            Kind::Group { group, .. } => group.clone(),
+        }
+    }
+}

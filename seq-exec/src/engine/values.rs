@@ -1,0 +1,162 @@
+//! Reading references (D-2, D-4): `$args.PATH` from the group's inputs, `$out.PATH` from the
+//! slots its earlier items wrote.
+//!
+//! An input that was not passed, or a slot that was not written, is *unset*: conditions read it
+//! as `null`, templates and bare references refuse it (D-7). Along a path, a missing field of an
+//! object reads as `null`, and so (seqc's choice, by analogy) does an index past the end of an
+//! array; a field of anything but an object, or an index into anything but an array, is an
+//! error of reason `type`.
+
+use crate::error::{Reason, ToolError};
+use seq_check::catalog::{lenient_bool, type_accepts};
+use seq_syntax::ast::{Reference, Root, Segment, Type};
+use serde_json::{Map, Value};
+
+/// What references of one group read.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    /// The inputs that were passed.
+    pub args: Map<String, Value>,
+    /// The slots written so far (in a parallel group: none until the barrier).
+    pub out: Map<String, Value>,
+}
+
+static NULL: Value = Value::Null;
+
+/// The value `reference` reads; `None` when its slot or input is unset (templates and bare
+/// references refuse that, D-7).
+pub(crate) fn read<'s>(
+    scope: &'s Scope,
+    reference: &Reference,
+) -> Result<Option<&'s Value>, ToolError> {
+    let root = match reference.root.value {
+        Root::Args => &scope.args,
+        Root::Out => &scope.out,
+    };
+    match root.get(&reference.slot.value) {
+        Some(value) => walk(reference, value).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The value `reference` reads in a condition (D-4): an unset slot or input is `null`, and its
+/// path, if any, is followed from there — so `.field` of an unset input is an error like `.field`
+/// of any other null, not a quiet `null`.
+pub(crate) fn read_in_condition<'s>(
+    scope: &'s Scope,
+    reference: &Reference,
+) -> Result<&'s Value, ToolError> {
+    match read(scope, reference)? {
+        Some(value) => Ok(value),
+        None => walk(reference, &NULL),
+    }
+}
+
+fn walk<'s>(reference: &Reference, mut value: &'s Value) -> Result<&'s Value, ToolError> {
+    for (i, segment) in reference.path.iter().enumerate() {
+        value = match (&segment.value, value) {
+            (Segment::Field(name), Value::Object(members)) => members.get(name).unwrap_or(&NULL),
+            (Segment::Index(index), Value::Array(items)) => usize::try_from(*index)
+                .ok()
+                .and_then(|i| items.get(i))
+                .unwrap_or(&NULL),
+            (Segment::Field(name), other) => {
+                return Err(path_error(
+                    reference,
+                    i,
+                    &format!("field `{name}`"),
+                    "an object",
+                    other,
+                ));
+            }
+            (Segment::Index(index), other) => {
+                return Err(path_error(
+                    reference,
+                    i,
+                    &format!("index [{index}]"),
+                    "an array",
+                    other,
+                ));
+            }
+        };
+    }
+    Ok(value)
+}
+
+fn path_error(
+    reference: &Reference,
+    at: usize,
+    what: &str,
+    needs: &str,
+    found: &Value,
+) -> ToolError {
+    let prefix = text_until(reference, at);
+    ToolError::new(
+        Reason::Type,
+        format!(
+            "`{}` reads {what} of `{prefix}`, which is {}, not {needs}",
+            text(reference),
+            describe(found)
+        ),
+    )
+    .with_field(text(reference))
+    .with_hint(format!(
+        "check what `{prefix}` holds at run time, or test it with a `when` first"
+    ))
+}
+
+/// The error of a template or bare reference that reads an unset input or slot (D-7).
+pub(crate) fn unset(reference: &Reference) -> ToolError {
+    let name = &reference.slot.value;
+    let (detail, hint) = match reference.root.value {
+        Root::Args => (
+            format!("input `{name}` was not passed"),
+            format!("pass `{name}` to the group, or guard this item so it does not run without it"),
+        ),
+        Root::Out => (
+            format!("slot `{name}` was not written: its writer was skipped or failed"),
+            format!(
+                "guard this item with `seq_when_call` on `$out.{name} != null`, or make the writer always write"
+            ),
+        ),
+    };
+    ToolError::new(Reason::Required, format!("`{}`: {detail}", text(reference)))
+        .with_field(text(reference))
+        .with_hint(hint)
+}
+
+/// The reference as written: `$args.hosts[0].name`.
+pub(crate) fn text(reference: &Reference) -> String {
+    reference.to_string()
+}
+
+fn text_until(reference: &Reference, segments: usize) -> String {
+    reference.text_until(segments)
+}
+
+/// `a string`, `null`, `an array`: for messages.
+pub(crate) fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a bool",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `value` as it enters an input or slot declared `ty` (D-3), or `None` when it does not fit.
+/// A lenient boolean (§4.4: `"true"`, `1`) becomes a JSON boolean, so that conditions, which
+/// take only real booleans (D-4), read the input the way its declaration promises.
+pub(crate) fn admit(ty: Type, value: Value) -> Option<Value> {
+    if !type_accepts(ty, &value) {
+        return None;
+    }
+    Some(match ty {
+        Type::Bool => lenient_bool(&value).map_or(value, Value::Bool),
+        Type::String | Type::Number | Type::Integer | Type::Array | Type::Object | Type::Any => {
+            value
+        }
+    })
+}

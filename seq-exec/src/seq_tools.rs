@@ -1,0 +1,456 @@
+//! The six `seq_*` tools (design §8) as handlers, so that an agent runtime can offer them.
+//!
+//! - [`StoreTools`]: `seq_create`, `seq_list`, `seq_delete` — the store and the checker, no
+//!   engine. They are also reachable from inside a sequence through a [`SeqHost`].
+//! - [`SeqTools`]: all six, with an [`Engine`] for `seq_run`, `seq_call` and `seq_when_call`.
+//! - [`SeqHost`]: one [`ToolHost`] offering the seq tools in front of an inner host (the
+//!   embedded one, say).
+//!
+//! Results: [`SeqTools::call`] answers as every tool does (`Result<Value, ToolError>`, §4);
+//! [`SeqTools::call_full`] adds what a richer channel (MCP's structured content) can carry: the
+//! checker's findings of `seq_create` and the full run report of `seq_run`, also when the call
+//! failed. A sequence refused for its errors is an `arg_error` whose `field` is `groups` or
+//! `file` (the argument that holds the mistakes; not retryable: the same sequence fails the
+//! same way) and whose `detail` lists every finding as `CODE at LINE:COL: message (help: ...)`.
+//!
+//! A run that does not succeed is a failed call (an honest success flag, §4.2): `seq_run`
+//! answers the report's own error when the run could not start, else `failed` with a summary
+//! and the compact report in `detail`.
+//!
+//! The engine's host has to offer `seq_create` & co. to sequences, and the engine is part of
+//! `SeqTools`; to avoid a cycle of `Arc`s the engine's host is a store-only [`SeqHost`]
+//! (sequences never send `seq_run`/`seq_call` to a host: the engine runs them itself).
+//! [`SeqTools::assemble`] wires it all.
+
+mod create;
+mod findings;
+mod host;
+
+pub use findings::Finding;
+pub use host::SeqHost;
+
+use crate::builtin::args;
+use crate::engine::{Engine, GroupStatus, RunReport};
+use crate::error::{Reason, ToolError};
+use crate::host::{Caller, ToolHost};
+use crate::policy::Policy;
+use crate::storage::{Storage, StorageError};
+use seq_check::catalog::{ArgReason, SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
+use seq_check::{Catalog, ToolDef};
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub const SEQ_CREATE: &str = "seq_create";
+pub const SEQ_LIST: &str = "seq_list";
+pub const SEQ_DELETE: &str = "seq_delete";
+
+/// What the seq tools work with.
+#[derive(Clone, Debug)]
+pub struct SeqConfig {
+    pub storage: Storage,
+    /// Where `seq_create(file=...)` may read from (the escape check of D-8 applies).
+    pub root: PathBuf,
+    /// What `seq_create` checks against: the built-in catalog plus any other host's tools.
+    pub catalog: Catalog,
+    /// Who may use the seq tools themselves (the tools a sequence runs are asked of their host).
+    pub policy: Arc<Policy>,
+}
+
+impl SeqConfig {
+    /// The built-in catalog, a policy that allows everything.
+    pub fn new(storage: Storage, root: impl Into<PathBuf>) -> SeqConfig {
+        SeqConfig {
+            storage,
+            root: root.into(),
+            catalog: Catalog::builtin(),
+            policy: Arc::new(Policy::allow_all()),
+        }
+    }
+}
+
+/// A tool's answer with everything a structured channel can carry besides.
+#[derive(Debug)]
+pub struct SeqOutcome {
+    pub result: Result<Value, ToolError>,
+    /// `seq_create`: the errors and warnings on refusal, the warnings on success.
+    pub diagnostics: Vec<Finding>,
+    /// `seq_run`: the report, whether the run succeeded or not.
+    pub report: Option<RunReport>,
+}
+
+impl SeqOutcome {
+    fn of(result: Result<Value, ToolError>) -> SeqOutcome {
+        SeqOutcome {
+            result,
+            diagnostics: Vec::new(),
+            report: None,
+        }
+    }
+}
+
+/// The definitions of the six tools, from the catalog (their only source).
+pub fn definitions() -> Vec<ToolDef> {
+    SEQ_TOOLS
+        .iter()
+        .filter_map(|name| definition(name).cloned())
+        .collect()
+}
+
+/// The definition of the seq tool `name`; `None` for any other name.
+pub fn definition(name: &str) -> Option<&'static ToolDef> {
+    static BUILTIN: OnceLock<Catalog> = OnceLock::new();
+    if !SEQ_TOOLS.contains(&name) {
+        return None;
+    }
+    BUILTIN.get_or_init(Catalog::builtin).get(name)
+}
+
+/// `seq_create`, `seq_list`, `seq_delete`.
+#[derive(Debug)]
+pub struct StoreTools {
+    config: SeqConfig,
+    /// `seq_create` checks against the whole store and then writes: one at a time, so that two
+    /// creations cannot each pass the check without the other (a cycle across both).
+    lock: Mutex<()>,
+}
+
+impl StoreTools {
+    pub fn new(config: SeqConfig) -> StoreTools {
+        StoreTools {
+            config,
+            lock: Mutex::new(()),
+        }
+    }
+
+    pub fn storage(&self) -> &Storage {
+        &self.config.storage
+    }
+
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.config.policy
+    }
+
+    /// Whether `name` is one of the three tools here.
+    pub fn handles(name: &str) -> bool {
+        matches!(name, SEQ_CREATE | SEQ_LIST | SEQ_DELETE)
+    }
+
+    /// Runs one of the three tools (blocking file I/O: on tokio's blocking pool).
+    pub async fn call(self: &Arc<Self>, name: &str, args: Value) -> SeqOutcome {
+        let tools = Arc::clone(self);
+        let name = name.to_owned();
+        tokio::task::spawn_blocking(move || tools.call_blocking(&name, &args))
+            .await
+            .unwrap_or_else(|error| {
+                SeqOutcome::of(Err(ToolError::new(
+                    Reason::Failed,
+                    format!("the store operation did not complete: {error}"),
+                )))
+            })
+    }
+
+    /// [`StoreTools::call`] on the current thread.
+    pub fn call_blocking(&self, name: &str, args: &Value) -> SeqOutcome {
+        match name {
+            SEQ_CREATE => create::create(self, args),
+            SEQ_LIST => SeqOutcome::of(self.list()),
+            SEQ_DELETE => SeqOutcome::of(self.delete(args)),
+            other => SeqOutcome::of(Err(not_here(other))),
+        }
+    }
+
+    fn list(&self) -> Result<Value, ToolError> {
+        let listing = self.storage().list().map_err(storage_error)?;
+        let mut rows: Vec<(String, Value)> = listing
+            .sequences
+            .iter()
+            .map(|s| (s.name.clone(), json!(s)))
+            .chain(listing.broken.iter().map(|b| {
+                (
+                    b.name.clone(),
+                    json!({"name": b.name, "error": b.error.to_string()}),
+                )
+            }))
+            .collect();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Value::Array(rows.into_iter().map(|(_, row)| row).collect()))
+    }
+
+    fn delete(&self, args: &Value) -> Result<Value, ToolError> {
+        let name = args::string(args, "name")?;
+        let _one_at_a_time = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.storage().delete(name).map_err(storage_error)?;
+        Ok(json!({"deleted": name}))
+    }
+}
+
+/// All six tools.
+#[derive(Clone, Debug)]
+pub struct SeqTools {
+    store: Arc<StoreTools>,
+    engine: Arc<Engine>,
+}
+
+impl SeqTools {
+    /// `engine` should run on a host that offers `store`'s tools (a [`SeqHost`]) and read
+    /// sequences from the same storage; [`SeqTools::assemble`] does that.
+    pub fn new(engine: Arc<Engine>, store: Arc<StoreTools>) -> SeqTools {
+        SeqTools { store, engine }
+    }
+
+    /// The usual wiring: an engine on `SeqHost(store tools, inner)` reading `config.storage`,
+    /// set up further by `configure` (limits, an observer).
+    pub fn assemble(
+        inner: Arc<dyn ToolHost>,
+        config: SeqConfig,
+        configure: impl FnOnce(Engine) -> Engine,
+    ) -> SeqTools {
+        let sequences = Arc::new(config.storage.clone());
+        let store = Arc::new(StoreTools::new(config));
+        let host = Arc::new(SeqHost::new(Arc::clone(&store), inner));
+        let engine = Arc::new(configure(Engine::new(host, sequences)));
+        SeqTools { store, engine }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn store(&self) -> &Arc<StoreTools> {
+        &self.store
+    }
+
+    /// A host offering all six tools (run on behalf of `caller`) in front of `inner`.
+    pub fn host_for(&self, caller: Caller, inner: Arc<dyn ToolHost>) -> SeqHost {
+        SeqHost::new(Arc::clone(&self.store), inner).running(self.clone(), caller)
+    }
+
+    /// Runs a seq tool on behalf of `caller`.
+    pub async fn call(&self, name: &str, args: Value, caller: &Caller) -> Result<Value, ToolError> {
+        self.call_full(name, args, caller).await.result
+    }
+
+    /// Runs a seq tool on behalf of `caller`, with the findings and report (module comment).
+    /// The seq tool itself is checked against the policy and its parameters (§4.4) first; the
+    /// tools a run reaches are checked by the engine at every dispatch.
+    pub async fn call_full(&self, name: &str, args: Value, caller: &Caller) -> SeqOutcome {
+        if let Err(error) = self.admit(name, &args, caller) {
+            return SeqOutcome::of(Err(error));
+        }
+        match name {
+            SEQ_RUN => self.run(&args, caller).await,
+            SEQ_CALL | SEQ_WHEN_CALL => SeqOutcome::of(self.call_target(name, &args, caller).await),
+            other => self.store.call(other, args).await,
+        }
+    }
+
+    fn admit(&self, name: &str, args: &Value, caller: &Caller) -> Result<(), ToolError> {
+        let Some(definition) = definition(name) else {
+            return Err(not_here(name));
+        };
+        if !self.store.policy().allows(caller, name) {
+            return Err(ToolError::new(
+                Reason::Unauthorized,
+                format!("caller `{}` may not use `{name}`", caller.id),
+            )
+            .with_hint("ask for access to the tool"));
+        }
+        definition.parameters.validate(args).map_err(|problem| {
+            let field = problem.field.clone();
+            let error = match problem.reason {
+                ArgReason::Required => ToolError::new(
+                    Reason::Required,
+                    format!("`{name}` needs `{field}` ({})", problem.expected),
+                )
+                .with_hint(format!("pass `{field}`")),
+                ArgReason::Type => ToolError::new(
+                    Reason::Type,
+                    format!("`{field}` of `{name}` must be {}", problem.expected),
+                )
+                .with_hint(format!("pass {} as `{field}`", problem.expected)),
+                // The arguments object does not fit the signature: `type`, as the engine says.
+                ArgReason::Unknown => {
+                    let known: Vec<&str> = definition
+                        .parameters
+                        .properties
+                        .iter()
+                        .map(|(p, _)| p.as_str())
+                        .collect();
+                    ToolError::new(
+                        Reason::Type,
+                        format!("`{field}` is not a parameter of `{name}`"),
+                    )
+                    .with_hint(format!("`{name}` takes {}", list_or_none(&known)))
+                }
+            };
+            if field.is_empty() {
+                error
+            } else {
+                error.with_field(field)
+            }
+        })
+    }
+
+    async fn run(&self, args: &Value, caller: &Caller) -> SeqOutcome {
+        let name = match args::string(args, "name") {
+            Ok(name) => name,
+            Err(error) => return SeqOutcome::of(Err(error)),
+        };
+        let run_args = match args::optional_object(args, "args") {
+            Ok(found) => found.cloned().unwrap_or_default(),
+            Err(error) => return SeqOutcome::of(Err(error)),
+        };
+        let sequence = match self.store.storage().get(name) {
+            Ok(Some(sequence)) => sequence,
+            Ok(None) => {
+                return SeqOutcome::of(Err(storage_error(StorageError::NotFound {
+                    name: name.to_owned(),
+                })));
+            }
+            Err(error) => return SeqOutcome::of(Err(storage_error(error))),
+        };
+        let report = self.engine.run(&sequence, run_args, caller).await;
+        let result = if report.ok {
+            serde_json::to_value(&report).map_err(|error| {
+                ToolError::new(
+                    Reason::Failed,
+                    format!("the report cannot be written: {error}"),
+                )
+            })
+        } else {
+            Err(run_failure(name, &report))
+        };
+        SeqOutcome {
+            result,
+            diagnostics: Vec::new(),
+            report: Some(report),
+        }
+    }
+
+    /// `seq_call` / `seq_when_call` from outside any sequence: only `#name` has a meaning.
+    async fn call_target(
+        &self,
+        tool: &str,
+        args: &Value,
+        caller: &Caller,
+    ) -> Result<Value, ToolError> {
+        let target = args::string(args, "target")?;
+        if !target.starts_with('#') {
+            return Err(ToolError::new(
+                Reason::ArgError,
+                format!("`{target}` names a group, and a call made outside a sequence has no sequence to find it in"),
+            )
+            .with_field("target")
+            .with_hint("call a stored sequence as `#name`, or run one with `seq_run`"));
+        }
+        let call_args: Map<String, Value> = args::optional_object(args, "args")?
+            .cloned()
+            .unwrap_or_default();
+        if tool == SEQ_WHEN_CALL {
+            let when = args::string(args, "when")?;
+            self.engine
+                .when_call(None, target, call_args, when, caller)
+                .await
+        } else {
+            self.engine.call(None, target, call_args, caller).await
+        }
+    }
+}
+
+/// The error of a run that did not succeed: the run's own error when it could not start, else
+/// `failed` naming what failed, with the compact report for the whole story.
+fn run_failure(name: &str, report: &RunReport) -> ToolError {
+    if let Some(error) = &report.error {
+        return error.clone();
+    }
+    let mut failures = Vec::new();
+    for group in &report.groups {
+        let first = group
+            .items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| item.error.as_ref().map(|e| (i, &item.tool, e)));
+        let why = match (&group.error, first) {
+            (Some(error), _) => error.to_string(),
+            (None, Some((index, tool, error))) => format!("item {index} `{tool}`: {error}"),
+            (None, None) => continue,
+        };
+        failures.push(format!(
+            "group `{}` {}: {why}",
+            group.name,
+            status_text(group.status)
+        ));
+    }
+    let report_json = serde_json::to_string(report).unwrap_or_default();
+    ToolError::new(
+        Reason::Failed,
+        format!(
+            "sequence `{name}` did not succeed: {}; report: {report_json}",
+            if failures.is_empty() {
+                "no group reported why".to_owned()
+            } else {
+                failures.join("; ")
+            }
+        ),
+    )
+    .with_hint("read each failed item's error in the report; fix the cause and run again")
+}
+
+fn status_text(status: GroupStatus) -> &'static str {
+    match status {
+        GroupStatus::Ran => "ran",
+        GroupStatus::Skipped => "was skipped",
+        GroupStatus::Failed => "failed",
+        GroupStatus::Partial => "partly failed",
+    }
+}
+
+/// A store error as the result contract says it: a name that cannot be, a name that is taken
+/// or absent (`not_found`, as for a missing `#name`), or a store that cannot be read.
+pub(crate) fn storage_error(error: StorageError) -> ToolError {
+    let detail = error.to_string();
+    match error {
+        StorageError::InvalidName { .. } => ToolError::new(Reason::ArgError, detail)
+            .with_field("name")
+            .with_hint("use a name without `/`, `\\`, control characters or a leading `#`, at most 64 characters"),
+        StorageError::Exists { .. } => ToolError::new(Reason::ArgError, detail)
+            .with_field("name")
+            .with_hint("pass `replace: true` to overwrite it, or choose another name"),
+        StorageError::NotFound { .. } => ToolError::new(Reason::NotFound, detail)
+            .with_field("name")
+            .with_hint("`seq_list` shows the stored sequences"),
+        StorageError::Corrupt { .. } | StorageError::UnknownFormat { .. } => {
+            ToolError::new(Reason::Failed, detail).with_field("name").with_hint(
+                "create the sequence again with `seq_create` and `replace: true`, or delete it",
+            )
+        }
+        StorageError::Io { .. } | StorageError::Interrupted { .. } => {
+            ToolError::new(Reason::Failed, detail)
+                .with_hint("check that the data directory exists and is writable")
+        }
+    }
+}
+
+fn not_here(name: &str) -> ToolError {
+    ToolError::new(
+        Reason::NotFound,
+        format!("`{name}` is not one of the seq tools here"),
+    )
+    .with_hint(format!("the seq tools are {}", SEQ_TOOLS.join(", ")))
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "no parameters".to_owned()
+    } else {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

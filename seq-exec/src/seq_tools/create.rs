@@ -1,0 +1,231 @@
+//! `seq_create`: parse (parameter form or file), check against the whole store, store.
+//!
+//! The checker runs over every stored sequence plus the new one (replacing a stored one of the
+//! same name), so that cycles and depth across sequences are seen (D-6). The new sequence is
+//! refused for its own errors, and also for errors it would cause in *other* stored sequences
+//! (a stored `#A` whose chain gets too deep once `#B` exists): those are the errors the store
+//! gets with it that it did not have before.
+
+use super::findings::{self, Finding, Origin};
+use super::{SeqOutcome, StoreTools, storage_error};
+use crate::builtin::{args, resolve_under};
+use crate::error::{Reason, ToolError};
+use crate::storage::{self, Summary};
+use seq_syntax::ast::Sequence;
+use seq_syntax::{Diagnostic, Parse};
+use serde_json::{Map, Value, json};
+use std::sync::PoisonError;
+
+/// Which argument held the sequence: errors in it are reported on that field.
+#[derive(Clone, Copy)]
+enum Form {
+    Groups,
+    File,
+}
+
+impl Form {
+    fn field(self) -> &'static str {
+        match self {
+            Form::Groups => "groups",
+            Form::File => "file",
+        }
+    }
+}
+
+pub(super) fn create(tools: &StoreTools, args: &Value) -> SeqOutcome {
+    match create_inner(tools, args) {
+        Ok((value, warnings)) => SeqOutcome {
+            result: Ok(value),
+            diagnostics: warnings,
+            report: None,
+        },
+        Err((error, diagnostics)) => SeqOutcome {
+            result: Err(error),
+            diagnostics,
+            report: None,
+        },
+    }
+}
+
+type Refusal = (ToolError, Vec<Finding>);
+
+fn plain(error: ToolError) -> Refusal {
+    (error, Vec::new())
+}
+
+fn create_inner(tools: &StoreTools, args: &Value) -> Result<(Value, Vec<Finding>), Refusal> {
+    let replace = args::flag(args, "replace").map_err(plain)?;
+    let (form, text, parse) = source(tools, args).map_err(plain)?;
+    let origin = match form {
+        Form::Groups => Origin::Value(&text),
+        Form::File => Origin::File(&text),
+    };
+    if parse.has_errors() {
+        return Err(refuse(form, own(&parse.diagnostics, &origin)));
+    }
+    let Some(sequence) = parse.sequence else {
+        return Err(plain(
+            ToolError::new(Reason::ArgError, "no sequence could be built").with_field(form.field()),
+        ));
+    };
+    if let (Form::File, Some(name)) = (form, args::optional_string(args, "name").map_err(plain)?)
+        && name != sequence.name.value
+    {
+        return Err(plain(
+            ToolError::new(
+                Reason::ArgError,
+                format!(
+                    "`name` is `{name}` but the file names its sequence `{}`",
+                    sequence.name.value
+                ),
+            )
+            .with_field("name")
+            .with_hint("pass the file's own name as `name`, or rename the sequence in the file"),
+        ));
+    }
+    let name = sequence.name.value.clone();
+    storage::check_name(&name).map_err(|problem| {
+        plain(storage_error(crate::storage::StorageError::InvalidName {
+            name: name.clone(),
+            problem,
+        }))
+    })?;
+
+    let _one_at_a_time = tools.lock.lock().unwrap_or_else(PoisonError::into_inner);
+    let storage = tools.storage();
+    if !replace && storage.exists(&name).map_err(|e| plain(storage_error(e)))? {
+        return Err(plain(storage_error(crate::storage::StorageError::Exists {
+            name,
+        })));
+    }
+    // Unreadable stored files are left out: `#name` calls cannot reach them either.
+    let stored: Vec<Sequence> = storage
+        .load_all()
+        .map_err(|e| plain(storage_error(e)))?
+        .into_iter()
+        .filter_map(|(_, read)| read.ok())
+        .collect();
+    let mut found = check_with(tools, &stored, &sequence, &origin);
+    if found.iter().any(Finding::is_error) {
+        // Warnings about other sequences are theirs, not this creation's.
+        found.retain(|f| f.sequence.is_none() || f.is_error());
+        return Err(refuse(form, found));
+    }
+    storage
+        .put(&sequence, replace)
+        .map_err(|e| plain(storage_error(e)))?;
+    let summary = Summary::of(&sequence);
+    let warnings: Vec<Finding> = found.into_iter().filter(|f| f.sequence.is_none()).collect();
+    Ok((
+        json!({
+            "name": summary.name,
+            "groups": summary.groups,
+            "items": summary.items,
+            "warnings": warnings,
+        }),
+        warnings,
+    ))
+}
+
+/// The text and its parse, from `groups` or from `file` (exactly one of them).
+fn source(tools: &StoreTools, args: &Value) -> Result<(Form, String, Parse), ToolError> {
+    let groups = args::optional(args, "groups")?;
+    let file = args::optional_string(args, "file")?;
+    match (groups, file) {
+        (Some(groups), None) => {
+            let mut value = Map::new();
+            value.insert(
+                "name".to_owned(),
+                Value::String(args::string(args, "name")?.to_owned()),
+            );
+            if let Some(description) = args::optional(args, "description")? {
+                value.insert("description".to_owned(), description.clone());
+            }
+            value.insert("groups".to_owned(), groups.clone());
+            let (text, parse) = seq_syntax::parse_value(&Value::Object(value));
+            Ok((Form::Groups, text, parse))
+        }
+        (None, Some(file)) => {
+            if args::optional(args, "description")?.is_some() {
+                return Err(ToolError::new(
+                    Reason::ArgError,
+                    "a sequence loaded from `file` takes its description from the file",
+                )
+                .with_field("description")
+                .with_hint("drop `description`, or write it into the file"));
+            }
+            let path = resolve_under(&tools.config.root, file)
+                .map_err(|error| error.to_tool_error("file"))?;
+            let bytes = std::fs::read(&path).map_err(|error| {
+                ToolError::new(Reason::Failed, format!("reading `{file}`: {error}"))
+                    .with_field("file")
+                    .with_hint("give the path of a sequence file under the root")
+            })?;
+            let parse = seq_syntax::parse_bytes(&bytes);
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            Ok((Form::File, text, parse))
+        }
+        (Some(_), Some(_)) => Err(ToolError::new(
+            Reason::ArgError,
+            "`groups` and `file` were both given",
+        )
+        .with_field("file")
+        .with_hint("give the groups inline as `groups`, or a sequence file as `file`, not both")),
+        (None, None) => Err(ToolError::new(
+            Reason::Required,
+            "`seq_create` needs `groups` or `file`",
+        )
+        .with_field("groups")
+        .with_hint("give the groups inline as `groups`, or a sequence file as `file`")),
+    }
+}
+
+/// The new sequence's findings, and the errors it causes in stored ones.
+fn check_with(
+    tools: &StoreTools,
+    stored: &[Sequence],
+    sequence: &Sequence,
+    origin: &Origin<'_>,
+) -> Vec<Finding> {
+    let catalog = &tools.config.catalog;
+    let before: Vec<&Sequence> = stored.iter().collect();
+    let baseline = seq_check::check_store(&before, catalog);
+    let others: Vec<&Sequence> = stored
+        .iter()
+        .filter(|s| s.name.value != sequence.name.value)
+        .collect();
+    let mut after = others.clone();
+    after.push(sequence);
+    let mut checked = seq_check::check_store(&after, catalog);
+    let mine = checked.pop().unwrap_or_default();
+    let mut found = own(&mine, origin);
+    for (other, diagnostics) in others.iter().zip(&checked) {
+        let had: &[Diagnostic] = before
+            .iter()
+            .position(|s| s.name.value == other.name.value)
+            .and_then(|i| baseline.get(i))
+            .map_or(&[], Vec::as_slice);
+        let stored_origin = Origin::Stored(&other.name.value);
+        found.extend(
+            diagnostics
+                .iter()
+                .filter(|d| d.is_error() && !had.contains(d))
+                .map(|d| Finding::new(d, &stored_origin)),
+        );
+    }
+    found
+}
+
+fn own(diagnostics: &[Diagnostic], origin: &Origin<'_>) -> Vec<Finding> {
+    diagnostics
+        .iter()
+        .map(|d| Finding::new(d, origin))
+        .collect()
+}
+
+fn refuse(form: Form, found: Vec<Finding>) -> Refusal {
+    let error = ToolError::new(Reason::ArgError, findings::render(&found))
+        .with_field(form.field())
+        .with_hint("fix the errors listed and call `seq_create` again");
+    (error, found)
+}

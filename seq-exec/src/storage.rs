@@ -1,0 +1,452 @@
+//! Sequences on disk (D-8, design §7.1, §8.5): `<data_dir>/sequences/<name>.json` holding
+//! `{"format": 1, "sequence": <the checked AST>}`.
+//!
+//! - Names are checked before they touch the file system ([`check_name`]).
+//! - Writes are atomic: a temporary file in the same directory, written, fsynced, renamed over
+//!   the target, then the directory fsynced. A crash at any point leaves either the old file or
+//!   the new one, never a torn one. Temporary files end in `.tmp`, which no sequence file does,
+//!   so listing ignores them; the next write removes the ones a crash left behind.
+//! - Writes in one process are serialized by one lock (so a write never removes the temporary
+//!   file of another in flight). Across processes, leftovers are removed only when older than
+//!   [`STALE_TEMP`] or made by this process.
+//! - A file that cannot be read back — corrupt JSON, an unknown format version, a sequence whose
+//!   name differs from the file's — is reported as a [`StorageError`], never a panic.
+
+use crate::engine::SequenceSource;
+use seq_syntax::ast::Sequence;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+/// The version written in every stored file; a file with another is refused, not guessed at.
+pub const FORMAT: u32 = 1;
+
+/// Longest sequence name (D-8), the front end's bound too.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Temporary files older than this are taken for a crash's leftovers, whoever made them.
+pub const STALE_TEMP: Duration = Duration::from_secs(60);
+
+const EXTENSION: &str = ".json";
+const TEMP_EXTENSION: &str = ".tmp";
+
+/// Serializes writes within the process (see the module comment).
+static WRITE_LOCK: Mutex<()> = Mutex::new(());
+/// Makes temporary names unique within the process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Why a name cannot name a stored sequence. The same rule as the front end's (E-code
+/// `InvalidName`), checked again here because storage is also reached by name alone
+/// (`seq_delete`, `seq_run`, `#name`).
+pub fn check_name(name: &str) -> Result<(), String> {
+    let problem = if name.is_empty() {
+        "a sequence name cannot be empty".to_owned()
+    } else if name == "." || name == ".." {
+        format!("`{name}` cannot name a sequence")
+    } else if name.contains(['/', '\\']) {
+        "a sequence name cannot hold path separators".to_owned()
+    } else if name.chars().any(char::is_control) {
+        "a sequence name cannot hold control characters".to_owned()
+    } else if name.starts_with('#') {
+        "a sequence name cannot start with `#` (callers write `#name`)".to_owned()
+    } else if name.chars().count() > MAX_NAME_LEN {
+        format!("a sequence name is at most {MAX_NAME_LEN} characters")
+    } else {
+        return Ok(());
+    };
+    Err(problem)
+}
+
+/// What went wrong with the store.
+#[derive(Debug)]
+pub enum StorageError {
+    InvalidName {
+        name: String,
+        problem: String,
+    },
+    /// Creating a sequence whose name is taken, without `replace`.
+    Exists {
+        name: String,
+    },
+    NotFound {
+        name: String,
+    },
+    /// The file is not JSON of the stored shape, or holds another sequence's name.
+    Corrupt {
+        name: String,
+        detail: String,
+    },
+    UnknownFormat {
+        name: String,
+        found: String,
+    },
+    Io {
+        path: PathBuf,
+        error: io::Error,
+    },
+    /// A write hook stopped the write (a simulated crash).
+    Interrupted {
+        stage: WriteStage,
+    },
+}
+
+impl fmt::Display for StorageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StorageError::InvalidName { name, problem } => {
+                write!(f, "invalid sequence name `{name}`: {problem}")
+            }
+            StorageError::Exists { name } => write!(f, "a sequence named `{name}` already exists"),
+            StorageError::NotFound { name } => write!(f, "no stored sequence is named `{name}`"),
+            StorageError::Corrupt { name, detail } => {
+                write!(f, "the stored sequence `{name}` cannot be read: {detail}")
+            }
+            StorageError::UnknownFormat { name, found } => write!(
+                f,
+                "the stored sequence `{name}` has format {found}; this version reads format {FORMAT}"
+            ),
+            StorageError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            StorageError::Interrupted { stage } => {
+                write!(f, "the write was interrupted at {stage:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+/// The points of a write at which a [`WriteHook`] is consulted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteStage {
+    /// The temporary file exists and holds the first half of the bytes.
+    HalfWritten,
+    /// All bytes are written and fsynced; the rename has not happened.
+    BeforeRename,
+}
+
+/// Fault injection for tests of crash safety: returning `false` stops the write at that stage
+/// exactly as a crash would (nothing is cleaned up).
+pub type WriteHook = Arc<dyn Fn(WriteStage) -> bool + Send + Sync>;
+
+/// One line of [`Storage::list`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub groups: usize,
+    pub items: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl Summary {
+    pub fn of(sequence: &Sequence) -> Summary {
+        Summary {
+            name: sequence.name.value.clone(),
+            groups: sequence.groups.len(),
+            items: sequence.groups.iter().map(|g| g.items.len()).sum(),
+            description: sequence.description.as_ref().map(|d| d.value.clone()),
+        }
+    }
+}
+
+/// A listed file that could not be read.
+#[derive(Debug)]
+pub struct Broken {
+    pub name: String,
+    pub error: StorageError,
+}
+
+/// [`Storage::list`]: the readable sequences and the broken files, each sorted by name.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub sequences: Vec<Summary>,
+    pub broken: Vec<Broken>,
+}
+
+#[derive(Serialize)]
+struct EnvelopeOut<'a> {
+    format: u32,
+    sequence: &'a Sequence,
+}
+
+#[derive(Deserialize)]
+struct EnvelopeIn {
+    format: serde_json::Value,
+    sequence: serde_json::Value,
+}
+
+/// A stored sequence's name and what reading it gave.
+pub type Loaded = (String, Result<Sequence, StorageError>);
+
+/// The store under one data directory. Cheap to clone.
+#[derive(Clone)]
+pub struct Storage {
+    dir: PathBuf,
+    hook: Option<WriteHook>,
+}
+
+impl fmt::Debug for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Storage")
+            .field("dir", &self.dir)
+            .field("hook", &self.hook.is_some())
+            .finish()
+    }
+}
+
+impl Storage {
+    /// The store of `data_dir` (its `sequences` directory is created by the first write).
+    pub fn new(data_dir: impl AsRef<Path>) -> Storage {
+        Storage {
+            dir: data_dir.as_ref().join("sequences"),
+            hook: None,
+        }
+    }
+
+    /// Consults `hook` during writes (see [`WriteHook`]).
+    pub fn with_write_hook(mut self, hook: WriteHook) -> Storage {
+        self.hook = Some(hook);
+        self
+    }
+
+    /// `<data_dir>/sequences`.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the sequence `name` is stored; the name is checked first.
+    pub fn path_of(&self, name: &str) -> Result<PathBuf, StorageError> {
+        check_name(name).map_err(|problem| StorageError::InvalidName {
+            name: name.to_owned(),
+            problem,
+        })?;
+        Ok(self.dir.join(format!("{name}{EXTENSION}")))
+    }
+
+    pub fn exists(&self, name: &str) -> Result<bool, StorageError> {
+        let path = self.path_of(name)?;
+        match path.symlink_metadata() {
+            Ok(_) => Ok(true),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(StorageError::Io { path, error }),
+        }
+    }
+
+    /// Stores `sequence` under its name, atomically; an existing one is replaced only with
+    /// `replace`.
+    pub fn put(&self, sequence: &Sequence, replace: bool) -> Result<(), StorageError> {
+        let name = sequence.name.value.as_str();
+        let target = self.path_of(name)?;
+        let bytes = serde_json::to_vec(&EnvelopeOut {
+            format: FORMAT,
+            sequence,
+        })
+        .map_err(|error| StorageError::Corrupt {
+            name: name.to_owned(),
+            detail: error.to_string(),
+        })?;
+        let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        fs::create_dir_all(&self.dir).map_err(|error| self.io(&self.dir, error))?;
+        self.remove_stale_temps();
+        if !replace && self.exists(name)? {
+            return Err(StorageError::Exists {
+                name: name.to_owned(),
+            });
+        }
+        let temp = self.dir.join(format!(
+            ".{name}{EXTENSION}.{}-{}{TEMP_EXTENSION}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        match self.write_temp(&temp, &bytes) {
+            Ok(()) => {}
+            Err(error @ StorageError::Interrupted { .. }) => return Err(error),
+            Err(error) => {
+                // A real failure, not a crash: nothing is left behind.
+                let _ = fs::remove_file(&temp);
+                return Err(error);
+            }
+        }
+        if let Err(error) = fs::rename(&temp, &target) {
+            let _ = fs::remove_file(&temp);
+            return Err(self.io(&target, error));
+        }
+        self.sync_dir()
+    }
+
+    fn write_temp(&self, temp: &Path, bytes: &[u8]) -> Result<(), StorageError> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(temp)
+            .map_err(|error| self.io(temp, error))?;
+        let (first, second) = bytes.split_at(bytes.len() / 2);
+        file.write_all(first)
+            .map_err(|error| self.io(temp, error))?;
+        self.stage(WriteStage::HalfWritten)?;
+        file.write_all(second)
+            .map_err(|error| self.io(temp, error))?;
+        file.sync_all().map_err(|error| self.io(temp, error))?;
+        self.stage(WriteStage::BeforeRename)
+    }
+
+    fn stage(&self, stage: WriteStage) -> Result<(), StorageError> {
+        match &self.hook {
+            Some(hook) if !hook(stage) => Err(StorageError::Interrupted { stage }),
+            Some(_) | None => Ok(()),
+        }
+    }
+
+    /// Makes the rename (or removal) durable: the directory entry itself is fsynced.
+    fn sync_dir(&self) -> Result<(), StorageError> {
+        #[cfg(unix)]
+        File::open(&self.dir)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|error| self.io(&self.dir, error))?;
+        Ok(())
+    }
+
+    /// Removes temporary files left by a crash: this process's (none can be in flight while the
+    /// write lock is held) and anybody's older than [`STALE_TEMP`]. Best effort.
+    fn remove_stale_temps(&self) {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mine = format!(".{}-", std::process::id());
+        let now = SystemTime::now();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(stem) = name.strip_suffix(TEMP_EXTENSION) else {
+                continue;
+            };
+            let stale = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|modified| now.duration_since(modified).ok())
+                .is_some_and(|age| age >= STALE_TEMP);
+            let own = stem
+                .rfind(&mine)
+                .is_some_and(|at| stem.get(at + mine.len()..).is_some_and(is_digits));
+            if stale || own {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+
+    /// The stored sequence `name`, read afresh; `Ok(None)` when there is none.
+    pub fn get(&self, name: &str) -> Result<Option<Sequence>, StorageError> {
+        let path = self.path_of(name)?;
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(StorageError::Io { path, error }),
+        };
+        decode(name, &bytes).map(Some)
+    }
+
+    /// Deletes the stored sequence `name`.
+    pub fn delete(&self, name: &str) -> Result<(), StorageError> {
+        let path = self.path_of(name)?;
+        let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        match fs::remove_file(&path) {
+            Ok(()) => self.sync_dir(),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Err(StorageError::NotFound {
+                name: name.to_owned(),
+            }),
+            Err(error) => Err(StorageError::Io { path, error }),
+        }
+    }
+
+    /// Every stored sequence, by name. Files that are not `<valid name>.json` (temporary files
+    /// among them) are not the store's and are passed over; unreadable ones are in `broken`.
+    pub fn list(&self) -> Result<Listing, StorageError> {
+        let mut listing = Listing::default();
+        for (name, result) in self.load_all()? {
+            match result {
+                Ok(sequence) => listing.sequences.push(Summary::of(&sequence)),
+                Err(error) => listing.broken.push(Broken { name, error }),
+            }
+        }
+        Ok(listing)
+    }
+
+    /// Every stored sequence, read, by name (what `seq_create` checks a new one against).
+    pub fn load_all(&self) -> Result<Vec<Loaded>, StorageError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) => return Err(self.io(&self.dir, error)),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|error| self.io(&self.dir, error))?;
+            let file_name = entry.file_name();
+            let Some(name) = file_name.to_str().and_then(|n| n.strip_suffix(EXTENSION)) else {
+                continue;
+            };
+            if check_name(name).is_ok() {
+                names.push(name.to_owned());
+            }
+        }
+        names.sort();
+        Ok(names
+            .into_iter()
+            .map(|name| {
+                let result = self.get(&name).and_then(|found| {
+                    found.ok_or_else(|| StorageError::NotFound { name: name.clone() })
+                });
+                (name, result)
+            })
+            .collect())
+    }
+
+    fn io(&self, path: &Path, error: io::Error) -> StorageError {
+        StorageError::Io {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+fn is_digits(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn decode(name: &str, bytes: &[u8]) -> Result<Sequence, StorageError> {
+    let corrupt = |detail: String| StorageError::Corrupt {
+        name: name.to_owned(),
+        detail,
+    };
+    let envelope: EnvelopeIn =
+        serde_json::from_slice(bytes).map_err(|error| corrupt(error.to_string()))?;
+    if envelope.format.as_u64() != Some(u64::from(FORMAT)) {
+        return Err(StorageError::UnknownFormat {
+            name: name.to_owned(),
+            found: envelope.format.to_string(),
+        });
+    }
+    let sequence: Sequence =
+        serde_json::from_value(envelope.sequence).map_err(|error| corrupt(error.to_string()))?;
+    if sequence.name.value != name {
+        return Err(corrupt(format!(
+            "the file holds the sequence `{}`",
+            sequence.name.value
+        )));
+    }
+    Ok(sequence)
+}
+
+/// `#name` calls read the store afresh each time: a sequence may change between calls (D-6).
+/// A file that cannot be read counts as absent here; `seq_run` and `seq_list` report why.
+impl SequenceSource for Storage {
+    fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+        self.get(name).ok().flatten().map(Arc::new)
+    }
+}

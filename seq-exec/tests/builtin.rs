@@ -1,0 +1,393 @@
+//! The embedded host: its tools, the root confinement (D-8), the output sink, the policy.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use seq_check::{Catalog, ParallelSafety};
+use seq_exec::builtin::{BuiltinHost, Captured, TOOLS, resolve_under};
+use seq_exec::policy::{Policy, Rules};
+use seq_exec::{Caller, Reason, ToolHost};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn host(root: &Path) -> BuiltinHost {
+    BuiltinHost::new(root)
+}
+
+async fn call(host: &BuiltinHost, tool: &str, args: Value) -> Result<Value, seq_exec::ToolError> {
+    host.call(tool, args).await
+}
+
+#[tokio::test]
+async fn definitions_are_the_catalogs() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let catalog = Catalog::builtin();
+    for name in TOOLS {
+        assert_eq!(host.lookup(name).as_ref(), catalog.get(name), "{name}");
+    }
+    assert_eq!(host.definitions().count(), TOOLS.len());
+    assert_eq!(
+        host.lookup("files_write").unwrap().parallel_safe,
+        ParallelSafety::Unsafe
+    );
+    assert!(host.lookup("seq_run").is_none());
+    assert!(host.lookup("nope").is_none());
+    let error = call(&host, "nope", json!({})).await.unwrap_err();
+    assert_eq!(error.reason, Reason::NotFound);
+}
+
+#[tokio::test]
+async fn echo_and_sleep() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let value = json!({"a": [1, "two", null]});
+    assert_eq!(
+        call(&host, "echo", json!({ "value": value }))
+            .await
+            .unwrap(),
+        value
+    );
+    assert_eq!(
+        call(&host, "sleep", json!({"ms": 1})).await.unwrap(),
+        Value::Null
+    );
+    let missing = call(&host, "echo", json!({})).await.unwrap_err();
+    assert_eq!(
+        (missing.reason, missing.field.as_deref()),
+        (Reason::Required, Some("value"))
+    );
+    let negative = call(&host, "sleep", json!({"ms": -5})).await.unwrap_err();
+    assert_eq!(
+        (negative.reason, negative.field.as_deref()),
+        (Reason::Type, Some("ms"))
+    );
+    let not_object = call(&host, "sleep", json!([1])).await.unwrap_err();
+    assert_eq!(not_object.reason, Reason::Type);
+}
+
+#[tokio::test]
+async fn cmd_run_returns_output_and_runs_in_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker"), "here").unwrap();
+    let host = host(dir.path());
+    let value = call(
+        &host,
+        "cmd_run",
+        json!({"command": "cat marker; echo oops >&2"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        value,
+        json!({"stdout": "here", "stderr": "oops\n", "exit_code": 0})
+    );
+}
+
+#[tokio::test]
+async fn cmd_run_nonzero_exit_is_a_failure_with_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let error = call(
+        &host,
+        "cmd_run",
+        json!({"command": "echo out; echo 'disk full' >&2; exit 3"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.reason, Reason::Failed);
+    assert_eq!(error.detail.as_deref(), Some("exit status 3: disk full"));
+}
+
+#[tokio::test]
+async fn cmd_run_timeout_uses_the_duration_grammar() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let error = call(
+        &host,
+        "cmd_run",
+        json!({"command": "sleep 30", "timeout": "100ms"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (error.reason, error.field.as_deref()),
+        (Reason::Timeout, Some("timeout"))
+    );
+    for bad in ["5", "1.5s", "0s"] {
+        let error = call(&host, "cmd_run", json!({"command": "true", "timeout": bad}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (error.reason, error.field.as_deref()),
+            (Reason::Type, Some("timeout")),
+            "{bad}"
+        );
+    }
+    let missing = call(&host, "cmd_run", json!({})).await.unwrap_err();
+    assert_eq!(
+        (missing.reason, missing.field.as_deref()),
+        (Reason::Required, Some("command"))
+    );
+}
+
+/// Whether `pid` is a live process (a zombie, killed and not yet reaped, is not).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Waits (bounded) for `done`; the bound only stops a broken test from hanging.
+async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn cancelling_cmd_run_kills_the_shell_and_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let pid_file = dir.path().join("child.pid");
+    let running = call(
+        &host,
+        "cmd_run",
+        json!({"command": "sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait"}),
+    );
+    let started = async {
+        while !pid_file.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    // The run is dropped (cancelled) as soon as the grandchild is known.
+    tokio::select! {
+        result = running => panic!("the command finished: {result:?}"),
+        () = started => {}
+    }
+    let child: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        eventually(|| !alive(child)).await,
+        "`sleep` ({child}) outlived its cancelled run"
+    );
+}
+
+#[tokio::test]
+async fn files_write_read_and_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let written = call(
+        &host,
+        "files_write",
+        json!({"path": "notes/today.txt", "content": "hello"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(written, json!({"path": "notes/today.txt", "bytes": 5}));
+    assert_eq!(
+        call(&host, "files_read", json!({"path": "./notes/today.txt"}))
+            .await
+            .unwrap(),
+        json!("hello")
+    );
+    // A value that is not a string is written as compact JSON.
+    call(
+        &host,
+        "files_write",
+        json!({"path": "data.json", "content": {"a": [1, 2]}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("data.json")).unwrap(),
+        r#"{"a":[1,2]}"#
+    );
+    std::fs::create_dir(dir.path().join("b-dir")).unwrap();
+    assert_eq!(
+        call(&host, "files_list", json!({"path": ""}))
+            .await
+            .unwrap(),
+        json!(["b-dir/", "data.json", "notes/"])
+    );
+    assert_eq!(
+        call(&host, "files_list", json!({"path": "."}))
+            .await
+            .unwrap(),
+        json!(["b-dir/", "data.json", "notes/"])
+    );
+    let missing = call(&host, "files_read", json!({"path": "nope.txt"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (missing.reason, missing.field.as_deref()),
+        (Reason::Failed, Some("path"))
+    );
+}
+
+#[tokio::test]
+async fn files_refuse_absolute_and_parent_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let host = host(&root);
+    for path in ["../secret", "a/../../secret", "/etc/passwd", "a/.."] {
+        for (tool, args) in [
+            ("files_read", json!({ "path": path })),
+            ("files_list", json!({ "path": path })),
+            ("files_write", json!({ "path": path, "content": "x" })),
+        ] {
+            let error = call(&host, tool, args).await.unwrap_err();
+            assert_eq!(
+                (error.reason, error.field.as_deref()),
+                (Reason::ArgError, Some("path")),
+                "{tool} {path}"
+            );
+        }
+    }
+    assert!(!dir.path().join("secret").exists());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn files_refuse_symbolic_links_that_lead_outside() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(root.join("inner")).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("secret"), "s").unwrap();
+    std::fs::write(root.join("inner/ok.txt"), "fine").unwrap();
+    symlink(&outside, root.join("out")).unwrap();
+    symlink(outside.join("secret"), root.join("secret-link")).unwrap();
+    // Dangling: writing through it would create a file outside the root.
+    symlink(outside.join("new-file"), root.join("dangling")).unwrap();
+    symlink(root.join("inner"), root.join("inside-link")).unwrap();
+    let host = host(&root);
+
+    for (tool, args) in [
+        ("files_read", json!({"path": "out/secret"})),
+        ("files_read", json!({"path": "secret-link"})),
+        ("files_list", json!({"path": "out"})),
+        ("files_write", json!({"path": "out/new", "content": "x"})),
+        ("files_write", json!({"path": "dangling", "content": "x"})),
+    ] {
+        let error = call(&host, tool, args.clone()).await.unwrap_err();
+        assert_eq!(
+            (error.reason, error.field.as_deref()),
+            (Reason::Unauthorized, Some("path")),
+            "{tool} {args}"
+        );
+    }
+    assert!(!outside.join("new").exists());
+    assert!(!outside.join("new-file").exists());
+    // A link that stays inside is followed.
+    assert_eq!(
+        call(&host, "files_read", json!({"path": "inside-link/ok.txt"}))
+            .await
+            .unwrap(),
+        json!("fine")
+    );
+}
+
+#[test]
+fn resolve_under_appends_what_does_not_exist_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    let canonical = dir.path().canonicalize().unwrap();
+    assert_eq!(
+        resolve_under(dir.path(), "a/b/c.txt").unwrap(),
+        canonical.join("a/b/c.txt")
+    );
+    assert_eq!(resolve_under(dir.path(), "").unwrap(), canonical);
+    let missing_root = resolve_under(&dir.path().join("nope"), "x").unwrap_err();
+    assert_eq!(missing_root.to_tool_error("path").reason, Reason::Failed);
+}
+
+#[tokio::test]
+async fn output_goes_to_the_injected_sink_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let captured = Arc::new(Captured::new());
+    let host = host(dir.path()).with_output(captured.clone());
+    for text in ["one", "two", "three"] {
+        assert_eq!(
+            call(&host, "output_send__stdout", json!({ "text": text }))
+                .await
+                .unwrap(),
+            Value::Null
+        );
+    }
+    assert_eq!(captured.lines(), ["one", "two", "three"]);
+
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let host = BuiltinHost::new(dir.path()).with_output(Arc::new(sender));
+    call(&host, "output_send__stdout", json!({"text": "live"}))
+        .await
+        .unwrap();
+    assert_eq!(receiver.recv().await.as_deref(), Some("live"));
+    drop(receiver);
+    let error = call(&host, "output_send__stdout", json!({"text": "lost"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason, Reason::Failed);
+}
+
+#[test]
+fn can_use_follows_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = Caller::new("alice");
+    let bob = Caller::new("bob");
+    let open = BuiltinHost::new(dir.path());
+    assert!(open.can_use(&alice, "cmd_run", &json!({})));
+
+    let policy = Policy::allow_all()
+        .allow("files_*")
+        .allow("echo")
+        .allow("cmd_run")
+        .deny("files_write")
+        .for_caller("bob", Rules::default().deny("cmd_*"));
+    let host = BuiltinHost::new(dir.path()).with_policy(Arc::new(policy));
+    let allowed = |caller: &Caller, tool: &str| host.can_use(caller, tool, &json!({}));
+    assert!(allowed(&alice, "files_read"));
+    assert!(allowed(&alice, "cmd_run"));
+    assert!(!allowed(&alice, "files_write"), "deny wins over `files_*`");
+    assert!(!allowed(&alice, "sleep"), "not in the allow list");
+    assert!(!allowed(&bob, "cmd_run"), "bob's own layer denies it");
+    assert!(allowed(&bob, "echo"));
+    assert!(
+        !allowed(&bob, "sleep"),
+        "a caller's layer cannot widen the global one"
+    );
+}
+
+#[test]
+fn policies_load_from_json() {
+    let policy: Policy = serde_json::from_value(json!({
+        "deny": ["cmd_run"],
+        "callers": {"agent-7": {"allow": ["echo", "output_send__*"]}}
+    }))
+    .unwrap();
+    let agent = Caller::new("agent-7");
+    let other = Caller::new("other");
+    assert!(policy.allows(&other, "files_write"));
+    assert!(!policy.allows(&other, "cmd_run"));
+    assert!(policy.allows(&agent, "output_send__stdout"));
+    assert!(!policy.allows(&agent, "files_read"));
+    let typo = serde_json::from_value::<Policy>(json!({"dney": ["x"]}));
+    assert!(typo.is_err(), "unknown fields are refused");
+}

@@ -1,0 +1,390 @@
+//! A scripted tool host for the engine's tests: tools are closures; the host records when each
+//! call starts and ends as a global sequence of events (never wall time), counts calls, and
+//! can deny tools to callers.
+
+#![allow(dead_code, reason = "each test binary uses part of the kit")]
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use seq_check::catalog::Catalog;
+use seq_check::{Source, ToolDef};
+use seq_exec::engine::{GroupReport, ItemReport, Observer};
+use seq_exec::{BoxFuture, Caller, Engine, Limits, Reason, SequenceSource, ToolError, ToolHost};
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What a tool closure receives.
+#[derive(Clone, Debug)]
+pub struct Invocation {
+    pub args: Value,
+    /// 1 for the first call of this tool, 2 for the second, ...
+    pub nth: u32,
+}
+
+pub type Behavior =
+    Arc<dyn Fn(Invocation) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    Start(String),
+    End(String),
+}
+
+#[derive(Default)]
+pub struct ScriptedHost {
+    tools: Mutex<HashMap<String, (ToolDef, Behavior)>>,
+    events: Mutex<Vec<Event>>,
+    calls: Mutex<HashMap<String, u32>>,
+    /// `(caller, tool)` pairs that `can_use` refuses.
+    denied: Mutex<HashSet<(String, String)>>,
+}
+
+impl std::fmt::Debug for ScriptedHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedHost").finish_non_exhaustive()
+    }
+}
+
+/// A tool definition read by the real catalog loader.
+pub fn def(name: &str, parameters: Value, parallel_safe: bool) -> ToolDef {
+    let text = json!([{"name": name, "parameters": parameters, "parallel_safe": parallel_safe}]);
+    Catalog::load_json(&text.to_string())
+        .unwrap()
+        .into_iter()
+        .next()
+        .unwrap()
+}
+
+impl ScriptedHost {
+    /// A host with the usual test tools:
+    /// - `work {id, ms?, value?}`: sleeps `ms`, returns `value` (or `id`);
+    /// - `output_send__chat {text, ms?}` and `output_send__log {text, ms?}`: the same, labelled
+    ///   by `text`.
+    pub fn new() -> Arc<ScriptedHost> {
+        let host = Arc::new(ScriptedHost::default());
+        let work_params = json!({"type": "object", "properties": {
+            "id": {"type": "string"}, "ms": {"type": "integer"}, "value": {}
+        }, "required": ["id"]});
+        host.add(def("work", work_params, true), sleeper());
+        for channel in ["output_send__chat", "output_send__log"] {
+            let params = json!({"type": "object", "properties": {
+                "text": {"type": "string"}, "ms": {"type": "integer"}
+            }, "required": ["text"]});
+            host.add(def(channel, params, true), sleeper());
+        }
+        host
+    }
+
+    pub fn add(&self, def: ToolDef, behavior: Behavior) {
+        self.tools
+            .lock()
+            .unwrap()
+            .insert(def.name.clone(), (def, behavior));
+    }
+
+    /// A parallel-safe tool taking any arguments.
+    pub fn add_simple(&self, name: &str, behavior: Behavior) {
+        self.add(def(name, json!({"type": "object"}), true), behavior);
+    }
+
+    pub fn remove(&self, name: &str) {
+        self.tools.lock().unwrap().remove(name);
+    }
+
+    pub fn deny(&self, caller: &str, tool: &str) {
+        self.denied
+            .lock()
+            .unwrap()
+            .insert((caller.to_owned(), tool.to_owned()));
+    }
+
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().unwrap().clone()
+    }
+
+    pub fn calls(&self, tool: &str) -> u32 {
+        self.calls.lock().unwrap().get(tool).copied().unwrap_or(0)
+    }
+
+    /// The built-in catalog plus this host's tools, for checking test sequences.
+    pub fn catalog(&self) -> Catalog {
+        let mut catalog = Catalog::builtin();
+        let defs: Vec<ToolDef> = self
+            .tools
+            .lock()
+            .unwrap()
+            .values()
+            .map(|(d, _)| d.clone())
+            .collect();
+        catalog.merge(defs);
+        catalog
+    }
+
+    fn push(&self, event: Event) {
+        self.events.lock().unwrap().push(event);
+    }
+
+    /// Where `event` stands in the log.
+    pub fn at(&self, event: &Event) -> usize {
+        let events = self.events();
+        events
+            .iter()
+            .position(|e| e == event)
+            .unwrap_or_else(|| panic!("{event:?} not in {events:?}"))
+    }
+
+    /// Whether `a` and `b` overlapped: both started before either ended.
+    pub fn overlapped(&self, a: &str, b: &str) -> bool {
+        let start = |x: &str| self.at(&Event::Start(x.to_owned()));
+        let end = |x: &str| self.at(&Event::End(x.to_owned()));
+        start(a).max(start(b)) < end(a).min(end(b))
+    }
+
+    /// Whether `a` ended before `b` started.
+    pub fn before(&self, a: &str, b: &str) -> bool {
+        self.at(&Event::End(a.to_owned())) < self.at(&Event::Start(b.to_owned()))
+    }
+}
+
+fn label(tool: &str, args: &Value) -> String {
+    ["id", "text"]
+        .iter()
+        .find_map(|key| args.get(key).and_then(Value::as_str))
+        .map_or_else(|| tool.to_owned(), str::to_owned)
+}
+
+impl ToolHost for ScriptedHost {
+    fn lookup(&self, name: &str) -> Option<ToolDef> {
+        self.tools.lock().unwrap().get(name).map(|(d, _)| d.clone())
+    }
+
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let behavior = self.tools.lock().unwrap().get(name).map(|(_, b)| b.clone());
+            let Some(behavior) = behavior else {
+                return Err(ToolError::new(Reason::NotFound, format!("{name} vanished")));
+            };
+            let nth = {
+                let mut calls = self.calls.lock().unwrap();
+                let n = calls.entry(name.to_owned()).or_default();
+                *n += 1;
+                *n
+            };
+            let label = label(name, &args);
+            self.push(Event::Start(label.clone()));
+            let result = behavior(Invocation { args, nth }).await;
+            self.push(Event::End(label));
+            result
+        })
+    }
+
+    fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
+        !self
+            .denied
+            .lock()
+            .unwrap()
+            .contains(&(caller.id.clone(), tool.to_owned()))
+    }
+}
+
+/// Sleeps `ms` (default 0), then returns `value`, or the label.
+pub fn sleeper() -> Behavior {
+    Arc::new(|call: Invocation| {
+        Box::pin(async move {
+            let ms = call.args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(call
+                .args
+                .get("value")
+                .cloned()
+                .unwrap_or_else(|| Value::String(label("", &call.args))))
+        })
+    })
+}
+
+/// Returns `value` at once.
+pub fn returns(value: Value) -> Behavior {
+    Arc::new(move |_| {
+        let value = value.clone();
+        Box::pin(async move { Ok(value) })
+    })
+}
+
+/// Returns its arguments.
+pub fn echo_args() -> Behavior {
+    Arc::new(|call: Invocation| Box::pin(async move { Ok(call.args) }))
+}
+
+/// Fails with `reason` for the first `times` calls, then returns `"ok"`.
+pub fn fails(times: u32, reason: Reason) -> Behavior {
+    Arc::new(move |call: Invocation| {
+        Box::pin(async move {
+            if call.nth <= times {
+                Err(ToolError::new(
+                    reason,
+                    format!("attempt {} failed", call.nth),
+                ))
+            } else {
+                Ok(json!("ok"))
+            }
+        })
+    })
+}
+
+/// Sets its flag when dropped: proves a cancelled call was really dropped.
+#[derive(Debug)]
+pub struct DropFlag(pub Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Never finishes; `dropped` becomes true when the call is cancelled.
+pub fn hangs(dropped: Arc<AtomicBool>) -> Behavior {
+    Arc::new(move |_| {
+        let guard = DropFlag(dropped.clone());
+        Box::pin(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok(Value::Null)
+        })
+    })
+}
+
+/// Sequences by name, replaceable at any time (stored sequences change between checks).
+#[derive(Debug, Default)]
+pub struct Store {
+    sequences: Mutex<HashMap<String, Arc<Sequence>>>,
+}
+
+impl Store {
+    pub fn new() -> Arc<Store> {
+        Arc::new(Store::default())
+    }
+
+    pub fn put(&self, sequence: Sequence) {
+        self.sequences
+            .lock()
+            .unwrap()
+            .insert(sequence.name.value.clone(), Arc::new(sequence));
+    }
+
+    pub fn remove(&self, name: &str) {
+        self.sequences.lock().unwrap().remove(name);
+    }
+}
+
+impl SequenceSource for Store {
+    fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+        self.sequences.lock().unwrap().get(name).cloned()
+    }
+}
+
+/// A group: `fields` plus `tools` built from item texts (each gets its `;`). Items are the item
+/// language, so bare references such as `$args.hosts[0]` may stand unquoted.
+pub fn group(fields: Value, items: &[&str]) -> Value {
+    let mut group = fields;
+    let tools: Vec<String> = items.iter().map(|item| format!("{item} ;")).collect();
+    group["tools"] = Value::String(tools.join(" "));
+    group
+}
+
+/// The file text of a sequence.
+pub fn file(name: &str, groups: Vec<Value>) -> String {
+    serde_json::to_string_pretty(&json!({"name": name, "groups": groups})).unwrap()
+}
+
+/// Parses and checks the files as one store against the host's catalog; panics on any error.
+pub fn checked(host: &ScriptedHost, files: &[String]) -> Vec<Sequence> {
+    let sources: Vec<Source> = files
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Source::new(format!("f{i}.json"), text.clone()))
+        .collect();
+    let check = seq_check::check(&sources, &host.catalog());
+    for file in &check.files {
+        let errors: Vec<String> = file
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| format!("{}: {}", d.code.as_str(), d.message))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", file.path);
+    }
+    check
+        .files
+        .into_iter()
+        .map(|f| f.sequence.unwrap())
+        .collect()
+}
+
+/// One checked sequence.
+pub fn one(host: &ScriptedHost, text: String) -> Sequence {
+    checked(host, &[text]).into_iter().next().unwrap()
+}
+
+/// Parsed only (for sequences the checker would refuse: a store that changed after checking).
+pub fn parsed(text: &str) -> Sequence {
+    let parse = seq_syntax::parse(text);
+    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
+    parse.sequence.unwrap()
+}
+
+pub fn args(value: Value) -> Map<String, Value> {
+    let Value::Object(map) = value else {
+        panic!("not an object: {value}");
+    };
+    map
+}
+
+pub fn engine(host: &Arc<ScriptedHost>, store: &Arc<Store>) -> Engine {
+    Engine::new(host.clone(), store.clone())
+}
+
+pub fn engine_with(host: &Arc<ScriptedHost>, store: &Arc<Store>, limits: Limits) -> Engine {
+    engine(host, store).with_limits(limits)
+}
+
+pub fn alice() -> Caller {
+    Caller::new("alice")
+}
+
+/// Records observer callbacks as lines.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    pub lines: Mutex<Vec<String>>,
+}
+
+impl Observer for Recorder {
+    fn group_started(&self, sequence: &str, group: &str, parallel: bool) {
+        self.push(format!(
+            "group_started {sequence}/{group} parallel={parallel}"
+        ));
+    }
+    fn item_started(&self, group: &str, index: usize, tool: &str) {
+        self.push(format!("item_started {group}[{index}] {tool}"));
+    }
+    fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
+        self.push(format!(
+            "item_finished {group}[{index}] {:?}",
+            report.status
+        ));
+    }
+    fn group_finished(&self, report: &GroupReport) {
+        self.push(format!(
+            "group_finished {} {:?}",
+            report.name, report.status
+        ));
+    }
+}
+
+impl Recorder {
+    fn push(&self, line: String) {
+        self.lines.lock().unwrap().push(line);
+    }
+}

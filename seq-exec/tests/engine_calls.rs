@@ -1,0 +1,399 @@
+//! Calls (§8, D-6, D-7): what `seq_call` writes, `#sequence` calls, the run-time depth and
+//! cycle bounds, and the caller's identity carried into every nested dispatch.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+mod common;
+
+use common::*;
+use seq_exec::engine::{GroupStatus, ItemStatus};
+use seq_exec::{Caller, Reason};
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value, json};
+
+/// A sequence whose one group calls `target` (and writes the result to `r`).
+fn caller_of(name: &str, target: &str) -> String {
+    let item = format!(r#"{{"tool":"seq_call","args":{{"target":"{target}"}},"as":"r"}}"#);
+    file(
+        name,
+        vec![group(
+            json!({"name": "g", "out": {"r": "object"}}),
+            &[&item],
+        )],
+    )
+}
+
+/// A sequence whose one group runs `work`.
+fn leaf(name: &str) -> String {
+    file(
+        name,
+        vec![group(
+            json!({"name": "g", "out": {"v": "string"}}),
+            &[r#"{"tool":"work","args":{"id":"leaf"},"as":"v"}"#],
+        )],
+    )
+}
+
+fn store_of(sequences: Vec<Sequence>) -> std::sync::Arc<Store> {
+    let store = Store::new();
+    for sequence in sequences {
+        store.put(sequence);
+    }
+    store
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_group_call_writes_the_slots_the_group_set() {
+    let host = ScriptedHost::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "probe", "in": {"host": "string"}, "when": "$args.host != \"skip\"",
+                           "out": {"summary": "string", "unused": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"up $args.host","ms":10},"as":"summary"}"#],
+                ),
+                group(
+                    json!({"name": "all", "in": {"hosts": "array"}, "out": {"reports": "array"}}),
+                    &[
+                        r#"{"tool":"seq_call","args":{"target":"probe","args":{"host":$args.hosts[0]}},"as":"reports"}"#,
+                        r#"{"tool":"seq_call","args":{"target":"probe","args":{"host":"skip"}},"as":"reports"}"#,
+                        r#"{"tool":"seq_call","args":{"target":"probe","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
+                    ],
+                ),
+            ],
+        ),
+    );
+    let store = Store::new();
+    let report = engine(&host, &store)
+        .run(
+            &seq,
+            args(json!({"host": "top", "hosts": ["h1", "h2"]})),
+            &alice(),
+        )
+        .await;
+    assert!(report.ok, "{report:#?}");
+    assert_eq!(report.out["probe"], json!({"summary": "up top"}));
+    let all = &report.groups[1];
+    assert!(all.parallel);
+    // The call to a group whose `when` is false writes nothing.
+    assert_eq!(all.items[1].status, ItemStatus::Skipped);
+    assert_eq!(
+        all.out["reports"],
+        json!([{"summary": "up h1"}, {"summary": "up h2"}])
+    );
+    assert!(host.overlapped("up h1", "up h2"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sequence_call_writes_the_slots_of_the_groups_that_ran() {
+    let host = ScriptedHost::new();
+    let lib = file(
+        "lib",
+        vec![
+            group(
+                json!({"name": "first", "in": {"x": "integer"}, "out": {"a": "any"}}),
+                &[r#"{"tool":"work","args":{"id":"first","value":$args.x},"as":"a"}"#],
+            ),
+            group(
+                json!({"name": "second", "in": {"flag": "bool"}, "when": "$args.flag", "out": {"b": "any"}}),
+                &[r#"{"tool":"work","args":{"id":"second"},"as":"b"}"#],
+            ),
+            group(
+                json!({"name": "third"}),
+                &[r#"{"tool":"work","args":{"id":"third"}}"#],
+            ),
+        ],
+    );
+    let main = file(
+        "main",
+        vec![group(
+            json!({"name": "g", "parallel": false, "out": {"r": "object", "s": "object"}}),
+            &[
+                r##"{"tool":"seq_call","args":{"target":"#lib","args":{"x":7}},"as":"r"}"##,
+                r#"{"tool":"seq_run","args":{"name":"lib","args":{"x":8,"flag":true}},"as":"s","unsafe_serial":true}"#,
+            ],
+        )],
+    );
+    let sequences = checked(&host, &[lib, main]);
+    let main = sequences[1].clone();
+    let store = store_of(sequences);
+    let report = engine(&host, &store).run(&main, Map::new(), &alice()).await;
+    assert!(report.ok, "{report:#?}");
+    assert_eq!(
+        report.out["g"],
+        json!({"r": {"first": {"a": 7}, "third": {}},
+               "s": {"first": {"a": 8}, "second": {"b": "second"}, "third": {}}})
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn four_nested_sequence_calls_run_and_a_fifth_fails_with_depth() {
+    let host = ScriptedHost::new();
+    // c1 → c2 → c3 → c4 → c5: four calls, the deepest legal chain, checked as one store.
+    let chain: Vec<String> = (1..=5)
+        .map(|i| {
+            if i < 5 {
+                caller_of(&format!("c{i}"), &format!("#c{}", i + 1))
+            } else {
+                leaf("c5")
+            }
+        })
+        .collect();
+    let mut sequences = checked(&host, &chain);
+    // c0 was checked on its own, before c1 had grown its chain (an unknown `#name` is a warning).
+    let c0 = one(&host, caller_of("c0", "#c1"));
+    sequences.push(c0.clone());
+    let c1 = sequences[0].clone();
+    let store = store_of(sequences);
+    let engine = engine(&host, &store);
+
+    let report = engine.run(&c1, Map::new(), &alice()).await;
+    assert!(report.ok, "{report:#?}");
+    assert_eq!(
+        report.out["g"],
+        json!({"r": {"g": {"r": {"g": {"r": {"g": {"r": {"g": {"v": "leaf"}}}}}}}}})
+    );
+    assert_eq!(host.calls("work"), 1);
+
+    let report = engine.run(&c0, Map::new(), &alice()).await;
+    assert!(!report.ok);
+    let error = report.groups[0].error.clone().unwrap();
+    assert_eq!(error.reason, Reason::Depth, "{error}");
+    assert!(error.detail.unwrap().contains("#c0 → g → #c1"));
+    assert_eq!(host.calls("work"), 1, "nothing ran past the bound");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cycle_made_after_checking_fails_with_cycle() {
+    let host = ScriptedHost::new();
+    let a = one(&host, caller_of("a", "#b"));
+    let b = one(&host, leaf("b"));
+    let store = store_of(vec![a.clone(), b]);
+    let engine = engine(&host, &store);
+    assert!(engine.run(&a, Map::new(), &alice()).await.ok);
+
+    // `b` is replaced by a version that calls back into `a`; each was fine on its own.
+    store.put(one(&host, caller_of("b", "#a")));
+    let report = engine.run(&a, Map::new(), &alice()).await;
+    let error = report.groups[0].error.clone().unwrap();
+    assert_eq!(error.reason, Reason::Cycle, "{error}");
+    assert_eq!(host.calls("work"), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
+    let host = ScriptedHost::new();
+    // The checker refuses this (E0601); a store edited behind its back must still not loop.
+    let text = file(
+        "loop",
+        vec![
+            group(
+                json!({"name": "ping", "out": {"r": "object"}}),
+                &[r#"{"tool":"seq_call","args":{"target":"pong"},"as":"r"}"#],
+            ),
+            group(
+                json!({"name": "pong", "out": {"r": "object"}}),
+                &[r#"{"tool":"seq_call","args":{"target":"ping"},"as":"r"}"#],
+            ),
+        ],
+    );
+    let seq = parsed(&text);
+    let store = Store::new();
+    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let error = report.groups[0].error.clone().unwrap();
+    assert_eq!(error.reason, Reason::Cycle, "{error}");
+    assert!(error.detail.unwrap().contains("ping → pong → ping"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_caller_identity_reaches_tools_behind_sequence_calls() {
+    let host = ScriptedHost::new();
+    host.add_simple("secret", returns(json!("classified")));
+    let inner = file(
+        "inner",
+        vec![group(
+            json!({"name": "g", "out": {"v": "string"}}),
+            &[r#"{"tool":"secret","as":"v"}"#],
+        )],
+    );
+    let sequences = checked(
+        &host,
+        &[
+            caller_of("outer", "#mid"),
+            caller_of("mid", "#inner"),
+            inner,
+        ],
+    );
+    let outer = sequences[0].clone();
+    let store = store_of(sequences);
+    host.deny("alice", "secret");
+    let engine = engine(&host, &store);
+
+    let report = engine.run(&outer, Map::new(), &alice()).await;
+    assert!(!report.ok);
+    let error = report.groups[0].error.clone().unwrap();
+    assert_eq!(error.reason, Reason::Unauthorized, "{error}");
+    assert_eq!(host.calls("secret"), 0);
+
+    let report = engine.run(&outer, Map::new(), &Caller::new("bob")).await;
+    assert!(report.ok, "{report:#?}");
+    assert_eq!(
+        report.out["g"]["r"]["g"]["r"]["g"]["v"],
+        json!("classified")
+    );
+    assert_eq!(host.calls("secret"), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_missing_sequence_follows_missing_but_a_failure_inside_a_call_does_not() {
+    let host = ScriptedHost::new();
+    let inner = file(
+        "inner",
+        vec![group(
+            json!({"name": "g", "missing": "fail"}),
+            &[r#"{"tool":"gone"}"#],
+        )],
+    );
+    let outer = file(
+        "outer",
+        vec![group(
+            json!({"name": "g", "missing": "skip", "out": {"a": "object", "b": "object"}}),
+            &[
+                r##"{"tool":"seq_call","args":{"target":"#nowhere"},"as":"a"}"##,
+                r##"{"tool":"seq_call","args":{"target":"#inner"},"as":"b"}"##,
+            ],
+        )],
+    );
+    let sequences = checked(&host, &[inner, outer]);
+    let outer = sequences[1].clone();
+    let store = store_of(sequences);
+    let report = engine(&host, &store)
+        .run(&outer, Map::new(), &alice())
+        .await;
+    let g = &report.groups[0];
+    assert_eq!(g.items[0].status, ItemStatus::Skipped);
+    assert_eq!(g.items[0].error.as_ref().unwrap().reason, Reason::NotFound);
+    // `#inner` is there; a tool missing inside it failed `#inner`, so the call failed.
+    assert_eq!(g.items[1].status, ItemStatus::Failed);
+    assert_eq!(g.status, GroupStatus::Failed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_with_an_argument_its_target_no_longer_declares_fails_with_type() {
+    let host = ScriptedHost::new();
+    let lib = file(
+        "lib",
+        vec![group(
+            json!({"name": "g", "in": {"x": "integer"}, "out": {"v": "any"}}),
+            &[r#"{"tool":"work","args":{"id":"w","value":$args.x},"as":"v"}"#],
+        )],
+    );
+    let main = file(
+        "main",
+        vec![group(
+            json!({"name": "g", "out": {"r": "object"}}),
+            &[r##"{"tool":"seq_call","args":{"target":"#lib","args":{"x":1}},"as":"r"}"##],
+        )],
+    );
+    let sequences = checked(&host, &[lib, main]);
+    let main = sequences[1].clone();
+    let store = store_of(sequences);
+    store.put(one(&host, leaf("lib")));
+    let report = engine(&host, &store).run(&main, Map::new(), &alice()).await;
+    let error = report.groups[0].error.clone().unwrap();
+    assert_eq!(
+        (error.reason, error.field.as_deref()),
+        (Reason::Type, Some("x")),
+        "{error}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn direct_calls_from_a_model() {
+    let host = ScriptedHost::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![group(
+                json!({"name": "probe", "in": {"host": "string"}, "out": {"up": "string"}}),
+                &[r#"{"tool":"work","args":{"id":"up $args.host"},"as":"up"}"#],
+            )],
+        ),
+    );
+    let store = store_of(vec![seq.clone()]);
+    let engine = engine(&host, &store);
+    let host_args = || args(json!({"host": "h"}));
+
+    let value = engine
+        .call(Some(&seq), "probe", host_args(), &alice())
+        .await
+        .unwrap();
+    assert_eq!(value, json!({"up": "up h"}));
+    let value = engine
+        .call(None, "#s", host_args(), &alice())
+        .await
+        .unwrap();
+    assert_eq!(value, json!({"probe": {"up": "up h"}}));
+    let missing = engine
+        .call(None, "#nope", Map::new(), &alice())
+        .await
+        .unwrap_err();
+    assert_eq!(missing.reason, Reason::NotFound);
+    let no_group = engine
+        .call(Some(&seq), "nope", Map::new(), &alice())
+        .await
+        .unwrap_err();
+    assert_eq!(no_group.reason, Reason::NotFound);
+    let wrong = engine
+        .call(Some(&seq), "probe", args(json!({"host": 1})), &alice())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (wrong.reason, wrong.field.as_deref()),
+        (Reason::Type, Some("host"))
+    );
+
+    let when = |condition: &'static str| {
+        let engine = &engine;
+        let seq = &seq;
+        async move {
+            engine
+                .when_call(
+                    Some(seq),
+                    "probe",
+                    args(json!({"host": "h"})),
+                    condition,
+                    &alice(),
+                )
+                .await
+        }
+    };
+    assert_eq!(
+        when("$args.host == \"h\"").await.unwrap(),
+        json!({"up": "up h"})
+    );
+    assert_eq!(when("$args.host == \"x\"").await.unwrap(), Value::Null);
+    assert_eq!(
+        when("$args.host ==").await.unwrap_err().reason,
+        Reason::ArgError
+    );
+    assert_eq!(
+        when("$args.host && true").await.unwrap_err().reason,
+        Reason::ArgError
+    );
+    assert_eq!(
+        when("$args.host > 1").await.unwrap_err().reason,
+        Reason::Type
+    );
+
+    host.deny("alice", "work");
+    let denied = engine
+        .call(Some(&seq), "probe", host_args(), &alice())
+        .await
+        .unwrap_err();
+    assert_eq!(denied.reason, Reason::Unauthorized);
+}

@@ -1,0 +1,373 @@
+//! Conditions (D-4), skipping (§7.5, D-7) and rendering (§5.2, D-2) at run time.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+mod common;
+
+use common::*;
+use seq_exec::engine::{GroupStatus, ItemStatus};
+use seq_exec::{Reason, ToolError};
+use serde_json::{Map, Value, json};
+
+/// What a condition came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    True,
+    False,
+    /// An evaluation error: surfaced, never false.
+    Error,
+}
+use Outcome::{Error, False, True};
+
+/// Runs a group guarded by `condition` over inputs `a` and `b` (both `any`; `None` = not
+/// passed) and says what the condition came to.
+async fn when(condition: &str, a: Option<Value>, b: Option<Value>) -> (Outcome, Option<ToolError>) {
+    let host = ScriptedHost::new();
+    let store = Store::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![group(
+                json!({"name": "g", "in": {"a": "any", "b": "any"}, "when": condition}),
+                &[r#"{"tool":"work","args":{"id":"ran"}}"#],
+            )],
+        ),
+    );
+    let mut passed = Map::new();
+    passed.extend(a.map(|v| ("a".to_owned(), v)));
+    passed.extend(b.map(|v| ("b".to_owned(), v)));
+    let report = engine(&host, &store).run(&seq, passed, &alice()).await;
+    let g = &report.groups[0];
+    let outcome = match g.status {
+        GroupStatus::Ran => True,
+        GroupStatus::Skipped => False,
+        GroupStatus::Failed | GroupStatus::Partial => Error,
+    };
+    assert_eq!(host.calls("work") == 1, outcome == True, "{condition}");
+    (outcome, g.error.clone())
+}
+
+#[tokio::test(start_paused = true)]
+async fn conditions_evaluate_as_d4_says() {
+    let none = None::<Value>;
+    let v = |value: Value| Some(value);
+    let cases: Vec<(&str, Option<Value>, Option<Value>, Outcome)> = vec![
+        // == and != : no coercion, numbers by value, containers member by member.
+        ("$args.a == $args.b", v(json!(1)), v(json!(1.0)), True),
+        ("$args.a == $args.b", v(json!(1)), v(json!("1")), False),
+        ("$args.a != $args.b", v(json!(1)), v(json!("1")), True),
+        (
+            "$args.a == $args.b",
+            v(json!(true)),
+            v(json!("true")),
+            False,
+        ),
+        (
+            "$args.a == $args.b",
+            v(json!({"x": [1, 2]})),
+            v(json!({"x": [1.0, 2]})),
+            True,
+        ),
+        (
+            "$args.a == $args.b",
+            v(json!([1, 2])),
+            v(json!([2, 1])),
+            False,
+        ),
+        ("$args.a == $args.b", v(json!(-3)), v(json!(-3.0)), True),
+        (
+            "$args.a == $args.b",
+            v(json!(u64::MAX)),
+            v(json!(u64::MAX)),
+            True,
+        ),
+        ("$args.a == \"x\"", v(json!("x")), none.clone(), True),
+        ("1 == 1.0", none.clone(), none.clone(), True),
+        // Unset inputs read as null; so does null passed (not given).
+        ("$args.a == null", none.clone(), none.clone(), True),
+        ("$args.a == null", v(Value::Null), none.clone(), True),
+        ("$args.a != null", none.clone(), none.clone(), False),
+        ("$args.a == $args.b", none.clone(), none.clone(), True),
+        ("$args.a == \"\"", none.clone(), none.clone(), False),
+        // Ordering needs two numbers.
+        ("$args.a < $args.b", v(json!(1)), v(json!(2)), True),
+        ("$args.a < $args.b", v(json!(2.5)), v(json!(2)), False),
+        ("$args.a >= $args.b", v(json!(3)), v(json!(3.0)), True),
+        ("$args.a <= $args.b", v(json!(-1)), v(json!(u64::MAX)), True),
+        ("$args.a > 0", v(json!(0.5)), none.clone(), True),
+        ("$args.a < $args.b", v(json!("a")), v(json!("b")), Error),
+        ("$args.a < $args.b", v(json!(1)), none.clone(), Error),
+        ("$args.a > 0", v(json!("5")), none.clone(), Error),
+        // contains: substring on strings, membership on arrays.
+        (
+            "$args.a contains $args.b",
+            v(json!("error: disk")),
+            v(json!("err")),
+            True,
+        ),
+        (
+            "$args.a contains \"err\"",
+            v(json!("ok")),
+            none.clone(),
+            False,
+        ),
+        (
+            "$args.a contains $args.b",
+            v(json!(["x", "y"])),
+            v(json!("y")),
+            True,
+        ),
+        (
+            "$args.a contains $args.b",
+            v(json!([1, 2])),
+            v(json!(1.0)),
+            True,
+        ),
+        (
+            "$args.a contains $args.b",
+            v(json!([[1]])),
+            v(json!([1])),
+            True,
+        ),
+        (
+            "$args.a contains $args.b",
+            v(json!([])),
+            none.clone(),
+            False,
+        ),
+        (
+            "$args.a contains $args.b",
+            v(json!("abc")),
+            v(json!(1)),
+            Error,
+        ),
+        ("$args.a contains $args.b", v(json!(5)), v(json!(5)), Error),
+        (
+            "$args.a contains \"k\"",
+            v(json!({"k": 1})),
+            none.clone(),
+            Error,
+        ),
+        ("$args.a contains \"x\"", none.clone(), none.clone(), Error),
+        // A bare operand must be a bool; null counts as false.
+        ("$args.a", v(json!(true)), none.clone(), True),
+        ("$args.a", v(json!(false)), none.clone(), False),
+        ("$args.a", none.clone(), none.clone(), False),
+        ("$args.a", v(json!("true")), none.clone(), Error),
+        ("$args.a", v(json!(1)), none.clone(), Error),
+        ("$args.a", v(json!({})), none.clone(), Error),
+        // Paths: a missing field reads null; a field of a non-object is an error.
+        ("$args.a.x == 1", v(json!({"x": 1})), none.clone(), True),
+        ("$args.a.x == null", v(json!({})), none.clone(), True),
+        (
+            "$args.a.x.y == null",
+            v(json!({"x": {}})),
+            none.clone(),
+            True,
+        ),
+        ("$args.a.x == null", v(json!(5)), none.clone(), Error),
+        ("$args.a.x == null", v(json!([1])), none.clone(), Error),
+        ("$args.a.x == null", none.clone(), none.clone(), Error),
+        (
+            "$args.a.x.y == null",
+            v(json!({"x": "s"})),
+            none.clone(),
+            Error,
+        ),
+        // Indexes: into arrays only; past the end reads null.
+        ("$args.a[1] == 2", v(json!([1, 2])), none.clone(), True),
+        ("$args.a[5] == null", v(json!([1])), none.clone(), True),
+        ("$args.a[0].n > 1", v(json!([{"n": 2}])), none.clone(), True),
+        ("$args.a[0] == \"a\"", v(json!("ab")), none.clone(), Error),
+        ("$args.a[0] == 1", v(json!({"0": 1})), none.clone(), Error),
+    ];
+    let mut wrong = Vec::new();
+    for (condition, a, b, expected) in cases {
+        let (outcome, error) = when(condition, a.clone(), b.clone()).await;
+        if outcome != expected {
+            wrong.push(format!(
+                "{condition} with a={a:?} b={b:?}: {outcome:?}, expected {expected:?}"
+            ));
+        }
+        if outcome == Error {
+            let error = error.unwrap();
+            assert_eq!(error.reason, Reason::Type, "{condition}: {error}");
+            assert!(
+                error.detail.is_some_and(|d| d.contains("when")),
+                "{condition}"
+            );
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_false_when_skips_the_group_and_leaves_its_slots_unset() {
+    let host = ScriptedHost::new();
+    let store = Store::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "maybe", "in": {"on": "bool"}, "when": "$args.on == true", "out": {"x": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"m"},"as":"x"}"#],
+                ),
+                group(
+                    json!({"name": "always", "out": {"y": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"a"},"as":"y"}"#],
+                ),
+            ],
+        ),
+    );
+    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    assert!(report.ok);
+    let g = &report.groups[0];
+    assert_eq!(g.status, GroupStatus::Skipped);
+    assert!(g.out.is_empty() && g.items.iter().all(|i| i.status == ItemStatus::Skipped));
+    assert_eq!(Value::Object(report.out), json!({"always": {"y": "a"}}));
+    assert_eq!(host.calls("work"), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn templates_and_bare_references_refuse_unset_values() {
+    let host = ScriptedHost::new();
+    let store = Store::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "callee", "in": {"go": "bool"}, "when": "$args.go", "out": {"v": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"callee"},"as":"v"}"#],
+                ),
+                group(
+                    json!({"name": "reads", "parallel": false, "in": {"host": "string"}, "on_error": "continue",
+                           "out": {"r": "object", "t": "string", "u": "string", "w": "any"}}),
+                    &[
+                        // Writes nothing: its `when` is false.
+                        r#"{"tool":"seq_when_call","args":{"target":"callee","when":"$args.host == \"never\""},"as":"r"}"#,
+                        r#"{"tool":"work","args":{"id":"t","value":"got $out.r"},"as":"t"}"#,
+                        r#"{"tool":"work","args":{"id":"u","value":"ssh $args.host"},"as":"u"}"#,
+                        r#"{"tool":"work","args":{"id":"w","value":$args.host},"as":"w"}"#,
+                    ],
+                ),
+            ],
+        ),
+    );
+    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let g = &report.groups[1];
+    assert_eq!(g.status, GroupStatus::Partial);
+    assert_eq!(g.items[0].status, ItemStatus::Skipped);
+    let fields: Vec<(Reason, Option<&str>)> = g.items[1..]
+        .iter()
+        .map(|i| {
+            let e = i.error.as_ref().unwrap();
+            (e.reason, e.field.as_deref())
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            (Reason::Required, Some("$out.r")),
+            (Reason::Required, Some("$args.host")),
+            (Reason::Required, Some("$args.host")),
+        ]
+    );
+    assert!(g.out.is_empty());
+    assert_eq!(host.calls("work"), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn templates_render_values_and_bare_references_keep_their_type() {
+    let host = ScriptedHost::new();
+    let store = Store::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![group(
+                json!({"name": "g", "parallel": false,
+                       "in": {"n": "number", "s": "string", "b": "bool", "o": "object", "a": "array"},
+                       "out": {"text": "string", "raw": "object", "first": "any", "again": "string"}}),
+                &[
+                    r#"{"tool":"work","args":{"id":"t","value":"n=$args.n s=$args.s b=$args.b o=$args.o a=$args.a z=${args.o.none}."},"as":"text"}"#,
+                    r#"{"tool":"work","args":{"id":"r","value":$args.o},"as":"raw"}"#,
+                    r#"{"tool":"work","args":{"id":"f","value":$args.a[1]},"as":"first"}"#,
+                    r#"{"tool":"work","args":{"id":"g","value":"[$out.text] $HOME $$"},"as":"again"}"#,
+                ],
+            )],
+        ),
+    );
+    let passed = json!({"n": 1.5, "s": "x y", "b": "true", "o": {"k": [1, null]}, "a": [1, "x"]});
+    let report = engine(&host, &store)
+        .run(&seq, args(passed), &alice())
+        .await;
+    assert!(report.ok, "{report:#?}");
+    let text = r#"n=1.5 s=x y b=true o={"k":[1,null]} a=[1,"x"] z=."#;
+    assert_eq!(
+        report.out["g"],
+        json!({"text": text, "raw": {"k": [1, null]}, "first": "x", "again": format!("[{text}] $HOME $$")})
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
+    let host = ScriptedHost::new();
+    let store = Store::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "probe", "in": {"host": "string"}, "when": "$args.host != null", "out": {"up": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"up $args.host"},"as":"up"}"#],
+                ),
+                group(
+                    json!({"name": "all", "in": {"hosts": "array", "limit": "any"}, "out": {"reports": "array"}}),
+                    &[
+                        r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"h1\"","args":{"host":$args.hosts[0]}},"as":"reports"}"#,
+                        r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"zz\"","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
+                        r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.limit > 1","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
+                    ],
+                ),
+            ],
+        ),
+    );
+    let engine = engine(&host, &store);
+    let report = engine
+        .run(
+            &seq,
+            args(json!({"hosts": ["h1", "h2"], "limit": 2})),
+            &alice(),
+        )
+        .await;
+    assert!(report.ok, "{report:#?}");
+    let all = &report.groups[1];
+    let statuses: Vec<ItemStatus> = all.items.iter().map(|i| i.status).collect();
+    assert_eq!(
+        statuses,
+        [ItemStatus::Ok, ItemStatus::Skipped, ItemStatus::Ok]
+    );
+    assert_eq!(
+        all.out["reports"],
+        json!([{"up": "up h1"}, {"up": "up h2"}])
+    );
+
+    // An evaluation error fails the item; it is never taken as false.
+    let report = engine
+        .run(
+            &seq,
+            args(json!({"hosts": ["h1", "h2"], "limit": "2"})),
+            &alice(),
+        )
+        .await;
+    let item = &report.groups[1].items[2];
+    assert_eq!(item.status, ItemStatus::Failed);
+    assert_eq!(item.error.as_ref().unwrap().reason, Reason::Type);
+    assert_eq!(report.groups[1].status, GroupStatus::Failed);
+}

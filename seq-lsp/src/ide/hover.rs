@@ -1,0 +1,200 @@
+//! Hover texts: group signatures, sequences, tools from the catalog, slots and their types.
+
+use super::Analysis;
+use super::index::{Def, Name};
+use super::text::Embedded;
+use seq_check::{ParallelSafety, ToolDef};
+use seq_syntax::ast::{Group, Sequence, SlotDecl};
+use std::fmt::Write;
+use std::time::Duration;
+
+pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
+    match name {
+        Name::Tool(tool) => Some(match analysis.catalog.get(tool) {
+            Some(def) => tool_markdown(def),
+            None => format!(
+                "**tool** {}\n\nNo catalog knows this tool: it may still exist at run time (add it to `seq-catalog.json` to have it checked).",
+                code(tool)
+            ),
+        }),
+        Name::Def(Def::Sequence { file }) => {
+            let sequence = sequence(analysis, *file)?;
+            let path = analysis.sources.get(*file).map_or("", |s| s.path.as_str());
+            Some(sequence_markdown(sequence, path))
+        }
+        Name::Def(Def::Group { file, group }) => {
+            let sequence = sequence(analysis, *file)?;
+            let group = sequence.groups.get(*group)?;
+            let text = analysis.sources.get(*file).map_or("", |s| s.text.as_str());
+            Some(group_markdown(sequence, group, text))
+        }
+        Name::Def(Def::Input { file, group, slot }) => {
+            let group = sequence(analysis, *file)?.groups.get(*group)?;
+            Some(slot_markdown("input", group.inputs.get(*slot)?, group))
+        }
+        Name::Def(Def::Output { file, group, slot }) => {
+            let group = sequence(analysis, *file)?.groups.get(*group)?;
+            Some(slot_markdown("output", group.outputs.get(*slot)?, group))
+        }
+    }
+}
+
+fn sequence(analysis: &Analysis, file: usize) -> Option<&Sequence> {
+    analysis.check.files.get(file)?.sequence.as_ref()
+}
+
+/// `name(in: type, ...) -> (out: type, ...)`.
+pub(crate) fn signature(group: &Group) -> String {
+    let slots = |slots: &[SlotDecl]| {
+        slots
+            .iter()
+            .map(|s| format!("{}: {}", s.name.value, s.ty.value.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "{}({}) -> ({})",
+        group.name.value,
+        slots(&group.inputs),
+        slots(&group.outputs)
+    )
+}
+
+fn group_markdown(sequence: &Sequence, group: &Group, text: &str) -> String {
+    let mut out = format!(
+        "```\ngroup {}\n```\n\ngroup of sequence {}",
+        signature(group),
+        code(&sequence.name.value)
+    );
+    if let Some(description) = &group.description {
+        write!(out, "\n\n{}", description.value).ok();
+    }
+    let mut fields = Vec::new();
+    if let Some(when) = &group.when {
+        let condition = Embedded::file_string(text, when.span).map_or_else(String::new, |e| e.text);
+        fields.push(format!("when {}", code(&condition)));
+    }
+    fields.push(
+        if group.is_parallel() {
+            "parallel"
+        } else {
+            "serial"
+        }
+        .to_owned(),
+    );
+    fields.push(format!("timeout {}", duration(group.timeout())));
+    fields.push(format!("on_error {}", group.on_error().as_str()));
+    if group.retries() > 0 {
+        fields.push(format!("retries {}", group.retries()));
+    }
+    fields.push(format!("missing {}", group.missing().as_str()));
+    write!(out, "\n\n{}", fields.join(" · ")).ok();
+    out
+}
+
+fn sequence_markdown(sequence: &Sequence, path: &str) -> String {
+    let mut out = format!(
+        "**sequence** {} in {}",
+        code(&sequence.name.value),
+        code(path)
+    );
+    if let Some(description) = &sequence.description {
+        write!(out, "\n\n{}", description.value).ok();
+    }
+    if sequence.groups.is_empty() {
+        out.push_str("\n\nNo groups.");
+    } else {
+        out.push_str("\n\n```");
+        for group in &sequence.groups {
+            write!(out, "\ngroup {}", signature(group)).ok();
+        }
+        out.push_str("\n```");
+    }
+    out
+}
+
+pub(crate) fn tool_markdown(tool: &ToolDef) -> String {
+    let safety = match tool.parallel_safe {
+        ParallelSafety::Safe => "parallel-safe",
+        ParallelSafety::Unsafe => "not parallel-safe",
+        ParallelSafety::ThroughTarget => "as parallel-safe as what it calls",
+    };
+    let mut out = format!("**tool** {} · {safety}", code(&tool.name));
+    if !tool.description.is_empty() {
+        write!(out, "\n\n{}", tool.description).ok();
+    }
+    out.push_str("\n\n");
+    out.push_str(&parameters(tool));
+    out
+}
+
+/// The tool's parameters as a Markdown list.
+pub(crate) fn parameters(tool: &ToolDef) -> String {
+    let schema = &tool.parameters;
+    if schema.properties.is_empty() {
+        return "No parameters.".to_owned();
+    }
+    let mut out = String::from("Parameters:");
+    for (name, param) in &schema.properties {
+        let required = if schema.is_required(name) {
+            ", required"
+        } else {
+            ""
+        };
+        write!(out, "\n- {}: {}{required}", code(name), param.type_text()).ok();
+        if let Some(description) = &param.description {
+            write!(out, " — {description}").ok();
+        }
+    }
+    out
+}
+
+fn slot_markdown(role: &str, slot: &SlotDecl, group: &Group) -> String {
+    format!(
+        "```\n({role}) {}: {}\n```\n\n{role} of group {}",
+        slot.name.value,
+        slot.ty.value.as_str(),
+        code(&group.name.value)
+    )
+}
+
+/// `text` as inline code, fenced so that backticks inside it do not end it.
+pub(crate) fn code(text: &str) -> String {
+    if text.contains('`') {
+        format!("`` {text} ``")
+    } else {
+        format!("`{text}`")
+    }
+}
+
+/// A duration as the language writes it: `1m30s`, `500ms`.
+pub(crate) fn duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms == 0 {
+        return "0s".to_owned();
+    }
+    let parts = [
+        (ms / 3_600_000, "h"),
+        (ms / 60_000 % 60, "m"),
+        (ms / 1000 % 60, "s"),
+        (ms % 1000, "ms"),
+    ];
+    parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_written_as_the_language_does() {
+        assert_eq!(duration(Duration::from_secs(30)), "30s");
+        assert_eq!(duration(Duration::from_millis(90_500)), "1m30s500ms");
+        assert_eq!(duration(Duration::from_secs(7200)), "2h");
+        assert_eq!(code("a`b"), "`` a`b ``");
+    }
+}

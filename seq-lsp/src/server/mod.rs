@@ -1,0 +1,380 @@
+//! The LSP server: the message loop, the document store and the checking thread.
+//!
+//! The main loop only keeps state: it applies edits to the [`store::Store`], hands snapshots to
+//! the [`worker`] and publishes what comes back, if it is still current.
+
+mod analysis;
+mod capabilities;
+mod catalog;
+mod diagnostics;
+mod encoding;
+mod handlers;
+mod semantic;
+mod store;
+mod uri;
+mod worker;
+
+use crossbeam_channel::select;
+use encoding::{Encoding, Lines};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, LogMessage, Notification as _, PublishDiagnostics,
+};
+use lsp_types::request::{RegisterCapability, Request as _};
+use lsp_types::{
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
+    DidChangeWatchedFilesRegistrationOptions, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileChangeType, FileSystemWatcher,
+    GlobPattern, InitializeParams, InitializeResult, LogMessageParams, MessageType,
+    PublishDiagnosticsParams, Registration,
+    RegistrationParams, ServerInfo, Uri,
+};
+use std::collections::HashMap;
+use std::error::Error;
+use std::path::PathBuf;
+use store::{ClientCaps, Store};
+use worker::{Checked, Task, Worker};
+
+/// What can end the server abnormally: the connection broke or the client broke the protocol.
+pub type ServerError = Box<dyn Error + Send + Sync>;
+
+/// Serves one client over stdin and stdout until it exits.
+pub fn run_stdio() -> Result<(), ServerError> {
+    let (connection, io_threads) = Connection::stdio();
+    run(connection)?;
+    io_threads.join()?;
+    Ok(())
+}
+
+/// Serves one client over `connection`: the initialize handshake, then messages until `exit`
+/// (or until the client goes away).
+pub fn run(connection: Connection) -> Result<(), ServerError> {
+    let (id, params) = connection.initialize_start()?;
+    let params: InitializeParams = match serde_json::from_value(params) {
+        Ok(params) => params,
+        Err(err) => {
+            let message = format!("invalid initialize parameters: {err}");
+            let response = Response::new_err(id, ErrorCode::InvalidParams as i32, message.clone());
+            connection.sender.send(response.into())?;
+            return Err(message.into());
+        }
+    };
+    let encoding = Encoding::negotiate(
+        params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_deref()),
+    );
+    let result = InitializeResult {
+        capabilities: capabilities::server_capabilities(encoding),
+        server_info: Some(ServerInfo {
+            name: "seqc".to_owned(),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        }),
+    };
+    connection.initialize_finish(id, serde_json::to_value(result)?)?;
+
+    let watch = params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files)
+        .and_then(|w| w.dynamic_registration)
+        .unwrap_or(false);
+    let worker = Worker::spawn(connection.sender.clone())?;
+    let mut server = Server {
+        sender: connection.sender.clone(),
+        encoding,
+        client: client_caps(&params),
+        store: Store::new(workspace_roots(&params)),
+        worker,
+        published: HashMap::new(),
+    };
+    if watch {
+        server.register_watchers()?;
+    }
+    server.store.index_workspace();
+    server.schedule_check();
+    let outcome = server.main_loop(&connection);
+    server.worker.stop();
+    outcome
+}
+
+struct Server {
+    sender: crossbeam_channel::Sender<Message>,
+    encoding: Encoding,
+    client: ClientCaps,
+    store: Store,
+    worker: Worker,
+    /// What the client shows for each file (by normalized URI): version and diagnostics.
+    published: HashMap<Uri, (Option<i32>, Vec<lsp_types::Diagnostic>)>,
+}
+
+impl Server {
+    fn main_loop(&mut self, connection: &Connection) -> Result<(), ServerError> {
+        loop {
+            select! {
+                recv(connection.receiver) -> message => {
+                    // The client hung up without `exit`: nothing left to serve.
+                    let Ok(message) = message else { return Ok(()) };
+                    match message {
+                        Message::Request(request) => {
+                            if connection.handle_shutdown(&request)? {
+                                return Ok(());
+                            }
+                            self.request(request)?;
+                        }
+                        Message::Notification(notification) => {
+                            if notification.method == "exit" {
+                                return Ok(());
+                            }
+                            self.notification(notification)?;
+                        }
+                        // Answers to our registration requests: nothing to do either way.
+                        Message::Response(_) => {}
+                    }
+                }
+                recv(self.worker.results) -> checked => {
+                    if let Ok(checked) = checked {
+                        self.publish(checked)?;
+                    }
+                }
+            }
+        }
+    }
+
+    fn request(&mut self, request: Request) -> Result<(), ServerError> {
+        if !handlers::handles(&request.method) {
+            let response = Response::new_err(
+                request.id,
+                ErrorCode::MethodNotFound as i32,
+                format!("seqc does not handle `{}`", request.method),
+            );
+            self.sender.send(response.into())?;
+            return Ok(());
+        }
+        let snapshot = self.store.snapshot(self.encoding, self.client);
+        self.worker.tasks.send(Task::Request(snapshot, request))?;
+        Ok(())
+    }
+
+    fn notification(&mut self, notification: Notification) -> Result<(), ServerError> {
+        let changed = match notification.method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                self.extract(notification, |server, p: DidOpenTextDocumentParams| {
+                    let doc = p.text_document;
+                    server.store.open(doc.uri, doc.text, doc.version);
+                    true
+                })?
+            }
+            DidChangeTextDocument::METHOD => self.extract(notification, Server::change)?,
+            DidCloseTextDocument::METHOD => {
+                self.extract(notification, |server, p: DidCloseTextDocumentParams| {
+                    server.store.close(&p.text_document.uri);
+                    true
+                })?
+            }
+            DidSaveTextDocument::METHOD => {
+                self.extract(notification, |server, p: DidSaveTextDocumentParams| {
+                    if server.store.is_catalog(&p.text_document.uri) {
+                        server.store.reload_catalog();
+                    }
+                    true
+                })?
+            }
+            DidChangeWatchedFiles::METHOD => {
+                self.extract(notification, Server::watched_files)?
+            }
+            // `$/cancelRequest`, `$/setTrace`, workspace settings...: every request is answered
+            // in order anyway, and there is nothing to configure.
+            _ => false,
+        };
+        if changed {
+            self.schedule_check();
+        }
+        Ok(())
+    }
+
+    /// Runs `handle` on the notification's parameters. Malformed ones are logged to the client
+    /// and ignored: a notification has no answer to carry an error, and one bad message must
+    /// not end the session.
+    fn extract<P: serde::de::DeserializeOwned>(
+        &mut self,
+        notification: Notification,
+        handle: impl FnOnce(&mut Server, P) -> bool,
+    ) -> Result<bool, ServerError> {
+        let method = notification.method.clone();
+        match notification.extract::<P>(&method) {
+            Ok(params) => Ok(handle(self, params)),
+            Err(err) => {
+                let params = LogMessageParams {
+                    typ: MessageType::ERROR,
+                    message: format!("seqc: ignored a malformed `{method}`: {err}"),
+                };
+                let log = Notification::new(LogMessage::METHOD.to_owned(), params);
+                self.sender.send(log.into())?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Applies edits in order, each against the text the previous one left.
+    fn change(&mut self, params: DidChangeTextDocumentParams) -> bool {
+        let uri = params.text_document.uri;
+        let Some(doc) = self.store.get(&uri) else {
+            return false;
+        };
+        let mut text = doc.text.to_string();
+        let mut index = None;
+        for change in params.content_changes {
+            match change.range {
+                None => text = change.text,
+                Some(range) => {
+                    let line_index = index.get_or_insert_with(|| (*doc.index).clone());
+                    let span = Lines {
+                        text: &text,
+                        index: line_index,
+                        encoding: self.encoding,
+                    }
+                    .span(range);
+                    text.replace_range(span.range(), &change.text);
+                }
+            }
+            index = Some(seq_syntax::LineIndex::new(&text));
+        }
+        self.store
+            .change(&uri, text, params.text_document.version)
+            .is_some()
+    }
+
+    fn watched_files(&mut self, params: DidChangeWatchedFilesParams) -> bool {
+        let mut catalog = false;
+        for change in &params.changes {
+            if self.store.is_catalog(&change.uri) {
+                catalog = true;
+                continue;
+            }
+            let Some(path) = uri::to_path(&change.uri) else {
+                continue;
+            };
+            if change.typ == FileChangeType::DELETED
+                || path.extension().is_some_and(|e| e == "json")
+            {
+                self.store.load_from_disk(&path);
+            }
+        }
+        if catalog {
+            self.store.reload_catalog();
+        }
+        !params.changes.is_empty()
+    }
+
+    fn schedule_check(&mut self) {
+        let snapshot = self.store.snapshot(self.encoding, self.client);
+        // The worker only stops when the server does.
+        let _ = self.worker.tasks.send(Task::Check(snapshot));
+    }
+
+    /// Publishes the files whose diagnostics (or version) changed, and clears the files that
+    /// left the store. A result computed from an older generation is dropped: a newer check is
+    /// already queued and will publish.
+    fn publish(&mut self, checked: Checked) -> Result<(), ServerError> {
+        if checked.generation != self.store.generation() {
+            return Ok(());
+        }
+        let mut seen = Vec::with_capacity(checked.files.len());
+        for file in checked.files {
+            let key = uri::normalize(&file.uri);
+            seen.push(key.clone());
+            let shown = (file.version, file.diagnostics);
+            if self.published.get(&key) == Some(&shown) {
+                continue;
+            }
+            self.send_diagnostics(file.uri, shown.0, shown.1.clone())?;
+            self.published.insert(key, shown);
+        }
+        let gone: Vec<Uri> = self
+            .published
+            .keys()
+            .filter(|k| !seen.contains(k))
+            .cloned()
+            .collect();
+        for key in gone {
+            self.published.remove(&key);
+            let uri = self.store.get(&key).map_or(key, |d| d.uri.clone());
+            self.send_diagnostics(uri, None, Vec::new())?;
+        }
+        Ok(())
+    }
+
+    fn send_diagnostics(
+        &self,
+        uri: Uri,
+        version: Option<i32>,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+    ) -> Result<(), ServerError> {
+        let params = PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version,
+        };
+        let notification = Notification::new(PublishDiagnostics::METHOD.to_owned(), params);
+        self.sender.send(notification.into())?;
+        Ok(())
+    }
+
+    /// Asks the client to tell us about JSON files changed outside the editor (a `git pull`,
+    /// another tool) and about the catalog.
+    fn register_watchers(&self) -> Result<(), ServerError> {
+        let options = DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![FileSystemWatcher {
+                glob_pattern: GlobPattern::String("**/*.json".to_owned()),
+                kind: None,
+            }],
+        };
+        let params = RegistrationParams {
+            registrations: vec![Registration {
+                id: "seqc-watch-json".to_owned(),
+                method: DidChangeWatchedFiles::METHOD.to_owned(),
+                register_options: Some(serde_json::to_value(options)?),
+            }],
+        };
+        let request = Request::new(
+            "seqc-register-watchers".to_owned().into(),
+            RegisterCapability::METHOD.to_owned(),
+            params,
+        );
+        self.sender.send(request.into())?;
+        Ok(())
+    }
+}
+
+/// The workspace folders, else the deprecated root URI, as paths.
+fn workspace_roots(params: &InitializeParams) -> Vec<PathBuf> {
+    if let Some(folders) = &params.workspace_folders {
+        return folders
+            .iter()
+            .filter_map(|f| uri::to_path(&f.uri))
+            .collect();
+    }
+    #[allow(deprecated)] // Older clients (Neovim 0.7 without a folder) send only `rootUri`.
+    let root = params.root_uri.as_ref().and_then(uri::to_path);
+    root.into_iter().collect()
+}
+
+fn client_caps(params: &InitializeParams) -> ClientCaps {
+    let text = params.capabilities.text_document.as_ref();
+    ClientCaps {
+        snippets: text
+            .and_then(|t| t.completion.as_ref())
+            .and_then(|c| c.completion_item.as_ref())
+            .and_then(|i| i.snippet_support)
+            .unwrap_or(false),
+        nested_symbols: text
+            .and_then(|t| t.document_symbol.as_ref())
+            .and_then(|s| s.hierarchical_document_symbol_support)
+            .unwrap_or(false),
+    }
+}

@@ -1,0 +1,154 @@
+//! The checking thread. The main loop never checks: it sends a snapshot here and goes on reading
+//! messages. Checks queued behind a newer one are skipped, results come back tagged with the
+//! generation and document versions they were computed from, and the main loop drops those that
+//! are no longer current. Requests are answered here too, in the order they came, against the
+//! snapshot of their time; one analysis is built per generation and shared by all of them.
+
+use super::analysis::Analysis;
+use super::diagnostics;
+use super::encoding::Lines;
+use super::handlers;
+use super::store::Snapshot;
+use crate::ide::FileId;
+use crossbeam_channel::{Receiver, Sender};
+use lsp_server::{ErrorCode, Message, Request, Response};
+use lsp_types::{Diagnostic, Uri};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+#[derive(Debug)]
+pub enum Task {
+    Check(Arc<Snapshot>),
+    Request(Arc<Snapshot>, Request),
+}
+
+/// The diagnostics of one generation of the store.
+#[derive(Debug)]
+pub struct Checked {
+    pub generation: u64,
+    pub files: Vec<FileDiagnostics>,
+}
+
+#[derive(Debug)]
+pub struct FileDiagnostics {
+    pub uri: Uri,
+    /// The version of the document they were computed from (`None`: the file on disk).
+    pub version: Option<i32>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug)]
+pub struct Worker {
+    pub tasks: Sender<Task>,
+    pub results: Receiver<Checked>,
+    thread: JoinHandle<()>,
+}
+
+impl Worker {
+    /// Starts the thread; responses to requests go straight to `client`.
+    pub fn spawn(client: Sender<Message>) -> std::io::Result<Worker> {
+        let (tasks, task_rx) = crossbeam_channel::unbounded();
+        let (result_tx, results) = crossbeam_channel::unbounded();
+        let thread = std::thread::Builder::new()
+            .name("seqc-check".to_owned())
+            .spawn(move || run(&task_rx, &result_tx, &client))?;
+        Ok(Worker {
+            tasks,
+            results,
+            thread,
+        })
+    }
+
+    /// Stops taking tasks and waits for the one in hand.
+    pub fn stop(self) {
+        drop(self.tasks);
+        // A panic there was already answered as an error; nothing is left to report.
+        let _ = self.thread.join();
+    }
+}
+
+fn run(tasks: &Receiver<Task>, results: &Sender<Checked>, client: &Sender<Message>) {
+    let mut cache: Option<Arc<Analysis>> = None;
+    while let Ok(first) = tasks.recv() {
+        let batch: Vec<Task> = std::iter::once(first).chain(tasks.try_iter()).collect();
+        let last_check = batch.iter().rposition(|t| matches!(t, Task::Check(_)));
+        for (i, task) in batch.into_iter().enumerate() {
+            match task {
+                Task::Check(snapshot) if Some(i) == last_check => {
+                    let analysis = analysis(&mut cache, &snapshot);
+                    let checked = catch_unwind(AssertUnwindSafe(|| check(&snapshot, &analysis)));
+                    // A panic in the checker leaves the last good diagnostics on screen.
+                    if let Ok(checked) = checked
+                        && results.send(checked).is_err()
+                    {
+                        return;
+                    }
+                }
+                // A newer snapshot is queued behind this one: its result would be stale.
+                Task::Check(_) => {}
+                Task::Request(snapshot, request) => {
+                    let analysis = analysis(&mut cache, &snapshot);
+                    let id = request.id.clone();
+                    let response = catch_unwind(AssertUnwindSafe(|| {
+                        handlers::handle(&analysis, request)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Response::new_err(
+                            id,
+                            ErrorCode::InternalError as i32,
+                            "seqc: internal error while answering this request".to_owned(),
+                        )
+                    });
+                    if client.send(response.into()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The analysis of `snapshot`'s generation, built once.
+fn analysis(cache: &mut Option<Arc<Analysis>>, snapshot: &Arc<Snapshot>) -> Arc<Analysis> {
+    if let Some(found) = cache.as_ref().filter(|a| a.generation() == snapshot.generation) {
+        return Arc::clone(found);
+    }
+    let built = Arc::new(Analysis::new(Arc::clone(snapshot)));
+    *cache = Some(Arc::clone(&built));
+    built
+}
+
+fn check(snapshot: &Snapshot, analysis: &Analysis) -> Checked {
+    let mut files: Vec<FileDiagnostics> = snapshot
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, doc)| {
+            let lines = Lines {
+                text: &doc.text,
+                index: &doc.index,
+                encoding: snapshot.encoding,
+            };
+            FileDiagnostics {
+                uri: doc.uri.clone(),
+                version: doc.version,
+                diagnostics: analysis
+                    .ide
+                    .diagnostics(FileId(u32::try_from(i).unwrap_or(u32::MAX)))
+                    .iter()
+                    .map(|d| diagnostics::to_lsp(d, lines, &doc.uri))
+                    .collect(),
+            }
+        })
+        .collect();
+    files.extend(snapshot.catalog.files.iter().map(|file| FileDiagnostics {
+        uri: file.uri.clone(),
+        version: None,
+        diagnostics: diagnostics::catalog_problems(file, snapshot.encoding),
+    }));
+    Checked {
+        generation: snapshot.generation,
+        files,
+    }
+}

@@ -1,0 +1,333 @@
+//! `seqc run`: check a sequence against the store, run it on the embedded host with a live
+//! view, and report.
+//!
+//! stdout carries what the sequence itself prints (`output_send__stdout`) and, with
+//! `--format json`, the run report as the last line; the live view, the summary and warnings go
+//! to stderr, so that `seqc run x | tool` sees only the sequence's output.
+
+mod live;
+mod summary;
+
+use crate::cli::{Status, emit, trouble};
+use crate::files::reason;
+use crate::stored::{self, DataDirArg};
+use clap::{Args, ValueEnum};
+use seq_check::Catalog;
+use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
+use seq_exec::policy::Policy;
+use seq_exec::seq_tools::{SeqConfig, SeqHost, StoreTools};
+use seq_exec::storage::Storage;
+use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
+use seq_syntax::Diagnostic;
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The sequence to run: a sequence file, or `#name` for one stored in the data directory.
+    /// A file is checked first, against the built-in catalog and the stored sequences; if it
+    /// has errors they are printed and nothing runs.
+    #[arg(value_name = "FILE|#name")]
+    pub target: String,
+    /// The run's arguments, a JSON object such as '{"who": "world"}'.
+    #[arg(long, value_name = "JSON")]
+    pub args: Option<String>,
+    #[command(flatten)]
+    pub data: DataDirArg,
+    /// The directory the file tools are confined to and commands run in [default: the current
+    /// directory].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// A catalog of other tool definitions to check against, as for `seqc check` (repeatable).
+    #[arg(long = "catalog", value_name = "FILE")]
+    pub catalogs: Vec<PathBuf>,
+    /// `human`: a live view and a summary on stderr. `json`: the run report as one JSON line,
+    /// last on stdout.
+    #[arg(long, value_enum, default_value_t = RunFormat::Human)]
+    pub format: RunFormat,
+    /// The calling identity, carried into every tool call at every depth.
+    #[arg(long, value_name = "ID", default_value = "cli")]
+    pub caller: String,
+    /// Let the caller use only the tools matching PATTERN, where `*` matches any run of
+    /// characters (repeatable; default: every tool).
+    #[arg(long = "allow", value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Refuse the tools matching PATTERN; deny wins over allow (repeatable).
+    #[arg(long = "deny", value_name = "PATTERN")]
+    pub deny: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// A live view of groups and items, then a summary, on stderr.
+    Human,
+    /// The run report (what `seq_run` returns) as one compact JSON line, last on stdout.
+    Json,
+}
+
+pub fn run(args: &RunArgs) -> Status {
+    let run_args = match parse_args(args.args.as_deref()) {
+        Ok(run_args) => run_args,
+        Err(message) => return trouble(message),
+    };
+    let root = match root(args.root.as_deref()) {
+        Ok(root) => root,
+        Err(message) => return trouble(message),
+    };
+    let catalog = match crate::catalog::load(&args.catalogs) {
+        Ok(catalog) => catalog,
+        Err(errors) => {
+            for error in errors {
+                trouble(error);
+            }
+            return Status::Trouble;
+        }
+    };
+    let storage = args.data.storage();
+    let stored = match stored::load(&storage) {
+        Ok(stored) => stored,
+        Err(message) => return trouble(message),
+    };
+    let sequence = match target(args, &storage, &stored, &catalog) {
+        Ok(sequence) => Arc::new(sequence),
+        Err(status) => return status,
+    };
+
+    let policy = Arc::new(policy(&args.allow, &args.deny));
+    let (observer, output): (Option<Arc<dyn Observer>>, Arc<dyn OutputSink>) = match args.format
+    {
+        RunFormat::Human => {
+            let (observer, output) = live::start(Arc::clone(&sequence));
+            (Some(observer), output)
+        }
+        RunFormat::Json => (None, Arc::new(Stdout)),
+    };
+    let builtin = BuiltinHost::new(&root)
+        .with_policy(Arc::clone(&policy))
+        .with_output(output);
+    let config = SeqConfig {
+        storage: storage.clone(),
+        root,
+        catalog,
+        policy,
+    };
+    // Sequences may create, list and delete sequences; `seq_call` & co. the engine runs itself.
+    let host: Arc<dyn ToolHost> = Arc::new(SeqHost::new(
+        Arc::new(StoreTools::new(config)),
+        Arc::new(builtin),
+    ));
+    let sequences = Arc::new(WithFile {
+        sequence: Arc::clone(&sequence),
+        storage,
+    });
+    let mut engine = Engine::new(host, sequences);
+    if let Some(observer) = observer {
+        engine = engine.with_observer(observer);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return trouble(format_args!("cannot start the runtime: {error}")),
+    };
+    let caller = Caller::new(args.caller.clone());
+    let started = Instant::now();
+    let report = runtime.block_on(engine.run(&sequence, run_args, &caller));
+    let elapsed = started.elapsed();
+
+    let status = if report.ok {
+        Status::Clean
+    } else {
+        Status::Failed
+    };
+    match args.format {
+        RunFormat::Json => emit(status, |out| {
+            serde_json::to_writer(&mut *out, &report).map_err(io::Error::from)?;
+            writeln!(out)
+        }),
+        RunFormat::Human => {
+            // The summary is for whoever watches stderr; if it is gone, the status still tells.
+            let _ = summary::render(&mut io::stderr().lock(), &sequence, &report, elapsed);
+            status
+        }
+    }
+}
+
+/// `--args`: absent means no arguments; anything but a JSON object is a usage error.
+fn parse_args(text: Option<&str>) -> Result<Map<String, Value>, String> {
+    let Some(text) = text else {
+        return Ok(Map::new());
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(members)) => Ok(members),
+        Ok(other) => Err(format!(
+            "--args must be a JSON object such as '{{\"who\": \"world\"}}', not {}",
+            kind(&other)
+        )),
+        Err(error) => Err(format!("--args is not valid JSON: {error}")),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn root(given: Option<&Path>) -> Result<PathBuf, String> {
+    let root = match given {
+        Some(root) => root.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|error| format!("cannot find the current directory: {}", reason(&error)))?,
+    };
+    match std::fs::metadata(&root) {
+        Ok(meta) if meta.is_dir() => Ok(root),
+        Ok(_) => Err(format!("--root {} is not a directory", root.display())),
+        Err(error) => Err(format!(
+            "cannot use --root {}: {}",
+            root.display(),
+            reason(&error)
+        )),
+    }
+}
+
+fn policy(allow: &[String], deny: &[String]) -> Policy {
+    let policy = allow
+        .iter()
+        .fold(Policy::allow_all(), |policy, pattern| policy.allow(pattern));
+    deny.iter()
+        .fold(policy, |policy, pattern| policy.deny(pattern))
+}
+
+/// The sequence to run, checked; on refusal the diagnostics are printed and the status comes
+/// back.
+fn target(
+    args: &RunArgs,
+    storage: &Storage,
+    stored: &[Sequence],
+    catalog: &Catalog,
+) -> Result<Sequence, Status> {
+    match args.target.strip_prefix('#') {
+        Some(name) => stored_target(name, storage, stored, catalog),
+        None => file_target(&args.target, args.format, stored, catalog),
+    }
+}
+
+/// A stored sequence, checked again against the store as it is now: what it calls may have
+/// changed since it was created.
+fn stored_target(
+    name: &str,
+    storage: &Storage,
+    stored: &[Sequence],
+    catalog: &Catalog,
+) -> Result<Sequence, Status> {
+    let sequence = match stored.iter().find(|s| s.name.value == name) {
+        Some(sequence) => sequence.clone(),
+        // Not among the readable ones: ask again, for the precise reason.
+        None => match storage.get(name) {
+            Ok(Some(sequence)) => sequence,
+            Ok(None) => {
+                return Err(trouble(format_args!(
+                    "no sequence named `{name}` is stored in {} (`seqc list` shows the stored ones)",
+                    storage.dir().display()
+                )));
+            }
+            Err(error) => return Err(trouble(error)),
+        },
+    };
+    let errors: Vec<Diagnostic> = stored::check_in_store(&sequence, stored, catalog)
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .collect();
+    if errors.is_empty() {
+        Ok(sequence)
+    } else {
+        stored::report_stored(name, &errors);
+        Err(Status::Failed)
+    }
+}
+
+/// A sequence file, checked against the store. Errors are printed as `seqc check` prints them
+/// (as its JSON object on stdout with `--format json`); warnings go to stderr and the run goes
+/// on.
+fn file_target(
+    path: &str,
+    format: RunFormat,
+    stored: &[Sequence],
+    catalog: &Catalog,
+) -> Result<Sequence, Status> {
+    let bytes = std::fs::read(path)
+        .map_err(|error| trouble(format_args!("cannot read {path}: {}", reason(&error))))?;
+    let (file, sequence) = stored::check_file(path, &bytes, stored, catalog);
+    let failed = file.diagnostics.iter().any(Diagnostic::is_error);
+    let files = [file];
+    match (failed, format, sequence) {
+        (true, RunFormat::Json, _) => Err(emit(Status::Failed, |out| {
+            crate::render::json::render(out, &files)
+        })),
+        (true, RunFormat::Human, _) | (false, _, None) => {
+            let _ = stored::render_to_stderr(&files);
+            Err(Status::Failed)
+        }
+        (false, _, Some(sequence)) => {
+            if files.iter().any(|f| !f.diagnostics.is_empty()) {
+                let _ = stored::render_to_stderr(&files);
+            }
+            Ok(sequence)
+        }
+    }
+}
+
+/// `#name` calls find the sequence being run under its own name (the file's version, as the
+/// check saw it), every other one in the store, read afresh at each call.
+struct WithFile {
+    sequence: Arc<Sequence>,
+    storage: Storage,
+}
+
+impl SequenceSource for WithFile {
+    fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+        if name == self.sequence.name.value {
+            Some(Arc::clone(&self.sequence))
+        } else {
+            self.storage.sequence(name)
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+    use seq_exec::Caller;
+
+    #[test]
+    fn args_must_be_one_json_object() {
+        assert_eq!(parse_args(None).unwrap(), Map::new());
+        let args = parse_args(Some(r#"{"who": "world"}"#)).unwrap();
+        assert_eq!(args.get("who"), Some(&Value::from("world")));
+        let not_object = parse_args(Some("[1]")).unwrap_err();
+        assert!(not_object.contains("not an array"), "{not_object}");
+        let not_json = parse_args(Some("{who}")).unwrap_err();
+        assert!(not_json.starts_with("--args is not valid JSON"), "{not_json}");
+    }
+
+    #[test]
+    fn deny_wins_over_allow() {
+        let policy = policy(&["files_*".to_owned()], &["files_write".to_owned()]);
+        let caller = Caller::new("cli");
+        assert!(policy.allows(&caller, "files_read"));
+        assert!(!policy.allows(&caller, "files_write"));
+        assert!(!policy.allows(&caller, "cmd_run"));
+    }
+}

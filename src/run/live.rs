@@ -1,0 +1,269 @@
+//! The live view of `seqc run --format human`, on stderr, driven by the engine's [`Observer`]:
+//!
+//! ```text
+//! ▶ group fetch (parallel, 3 items)
+//!   ✓ cmd_run → summary
+//!   ✗ files_read: not_found `path`: ...
+//! ■ group fetch ran in 12 ms
+//! ```
+//!
+//! On a terminal each running group also gets an indicatif spinner with its progress, drawn
+//! below the finished lines; `output_send__stdout` lines are then printed with the spinners
+//! suspended, so that the two never tear each other. Elsewhere (a pipe, a file, CI) only the
+//! plain lines are written.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use seq_exec::Observer;
+use seq_exec::builtin::{OutputSink, Stdout};
+use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, ItemStatus};
+use seq_syntax::ast::{Group, Sequence};
+use std::collections::HashMap;
+use std::io::{self, IsTerminal, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// The observer of a run of `sequence`, and where its `output_send__stdout` lines go.
+pub fn start(sequence: Arc<Sequence>) -> (Arc<dyn Observer>, Arc<dyn OutputSink>) {
+    if io::stderr().is_terminal() {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let output = Arc::new(Suspended(multi.clone()));
+        let observer = Arc::new(Spinners {
+            sequence,
+            multi,
+            bars: Mutex::new(HashMap::new()),
+        });
+        (observer, output)
+    } else {
+        (Arc::new(Plain { sequence }), Arc::new(Stdout))
+    }
+}
+
+/// Plain lines on stderr.
+struct Plain {
+    sequence: Arc<Sequence>,
+}
+
+impl Plain {
+    fn line(&self, line: &str) {
+        // A live view that cannot be written is not worth stopping the run for.
+        let _ = writeln!(io::stderr().lock(), "{line}");
+    }
+}
+
+impl Observer for Plain {
+    fn group_started(&self, _sequence: &str, group: &str, parallel: bool) {
+        self.line(&group_started(&self.sequence, group, parallel));
+    }
+
+    fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
+        self.line(&item_finished(&self.sequence, group, index, report));
+    }
+
+    fn group_finished(&self, report: &GroupReport) {
+        self.line(&group_finished(report));
+    }
+}
+
+/// The plain lines, above one spinner per running group.
+struct Spinners {
+    sequence: Arc<Sequence>,
+    multi: MultiProgress,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl Spinners {
+    fn line(&self, line: &str) {
+        let _ = self.multi.println(line);
+    }
+
+    fn bar(&self, group: &str) -> Option<ProgressBar> {
+        let bars = self.bars.lock().unwrap_or_else(PoisonError::into_inner);
+        bars.get(group).cloned()
+    }
+}
+
+impl Observer for Spinners {
+    fn group_started(&self, _sequence: &str, group: &str, parallel: bool) {
+        self.line(&group_started(&self.sequence, group, parallel));
+        let items = find(&self.sequence, group).map_or(0, |g| g.items.len());
+        let style = ProgressStyle::with_template("{spinner} {prefix} {pos}/{len} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = self.multi.add(
+            ProgressBar::new(u64::try_from(items).unwrap_or(u64::MAX))
+                .with_style(style)
+                .with_prefix(format!("group {group}")),
+        );
+        bar.enable_steady_tick(Duration::from_millis(100));
+        self.bars
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(group.to_owned(), bar);
+    }
+
+    fn item_started(&self, group: &str, _index: usize, tool: &str) {
+        if let Some(bar) = self.bar(group) {
+            bar.set_message(format!("running {tool}"));
+        }
+    }
+
+    fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
+        self.line(&item_finished(&self.sequence, group, index, report));
+        if let Some(bar) = self.bar(group) {
+            bar.inc(1);
+        }
+    }
+
+    fn group_finished(&self, report: &GroupReport) {
+        let bar = self
+            .bars
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&report.name);
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+            self.multi.remove(&bar);
+        }
+        self.line(&group_finished(report));
+    }
+}
+
+/// Standard output with the spinners out of the way while a line is written.
+struct Suspended(MultiProgress);
+
+impl OutputSink for Suspended {
+    fn send(&self, text: &str) -> io::Result<()> {
+        self.0.suspend(|| Stdout.send(text))
+    }
+}
+
+fn find<'a>(sequence: &'a Sequence, group: &str) -> Option<&'a Group> {
+    sequence.groups.iter().find(|g| g.name.value == group)
+}
+
+/// `▶ group fetch (parallel, 3 items)`.
+fn group_started(sequence: &Sequence, group: &str, parallel: bool) -> String {
+    let items = find(sequence, group).map_or(0, |g| g.items.len());
+    if items == 1 {
+        return format!("▶ group {group} (1 item)");
+    }
+    let how = if parallel { "parallel" } else { "serial" };
+    format!("▶ group {group} ({how}, {items} items)")
+}
+
+/// `  ✓ cmd_run → summary`, `  ✗ files_read: not_found ...`.
+fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemReport) -> String {
+    let slot = find(sequence, group)
+        .and_then(|g| g.items.get(index))
+        .and_then(|item| item.output.as_ref())
+        .map(|slot| format!(" → {}", slot.value))
+        .unwrap_or_default();
+    let tool = &report.tool;
+    let error = report
+        .error
+        .as_ref()
+        .map(|e| format!(": {e}"))
+        .unwrap_or_default();
+    let mut line = match report.status {
+        ItemStatus::Ok => format!("  ✓ {tool}{slot}"),
+        ItemStatus::Failed => format!("  ✗ {tool}{error}"),
+        ItemStatus::Skipped => format!("  ○ {tool} skipped{error}"),
+        ItemStatus::Degraded => format!("  ~ {tool}{slot} degraded to the fallback{error}"),
+    };
+    match report.retries {
+        0 => {}
+        1 => line.push_str(" (after 1 retry)"),
+        n => line.push_str(&format!(" (after {n} retries)")),
+    }
+    line
+}
+
+/// `■ group fetch ran in 12 ms`.
+fn group_finished(report: &GroupReport) -> String {
+    let name = &report.name;
+    let ms = report.duration_ms;
+    let mut line = match report.status {
+        GroupStatus::Ran => format!("■ group {name} ran in {ms} ms"),
+        GroupStatus::Skipped => format!("■ group {name} skipped: its `when` is false"),
+        GroupStatus::Failed => format!("■ group {name} failed in {ms} ms"),
+        GroupStatus::Partial => format!("■ group {name} partly failed in {ms} ms"),
+    };
+    if let Some(error) = &report.error {
+        line.push_str(&format!(": {error}"));
+    }
+    line
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+    use seq_exec::{Reason, ToolError};
+    use serde_json::Map;
+
+    fn sequence() -> Sequence {
+        let text = r#"{"name": "s", "groups": [
+            {"name": "fetch", "out": {"summary": "string"},
+             "tools": "{\"tool\":\"cmd_run\",\"args\":{\"command\":\"uptime\"},\"as\":\"summary\"} ; {\"tool\":\"files_read\",\"args\":{\"path\":\"x\"}} ;"},
+            {"name": "one", "tools": "{\"tool\":\"echo\",\"args\":{\"value\":1}} ;"}
+        ]}"#;
+        seq_syntax::parse(text).sequence.unwrap()
+    }
+
+    fn item(tool: &str, status: ItemStatus, error: Option<ToolError>, retries: u32) -> ItemReport {
+        ItemReport {
+            tool: tool.to_owned(),
+            status,
+            error,
+            retries,
+        }
+    }
+
+    #[test]
+    fn group_lines_say_how_items_run() {
+        let s = sequence();
+        assert_eq!(
+            group_started(&s, "fetch", true),
+            "▶ group fetch (parallel, 2 items)"
+        );
+        assert_eq!(
+            group_started(&s, "fetch", false),
+            "▶ group fetch (serial, 2 items)"
+        );
+        assert_eq!(group_started(&s, "one", false), "▶ group one (1 item)");
+    }
+
+    #[test]
+    fn item_lines_name_the_slot_or_the_error() {
+        let s = sequence();
+        let ok = item("cmd_run", ItemStatus::Ok, None, 0);
+        assert_eq!(item_finished(&s, "fetch", 0, &ok), "  ✓ cmd_run → summary");
+        let missing = ToolError::new(Reason::NotFound, "no such file").with_field("path");
+        let failed = item("files_read", ItemStatus::Failed, Some(missing), 2);
+        assert_eq!(
+            item_finished(&s, "fetch", 1, &failed),
+            "  ✗ files_read: not_found `path`: no such file (after 2 retries)"
+        );
+        let skipped = item("cmd_run", ItemStatus::Skipped, None, 0);
+        assert_eq!(item_finished(&s, "fetch", 0, &skipped), "  ○ cmd_run skipped");
+    }
+
+    #[test]
+    fn finished_groups_say_how_they_ended() {
+        let mut report = GroupReport {
+            name: "fetch".to_owned(),
+            status: GroupStatus::Ran,
+            parallel: true,
+            duration_ms: 12,
+            out: Map::new(),
+            items: Vec::new(),
+            error: None,
+        };
+        assert_eq!(group_finished(&report), "■ group fetch ran in 12 ms");
+        report.status = GroupStatus::Failed;
+        report.error = Some(ToolError::new(Reason::Timeout, "the group ran past 1s"));
+        assert_eq!(
+            group_finished(&report),
+            "■ group fetch failed in 12 ms: timeout: the group ran past 1s"
+        );
+    }
+}

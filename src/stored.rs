@@ -1,0 +1,138 @@
+//! The data directory of `run`, `create`, `list` and `delete`: where it is, what it holds, and
+//! checking a sequence file against the sequences stored in it.
+
+use crate::check::SourceFile;
+use crate::cli::warn;
+use clap::Args;
+use seq_check::Catalog;
+use seq_exec::storage::Storage;
+use seq_syntax::ast::Sequence;
+use seq_syntax::Diagnostic;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+/// The variable that names the data directory when `--data-dir` is not given.
+pub const DATA_DIR_VAR: &str = "SEQC_DATA_DIR";
+/// The data directory when neither `--data-dir` nor the variable says otherwise.
+pub const DEFAULT_DATA_DIR: &str = ".seqc";
+
+#[derive(Debug, Args)]
+pub struct DataDirArg {
+    /// Where sequences are stored, as `DIR/sequences/NAME.json` [default: $SEQC_DATA_DIR, else
+    /// ./.seqc].
+    #[arg(long = "data-dir", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+impl DataDirArg {
+    /// `--data-dir`, else `$SEQC_DATA_DIR` (when set and not empty), else `./.seqc`.
+    pub fn resolve(&self) -> PathBuf {
+        self.data_dir
+            .clone()
+            .or_else(|| {
+                std::env::var_os(DATA_DIR_VAR)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR))
+    }
+
+    pub fn storage(&self) -> Storage {
+        Storage::new(self.resolve())
+    }
+}
+
+/// Every stored sequence that can be read. An unreadable file is warned about and left out:
+/// `#name` calls cannot reach it either. A store that cannot be listed is a problem of the
+/// command (one line).
+pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
+    let loaded = storage.load_all().map_err(|error| {
+        format!(
+            "cannot read the store {}: {error}",
+            storage.dir().display()
+        )
+    })?;
+    let mut sequences = Vec::with_capacity(loaded.len());
+    for (name, read) in loaded {
+        match read {
+            Ok(sequence) => sequences.push(sequence),
+            Err(error) => warn(format_args!("stored sequence `{name}` is left out: {error}")),
+        }
+    }
+    Ok(sequences)
+}
+
+/// Checks a sequence file as `seqc check` would, with the stored sequences in the store (a
+/// stored one of the same name is replaced by the file's, as `seq_create` would replace it).
+/// Returns the file as the renderers see it, and its sequence when one could be built.
+pub fn check_file(
+    path: &str,
+    bytes: &[u8],
+    stored: &[Sequence],
+    catalog: &Catalog,
+) -> (SourceFile, Option<Sequence>) {
+    let parse = seq_syntax::parse_bytes(bytes);
+    let mut diagnostics = parse.diagnostics;
+    // As `seq_check::check`: a file with syntax errors gets only those.
+    if let Some(sequence) = &parse.sequence
+        && !diagnostics.iter().any(Diagnostic::is_error)
+    {
+        diagnostics.extend(check_in_store(sequence, stored, catalog));
+    }
+    seq_syntax::diagnostic::sort(&mut diagnostics);
+    let file = SourceFile {
+        path: path.to_owned(),
+        text: String::from_utf8_lossy(bytes).into_owned(),
+        diagnostics,
+    };
+    (file, parse.sequence)
+}
+
+/// The semantic diagnostics of `sequence` in a store of `stored` (where it replaces a stored
+/// sequence of its name).
+pub fn check_in_store(
+    sequence: &Sequence,
+    stored: &[Sequence],
+    catalog: &Catalog,
+) -> Vec<Diagnostic> {
+    let mut store: Vec<&Sequence> = vec![sequence];
+    store.extend(
+        stored
+            .iter()
+            .filter(|s| s.name.value != sequence.name.value),
+    );
+    seq_check::check_store(&store, catalog)
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
+/// Renders checked files on stderr with the human renderer of `seqc check` (colour when stderr
+/// is a terminal and NO_COLOR is unset). Only files with diagnostics are worth it.
+pub fn render_to_stderr(files: &[SourceFile]) -> io::Result<()> {
+    let color =
+        io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut err = io::stderr().lock();
+    crate::render::human::render(&mut err, files, color)?;
+    err.flush()
+}
+
+/// The diagnostics of a stored sequence, which has no text to quote: one line each on stderr,
+/// `#name: error[CODE]: message`, and its help below.
+pub fn report_stored(name: &str, diagnostics: &[Diagnostic]) {
+    let mut err = io::stderr().lock();
+    for diagnostic in diagnostics {
+        // With stderr gone, the exit status still tells.
+        let _ = writeln!(
+            err,
+            "#{name}: {}[{}]: {}",
+            diagnostic.severity.as_str(),
+            diagnostic.code,
+            diagnostic.message
+        );
+        if let Some(help) = &diagnostic.help {
+            let _ = writeln!(err, "  help: {help}");
+        }
+    }
+}
+
