@@ -33,6 +33,21 @@ pub enum Command {
     /// document symbols and semantic tokens for the sequence files of the editor's workspace.
     /// See docs/editors.md for Neovim, Helix and VS Code.
     Lsp,
+    /// Run a sequence file or a stored `#name` on the embedded host.
+    ///
+    /// A file is checked first (with the stored sequences, so `#name` calls resolve); if it has
+    /// errors they are printed and nothing runs. The sequence's `output_send__stdout` lines go to
+    /// stdout; `--format human` shows the groups and items live on stderr, then a summary of
+    /// every failure; `--format json` prints the run report as the last line of stdout. Exit
+    /// status: 0 when the run succeeded, 1 when it failed or the sequence has errors, 2 for a
+    /// problem of the command (usage, unreadable files).
+    Run(crate::run::RunArgs),
+    /// Check a sequence file against the stored ones and store it in the data directory.
+    Create(crate::store_cmd::CreateArgs),
+    /// List the sequences stored in the data directory.
+    List(crate::store_cmd::ListArgs),
+    /// Delete a sequence from the data directory.
+    Delete(crate::store_cmd::DeleteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +154,10 @@ pub fn run() -> ExitCode {
         Command::Explain(args) => crate::explain::run(&args),
         Command::Graph(args) => crate::graph::run(&args),
         Command::Lsp => crate::lsp::run(),
+        Command::Run(args) => crate::run::run(&args),
+        Command::Create(args) => crate::store_cmd::create(&args),
+        Command::List(args) => crate::store_cmd::list(&args),
+        Command::Delete(args) => crate::store_cmd::delete(&args),
     };
     status.into()
 }

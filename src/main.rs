@@ -9,6 +9,9 @@ mod files;
 mod graph;
 mod lsp;
 mod render;
+mod run;
+mod store_cmd;
+mod stored;
 
 fn main() -> std::process::ExitCode {
     cli::run()

@@ -21,7 +21,7 @@ use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -98,8 +98,7 @@ pub fn run(args: &RunArgs) -> Status {
     };
 
     let policy = Arc::new(policy(&args.allow, &args.deny));
-    let (observer, output): (Option<Arc<dyn Observer>>, Arc<dyn OutputSink>) = match args.format
-    {
+    let (observer, output): (Option<Arc<dyn Observer>>, Arc<dyn OutputSink>) = match args.format {
         RunFormat::Human => {
             let (observer, output) = live::start(Arc::clone(&sequence));
             (Some(observer), output)
@@ -319,7 +318,10 @@ mod tests {
         let not_object = parse_args(Some("[1]")).unwrap_err();
         assert!(not_object.contains("not an array"), "{not_object}");
         let not_json = parse_args(Some("{who}")).unwrap_err();
-        assert!(not_json.starts_with("--args is not valid JSON"), "{not_json}");
+        assert!(
+            not_json.starts_with("--args is not valid JSON"),
+            "{not_json}"
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use crate::cli::warn;
 use clap::Args;
 use seq_check::Catalog;
 use seq_exec::storage::Storage;
-use seq_syntax::ast::Sequence;
 use seq_syntax::Diagnostic;
+use seq_syntax::ast::Sequence;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -46,17 +46,16 @@ impl DataDirArg {
 /// `#name` calls cannot reach it either. A store that cannot be listed is a problem of the
 /// command (one line).
 pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
-    let loaded = storage.load_all().map_err(|error| {
-        format!(
-            "cannot read the store {}: {error}",
-            storage.dir().display()
-        )
-    })?;
+    let loaded = storage
+        .load_all()
+        .map_err(|error| format!("cannot read the store {}: {error}", storage.dir().display()))?;
     let mut sequences = Vec::with_capacity(loaded.len());
     for (name, read) in loaded {
         match read {
             Ok(sequence) => sequences.push(sequence),
-            Err(error) => warn(format_args!("stored sequence `{name}` is left out: {error}")),
+            Err(error) => warn(format_args!(
+                "stored sequence `{name}` is left out: {error}"
+            )),
         }
     }
     Ok(sequences)
@@ -135,4 +134,3 @@ pub fn report_stored(name: &str, diagnostics: &[Diagnostic]) {
         }
     }
 }
-

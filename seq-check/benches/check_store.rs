@@ -7,7 +7,9 @@
 //! `cargo bench -- --test` the stores shrink to 50 and 200 sequences, a quick smoke test.
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use seq_check::{Catalog, Source};
 use std::hint::black_box;
 use std::time::Duration;
@@ -22,6 +24,8 @@ fn check_store(c: &mut Criterion) {
     let mut group = c.benchmark_group("check_store");
     group
         .sample_size(10)
+        // Each iteration takes 0.1–2 s: equal-sized samples, not criterion's linear ramp.
+        .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(10));
     for scale in [1, 4] {

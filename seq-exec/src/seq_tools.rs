@@ -11,7 +11,8 @@
 //! checker's findings of `seq_create` and the full run report of `seq_run`, also when the call
 //! failed. A sequence refused for its errors is an `arg_error` whose `field` is `groups` or
 //! `file` (the argument that holds the mistakes; not retryable: the same sequence fails the
-//! same way) and whose `detail` lists every finding as `CODE at LINE:COL: message (help: ...)`.
+//! same way) and whose `detail` lists every finding, one a line, as
+//! `error E0502 at 3:14: message (help: ...)` (see [`Finding`] for where positions come from).
 //!
 //! A run that does not succeed is a failed call (an honest success flag, §4.2): `seq_run`
 //! answers the report's own error when the run could not start, else `failed` with a summary
@@ -25,19 +26,20 @@
 mod create;
 mod findings;
 mod host;
+mod run;
 
 pub use findings::Finding;
 pub use host::SeqHost;
 
 use crate::builtin::args;
-use crate::engine::{Engine, GroupStatus, RunReport};
+use crate::engine::{Engine, RunReport};
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};
 use crate::policy::Policy;
 use crate::storage::{Storage, StorageError};
 use seq_check::catalog::{ArgReason, SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
 use seq_check::{Catalog, ToolDef};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -293,119 +295,6 @@ impl SeqTools {
                 error.with_field(field)
             }
         })
-    }
-
-    async fn run(&self, args: &Value, caller: &Caller) -> SeqOutcome {
-        let name = match args::string(args, "name") {
-            Ok(name) => name,
-            Err(error) => return SeqOutcome::of(Err(error)),
-        };
-        let run_args = match args::optional_object(args, "args") {
-            Ok(found) => found.cloned().unwrap_or_default(),
-            Err(error) => return SeqOutcome::of(Err(error)),
-        };
-        let sequence = match self.store.storage().get(name) {
-            Ok(Some(sequence)) => sequence,
-            Ok(None) => {
-                return SeqOutcome::of(Err(storage_error(StorageError::NotFound {
-                    name: name.to_owned(),
-                })));
-            }
-            Err(error) => return SeqOutcome::of(Err(storage_error(error))),
-        };
-        let report = self.engine.run(&sequence, run_args, caller).await;
-        let result = if report.ok {
-            serde_json::to_value(&report).map_err(|error| {
-                ToolError::new(
-                    Reason::Failed,
-                    format!("the report cannot be written: {error}"),
-                )
-            })
-        } else {
-            Err(run_failure(name, &report))
-        };
-        SeqOutcome {
-            result,
-            diagnostics: Vec::new(),
-            report: Some(report),
-        }
-    }
-
-    /// `seq_call` / `seq_when_call` from outside any sequence: only `#name` has a meaning.
-    async fn call_target(
-        &self,
-        tool: &str,
-        args: &Value,
-        caller: &Caller,
-    ) -> Result<Value, ToolError> {
-        let target = args::string(args, "target")?;
-        if !target.starts_with('#') {
-            return Err(ToolError::new(
-                Reason::ArgError,
-                format!("`{target}` names a group, and a call made outside a sequence has no sequence to find it in"),
-            )
-            .with_field("target")
-            .with_hint("call a stored sequence as `#name`, or run one with `seq_run`"));
-        }
-        let call_args: Map<String, Value> = args::optional_object(args, "args")?
-            .cloned()
-            .unwrap_or_default();
-        if tool == SEQ_WHEN_CALL {
-            let when = args::string(args, "when")?;
-            self.engine
-                .when_call(None, target, call_args, when, caller)
-                .await
-        } else {
-            self.engine.call(None, target, call_args, caller).await
-        }
-    }
-}
-
-/// The error of a run that did not succeed: the run's own error when it could not start, else
-/// `failed` naming what failed, with the compact report for the whole story.
-fn run_failure(name: &str, report: &RunReport) -> ToolError {
-    if let Some(error) = &report.error {
-        return error.clone();
-    }
-    let mut failures = Vec::new();
-    for group in &report.groups {
-        let first = group
-            .items
-            .iter()
-            .enumerate()
-            .find_map(|(i, item)| item.error.as_ref().map(|e| (i, &item.tool, e)));
-        let why = match (&group.error, first) {
-            (Some(error), _) => error.to_string(),
-            (None, Some((index, tool, error))) => format!("item {index} `{tool}`: {error}"),
-            (None, None) => continue,
-        };
-        failures.push(format!(
-            "group `{}` {}: {why}",
-            group.name,
-            status_text(group.status)
-        ));
-    }
-    let report_json = serde_json::to_string(report).unwrap_or_default();
-    ToolError::new(
-        Reason::Failed,
-        format!(
-            "sequence `{name}` did not succeed: {}; report: {report_json}",
-            if failures.is_empty() {
-                "no group reported why".to_owned()
-            } else {
-                failures.join("; ")
-            }
-        ),
-    )
-    .with_hint("read each failed item's error in the report; fix the cause and run again")
-}
-
-fn status_text(status: GroupStatus) -> &'static str {
-    match status {
-        GroupStatus::Ran => "ran",
-        GroupStatus::Skipped => "was skipped",
-        GroupStatus::Failed => "failed",
-        GroupStatus::Partial => "partly failed",
     }
 }
 

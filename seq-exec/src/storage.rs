@@ -9,6 +9,8 @@
 //! - Writes in one process are serialized by one lock (so a write never removes the temporary
 //!   file of another in flight). Across processes, leftovers are removed only when older than
 //!   [`STALE_TEMP`] or made by this process.
+//! - Creating without `replace` publishes with a hard link, which fails when the name is taken:
+//!   of two processes creating one name at once, exactly one succeeds.
 //! - A file that cannot be read back — corrupt JSON, an unknown format version, a sequence whose
 //!   name differs from the file's — is reported as a [`StorageError`], never a panic.
 
@@ -272,9 +274,20 @@ impl Storage {
                 return Err(error);
             }
         }
-        if let Err(error) = fs::rename(&temp, &target) {
+        let published = if replace {
+            fs::rename(&temp, &target)
+        } else {
+            publish_new(&temp, &target)
+        };
+        if let Err(error) = published {
             let _ = fs::remove_file(&temp);
-            return Err(self.io(&target, error));
+            return Err(if error.kind() == io::ErrorKind::AlreadyExists {
+                StorageError::Exists {
+                    name: name.to_owned(),
+                }
+            } else {
+                self.io(&target, error)
+            });
         }
         self.sync_dir()
     }
@@ -411,6 +424,27 @@ impl Storage {
         StorageError::Io {
             path: path.to_path_buf(),
             error,
+        }
+    }
+}
+
+/// Puts `temp` in place at `target` unless `target` exists, atomically even against other
+/// processes: a hard link fails when its name is taken, where a rename would replace. On a file
+/// system without hard links, falls back to an existence check and a rename.
+fn publish_new(temp: &Path, target: &Path) -> io::Result<()> {
+    match fs::hard_link(temp, target) {
+        Ok(()) => {
+            // The temporary name is only an extra link now; a crash before this leaves a
+            // leftover that the next write removes.
+            let _ = fs::remove_file(temp);
+            Ok(())
+        }
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(error),
+        Err(_) => {
+            if target.symlink_metadata().is_ok() {
+                return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+            }
+            fs::rename(temp, target)
         }
     }
 }

@@ -496,6 +496,14 @@ async fn seq_run_runs_a_stored_sequence() {
     assert_eq!(f.output.lines(), ["Hello, Ada!"]);
     assert!(outcome.report.unwrap().ok);
 
+    let hashed = f
+        .call("seq_run", json!({"name": "#hello"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (hashed.reason, hashed.hint.as_deref()),
+        (Reason::ArgError, Some("pass `hello`"))
+    );
     let missing = f
         .call("seq_run", json!({"name": "nope"}))
         .await

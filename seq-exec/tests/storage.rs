@@ -292,3 +292,31 @@ fn delete_is_by_name_only() {
     assert!(data.path().join("outside.json").exists());
     assert!(storage.exists("keep").unwrap());
 }
+
+/// Another process creates the name between the existence check and the publication: the
+/// creation without `replace` loses instead of overwriting it.
+#[test]
+fn create_never_overwrites_a_sequence_that_appears_meanwhile() {
+    let data = tempfile::tempdir().unwrap();
+    let target = data.path().join("sequences/s.json");
+    let theirs =
+        serde_json::to_vec(&json!({"format": 1, "sequence": sequence("s", "theirs")})).unwrap();
+    let racing = {
+        let target = target.clone();
+        Storage::new(data.path()).with_write_hook(Arc::new(move |stage| {
+            if stage == WriteStage::BeforeRename {
+                fs::write(&target, &theirs).unwrap();
+            }
+            true
+        }))
+    };
+    let error = racing.put(&sequence("s", "mine"), false).unwrap_err();
+    assert!(matches!(error, StorageError::Exists { .. }), "{error}");
+    let storage = Storage::new(data.path());
+    assert_eq!(storage.get("s").unwrap(), Some(sequence("s", "theirs")));
+    assert_eq!(
+        files_in(storage.dir()),
+        ["s.json"],
+        "no temporary file is left"
+    );
+}

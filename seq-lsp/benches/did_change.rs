@@ -1,1 +1,177 @@
-fn main() {}
+//! Time from a `didChange` notification to the published diagnostics on a 1 MB sequence file
+//! (issue 5, "Performance": target under 50 ms), through the in-memory connection: the server's
+//! whole path — applying the edit, the snapshot, the check on the worker thread, converting and
+//! publishing — and nothing of a pipe's.
+//!
+//! Two clients: one sending a one-character incremental edit (what editors send while typing),
+//! one sending the whole text (full sync). Every edit keeps the file valid, so the diagnostics
+//! are empty, as in a file being polished; a publish comes for every version all the same.
+//!
+//! `cargo bench -p seq-lsp --bench did_change`. Under `cargo test --benches` or
+//! `cargo bench -- --test` the file shrinks to 64 KB, a quick smoke test.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a benchmark that cannot set up should stop there"
+)]
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use lsp_server::{Connection, Message, Notification, Request};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidOpenTextDocument, Exit, Initialized, Notification as _,
+    PublishDiagnostics,
+};
+use lsp_types::request::{Initialize, Request as _, Shutdown};
+use lsp_types::{
+    DidChangeTextDocumentParams, DidOpenTextDocumentParams, InitializeParams, Position,
+    PublishDiagnosticsParams, Range, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
+    VersionedTextDocumentIdentifier,
+};
+use seq_syntax::LineIndex;
+use std::str::FromStr;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+struct Client {
+    connection: Connection,
+    server: JoinHandle<Result<(), seq_lsp::ServerError>>,
+    uri: Uri,
+    version: i32,
+}
+
+impl Client {
+    fn start(text: &str) -> Client {
+        let (server_side, connection) = Connection::memory();
+        let server = std::thread::spawn(move || seq_lsp::run(server_side));
+        let mut client = Client {
+            connection,
+            server,
+            uri: Uri::from_str("untitled:bench.json").unwrap(),
+            version: 1,
+        };
+        client.request(Initialize::METHOD, InitializeParams::default());
+        client.notify(Initialized::METHOD, lsp_types::InitializedParams {});
+        let item = TextDocumentItem::new(client.uri.clone(), "json".into(), 1, text.to_owned());
+        client.notify(
+            DidOpenTextDocument::METHOD,
+            DidOpenTextDocumentParams {
+                text_document: item,
+            },
+        );
+        let published = client.diagnostics_of(1);
+        assert!(published.diagnostics.is_empty(), "{published:#?}");
+        client
+    }
+
+    fn notify(&self, method: &str, params: impl serde::Serialize) {
+        let message = Notification::new(method.to_owned(), params);
+        self.connection.sender.send(message.into()).unwrap();
+    }
+
+    fn request(&self, method: &str, params: impl serde::Serialize) {
+        let request = Request::new(1.into(), method.to_owned(), params);
+        self.connection.sender.send(request.into()).unwrap();
+        loop {
+            if let Message::Response(response) = self.connection.receiver.recv().unwrap() {
+                assert!(response.response_result.is_ok(), "{response:?}");
+                return;
+            }
+        }
+    }
+
+    /// Sends the next version and waits for its diagnostics.
+    fn change(&mut self, range: Option<Range>, text: String) {
+        self.version += 1;
+        self.notify(
+            DidChangeTextDocument::METHOD,
+            DidChangeTextDocumentParams {
+                text_document: VersionedTextDocumentIdentifier::new(self.uri.clone(), self.version),
+                content_changes: vec![TextDocumentContentChangeEvent {
+                    range,
+                    range_length: None,
+                    text,
+                }],
+            },
+        );
+        let published = self.diagnostics_of(self.version);
+        assert!(published.diagnostics.is_empty());
+    }
+
+    fn diagnostics_of(&self, version: i32) -> PublishDiagnosticsParams {
+        loop {
+            let message = self.connection.receiver.recv().unwrap();
+            if let Message::Notification(n) = message
+                && n.method == PublishDiagnostics::METHOD
+            {
+                let params: PublishDiagnosticsParams = serde_json::from_value(n.params).unwrap();
+                if params.version == Some(version) {
+                    return params;
+                }
+            }
+        }
+    }
+
+    fn stop(self) {
+        self.request(Shutdown::METHOD, ());
+        self.notify(Exit::METHOD, ());
+        self.server.join().unwrap().unwrap();
+    }
+}
+
+fn did_change(c: &mut Criterion) {
+    let size = if full_size() { 1 << 20 } else { 64 << 10 };
+    let text = seq_gen::sequence_file(size);
+    // A character of the sequence's description, in UTF-16 units as a default client counts.
+    let at = text.find("generated").unwrap();
+    let index = LineIndex::new(&text);
+    let (line, character) = index.line_col_utf16(&text, at as u32);
+    let range = Range::new(
+        Position::new(line, character),
+        Position::new(line, character + 1),
+    );
+    let toggled = {
+        let mut t = text.clone();
+        t.replace_range(at..at + 1, "G");
+        t
+    };
+    eprintln!("did_change: a {} byte file", text.len());
+
+    let mut group = c.benchmark_group("did_change_to_diagnostics");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(10))
+        .throughput(Throughput::Bytes(text.len() as u64));
+
+    let mut client = Client::start(&text);
+    let mut flip = false;
+    group.bench_function("incremental_1MB", |b| {
+        b.iter(|| {
+            flip = !flip;
+            let letter = if flip { "G" } else { "g" };
+            client.change(Some(range), letter.to_owned());
+        })
+    });
+    client.stop();
+
+    let mut client = Client::start(&text);
+    group.bench_function("full_text_1MB", |b| {
+        b.iter(|| {
+            flip = !flip;
+            let next = if flip { &toggled } else { &text };
+            client.change(None, next.clone());
+        })
+    });
+    client.stop();
+    group.finish();
+}
+
+criterion_group!(benches, did_change);
+criterion_main!(benches);
+
+/// Whether to run at full size: under `cargo bench`, which passes `--bench`, but not with
+/// `--test` (`cargo bench -- --test`) nor under `cargo test --benches`, which are smoke tests.
+fn full_size() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
+}

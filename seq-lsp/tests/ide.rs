@@ -2,7 +2,8 @@
 //! file, or per directory of `*.json` files (a store checked together). The cursor is marked in
 //! the text with `┃` (a character no fixture uses otherwise); code actions take a range between
 //! two marks. Lines at the top starting with `//! key: value` are directives (`new_name`,
-//! `include_declaration`, `apply`); marks and directives are stripped before analysis.
+//! `include_declaration`, `apply`, `catalog`: a catalog file beside the features' directories);
+//! marks and directives are stripped before analysis.
 //!
 //! Results are rendered with the text at every returned span shown in its line, `⟦like this⟧`,
 //! and snapshotted with insta; inserted texts are shown raw between `«»`. Edits are also applied
@@ -45,8 +46,21 @@ impl Case {
             .unwrap_or_else(|| panic!("{}: no {MARK} in the fixture", self.name))
     }
 
+    /// The built-in catalog, plus the tools of the file named by a `catalog` directive.
+    fn catalog(&self) -> Catalog {
+        let mut catalog = Catalog::builtin();
+        if let Some(file) = self.directive("catalog") {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/ide")
+                .join(file);
+            let tools = Catalog::load_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+            catalog.merge(tools);
+        }
+        catalog
+    }
+
     fn analysis(&self) -> Analysis {
-        Analysis::new(self.files.clone(), Arc::new(Catalog::builtin()))
+        Analysis::new(self.files.clone(), Arc::new(self.catalog()))
     }
 
     fn text(&self, file: FileId) -> &str {
@@ -374,14 +388,31 @@ fn completion() {
                 .iter()
                 .find(|i| i.label == label)
                 .unwrap_or_else(|| panic!("{}: no completion {label}", case.name));
+            let new_text = if item.snippet {
+                expand_snippet(&item.insert_text)
+            } else {
+                item.insert_text.clone()
+            };
+            let end = item.edit.start + u32::try_from(new_text.len()).unwrap();
             let edit = FileEdit {
                 file: case.file,
                 span: item.edit,
-                new_text: item.insert_text.clone(),
+                new_text,
             };
             let applied = apply(case, &[edit]);
             let text = &applied[case.file.0 as usize].1;
-            let end = item.edit.start + u32::try_from(item.insert_text.len()).unwrap();
+            let syntax_errors = |text: &str| {
+                seq_syntax::parse(text)
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .count()
+            };
+            assert!(
+                syntax_errors(text) <= syntax_errors(case.text(case.file)),
+                "{}: inserting {label} breaks the file:\n{text}",
+                case.name
+            );
             writeln!(
                 out,
                 "--- after {label}\n{}",
@@ -391,6 +422,24 @@ fn completion() {
         }
         out
     });
+}
+
+/// What a client inserts for a snippet: escapes resolved, each tab stop its placeholder.
+fn expand_snippet(snippet: &str) -> String {
+    let mut out = String::new();
+    let mut chars = snippet.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            '$' => {
+                let stop: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                let (_, placeholder) = stop.split_once(':').unwrap();
+                out.push_str(placeholder);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[test]

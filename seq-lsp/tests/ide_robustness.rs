@@ -68,7 +68,8 @@ fn every_offset_of_the_examples() {
                     item.edit.start <= offset && offset <= item.edit.end,
                     "{:?} at {offset} in {}: {item:?}\n{}",
                     analysis.path(file),
-                    text.get(offset as usize - 20..offset as usize).unwrap_or(""),
+                    text.get(offset as usize - 20..offset as usize)
+                        .unwrap_or(""),
                     text.get(item.edit.range()).unwrap_or("")
                 );
             }

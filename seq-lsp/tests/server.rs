@@ -43,7 +43,10 @@ fn ranges_follow_the_negotiated_encoding_through_cjk_and_escapes() {
 #[test]
 fn a_json_file_that_is_not_a_sequence_stays_quiet() {
     let package = r#"{"name": "web", "version": "1.0.0", "scripts": {"build": "vite"}}"#;
-    let root = workspace("quiet", &[("package.json", package), ("tsconfig.json", "{}")]);
+    let root = workspace(
+        "quiet",
+        &[("package.json", package), ("tsconfig.json", "{}")],
+    );
     let mut client = Client::start(&root, Offer::Default);
     let package_uri = client.open("package.json", package);
     let (text, _) = marked(CJK_ESCAPED);
@@ -205,7 +208,10 @@ fn the_workspace_catalog_is_loaded_watched_and_reported_when_broken() {
         !p.diagnostics.is_empty()
     });
     assert_eq!(broken.diagnostics.len(), 1);
-    assert_eq!(broken.diagnostics[0].severity, Some(DiagnosticSeverity::ERROR));
+    assert_eq!(
+        broken.diagnostics[0].severity,
+        Some(DiagnosticSeverity::ERROR)
+    );
     assert_eq!(broken.diagnostics[0].range.start.line, 0);
     // The server asked to be told about changed JSON files.
     assert!(
@@ -218,7 +224,10 @@ fn the_workspace_catalog_is_loaded_watched_and_reported_when_broken() {
     );
 
     std::fs::write(root.join("seq-catalog.json"), GOOD_CATALOG).unwrap();
-    client.files_changed(vec![FileEvent::new(catalog.clone(), FileChangeType::CHANGED)]);
+    client.files_changed(vec![FileEvent::new(
+        catalog.clone(),
+        FileChangeType::CHANGED,
+    )]);
     client.diagnostics_until(&catalog, "the catalog clean", |p| p.diagnostics.is_empty());
     client.diagnostics_until(&release, "`deploy` known", |p| p.diagnostics.is_empty());
 
@@ -248,12 +257,19 @@ fn files_changed_on_disk_join_and_leave_the_store() {
         FileEvent::new(deploy.clone(), FileChangeType::CHANGED),
     ]);
     client.diagnostics_until(&deploy, "the cycle", |p| codes(&p.diagnostics) == ["E0602"]);
-    client.diagnostics_until(&rollback, "the cycle", |p| codes(&p.diagnostics) == ["E0602"]);
+    client.diagnostics_until(&rollback, "the cycle", |p| {
+        codes(&p.diagnostics) == ["E0602"]
+    });
 
     std::fs::remove_file(&rollback_path).unwrap();
-    client.files_changed(vec![FileEvent::new(rollback.clone(), FileChangeType::DELETED)]);
+    client.files_changed(vec![FileEvent::new(
+        rollback.clone(),
+        FileChangeType::DELETED,
+    )]);
     // Without rollback.json, `#rollback` is a call to a sequence outside the store.
-    client.diagnostics_until(&deploy, "the cycle gone", |p| codes(&p.diagnostics) == ["W0501"]);
+    client.diagnostics_until(&deploy, "the cycle gone", |p| {
+        codes(&p.diagnostics) == ["W0501"]
+    });
     client.diagnostics_until(&rollback, "rollback cleared", |p| p.diagnostics.is_empty());
     client.shutdown();
 }
@@ -268,7 +284,10 @@ fn malformed_messages_get_errors_and_the_server_carries_on() {
         lsp_server::ErrorCode::MethodNotFound as i32
     );
     // A notification with the wrong parameters is logged and ignored.
-    client.notify_raw("textDocument/didOpen", serde_json::json!({"textDocument": 3}));
+    client.notify_raw(
+        "textDocument/didOpen",
+        serde_json::json!({"textDocument": 3}),
+    );
     client.notify_raw("textDocument/didChange", serde_json::json!(null));
     let (text, _) = marked(CJK_ESCAPED);
     let uri = client.open("greet.json", &text);

@@ -8,7 +8,7 @@
 //! `cargo bench -p seq-syntax --bench front_end`. Under `cargo test --benches` or
 //! `cargo bench -- --test` the input shrinks to 256 KB, a quick smoke test.
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -37,6 +37,8 @@ fn front_end(c: &mut Criterion) {
     let mut group = c.benchmark_group("front_end");
     group
         .sample_size(10)
+        // Each iteration takes 0.1–2 s: equal-sized samples, not criterion's linear ramp.
+        .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8))
         .throughput(Throughput::Bytes(bytes.len() as u64));

@@ -23,16 +23,6 @@ pub mod span;
 pub mod split;
 pub mod template;
 
-// The grammar of group timeouts (D-5), for `parse_duration`: one grammar for `timeout` fields
-// and the arguments of tools such as `cmd_run`. Loaded a second time because `lower`'s copy is
-// private to `lower`; making that one `pub(crate)` would remove this.
-#[allow(
-    clippy::duplicate_mod,
-    reason = "the same file as `lower::duration`, until that module is visible here"
-)]
-#[path = "lower/duration.rs"]
-mod duration;
-
 pub use code::Code;
 pub use diagnostic::{Diagnostic, Severity};
 pub use span::{LineIndex, Span, Spanned};
@@ -98,5 +88,5 @@ pub fn parse_value(value: &serde_json::Value) -> (String, Parse) {
 /// assert!(seq_syntax::parse_duration("30").is_err());
 /// ```
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, &'static str> {
-    duration::parse(text)
+    lower::duration::parse(text)
 }

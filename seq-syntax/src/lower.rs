@@ -5,7 +5,7 @@
 //! with an offset map and handed to the item and condition parsers, so every span that comes out
 //! of here — however deep inside a string — points at the file's bytes.
 
-mod duration;
+pub(crate) mod duration;
 mod fields;
 
 use crate::Parse;

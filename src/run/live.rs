@@ -244,7 +244,10 @@ mod tests {
             "  ✗ files_read: not_found `path`: no such file (after 2 retries)"
         );
         let skipped = item("cmd_run", ItemStatus::Skipped, None, 0);
-        assert_eq!(item_finished(&s, "fetch", 0, &skipped), "  ○ cmd_run skipped");
+        assert_eq!(
+            item_finished(&s, "fetch", 0, &skipped),
+            "  ○ cmd_run skipped"
+        );
     }
 
     #[test]

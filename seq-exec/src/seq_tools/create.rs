@@ -10,7 +10,7 @@ use super::findings::{self, Finding, Origin};
 use super::{SeqOutcome, StoreTools, storage_error};
 use crate::builtin::{args, resolve_under};
 use crate::error::{Reason, ToolError};
-use crate::storage::{self, Summary};
+use crate::storage::{self, StorageError, Summary};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
 use serde_json::{Map, Value, json};
@@ -85,7 +85,7 @@ fn create_inner(tools: &StoreTools, args: &Value) -> Result<(Value, Vec<Finding>
     }
     let name = sequence.name.value.clone();
     storage::check_name(&name).map_err(|problem| {
-        plain(storage_error(crate::storage::StorageError::InvalidName {
+        plain(storage_error(StorageError::InvalidName {
             name: name.clone(),
             problem,
         }))
@@ -94,9 +94,7 @@ fn create_inner(tools: &StoreTools, args: &Value) -> Result<(Value, Vec<Finding>
     let _one_at_a_time = tools.lock.lock().unwrap_or_else(PoisonError::into_inner);
     let storage = tools.storage();
     if !replace && storage.exists(&name).map_err(|e| plain(storage_error(e)))? {
-        return Err(plain(storage_error(crate::storage::StorageError::Exists {
-            name,
-        })));
+        return Err(plain(storage_error(StorageError::Exists { name })));
     }
     // Unreadable stored files are left out: `#name` calls cannot reach them either.
     let stored: Vec<Sequence> = storage
@@ -105,25 +103,23 @@ fn create_inner(tools: &StoreTools, args: &Value) -> Result<(Value, Vec<Finding>
         .into_iter()
         .filter_map(|(_, read)| read.ok())
         .collect();
-    let mut found = check_with(tools, &stored, &sequence, &origin);
+    let found = check_with(tools, &stored, &sequence, &origin);
     if found.iter().any(Finding::is_error) {
-        // Warnings about other sequences are theirs, not this creation's.
-        found.retain(|f| f.sequence.is_none() || f.is_error());
         return Err(refuse(form, found));
     }
     storage
         .put(&sequence, replace)
         .map_err(|e| plain(storage_error(e)))?;
     let summary = Summary::of(&sequence);
-    let warnings: Vec<Finding> = found.into_iter().filter(|f| f.sequence.is_none()).collect();
+    // Only errors are taken from other sequences, so what is left is this one's warnings.
     Ok((
         json!({
             "name": summary.name,
             "groups": summary.groups,
             "items": summary.items,
-            "warnings": warnings,
+            "warnings": found,
         }),
-        warnings,
+        found,
     ))
 }
 

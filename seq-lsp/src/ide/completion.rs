@@ -15,6 +15,7 @@ use seq_check::catalog::{JsonType, SEQ_RUN};
 use seq_check::{Catalog, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type};
+use seq_syntax::escape::MapOffset;
 use std::ops::Range;
 
 pub(crate) fn complete(analysis: &Analysis, file: FileId, offset: u32) -> Vec<CompletionItem> {
@@ -366,7 +367,12 @@ impl<'a> Work<'a> {
         let Some(tools) = Embedded::file_string(site.text, Span::from_range(tok.body())) else {
             return;
         };
-        let cursor = tools.offset_of(super::text::offset(site.cursor));
+        let raw = super::text::offset(site.cursor);
+        let cursor = tools.offset_of(raw);
+        if tools.to_raw(super::text::offset(cursor)) != raw {
+            // Inside an escape such as `\"`: nothing can be inserted there.
+            return;
+        }
         let tokens = tokenize(&tools.text);
         let cx = context(&tools.text, &tokens, cursor);
         let inner = Site {

@@ -3,10 +3,12 @@
 //! enclose it. Hover, definition, references and rename are lookups in this one table.
 
 use super::text::{Embedded, touches};
+use super::walk::group_strings;
 use seq_check::catalog::SEQ_RUN;
 use seq_check::{Catalog, Check, Source};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
+use seq_syntax::template::parse_template;
 use std::collections::HashMap;
 
 /// Something with a name that can be declared, referred to and renamed.
@@ -168,6 +170,32 @@ impl Builder<'_> {
         }
         for (g, group) in sequence.groups.iter().enumerate() {
             self.group(g, group);
+        }
+        self.broken_conditions();
+    }
+
+    /// A `when` that does not parse (`$args.a && $args.b`) is not in the AST, but the slots it
+    /// names are still references: a rename must reach them too.
+    fn broken_conditions(&mut self) {
+        for (field, tok) in group_strings(self.text) {
+            let body = Span::from_range(tok.body());
+            let found = self
+                .sequence
+                .groups
+                .iter()
+                .enumerate()
+                .find(|(_, g)| g.span.contains(body.start));
+            let Some((g, group)) = found else { continue };
+            if field != "when" || group.when.is_some() {
+                continue;
+            }
+            let Some(when) = Embedded::file_string(self.text, body) else {
+                continue;
+            };
+            let (template, _) = parse_template(&when.text, &when);
+            for reference in template.references() {
+                self.reference(g, group, reference, 1);
+            }
         }
     }
 

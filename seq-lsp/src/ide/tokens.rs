@@ -4,7 +4,7 @@
 
 use super::scan::{Kind, Tok, tokenize};
 use super::text::{Embedded, Shift};
-use super::walk::{Role, Seg, Walker};
+use super::walk::{Role, Walker, group_strings};
 use super::{SemanticToken, TokenKind};
 use seq_check::catalog::SEQ_WHEN_CALL;
 use seq_syntax::Span;
@@ -16,34 +16,14 @@ use seq_syntax::template::parse_template;
 
 pub(crate) fn semantic_tokens(text: &str) -> Vec<SemanticToken> {
     let mut out = Tokens::default();
-    let mut walker = Walker::default();
-    for tok in tokenize(text) {
-        // Only the values of a group's fields can be `tools` or `when`.
-        let field = match (&tok.kind, walker.frames.len()) {
-            (Kind::String { .. }, 3) => match walker.path().as_slice() {
-                [Seg::Key(groups), Seg::Index(_), Seg::Key(field)] if groups == "groups" => {
-                    Some(field.clone())
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        if walker.feed(text, &tok) != Role::Value {
+    for (field, tok) in group_strings(text) {
+        let Some(string) = Embedded::file_string(text, Span::from_range(tok.body())) else {
             continue;
-        }
-        let body = Span::from_range(tok.body());
-        match field.as_deref() {
-            Some("tools") => {
-                if let Some(tools) = Embedded::file_string(text, body) {
-                    out.items(text, &tools);
-                }
-            }
-            Some("when") => {
-                if let Some(when) = Embedded::file_string(text, body) {
-                    out.condition(&when);
-                }
-            }
-            Some(_) | None => {}
+        };
+        match field.as_str() {
+            "tools" => out.items(text, &string),
+            "when" => out.condition(&string),
+            _ => {}
         }
     }
     let mut tokens = out.0;

@@ -291,6 +291,30 @@ impl Context {
     }
 }
 
+/// The string values of group fields (`groups[i].FIELD`), with the field's name: where the
+/// `tools` and `when` strings are, also in a file whose JSON is broken elsewhere.
+pub(crate) fn group_strings(text: &str) -> Vec<(String, Tok)> {
+    let mut walker = Walker::default();
+    let mut found = Vec::new();
+    for tok in super::scan::tokenize(text) {
+        let field = match (&tok.kind, walker.frames.len()) {
+            (Kind::String { .. }, 3) => match walker.path().as_slice() {
+                [Seg::Key(groups), Seg::Index(_), Seg::Key(field)] if groups == "groups" => {
+                    Some(field.clone())
+                }
+                [..] => None,
+            },
+            (_, _) => None,
+        };
+        if walker.feed(text, &tok) == Role::Value
+            && let Some(field) = field
+        {
+            found.push((field, tok));
+        }
+    }
+    found
+}
+
 /// The path of the value at `place`, or of the object whose key is at `place`.
 fn path_at(walker: &Walker, place: &Place) -> Vec<Seg> {
     let mut path = walker.path();

@@ -4,6 +4,10 @@
 //! a position in the encoding the server negotiated.
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
 
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response, ResponseError};
 use lsp_types::notification::{
@@ -14,10 +18,9 @@ use lsp_types::request::{Initialize, Request as _, Shutdown};
 use lsp_types::{
     ClientCapabilities, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileEvent,
-    GeneralClientCapabilities, InitializeParams, InitializeResult, Position,
-    PositionEncodingKind, PublishDiagnosticsParams, Range, TextDocumentContentChangeEvent,
-    TextDocumentIdentifier, TextDocumentItem, Uri, VersionedTextDocumentIdentifier,
-    WorkspaceFolder,
+    GeneralClientCapabilities, InitializeParams, InitializeResult, Position, PositionEncodingKind,
+    PublishDiagnosticsParams, Range, TextDocumentContentChangeEvent, TextDocumentIdentifier,
+    TextDocumentItem, Uri, VersionedTextDocumentIdentifier, WorkspaceFolder,
 };
 use seq_syntax::LineIndex;
 use std::path::{Path, PathBuf};
@@ -100,7 +103,16 @@ pub enum Offer {
 
 impl Client {
     pub fn start(root: &Path, offer: Offer) -> Client {
-        let mut capabilities = ClientCapabilities::default();
+        Client::start_capable(root, offer, ClientCapabilities::default())
+    }
+
+    /// Starts with the client capabilities given (the workspace ones and the encoding are set
+    /// here).
+    pub fn start_capable(
+        root: &Path,
+        offer: Offer,
+        mut capabilities: ClientCapabilities,
+    ) -> Client {
         if offer == Offer::Utf8 {
             capabilities.general = Some(GeneralClientCapabilities {
                 position_encodings: Some(vec![
@@ -175,6 +187,53 @@ impl Client {
         Range::new(self.position(text, start), self.position(text, end))
     }
 
+    /// The byte offset of a position in the negotiated encoding.
+    pub fn offset(&self, text: &str, position: Position) -> u32 {
+        let index = LineIndex::new(text);
+        if self.encoding == PositionEncodingKind::UTF8 {
+            index.offset_utf8(text, position.line, position.character)
+        } else {
+            index.offset_utf16(text, position.line, position.character)
+        }
+    }
+
+    /// The text a range covers.
+    pub fn text_at<'t>(&self, text: &'t str, range: Range) -> &'t str {
+        let start = self.offset(text, range.start) as usize;
+        let end = self.offset(text, range.end) as usize;
+        &text[start..end]
+    }
+
+    /// `text` with `edits` applied (LSP semantics: every range refers to the original text).
+    pub fn apply(&self, text: &str, edits: &[lsp_types::TextEdit]) -> String {
+        let mut spans: Vec<(usize, usize, &str)> = edits
+            .iter()
+            .map(|e| {
+                let start = self.offset(text, e.range.start) as usize;
+                let end = self.offset(text, e.range.end) as usize;
+                (start, end, e.new_text.as_str())
+            })
+            .collect();
+        spans.sort_by_key(|&(start, end, _)| (start, end));
+        let mut out = text.to_owned();
+        for &(start, end, new_text) in spans.iter().rev() {
+            out.replace_range(start..end, new_text);
+        }
+        out
+    }
+
+    pub fn text_document_position(
+        &self,
+        uri: &Uri,
+        text: &str,
+        offset: u32,
+    ) -> lsp_types::TextDocumentPositionParams {
+        lsp_types::TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier::new(uri.clone()),
+            position: self.position(text, offset),
+        }
+    }
+
     pub fn notify<N: lsp_types::notification::Notification>(&mut self, params: N::Params) {
         self.since = self.published.len();
         let notification = Notification::new(N::METHOD.to_owned(), params);
@@ -190,7 +249,12 @@ impl Client {
     pub fn open(&mut self, relative: &str, text: &str) -> Uri {
         let uri = self.uri(relative);
         self.notify::<DidOpenTextDocument>(DidOpenTextDocumentParams {
-            text_document: TextDocumentItem::new(uri.clone(), "json".to_owned(), 1, text.to_owned()),
+            text_document: TextDocumentItem::new(
+                uri.clone(),
+                "json".to_owned(),
+                1,
+                text.to_owned(),
+            ),
         });
         uri
     }
@@ -241,7 +305,9 @@ impl Client {
         self.connection.sender.send(request.into()).unwrap();
         loop {
             match self.receive(&format!("the answer to `{method}`")) {
-                Message::Response(response) if response.id == id => return response.response_result,
+                Message::Response(response) if response.id == id => {
+                    return response.response_result;
+                }
                 other => self.keep(other),
             }
         }
@@ -319,7 +385,8 @@ impl Client {
     fn keep(&mut self, message: Message) {
         match message {
             Message::Notification(n) if n.method == PublishDiagnostics::METHOD => {
-                self.published.push(serde_json::from_value(n.params).unwrap());
+                self.published
+                    .push(serde_json::from_value(n.params).unwrap());
             }
             Message::Notification(n) => self.notifications.push(n),
             Message::Request(r) => {

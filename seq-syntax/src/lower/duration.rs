@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-pub(super) fn parse(text: &str) -> Result<Duration, &'static str> {
+pub(crate) fn parse(text: &str) -> Result<Duration, &'static str> {
     if text.is_empty() {
         return Err("it is empty");
     }

@@ -1,0 +1,133 @@
+//! `seq_run`, `seq_call`, `seq_when_call` made directly, outside any sequence.
+
+use super::{SeqOutcome, SeqTools, storage_error};
+use crate::builtin::args;
+use crate::engine::{GroupStatus, RunReport};
+use crate::error::{Reason, ToolError};
+use crate::host::Caller;
+use crate::storage::StorageError;
+use seq_check::catalog::SEQ_WHEN_CALL;
+use serde_json::{Map, Value};
+
+impl SeqTools {
+    pub(super) async fn run(&self, args: &Value, caller: &Caller) -> SeqOutcome {
+        let name = match args::string(args, "name") {
+            Ok(name) => name,
+            Err(error) => return SeqOutcome::of(Err(error)),
+        };
+        if let Some(bare) = name.strip_prefix('#') {
+            return SeqOutcome::of(Err(ToolError::new(
+                Reason::ArgError,
+                format!("`seq_run` takes a sequence's bare name, not `{name}`"),
+            )
+            .with_field("name")
+            .with_hint(format!("pass `{bare}`"))));
+        }
+        let run_args = match args::optional_object(args, "args") {
+            Ok(found) => found.cloned().unwrap_or_default(),
+            Err(error) => return SeqOutcome::of(Err(error)),
+        };
+        let sequence = match self.store.storage().get(name) {
+            Ok(Some(sequence)) => sequence,
+            Ok(None) => {
+                return SeqOutcome::of(Err(storage_error(StorageError::NotFound {
+                    name: name.to_owned(),
+                })));
+            }
+            Err(error) => return SeqOutcome::of(Err(storage_error(error))),
+        };
+        let report = self.engine.run(&sequence, run_args, caller).await;
+        let result = if report.ok {
+            serde_json::to_value(&report).map_err(|error| {
+                ToolError::new(
+                    Reason::Failed,
+                    format!("the report cannot be written: {error}"),
+                )
+            })
+        } else {
+            Err(run_failure(name, &report))
+        };
+        SeqOutcome {
+            result,
+            diagnostics: Vec::new(),
+            report: Some(report),
+        }
+    }
+
+    /// `seq_call` / `seq_when_call` from outside any sequence: only `#name` has a meaning.
+    pub(super) async fn call_target(
+        &self,
+        tool: &str,
+        args: &Value,
+        caller: &Caller,
+    ) -> Result<Value, ToolError> {
+        let target = args::string(args, "target")?;
+        if !target.starts_with('#') {
+            return Err(ToolError::new(
+                Reason::ArgError,
+                format!("`{target}` names a group, and a call made outside a sequence has no sequence to find it in"),
+            )
+            .with_field("target")
+            .with_hint("call a stored sequence as `#name`, or run one with `seq_run`"));
+        }
+        let call_args: Map<String, Value> = args::optional_object(args, "args")?
+            .cloned()
+            .unwrap_or_default();
+        if tool == SEQ_WHEN_CALL {
+            let when = args::string(args, "when")?;
+            self.engine
+                .when_call(None, target, call_args, when, caller)
+                .await
+        } else {
+            self.engine.call(None, target, call_args, caller).await
+        }
+    }
+}
+
+/// The error of a run that did not succeed: the run's own error when it could not start, else
+/// `failed` naming what failed, with the compact report for the whole story.
+fn run_failure(name: &str, report: &RunReport) -> ToolError {
+    if let Some(error) = &report.error {
+        return error.clone();
+    }
+    let mut failures = Vec::new();
+    for group in &report.groups {
+        let first = group
+            .items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| item.error.as_ref().map(|e| (i, &item.tool, e)));
+        let why = match (&group.error, first) {
+            (Some(error), _) => error.to_string(),
+            (None, Some((index, tool, error))) => format!("item {index} `{tool}`: {error}"),
+            (None, None) => continue,
+        };
+        failures.push(format!(
+            "group `{}` {}: {why}",
+            group.name,
+            status_text(group.status)
+        ));
+    }
+    let report_json = serde_json::to_string(report).unwrap_or_default();
+    ToolError::new(
+        Reason::Failed,
+        format!(
+            "sequence `{name}` did not succeed: {}; report: {report_json}",
+            if failures.is_empty() {
+                "no group reported why".to_owned()
+            } else {
+                failures.join("; ")
+            }
+        ),
+    )
+    .with_hint("read each failed item's error in the report; fix the cause and run again")
+}
+
+fn status_text(status: GroupStatus) -> &'static str {
+    match status {
+        GroupStatus::Ran => "ran",
+        GroupStatus::Skipped => "was skipped",
+        GroupStatus::Failed => "failed",
+        GroupStatus::Partial => "partly failed",
+    }
+}

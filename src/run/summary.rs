@@ -1,0 +1,199 @@
+//! The summary after a human-format run: how it ended, then every failure with its reason and
+//! hint (also the failures a group tolerated with `on_error: continue`).
+//!
+//! ```text
+//! ✗ deploy failed in 1204 ms: 1 group ran, 1 failed, 1 not reached
+//!   group `push`, item 2 `cmd_run`: failed: the command exited with status 2
+//!     hint: read its stderr in the report
+//! ```
+
+use seq_exec::engine::{GroupStatus, ItemStatus};
+use seq_exec::{RunReport, ToolError};
+use seq_syntax::ast::Sequence;
+use std::io::{self, Write};
+use std::time::Duration;
+
+pub fn render(
+    out: &mut dyn Write,
+    sequence: &Sequence,
+    report: &RunReport,
+    elapsed: Duration,
+) -> io::Result<()> {
+    let name = &sequence.name.value;
+    if let Some(error) = &report.error {
+        writeln!(out, "✗ {name} could not start")?;
+        return failure(out, "the run", error);
+    }
+    let ms = elapsed.as_millis();
+    let outcome = if report.ok {
+        format!("✓ {name} succeeded in {ms} ms")
+    } else {
+        format!("✗ {name} failed in {ms} ms")
+    };
+    writeln!(out, "{outcome}: {}", counts(sequence, report))?;
+    for group in &report.groups {
+        let failed_items = group
+            .items
+            .iter()
+            .any(|item| item.status == ItemStatus::Failed && item.error.is_some());
+        // A group's error repeats its first failed item's; it is news only without one (its
+        // `when` could not be evaluated, a cycle, a timeout before any item failed).
+        if let (Some(error), false) = (&group.error, failed_items) {
+            failure(out, &format!("group `{}`", group.name), error)?;
+        }
+        for (index, item) in group.items.iter().enumerate() {
+            let (ItemStatus::Failed, Some(error)) = (item.status, &item.error) else {
+                continue;
+            };
+            let retried = match item.retries {
+                0 => String::new(),
+                1 => " (after 1 retry)".to_owned(),
+                n => format!(" (after {n} retries)"),
+            };
+            // Counted from 1, as the engine's own messages count items.
+            let place = format!(
+                "group `{}`, item {} `{}`{retried}",
+                group.name,
+                index + 1,
+                item.tool
+            );
+            failure(out, &place, error)?;
+        }
+    }
+    Ok(())
+}
+
+/// `2 groups ran, 1 skipped, 1 not reached`: only the counts that are not zero.
+fn counts(sequence: &Sequence, report: &RunReport) -> String {
+    let of = |status: GroupStatus| report.groups.iter().filter(|g| g.status == status).count();
+    let not_reached = sequence.groups.len().saturating_sub(report.groups.len());
+    let parts = [
+        (of(GroupStatus::Ran), "ran"),
+        (of(GroupStatus::Skipped), "skipped"),
+        (of(GroupStatus::Partial), "partly failed"),
+        (of(GroupStatus::Failed), "failed"),
+        (not_reached, "not reached"),
+    ];
+    let mut said: Vec<String> = Vec::new();
+    for (n, what) in parts.into_iter().filter(|(n, _)| *n > 0) {
+        // `1 group ran, 1 skipped`: the noun once, with the first count.
+        if said.is_empty() {
+            let noun = if n == 1 { "group" } else { "groups" };
+            said.push(format!("{n} {noun} {what}"));
+        } else {
+            said.push(format!("{n} {what}"));
+        }
+    }
+    if said.is_empty() {
+        "no groups".to_owned()
+    } else {
+        said.join(", ")
+    }
+}
+
+fn failure(out: &mut dyn Write, place: &str, error: &ToolError) -> io::Result<()> {
+    writeln!(out, "  {place}: {error}")?;
+    if let Some(hint) = &error.hint {
+        writeln!(out, "    hint: {hint}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+    use seq_exec::Reason;
+    use seq_exec::engine::{GroupReport, ItemReport};
+    use serde_json::Map;
+
+    fn sequence(groups: usize) -> Sequence {
+        let group = |i: usize| {
+            format!(
+                r#"{{"name": "g{i}", "tools": "{{\"tool\":\"echo\",\"args\":{{\"value\":1}}}} ;"}}"#
+            )
+        };
+        let groups: Vec<String> = (0..groups).map(group).collect();
+        let text = format!(r#"{{"name": "s", "groups": [{}]}}"#, groups.join(","));
+        seq_syntax::parse(&text).sequence.unwrap()
+    }
+
+    fn group(name: &str, status: GroupStatus, items: Vec<ItemReport>) -> GroupReport {
+        GroupReport {
+            name: name.to_owned(),
+            status,
+            parallel: false,
+            duration_ms: 3,
+            out: Map::new(),
+            items,
+            error: None,
+        }
+    }
+
+    fn rendered(sequence: &Sequence, report: &RunReport) -> String {
+        let mut out = Vec::new();
+        render(&mut out, sequence, report, Duration::from_millis(7)).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_failed_run_lists_each_failure_with_its_hint() {
+        let error = ToolError::new(Reason::Failed, "exit status 2").with_hint("read stderr");
+        let failed = ItemReport {
+            tool: "cmd_run".to_owned(),
+            status: ItemStatus::Failed,
+            error: Some(error),
+            retries: 1,
+        };
+        let report = RunReport {
+            ok: false,
+            groups: vec![
+                group("g0", GroupStatus::Ran, Vec::new()),
+                group("g1", GroupStatus::Failed, vec![failed]),
+            ],
+            out: Map::new(),
+            error: None,
+        };
+        assert_eq!(
+            rendered(&sequence(3), &report),
+            "✗ s failed in 7 ms: 1 group ran, 1 failed, 1 not reached\n  \
+             group `g1`, item 1 `cmd_run` (after 1 retry): failed: exit status 2\n    \
+             hint: read stderr\n"
+        );
+    }
+
+    #[test]
+    fn a_run_that_could_not_start_says_why() {
+        let error = ToolError::new(Reason::Type, "`who` is not declared")
+            .with_field("who")
+            .with_hint("pass only declared arguments");
+        let report = RunReport {
+            ok: false,
+            groups: Vec::new(),
+            out: Map::new(),
+            error: Some(error),
+        };
+        assert_eq!(
+            rendered(&sequence(1), &report),
+            "✗ s could not start\n  the run: type `who`: `who` is not declared\n    \
+             hint: pass only declared arguments\n"
+        );
+    }
+
+    #[test]
+    fn a_clean_run_is_one_line() {
+        let report = RunReport {
+            ok: true,
+            groups: vec![
+                group("g0", GroupStatus::Ran, Vec::new()),
+                group("g1", GroupStatus::Skipped, Vec::new()),
+            ],
+            out: Map::new(),
+            error: None,
+        };
+        assert_eq!(
+            rendered(&sequence(2), &report),
+            "✓ s succeeded in 7 ms: 1 group ran, 1 skipped\n"
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! `seqc create`, `seqc list`, `seqc delete`: the store of the data directory, through the
+//! handlers of the `seq_create`, `seq_list` and `seq_delete` tools, so that a sequence stored
+//! from the command line passes exactly the checks a model's would.
+
+use crate::cli::{Status, emit, trouble};
+use crate::files::reason;
+use crate::stored::{self, DataDirArg};
+use clap::{Args, ValueEnum};
+use seq_exec::seq_tools::{Finding, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, StoreTools};
+use seq_exec::storage::Storage;
+use seq_exec::{Reason, ToolError};
+use seq_syntax::Diagnostic;
+use serde_json::{Value, json};
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The sequence file to store, under the name the file gives its sequence.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Overwrite a stored sequence of the same name.
+    #[arg(long)]
+    pub replace: bool,
+    #[command(flatten)]
+    pub data: DataDirArg,
+    /// A catalog of other tool definitions to check against, as for `seqc check` (repeatable).
+    #[arg(long = "catalog", value_name = "FILE")]
+    pub catalogs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+    pub format: ListFormat,
+    #[command(flatten)]
+    pub data: DataDirArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The stored sequence to delete (`NAME` or `#NAME`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    #[command(flatten)]
+    pub data: DataDirArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// One line per sequence: name, groups and items, description.
+    Human,
+    /// What `seq_list` returns, as one JSON line.
+    Json,
+}
+
+/// Checks the file against the whole store (its own errors and warnings are shown as `seqc
+/// check` shows them), then stores it with `seq_create`, which refuses a sequence that has
+/// errors or that would give a stored sequence some (a cycle through it, a chain too deep).
+pub fn create(args: &CreateArgs) -> Status {
+    let shown = args.file.display().to_string();
+    let bytes = match std::fs::read(&args.file) {
+        Ok(bytes) => bytes,
+        Err(error) => return trouble(format_args!("cannot read {shown}: {}", reason(&error))),
+    };
+    let catalog = match crate::catalog::load(&args.catalogs) {
+        Ok(catalog) => catalog,
+        Err(errors) => {
+            for error in errors {
+                trouble(error);
+            }
+            return Status::Trouble;
+        }
+    };
+    let storage = args.data.storage();
+    let stored = match stored::load(&storage) {
+        Ok(stored) => stored,
+        Err(message) => return trouble(message),
+    };
+    let (file, sequence) = stored::check_file(&shown, &bytes, &stored, &catalog);
+    let failed = file.diagnostics.iter().any(Diagnostic::is_error);
+    if !file.diagnostics.is_empty() {
+        let _ = stored::render_to_stderr(std::slice::from_ref(&file));
+    }
+    let Some(sequence) = sequence.filter(|_| !failed) else {
+        return refused(&shown, "it has errors");
+    };
+    let name = sequence.name.value.as_str();
+    if !args.replace && storage.exists(name).unwrap_or(false) {
+        return refused(
+            &shown,
+            format_args!(
+                "a sequence named `{name}` is already stored in {} (pass --replace to overwrite it)",
+                storage.dir().display()
+            ),
+        );
+    }
+    // `seq_create` reads files under a root: the file's own directory.
+    let (root, file_name) = match std::fs::canonicalize(&args.file) {
+        Ok(path) => match (path.parent(), path.file_name()) {
+            (Some(parent), Some(file_name)) => (
+                parent.to_path_buf(),
+                file_name.to_string_lossy().into_owned(),
+            ),
+            (None, _) | (_, None) => return trouble(format_args!("{shown} is not a file")),
+        },
+        Err(error) => return trouble(format_args!("cannot read {shown}: {}", reason(&error))),
+    };
+    let mut config = SeqConfig::new(storage.clone(), root);
+    config.catalog = catalog;
+    let outcome = StoreTools::new(config).call_blocking(
+        SEQ_CREATE,
+        &json!({"file": file_name, "replace": args.replace}),
+    );
+    match outcome.result {
+        Ok(value) => {
+            let groups = count(&value, "groups", "group");
+            let items = count(&value, "items", "item");
+            let path = storage
+                .path_of(name)
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            emit(Status::Clean, |out| {
+                writeln!(out, "stored `{name}` ({groups}, {items}) in {path}")
+            })
+        }
+        Err(error) => refusal(&shown, &outcome.diagnostics, &error),
+    }
+}
+
+/// `seq_create` said no although the file checked clean: the store changed in between, or the
+/// new sequence breaks a stored one. Its findings say why.
+fn refusal(shown: &str, findings: &[Finding], error: &ToolError) -> Status {
+    if findings.is_empty() {
+        let status = failure(error);
+        let _ = writeln!(
+            io::stderr().lock(),
+            "seqc: {shown} was not stored: {}",
+            detail(error)
+        );
+        if let Some(hint) = &error.hint {
+            let _ = writeln!(io::stderr().lock(), "  help: {hint}");
+        }
+        return status;
+    }
+    let mut err = io::stderr().lock();
+    for finding in findings.iter().filter(|f| f.is_error()) {
+        let _ = writeln!(err, "{}", finding.to_line());
+    }
+    drop(err);
+    refused(shown, "it would give stored sequences the errors above")
+}
+
+fn refused(shown: &str, why: impl std::fmt::Display) -> Status {
+    let _ = writeln!(io::stderr().lock(), "seqc: {shown} was not stored: {why}");
+    Status::Failed
+}
+
+/// 1 for a refusal, 2 when the store itself failed (I/O).
+fn failure(error: &ToolError) -> Status {
+    match error.reason {
+        Reason::Failed | Reason::Timeout => Status::Trouble,
+        Reason::Required
+        | Reason::Type
+        | Reason::Unauthorized
+        | Reason::NotFound
+        | Reason::ArgError
+        | Reason::Depth
+        | Reason::Cycle => Status::Failed,
+    }
+}
+
+/// `2 groups` from `{"groups": 2}`.
+fn count(value: &Value, field: &str, noun: &str) -> String {
+    let n = value.get(field).and_then(Value::as_u64).unwrap_or(0);
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+pub fn list(args: &ListArgs) -> Status {
+    let storage = args.data.storage();
+    let rows = match store_tools(&storage)
+        .call_blocking(SEQ_LIST, &json!({}))
+        .result
+    {
+        Ok(Value::Array(rows)) => rows,
+        Ok(other) => vec![other],
+        Err(error) => return trouble(detail(&error)),
+    };
+    match args.format {
+        ListFormat::Json => emit(Status::Clean, |out| {
+            serde_json::to_writer(&mut *out, &rows).map_err(io::Error::from)?;
+            writeln!(out)
+        }),
+        ListFormat::Human => emit(Status::Clean, |out| {
+            if rows.is_empty() {
+                return writeln!(out, "no sequences stored in {}", storage.dir().display());
+            }
+            write_table(out, &rows)
+        }),
+    }
+}
+
+/// `NAME  GROUPS, ITEMS  DESCRIPTION`, names padded to one column; unreadable entries say why.
+fn write_table(out: &mut dyn Write, rows: &[Value]) -> io::Result<()> {
+    let text = |row: &Value, field: &str| {
+        row.get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let width = rows
+        .iter()
+        .map(|row| text(row, "name").chars().count())
+        .max()
+        .unwrap_or(0);
+    for row in rows {
+        let name = text(row, "name");
+        let pad = " ".repeat(width.saturating_sub(name.chars().count()));
+        let error = text(row, "error");
+        if !error.is_empty() {
+            writeln!(out, "{name}{pad}  unreadable: {error}")?;
+            continue;
+        }
+        let size = format!(
+            "{}, {}",
+            count(row, "groups", "group"),
+            count(row, "items", "item")
+        );
+        let description = text(row, "description");
+        writeln!(out, "{name}{pad}  {size:<20}  {description}")?;
+    }
+    Ok(())
+}
+
+pub fn delete(args: &DeleteArgs) -> Status {
+    let storage = args.data.storage();
+    let name = args.name.strip_prefix('#').unwrap_or(&args.name);
+    match store_tools(&storage)
+        .call_blocking(SEQ_DELETE, &json!({"name": name}))
+        .result
+    {
+        Ok(_) => emit(Status::Clean, |out| {
+            writeln!(out, "deleted `{name}` from {}", storage.dir().display())
+        }),
+        // A name that is not stored (or cannot be) is a usage problem, like a missing file.
+        Err(error) => trouble(format_args!(
+            "{} (in {})",
+            detail(&error),
+            storage.dir().display()
+        )),
+    }
+}
+
+/// What went wrong, without the tool-level `reason `field`:` prefix a model reads.
+fn detail(error: &ToolError) -> String {
+    error
+        .detail
+        .clone()
+        .unwrap_or_else(|| error.reason.to_string())
+}
+
+fn store_tools(storage: &Storage) -> StoreTools {
+    let root = storage.dir().to_path_buf();
+    StoreTools::new(SeqConfig::new(storage.clone(), root))
+}

@@ -1,0 +1,189 @@
+//! `seqc run` end to end on the repository's examples: what reaches stdout (the sequence's own
+//! output, then the JSON report as the last line), the live view on stderr, the exit status,
+//! and the reports themselves as snapshots (durations redacted).
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `seqc` in the package directory with the data directory `data`.
+fn seqc(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_seqc"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("SEQC_DATA_DIR")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn status(output: &Output) -> i32 {
+    output.status.code().unwrap()
+}
+
+fn stdout_lines(output: &Output) -> Vec<&str> {
+    std::str::from_utf8(&output.stdout)
+        .unwrap()
+        .lines()
+        .collect()
+}
+
+fn stderr(output: &Output) -> &str {
+    std::str::from_utf8(&output.stderr).unwrap()
+}
+
+/// The report: the last line of stdout, with every `duration_ms` set to 0.
+fn report(output: &Output) -> Value {
+    let last = stdout_lines(output).last().copied().unwrap_or_default();
+    let mut report: Value = serde_json::from_str(last).unwrap();
+    redact(&mut report);
+    report
+}
+
+fn redact(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members.iter_mut() {
+                if key == "duration_ms" {
+                    *member = Value::from(0);
+                } else {
+                    redact(member);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
+}
+
+#[test]
+fn hello_prints_its_greeting_then_the_report() {
+    let data = tempfile::tempdir().unwrap();
+    let output = seqc(
+        data.path(),
+        &[
+            "run",
+            "examples/hello.json",
+            "--args",
+            r#"{"who":"world"}"#,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let lines = stdout_lines(&output);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0], "Hello, world!");
+    // One compact line: the same object `seq_run` returns.
+    assert!(lines[1].starts_with(r#"{"ok":true,"#), "{}", lines[1]);
+    insta::assert_json_snapshot!("hello", report(&output));
+}
+
+#[test]
+fn the_human_view_goes_to_stderr_and_leaves_stdout_to_the_sequence() {
+    let data = tempfile::tempdir().unwrap();
+    let output = seqc(
+        data.path(),
+        &["run", "examples/hello.json", "--args", r#"{"who":"you"}"#],
+    );
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    assert_eq!(stdout_lines(&output), ["Hello, you!"]);
+    // stderr is a pipe here: plain lines, no spinners.
+    let view: Vec<&str> = stderr(&output).lines().collect();
+    assert_eq!(view.len(), 5, "{view:?}");
+    assert_eq!(view[0], "▶ group greet (serial, 2 items)");
+    assert_eq!(view[1], "  ✓ echo → greeting");
+    assert_eq!(view[2], "  ✓ output_send__stdout");
+    assert!(view[3].starts_with("■ group greet ran in "), "{}", view[3]);
+    assert!(
+        view[4].starts_with("✓ hello succeeded in ") && view[4].ends_with(": 1 group ran"),
+        "{}",
+        view[4]
+    );
+}
+
+#[test]
+fn system_report_writes_its_file_under_the_root() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let output = seqc(
+        data.path(),
+        &[
+            "run",
+            "examples/system-report.json",
+            "--root",
+            root.path().to_str().unwrap(),
+            "--args",
+            r#"{"path":"reports/system.txt"}"#,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let lines = stdout_lines(&output);
+    assert_eq!(lines[0], "report written to reports/system.txt");
+    let written = std::fs::read_to_string(root.path().join("reports/system.txt")).unwrap();
+    assert!(written.contains("cores: "), "{written}");
+    let report = report(&output);
+    assert_eq!(report["ok"], true);
+    let group = &report["groups"][0];
+    assert_eq!(group["status"], "ran");
+    assert_eq!(group["parallel"], false);
+    let statuses: Vec<&Value> = group["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["status"])
+        .collect();
+    assert_eq!(statuses, ["ok", "ok", "ok", "ok"]);
+    // Two commands appended to the one `array` slot, in item order.
+    let facts = report["out"]["report"]["facts"].as_array().unwrap();
+    assert_eq!(facts.len(), 2);
+    assert!(facts[1]["stdout"].as_str().unwrap().starts_with("cores: "));
+}
+
+/// `#hello` is created in the data directory first; `release-gate` reaches it through
+/// `seq_when_call`, which calls it only when `announce` is true.
+#[test]
+fn release_gate_calls_the_stored_hello_only_when_asked() {
+    let data = tempfile::tempdir().unwrap();
+    let created = seqc(data.path(), &["create", "examples/hello.json"]);
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+
+    let run = |announce: bool| {
+        let args = format!(r#"{{"announce":{announce},"version":"1.2"}}"#);
+        let run = [
+            "run",
+            "examples/release-gate.json",
+            "--args",
+            &args,
+            "--format",
+            "json",
+        ];
+        seqc(data.path(), &run)
+    };
+    let announced = run(true);
+    assert_eq!(status(&announced), 0, "{}", stderr(&announced));
+    // `#hello` printed its greeting before the report.
+    assert_eq!(stdout_lines(&announced)[0], "Hello, release 1.2!");
+    let report = report(&announced);
+    assert_eq!(
+        report["out"]["checks"]["greeting"]["greet"]["greeting"],
+        "Hello, release 1.2!"
+    );
+    insta::assert_json_snapshot!("release_gate_announced", report);
+
+    let quiet = run(false);
+    assert_eq!(status(&quiet), 0, "{}", stderr(&quiet));
+    assert_eq!(stdout_lines(&quiet).len(), 1, "only the report");
+    let report = self::report(&quiet);
+    assert_eq!(report["groups"][0]["items"][2]["status"], "skipped");
+    insta::assert_json_snapshot!("release_gate_quiet", report);
+}

@@ -1,0 +1,390 @@
+//! `seqc create`, `list`, `delete` and `run #name` against a data directory, and the exit
+//! statuses of `seqc run`: 0 when the run succeeded, 1 when it failed or the sequence has errors
+//! (nothing runs then), 2 for problems of the command itself.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const FIXTURES: &str = "tests/fixtures/run";
+
+/// Runs `seqc` in the package directory; the data directory comes from `--data-dir` or the
+/// environment the test sets.
+fn seqc_in(env: &[(&str, &Path)], args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_seqc"));
+    command
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("SEQC_DATA_DIR")
+        .env("NO_COLOR", "1");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+/// Runs `seqc` with `--data-dir data` after the arguments.
+fn seqc(data: &Path, args: &[&str]) -> Output {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--data-dir", data.to_str().unwrap()]);
+    seqc_in(&[], &all)
+}
+
+fn status(output: &Output) -> i32 {
+    output.status.code().unwrap()
+}
+
+fn stdout(output: &Output) -> &str {
+    std::str::from_utf8(&output.stdout).unwrap()
+}
+
+fn stderr(output: &Output) -> &str {
+    std::str::from_utf8(&output.stderr).unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    format!("{FIXTURES}/{name}")
+}
+
+fn listed(data: &Path) -> Value {
+    let output = seqc(data, &["list", "--format", "json"]);
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    serde_json::from_str(stdout(&output)).unwrap()
+}
+
+#[test]
+fn create_list_run_and_delete_a_stored_sequence() {
+    let data = tempfile::tempdir().unwrap();
+    let empty = seqc(data.path(), &["list"]);
+    assert_eq!(status(&empty), 0);
+    assert!(
+        stdout(&empty).starts_with("no sequences stored in "),
+        "{}",
+        stdout(&empty)
+    );
+
+    let created = seqc(data.path(), &["create", "examples/hello.json"]);
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    assert!(stdout(&created).starts_with("stored `hello` (1 group, 2 items) in "));
+    assert!(data.path().join("sequences/hello.json").is_file());
+
+    assert_eq!(
+        listed(data.path()),
+        serde_json::json!([{
+            "name": "hello",
+            "groups": 1,
+            "items": 2,
+            "description": "Greets someone on standard output, then reports what it said."
+        }])
+    );
+    let human = seqc(data.path(), &["list"]);
+    assert!(
+        stdout(&human).starts_with("hello  1 group, 2 items "),
+        "{}",
+        stdout(&human)
+    );
+
+    let ran = seqc(
+        data.path(),
+        &["run", "#hello", "--args", r#"{"who":"store"}"#],
+    );
+    assert_eq!(status(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(stdout(&ran), "Hello, store!\n");
+
+    let deleted = seqc(data.path(), &["delete", "hello"]);
+    assert_eq!(status(&deleted), 0, "{}", stderr(&deleted));
+    assert_eq!(listed(data.path()), serde_json::json!([]));
+    let gone = seqc(data.path(), &["run", "#hello"]);
+    assert_eq!(status(&gone), 2);
+    assert!(stderr(&gone).contains("no sequence named `hello` is stored"));
+    let again = seqc(data.path(), &["delete", "#hello"]);
+    assert_eq!(status(&again), 2);
+    assert!(stderr(&again).contains("no stored sequence is named `hello`"));
+}
+
+#[test]
+fn the_data_directory_defaults_to_the_variable_then_dot_seqc() {
+    let data = tempfile::tempdir().unwrap();
+    let from_env = seqc_in(
+        &[("SEQC_DATA_DIR", data.path())],
+        &["create", "examples/hello.json"],
+    );
+    assert_eq!(status(&from_env), 0, "{}", stderr(&from_env));
+    assert!(data.path().join("sequences/hello.json").is_file());
+
+    let cwd = tempfile::tempdir().unwrap();
+    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        .arg("create")
+        .arg(&hello)
+        .current_dir(cwd.path())
+        .env_remove("SEQC_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    assert!(cwd.path().join(".seqc/sequences/hello.json").is_file());
+}
+
+#[test]
+fn create_refuses_a_taken_name_unless_replacing() {
+    let data = tempfile::tempdir().unwrap();
+    assert_eq!(
+        status(&seqc(data.path(), &["create", "examples/hello.json"])),
+        0
+    );
+    let twice = seqc(data.path(), &["create", "examples/hello.json"]);
+    assert_eq!(status(&twice), 1);
+    assert!(
+        stderr(&twice).contains("pass --replace"),
+        "{}",
+        stderr(&twice)
+    );
+    let replaced = seqc(data.path(), &["create", "examples/hello.json", "--replace"]);
+    assert_eq!(status(&replaced), 0, "{}", stderr(&replaced));
+}
+
+#[test]
+fn create_refuses_a_sequence_with_errors_and_shows_them() {
+    let data = tempfile::tempdir().unwrap();
+    let output = seqc(data.path(), &["create", &fixture("has-errors.json")]);
+    assert_eq!(status(&output), 1);
+    assert!(
+        stderr(&output).contains("error[E0502]"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("was not stored: it has errors"));
+    assert_eq!(listed(data.path()), serde_json::json!([]));
+}
+
+/// The checker runs over the whole store: the second half of a cycle is refused.
+#[test]
+fn create_refuses_a_cycle_through_the_store() {
+    let data = tempfile::tempdir().unwrap();
+    let ping = seqc(data.path(), &["create", &fixture("ping.json")]);
+    assert_eq!(status(&ping), 0, "{}", stderr(&ping));
+    // `#pong` is not stored yet: a warning, printed, not a refusal.
+    assert!(
+        stderr(&ping).contains("warning[W0501]"),
+        "{}",
+        stderr(&ping)
+    );
+    let pong = seqc(data.path(), &["create", &fixture("pong.json")]);
+    assert_eq!(status(&pong), 1);
+    assert!(stderr(&pong).contains("error[E0602]"), "{}", stderr(&pong));
+    let names: Vec<Value> = listed(data.path())
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["name"].clone())
+        .collect();
+    assert_eq!(names, ["ping"]);
+}
+
+#[test]
+fn a_sequence_with_errors_is_not_run() {
+    let data = tempfile::tempdir().unwrap();
+    let file = fixture("has-errors.json");
+    let human = seqc(data.path(), &["run", &file, "--args", r#"{"who":"x"}"#]);
+    assert_eq!(status(&human), 1);
+    assert_eq!(stdout(&human), "", "nothing ran");
+    assert!(
+        stderr(&human).contains("error[E0502]"),
+        "{}",
+        stderr(&human)
+    );
+    assert!(stderr(&human).contains("1 error, 1 warning in 1 file"));
+
+    // With --format json the diagnostics are `seqc check --format json`'s object.
+    let json = seqc(data.path(), &["run", &file, "--format", "json"]);
+    assert_eq!(status(&json), 1);
+    let diagnostics: Value = serde_json::from_str(stdout(&json)).unwrap();
+    assert_eq!(diagnostics["errors"], 1);
+    assert_eq!(diagnostics["diagnostics"][0]["code"], "E0502");
+}
+
+#[test]
+fn a_failed_run_exits_1_and_says_why() {
+    let data = tempfile::tempdir().unwrap();
+    let output = seqc(data.path(), &["run", &fixture("fails.json")]);
+    assert_eq!(status(&output), 1);
+    assert_eq!(stdout(&output), "", "the second group is never reached");
+    let err = stderr(&output);
+    assert!(err.contains("  ✗ cmd_run: failed"), "{err}");
+    assert!(err.contains("■ group boom failed in "), "{err}");
+    assert!(!err.contains("group after"), "{err}");
+    assert!(
+        err.contains("✗ fails failed in ") && err.contains(": 1 group failed, 1 not reached"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  group `boom`, item 1 `cmd_run`: failed"),
+        "{err}"
+    );
+
+    let json = seqc(
+        data.path(),
+        &["run", &fixture("fails.json"), "--format", "json"],
+    );
+    assert_eq!(status(&json), 1);
+    let report: Value = serde_json::from_str(stdout(&json).trim_end()).unwrap();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["groups"].as_array().unwrap().len(), 1);
+    assert_eq!(report["groups"][0]["items"][0]["error"]["reason"], "failed");
+}
+
+#[test]
+fn bad_args_are_a_usage_error_in_one_line() {
+    let data = tempfile::tempdir().unwrap();
+    for args in ["{who", "[1, 2]", "\"world\""] {
+        let output = seqc(data.path(), &["run", "examples/hello.json", "--args", args]);
+        assert_eq!(status(&output), 2, "{args}");
+        assert_eq!(stdout(&output), "");
+        assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+        assert!(
+            stderr(&output).starts_with("seqc: --args "),
+            "{}",
+            stderr(&output)
+        );
+    }
+    let missing = seqc(data.path(), &["run", "no/such/file.json"]);
+    assert_eq!(status(&missing), 2);
+    assert!(stderr(&missing).starts_with("seqc: cannot read no/such/file.json"));
+}
+
+/// An argument no group declares stops the run before it starts: exit 1, reason `type`.
+#[test]
+fn an_undeclared_argument_is_a_failed_run() {
+    let data = tempfile::tempdir().unwrap();
+    let args = ["run", "examples/hello.json", "--args", r#"{"whom":"x"}"#];
+    let output = seqc(data.path(), &args);
+    assert_eq!(status(&output), 1);
+    assert!(
+        stderr(&output).contains("✗ hello could not start"),
+        "{}",
+        stderr(&output)
+    );
+    let json = seqc(data.path(), &[&args[..], &["--format", "json"]].concat());
+    let report: Value = serde_json::from_str(stdout(&json).trim_end()).unwrap();
+    assert_eq!(report["error"]["reason"], "type");
+    assert_eq!(report["error"]["field"], "whom");
+}
+
+/// The policy holds at every depth: `#hello`, called from another sequence, may not use
+/// `echo` either.
+#[test]
+fn denied_tools_are_unauthorized_also_through_sequence_calls() {
+    let data = tempfile::tempdir().unwrap();
+    assert_eq!(
+        status(&seqc(data.path(), &["create", "examples/hello.json"])),
+        0
+    );
+    let direct = seqc(
+        data.path(),
+        &[
+            "run",
+            "#hello",
+            "--args",
+            r#"{"who":"x"}"#,
+            "--deny",
+            "echo",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(status(&direct), 1);
+    let report: Value = serde_json::from_str(stdout(&direct).trim_end()).unwrap();
+    assert_eq!(
+        report["groups"][0]["items"][0]["error"]["reason"],
+        "unauthorized"
+    );
+
+    let nested = seqc(
+        data.path(),
+        &[
+            "run",
+            &fixture("calls-hello.json"),
+            "--allow",
+            "seq_*",
+            "--allow",
+            "output_*",
+            "--caller",
+            "agent-7",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(status(&nested), 1);
+    assert_eq!(
+        stdout(&nested).lines().count(),
+        1,
+        "nothing printed before the report"
+    );
+    let report: Value = serde_json::from_str(stdout(&nested).trim_end()).unwrap();
+    let first = &report["groups"][0]["items"][0];
+    assert_eq!(first["tool"], "seq_call");
+    assert_eq!(first["status"], "failed");
+    assert!(
+        first["error"].to_string().contains("unauthorized"),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_stored_sequence_is_called_by_name_from_a_file() {
+    let data = tempfile::tempdir().unwrap();
+    assert_eq!(
+        status(&seqc(data.path(), &["create", "examples/hello.json"])),
+        0
+    );
+    let output = seqc(
+        data.path(),
+        &["run", &fixture("calls-hello.json"), "--format", "json"],
+    );
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let lines: Vec<&str> = stdout(&output).lines().collect();
+    assert_eq!(lines[..3], ["Hello, one!", "Hello, two!", "done"]);
+    let report: Value = serde_json::from_str(lines[3]).unwrap();
+    assert_eq!(
+        report["out"]["twice"]["second"],
+        serde_json::json!({"greet": {"greeting": "Hello, two!"}})
+    );
+}
+
+#[test]
+fn an_unreadable_stored_file_is_listed_and_left_out() {
+    let data = tempfile::tempdir().unwrap();
+    assert_eq!(
+        status(&seqc(data.path(), &["create", "examples/hello.json"])),
+        0
+    );
+    std::fs::write(data.path().join("sequences/broken.json"), "{ not json").unwrap();
+    let rows = listed(data.path());
+    assert_eq!(rows[0]["name"], "broken");
+    assert!(
+        rows[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be read")
+    );
+    assert_eq!(rows[1]["name"], "hello");
+    let human = seqc(data.path(), &["list"]);
+    assert!(
+        stdout(&human).contains("broken  unreadable: "),
+        "{}",
+        stdout(&human)
+    );
+
+    let ran = seqc(data.path(), &["run", "#hello", "--args", r#"{"who":"x"}"#]);
+    assert_eq!(status(&ran), 0, "{}", stderr(&ran));
+    assert!(
+        stderr(&ran).contains("seqc: warning: stored sequence `broken` is left out"),
+        "{}",
+        stderr(&ran)
+    );
+}
