@@ -205,7 +205,13 @@ fn a_sequence_with_errors_is_not_run() {
     assert_eq!(status(&json), 1);
     let diagnostics: Value = serde_json::from_str(stdout(&json)).unwrap();
     assert_eq!(diagnostics["errors"], 1);
-    assert_eq!(diagnostics["diagnostics"][0]["code"], "E0502");
+    let codes: Vec<&Value> = diagnostics["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["code"])
+        .collect();
+    assert_eq!(codes, ["W0503", "E0502"]);
 }
 
 #[test]

@@ -17,7 +17,7 @@ use seq_exec::Observer;
 use seq_exec::builtin::{OutputSink, Stdout};
 use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, ItemStatus};
 use seq_syntax::ast::{Group, Sequence};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -30,7 +30,7 @@ pub fn start(sequence: Arc<Sequence>) -> (Arc<dyn Observer>, Arc<dyn OutputSink>
         let observer = Arc::new(Spinners {
             sequence,
             multi,
-            bars: Mutex::new(HashMap::new()),
+            groups: Mutex::new(HashMap::new()),
         });
         (observer, output)
     } else {
@@ -68,7 +68,29 @@ impl Observer for Plain {
 struct Spinners {
     sequence: Arc<Sequence>,
     multi: MultiProgress,
-    bars: Mutex<HashMap<String, ProgressBar>>,
+    groups: Mutex<HashMap<String, Running>>,
+}
+
+/// A running group's spinner and the items in flight, by index.
+struct Running {
+    bar: ProgressBar,
+    items: BTreeMap<usize, String>,
+}
+
+impl Running {
+    /// `running cmd_run, sleep and 3 more`.
+    fn show(&self) {
+        const SHOWN: usize = 3;
+        let mut message = String::new();
+        for (n, tool) in self.items.values().take(SHOWN).enumerate() {
+            message.push_str(if n == 0 { "running " } else { ", " });
+            message.push_str(tool);
+        }
+        if self.items.len() > SHOWN {
+            message.push_str(&format!(" and {} more", self.items.len() - SHOWN));
+        }
+        self.bar.set_message(message);
+    }
 }
 
 impl Spinners {
@@ -76,9 +98,11 @@ impl Spinners {
         let _ = self.multi.println(line);
     }
 
-    fn bar(&self, group: &str) -> Option<ProgressBar> {
-        let bars = self.bars.lock().unwrap_or_else(PoisonError::into_inner);
-        bars.get(group).cloned()
+    fn with_group(&self, group: &str, f: impl FnOnce(&mut Running)) {
+        let mut groups = self.groups.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(running) = groups.get_mut(group) {
+            f(running);
+        }
     }
 }
 
@@ -94,34 +118,41 @@ impl Observer for Spinners {
                 .with_prefix(format!("group {group}")),
         );
         bar.enable_steady_tick(Duration::from_millis(100));
-        self.bars
+        let running = Running {
+            bar,
+            items: BTreeMap::new(),
+        };
+        self.groups
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(group.to_owned(), bar);
+            .insert(group.to_owned(), running);
     }
 
-    fn item_started(&self, group: &str, _index: usize, tool: &str) {
-        if let Some(bar) = self.bar(group) {
-            bar.set_message(format!("running {tool}"));
-        }
+    fn item_started(&self, group: &str, index: usize, tool: &str) {
+        self.with_group(group, |running| {
+            running.items.insert(index, tool.to_owned());
+            running.show();
+        });
     }
 
     fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
         self.line(&item_finished(&self.sequence, group, index, report));
-        if let Some(bar) = self.bar(group) {
-            bar.inc(1);
-        }
+        self.with_group(group, |running| {
+            running.items.remove(&index);
+            running.bar.inc(1);
+            running.show();
+        });
     }
 
     fn group_finished(&self, report: &GroupReport) {
-        let bar = self
-            .bars
+        let running = self
+            .groups
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&report.name);
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-            self.multi.remove(&bar);
+        if let Some(running) = running {
+            running.bar.finish_and_clear();
+            self.multi.remove(&running.bar);
         }
         self.line(&group_finished(report));
     }

@@ -163,6 +163,22 @@ mod tests {
     }
 
     #[test]
+    fn a_group_error_is_shown_when_no_item_failed() {
+        let mut timed_out = group("g0", GroupStatus::Failed, Vec::new());
+        timed_out.error = Some(ToolError::new(Reason::Timeout, "the group ran past 1s"));
+        let report = RunReport {
+            ok: false,
+            groups: vec![timed_out],
+            out: Map::new(),
+            error: None,
+        };
+        assert_eq!(
+            rendered(&sequence(1), &report),
+            "✗ s failed in 7 ms: 1 group failed\n  group `g0`: timeout: the group ran past 1s\n"
+        );
+    }
+
+    #[test]
     fn a_run_that_could_not_start_says_why() {
         let error = ToolError::new(Reason::Type, "`who` is not declared")
             .with_field("who")

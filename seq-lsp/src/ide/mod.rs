@@ -12,8 +12,8 @@
 //! [`seq_syntax::LineIndex::offset_utf16`] (or its own UTF-8 equivalent).
 //!
 //! A cursor offset is *between* characters: it is on a name when it is inside it or just after
-//! its last character. An offset inside a multi-byte character or past the end never panics; it
-//! simply finds nothing.
+//! its last character. No offset makes anything panic: one inside a multi-byte character or past
+//! the end finds at most what the nearest boundary would (completion: nothing).
 //!
 //! # Texts of edits
 //!

@@ -74,39 +74,42 @@ fn run(tasks: &Receiver<Task>, results: &Sender<Checked>, client: &Sender<Messag
         let batch: Vec<Task> = std::iter::once(first).chain(tasks.try_iter()).collect();
         let last_check = batch.iter().rposition(|t| matches!(t, Task::Check(_)));
         for (i, task) in batch.into_iter().enumerate() {
-            match task {
+            let sent = match task {
                 Task::Check(snapshot) if Some(i) == last_check => {
-                    let analysis = analysis(&mut cache, &snapshot);
-                    let checked = catch_unwind(AssertUnwindSafe(|| check(&snapshot, &analysis)));
                     // A panic in the checker leaves the last good diagnostics on screen.
-                    if let Ok(checked) = checked
-                        && results.send(checked).is_err()
-                    {
-                        return;
+                    match guarded(|| check(&snapshot, &analysis(&mut cache, &snapshot))) {
+                        Some(checked) => results.send(checked).is_ok(),
+                        None => true,
                     }
                 }
                 // A newer snapshot is queued behind this one: its result would be stale.
-                Task::Check(_) => {}
+                Task::Check(_) => true,
                 Task::Request(snapshot, request) => {
-                    let analysis = analysis(&mut cache, &snapshot);
                     let id = request.id.clone();
-                    let response = catch_unwind(AssertUnwindSafe(|| {
-                        handlers::handle(&analysis, request)
-                    }))
-                    .unwrap_or_else(|_| {
+                    let response = guarded(|| {
+                        handlers::handle(&analysis(&mut cache, &snapshot), request)
+                    })
+                    .unwrap_or_else(|| {
                         Response::new_err(
                             id,
                             ErrorCode::InternalError as i32,
                             "seqc: internal error while answering this request".to_owned(),
                         )
                     });
-                    if client.send(response.into()).is_err() {
-                        return;
-                    }
+                    client.send(response.into()).is_ok()
                 }
+            };
+            if !sent {
+                return;
             }
         }
     }
+}
+
+/// Runs `f`, turning a panic (a bug, never an input's fault) into `None` so that one bad
+/// request or check does not take the server down.
+fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+    catch_unwind(AssertUnwindSafe(f)).ok()
 }
 
 /// The analysis of `snapshot`'s generation, built once.

@@ -1,0 +1,209 @@
+//! The engine's costs on the embedded host (issue 4, "Performance"), on a multi-thread tokio
+//! runtime:
+//!
+//! - `dispatch`: a serial group of `echo` items run by `Engine::run`, against two baselines in
+//!   the same run: the host's `call("echo", ...)` awaited directly as many times, and as many
+//!   empty tokio tasks spawned and awaited one after another. Criterion's time per iteration
+//!   divided by the item count is the cost per call; a line printed after the group says it
+//!   in µs.
+//! - `parallel_sleep`: one parallel group of 10,000 `sleep {"ms": 50}` items; its wall time
+//!   against the 50 ms floor (target: within 1.5×), printed as a ratio at the end.
+//!
+//! `cargo bench -p seq-exec --bench engine`. Under `cargo test --benches` or `cargo bench --
+//! --test` the groups shrink to a quick smoke test.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a benchmark that cannot set up should stop there"
+)]
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use seq_exec::builtin::BuiltinHost;
+use seq_exec::{Caller, Engine, RunReport, SequenceSource, ToolHost};
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value, json};
+use std::hint::black_box;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+const SLEEP_MS: u64 = 50;
+
+/// No stored sequences: these runs make no `#name` calls.
+struct NoSequences;
+
+impl SequenceSource for NoSequences {
+    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
+        None
+    }
+}
+
+/// A sequence of one group holding `count` copies of `item`, checked clean.
+fn sequence(parallel: bool, item: &Value, count: usize) -> Sequence {
+    let item = item.to_string();
+    let tools: String = std::iter::repeat_n(format!("{item} ;"), count)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let text = json!({
+        "name": "bench",
+        "groups": [{
+            "name": "items",
+            "parallel": parallel,
+            "timeout": "5m",
+            "tools": tools,
+        }]
+    })
+    .to_string();
+    let check = seq_check::check(
+        &[seq_check::Source::new("bench.json", text)],
+        &seq_check::Catalog::builtin(),
+    );
+    let file = check.files.into_iter().next().unwrap();
+    assert!(!file.has_errors(), "{:?}", file.diagnostics);
+    file.sequence.unwrap()
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn engine(host: Arc<BuiltinHost>) -> Engine {
+    Engine::new(host, Arc::new(NoSequences))
+}
+
+fn run(rt: &Runtime, engine: &Engine, sequence: &Sequence) -> RunReport {
+    let report = rt.block_on(engine.run(sequence, Map::new(), &Caller::new("bench")));
+    assert!(report.ok, "{report:?}");
+    report
+}
+
+fn full_size() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
+}
+
+/// Wall times of the iterations criterion asks for, kept to print a figure of our own.
+#[derive(Default)]
+struct Times(Mutex<Vec<Duration>>);
+
+impl Times {
+    fn measure(&self, iters: u64, mut once: impl FnMut()) -> Duration {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            let started = Instant::now();
+            once();
+            let wall = started.elapsed();
+            total += wall;
+            self.0.lock().unwrap().push(wall);
+        }
+        total
+    }
+
+    /// The mean and the best iteration.
+    fn mean_and_best(&self) -> (Duration, Duration) {
+        let times = self.0.lock().unwrap();
+        let total: Duration = times.iter().sum();
+        let mean = total / u32::try_from(times.len().max(1)).unwrap();
+        (mean, times.iter().min().copied().unwrap_or_default())
+    }
+}
+
+fn dispatch(c: &mut Criterion) {
+    let calls: usize = if full_size() { 1_000 } else { 10 };
+    let rt = runtime();
+    let root = tempfile::tempdir().unwrap();
+    let host = Arc::new(BuiltinHost::new(root.path()));
+    let engine = engine(Arc::clone(&host));
+    let echo = json!({"tool": "echo", "args": {"value": 1}});
+    let serial = sequence(false, &echo, calls);
+
+    let engine_times = Times::default();
+    let host_times = Times::default();
+    let spawn_times = Times::default();
+    let mut group = c.benchmark_group("dispatch");
+    group.throughput(Throughput::Elements(calls as u64));
+    group.bench_function("engine_serial_echo", |b| {
+        b.iter_custom(|iters| {
+            engine_times.measure(iters, || {
+                black_box(run(&rt, &engine, &serial));
+            })
+        });
+    });
+    group.bench_function("host_call_echo", |b| {
+        b.iter_custom(|iters| {
+            host_times.measure(iters, || {
+                rt.block_on(async {
+                    for _ in 0..calls {
+                        black_box(host.call("echo", json!({"value": 1})).await.unwrap());
+                    }
+                });
+            })
+        });
+    });
+    group.bench_function("tokio_spawn_empty", |b| {
+        b.iter_custom(|iters| {
+            spawn_times.measure(iters, || {
+                rt.block_on(async {
+                    for _ in 0..calls {
+                        tokio::spawn(async {}).await.unwrap();
+                    }
+                });
+            })
+        });
+    });
+    group.finish();
+    let per_call = |times: &Times| {
+        let (mean, best) = times.mean_and_best();
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / calls as f64;
+        format!("{:.2} µs (best {:.2} µs)", per(mean), per(best))
+    };
+    println!(
+        "dispatch per call, {calls} calls: engine {}, host call {}, empty task {}",
+        per_call(&engine_times),
+        per_call(&host_times),
+        per_call(&spawn_times)
+    );
+}
+
+fn parallel_sleep(c: &mut Criterion) {
+    let items: usize = if full_size() { 10_000 } else { 100 };
+    let rt = runtime();
+    let root = tempfile::tempdir().unwrap();
+    let engine = engine(Arc::new(BuiltinHost::new(root.path())));
+    let sleep = json!({"tool": "sleep", "args": {"ms": SLEEP_MS}});
+    let wide = sequence(true, &sleep, items);
+
+    let times = Times::default();
+    let mut group = c.benchmark_group("parallel_sleep");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function(format!("{items}_items_of_{SLEEP_MS}ms"), |b| {
+        b.iter_custom(|iters| {
+            times.measure(iters, || {
+                let report = run(&rt, &engine, &wide);
+                assert_eq!(report.groups.first().map(|g| g.parallel), Some(true));
+            })
+        });
+    });
+    group.finish();
+    let (mean, best) = times.mean_and_best();
+    let floor = Duration::from_millis(SLEEP_MS).as_secs_f64();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "parallel_sleep, {items} items of {SLEEP_MS} ms: wall {:.1} ms = {:.2}× the floor \
+         (best {:.1} ms = {:.2}×)",
+        ms(mean),
+        mean.as_secs_f64() / floor,
+        ms(best),
+        best.as_secs_f64() / floor
+    );
+}
+
+criterion_group!(benches, dispatch, parallel_sleep);
+criterion_main!(benches);
