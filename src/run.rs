@@ -43,6 +43,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// A catalog of other tool definitions to check against, as for `seqc check` (repeatable).
+    /// Only the check sees them: the embedded host runs its own tools, and a call to any other
+    /// is `not_found` (which the group's `missing` can skip or degrade).
     #[arg(long = "catalog", value_name = "FILE")]
     pub catalogs: Vec<PathBuf>,
     /// `human`: a live view and a summary on stderr. `json`: the run report as one JSON line,
@@ -53,7 +55,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", default_value = "cli")]
     pub caller: String,
     /// Let the caller use only the tools matching PATTERN, where `*` matches any run of
-    /// characters (repeatable; default: every tool).
+    /// characters (repeatable; default: every tool). The `seq_*` tools are tools too: allow
+    /// `seq_*` for a sequence that calls others.
     #[arg(long = "allow", value_name = "PATTERN")]
     pub allow: Vec<String>,
     /// Refuse the tools matching PATTERN; deny wins over allow (repeatable).

@@ -31,6 +31,11 @@ pub const FORMAT: u32 = 1;
 /// Longest sequence name (D-8), the front end's bound too.
 pub const MAX_NAME_LEN: usize = 64;
 
+/// Deepest nesting of arrays and objects a stored file may have. The AST of a checked sequence
+/// needs up to about 530 levels (an `args` value nested to the front end's bound, several JSON
+/// levels per AST level); reading deeper would only risk the stack.
+pub const MAX_STORED_DEPTH: usize = 1024;
+
 /// Temporary files older than this are taken for a crash's leftovers, whoever made them.
 pub const STALE_TEMP: Duration = Duration::from_secs(60);
 
@@ -453,13 +458,52 @@ fn is_digits(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// How deeply the JSON text `bytes` nests arrays and objects (strings skipped), counted in one
+/// pass without recursion.
+fn nesting(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in bytes {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                (false, _) => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 fn decode(name: &str, bytes: &[u8]) -> Result<Sequence, StorageError> {
     let corrupt = |detail: String| StorageError::Corrupt {
         name: name.to_owned(),
         detail,
     };
-    let envelope: EnvelopeIn =
-        serde_json::from_slice(bytes).map_err(|error| corrupt(error.to_string()))?;
+    let depth = nesting(bytes);
+    if depth > MAX_STORED_DEPTH {
+        return Err(corrupt(format!(
+            "it nests {depth} levels deep, more than {MAX_STORED_DEPTH}"
+        )));
+    }
+    // serde_json's own bound (128 levels) is below what a checked sequence can need: the AST
+    // of an `args` value nested 40 deep already passes it. The scan above bounds the recursion.
+    let mut reader = serde_json::Deserializer::from_slice(bytes);
+    reader.disable_recursion_limit();
+    let envelope = EnvelopeIn::deserialize(&mut reader)
+        .and_then(|envelope| reader.end().map(|()| envelope))
+        .map_err(|error| corrupt(error.to_string()))?;
     if envelope.format.as_u64() != Some(u64::from(FORMAT)) {
         return Err(StorageError::UnknownFormat {
             name: name.to_owned(),

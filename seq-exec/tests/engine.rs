@@ -127,8 +127,9 @@ async fn array_slots_collect_in_item_order_whatever_the_finishing_order() {
         report.groups[0].out["results"],
         json!(["one", "two", "three"])
     );
-    // A single writer of an `array` slot gives the slot its value, not a list holding it.
-    assert_eq!(report.groups[0].out["list"], json!([1, 2]));
+    // An `array` slot collects whatever the number of writers: one writer of a list gives a
+    // list holding it, as a second writer would.
+    assert_eq!(report.groups[0].out["list"], json!([[1, 2]]));
 }
 
 #[tokio::test(start_paused = true)]

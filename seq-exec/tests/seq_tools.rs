@@ -599,7 +599,7 @@ async fn the_engines_host_offers_the_store_tools_to_sequences() {
     f.call("seq_create", calling("one", None)).await.unwrap();
     let groups = json!([{
         "name": "look",
-        "out": {"all": "array"},
+        "out": {"all": "any"},
         "tools": r#"{"tool":"seq_list","as":"all"} ;"#
     }]);
     f.call("seq_create", json!({"name": "lister", "groups": groups}))

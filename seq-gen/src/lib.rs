@@ -3,13 +3,15 @@
 //! [`sequence_file`] writes one large file (thousands of groups) and [`store`] a store of many
 //! sequences calling each other; both check clean, so a benchmark measures the work of valid
 //! input and nothing else. [`baseline`] is serde_json doing the same logical work on the same
-//! bytes: the yardstick the front end and the checker are measured against.
+//! bytes: the yardstick the front end and the checker are measured against. [`clock::Clock`]
+//! lets the benchmarks measure CPU time on a busy machine.
 //!
 //! The content is modelled on what models really write: shell commands full of `;` and nested
 //! quotes, escapes of every kind (`\"`, `\\`, `\n`, `\u00e9`, surrogate pairs), CJK names,
 //! `$args` templates and bare references, and `seq_call`s to earlier groups.
 
 pub mod baseline;
+pub mod clock;
 mod group;
 mod pools;
 mod rng;

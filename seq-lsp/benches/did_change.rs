@@ -4,7 +4,8 @@
 //! publishing — and nothing of a pipe's.
 //!
 //! Two clients: one sending a one-character incremental edit (what editors send while typing),
-//! one sending the whole text (full sync). Every edit keeps the file valid, so the diagnostics
+//! one sending the whole text (full sync); and, as the yardstick, `seq_check::check` alone on the
+//! same text, the part of the work that is the checker's. Every edit keeps the file valid, so the diagnostics
 //! are empty, as in a file being polished; a publish comes for every version all the same.
 //!
 //! `cargo bench -p seq-lsp --bench did_change`. Under `cargo test --benches` or
@@ -42,8 +43,11 @@ struct Client {
 impl Client {
     fn start(text: &str) -> Client {
         let (server_side, connection) = Connection::memory();
-        let server = std::thread::spawn(move || seq_lsp::run(server_side));
-        let mut client = Client {
+        let server = std::thread::Builder::new()
+            .name(SERVER_THREAD.to_owned())
+            .spawn(move || seq_lsp::run(server_side))
+            .unwrap();
+        let client = Client {
             connection,
             server,
             uri: Uri::from_str("untitled:bench.json").unwrap(),
@@ -143,18 +147,29 @@ fn did_change(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(10))
         .throughput(Throughput::Bytes(text.len() as u64));
 
-    let mut client = Client::start(&text);
-    let mut flip = false;
-    group.bench_function("incremental_1MB", |b| {
-        b.iter(|| {
-            flip = !flip;
-            let letter = if flip { "G" } else { "g" };
-            client.change(Some(range), letter.to_owned());
+    // The yardstick: the checker alone on the same text, its result freed outside the timing
+    // as the server frees it off the path. What the two clients add to it is the server's.
+    let catalog = seq_check::Catalog::builtin();
+    group.bench_function("seq_check_only_1MB", |b| {
+        b.iter_with_large_drop(|| {
+            let sources = [seq_check::Source::new("bench.json", text.clone())];
+            seq_check::check(&sources, &catalog)
         })
     });
+
+    let mut client = Client::start(&text);
+    let mut flip = false;
+    let mut keystroke = |client: &mut Client| {
+        flip = !flip;
+        let letter = if flip { "G" } else { "g" };
+        client.change(Some(range), letter.to_owned());
+    };
+    group.bench_function("incremental_1MB", |b| b.iter(|| keystroke(&mut client)));
+    cpu_on_the_path(&mut client, &mut keystroke);
     client.stop();
 
     let mut client = Client::start(&text);
+    let mut flip = false;
     group.bench_function("full_text_1MB", |b| {
         b.iter(|| {
             flip = !flip;
@@ -164,6 +179,56 @@ fn did_change(c: &mut Criterion) {
     });
     client.stop();
     group.finish();
+}
+
+/// The server's threads: the main loop (named here) and those it starts.
+const SERVER_THREAD: &str = "seqc-server";
+const PATH_THREADS: [&str; 2] = [SERVER_THREAD, "seqc-check"];
+const DROP_THREAD: &str = "seqc-drop";
+
+/// Wall time on a shared 2-core machine counts the waits for a core; the CPU time of the two
+/// threads a change goes through one after the other (the main loop, then the checking thread)
+/// does not, and is what the latency is on an idle machine. Printed next to criterion's figures,
+/// with the CPU time spent freeing the previous analysis off the path.
+fn cpu_on_the_path(client: &mut Client, change: &mut impl FnMut(&mut Client)) {
+    const CHANGES: u32 = 20;
+    let (path, drop) = (
+        threads_cpu_ns(&PATH_THREADS),
+        threads_cpu_ns(&[DROP_THREAD]),
+    );
+    for _ in 0..CHANGES {
+        change(client);
+    }
+    let per = |before: Option<u64>, names: &[&str]| {
+        let after = threads_cpu_ns(names)?;
+        Some(Duration::from_nanos(
+            after.checked_sub(before?)? / u64::from(CHANGES),
+        ))
+    };
+    match (per(path, &PATH_THREADS), per(drop, &[DROP_THREAD])) {
+        (Some(path), Some(drop)) => eprintln!(
+            "did_change: CPU time per change on the path (main loop + check) {path:.2?}, \
+             freeing the last analysis off the path {drop:.2?}"
+        ),
+        _ => eprintln!("did_change: no per-thread CPU times on this system"),
+    }
+}
+
+/// The summed CPU time of this process's threads with these names (Linux schedstat); a thread
+/// that ends while being read counts for nothing.
+fn threads_cpu_ns(names: &[&str]) -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let dir = task.path();
+        let named = std::fs::read_to_string(dir.join("comm"))
+            .is_ok_and(|name| names.contains(&name.trim_end()));
+        let stat = std::fs::read_to_string(dir.join("schedstat")).unwrap_or_default();
+        if let (true, Some(Ok(ns))) = (named, stat.split_whitespace().next().map(str::parse::<u64>))
+        {
+            total += ns;
+        }
+    }
+    Some(total)
 }
 
 criterion_group!(benches, did_change);

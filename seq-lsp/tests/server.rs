@@ -43,9 +43,17 @@ fn ranges_follow_the_negotiated_encoding_through_cjk_and_escapes() {
 #[test]
 fn a_json_file_that_is_not_a_sequence_stays_quiet() {
     let package = r#"{"name": "web", "version": "1.0.0", "scripts": {"build": "vite"}}"#;
+    // Broken sequences where the walk never looks: dependencies, build output, version control.
+    let broken = DEPLOY.replace("$args.version", "$args.verison");
     let root = workspace(
         "quiet",
-        &[("package.json", package), ("tsconfig.json", "{}")],
+        &[
+            ("package.json", package),
+            ("tsconfig.json", "{}"),
+            ("node_modules/dep/seq.json", &broken),
+            ("target/seq.json", &broken),
+            (".git/seq.json", &broken),
+        ],
     );
     let mut client = Client::start(&root, Offer::Default);
     let package_uri = client.open("package.json", package);
@@ -180,6 +188,27 @@ fn a_closed_document_falls_back_to_the_file_on_disk() {
     client.close(&uri);
     let back = client.diagnostics_until(&uri, "the disk's diagnostics", |p| p.version.is_none());
     assert!(back.diagnostics.is_empty(), "{back:#?}");
+
+    // A file outside the workspace is the client's only while open: closed, it is cleared.
+    let outside = workspace("close-outside", &[("stray.json", DEPLOY)]).join("stray.json");
+    let stray = common::file_uri(&outside);
+    client.notify::<lsp_types::notification::DidOpenTextDocument>(
+        lsp_types::DidOpenTextDocumentParams {
+            text_document: lsp_types::TextDocumentItem::new(
+                stray.clone(),
+                "json".to_owned(),
+                1,
+                DEPLOY.replace("$args.version", "$args.verison"),
+            ),
+        },
+    );
+    client.diagnostics_until(&stray, "the stray file's errors", |p| {
+        codes(&p.diagnostics) == ["W0503", "E0502"]
+    });
+    client.close(&stray);
+    client.diagnostics_until(&stray, "the stray file cleared", |p| {
+        p.diagnostics.is_empty()
+    });
     client.shutdown();
 }
 
@@ -261,6 +290,17 @@ fn files_changed_on_disk_join_and_leave_the_store() {
         codes(&p.diagnostics) == ["E0602"]
     });
 
+    // A file changed where the walk never looks stays out of the store.
+    let vendored = root.join("node_modules/seq.json");
+    std::fs::create_dir_all(vendored.parent().unwrap()).unwrap();
+    std::fs::write(&vendored, DEPLOY.replace("$args.version", "$args.verison")).unwrap();
+    let vendored = common::file_uri(&vendored);
+    client.files_changed(vec![FileEvent::new(
+        vendored.clone(),
+        FileChangeType::CREATED,
+    )]);
+    client.sync();
+
     std::fs::remove_file(&rollback_path).unwrap();
     client.files_changed(vec![FileEvent::new(
         rollback.clone(),
@@ -271,6 +311,7 @@ fn files_changed_on_disk_join_and_leave_the_store() {
         codes(&p.diagnostics) == ["W0501"]
     });
     client.diagnostics_until(&rollback, "rollback cleared", |p| p.diagnostics.is_empty());
+    assert!(client.published.iter().all(|p| p.uri != vendored));
     client.shutdown();
 }
 
@@ -321,7 +362,9 @@ fn initialize_with_malformed_parameters_is_answered_with_an_error() {
                 lsp_server::ErrorCode::InvalidParams as i32
             );
         }
-        other => panic!("{other:?}"),
+        other @ (lsp_server::Message::Request(_) | lsp_server::Message::Notification(_)) => {
+            panic!("{other:?}")
+        }
     }
     assert!(server.join().unwrap().is_err());
 }

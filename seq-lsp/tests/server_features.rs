@@ -6,6 +6,10 @@
     clippy::unwrap_used,
     reason = "a test that cannot set up should stop there"
 )]
+#![allow(
+    clippy::mutable_key_type,
+    reason = "lsp-types hashes and compares a Uri by its text; the cell inside is a parse cache"
+)]
 
 mod common;
 
@@ -44,6 +48,14 @@ const INSPECT: &str = r#"{
 }
 "#;
 
+/// Client capabilities with these text document capabilities.
+fn capable(text_document: serde_json::Value) -> ClientCapabilities {
+    ClientCapabilities {
+        text_document: Some(serde_json::from_value(text_document).unwrap()),
+        ..ClientCapabilities::default()
+    }
+}
+
 struct Fixture {
     client: Client,
     uri: Uri,
@@ -81,7 +93,9 @@ fn hover_at(f: &mut Fixture, mark: usize) -> Option<lsp_types::Hover> {
 fn markdown(hover: &lsp_types::Hover) -> &str {
     match &hover.contents {
         HoverContents::Markup(markup) => &markup.value,
-        other => panic!("not Markdown: {other:?}"),
+        other @ (HoverContents::Scalar(_) | HoverContents::Array(_)) => {
+            panic!("not Markdown: {other:?}")
+        }
     }
 }
 
@@ -279,13 +293,9 @@ fn completion_offers_the_enclosing_groups_inputs_after_args() {
 fn item_snippets_degrade_to_plain_text_for_clients_without_snippets() {
     let fixture = INSPECT.replace(r#"\"as\":\"summary\"} ;"#, r#"\"as\":\"summary\"} ; ┃"#);
     let (text, marks) = marked(&fixture);
-    let mut with = ClientCapabilities::default();
-    with.text_document = Some(
-        serde_json::from_value(serde_json::json!({
-            "completion": {"completionItem": {"snippetSupport": true}}
-        }))
-        .unwrap(),
-    );
+    let with = capable(serde_json::json!({
+        "completion": {"completionItem": {"snippetSupport": true}}
+    }));
     for (name, capabilities, format) in [
         (
             "snippets-plain",
@@ -373,13 +383,9 @@ fn a_quick_fix_applies_the_checkers_fix() {
 
 #[test]
 fn document_symbols_nest_sequence_groups_and_items() {
-    let mut nested = ClientCapabilities::default();
-    nested.text_document = Some(
-        serde_json::from_value(serde_json::json!({
-            "documentSymbol": {"hierarchicalDocumentSymbolSupport": true}
-        }))
-        .unwrap(),
-    );
+    let nested = capable(serde_json::json!({
+        "documentSymbol": {"hierarchicalDocumentSymbolSupport": true}
+    }));
     let mut f = open("symbols", Offer::Default, nested);
     let params = DocumentSymbolParams {
         text_document: TextDocumentIdentifier::new(f.uri.clone()),

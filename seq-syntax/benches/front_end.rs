@@ -5,14 +5,17 @@
 //!   `tools` string split into items and each item parsed (see `seq_gen::baseline`);
 //! - `seq_syntax_parse`: the whole front end, spans and typed AST included.
 //!
-//! `cargo bench -p seq-syntax --bench front_end`. Under `cargo test --benches` or
-//! `cargo bench -- --test` the input shrinks to 256 KB, a quick smoke test.
+//! `cargo bench -p seq-syntax --bench front_end`; `SEQC_BENCH_CLOCK=cpu` measures CPU time
+//! instead of wall time, for a machine busy with other work (see `seq_gen::clock`). Under
+//! `cargo test --benches` or `cargo bench -- --test` the input shrinks to 256 KB, a quick smoke
+//! test.
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use seq_gen::clock::Clock;
 use std::hint::black_box;
 use std::time::Duration;
 
-fn front_end(c: &mut Criterion) {
+fn front_end(c: &mut Criterion<Clock>) {
     let benchmarking = full_size();
     let size = if benchmarking { 10 << 20 } else { 256 << 10 };
     let text = seq_gen::sequence_file(size);
@@ -54,7 +57,11 @@ fn front_end(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, front_end);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(Clock::from_env());
+    targets = front_end
+}
 criterion_main!(benches);
 
 /// Whether to run at full size: under `cargo bench`, which passes `--bench`, but not with

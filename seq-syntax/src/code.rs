@@ -54,6 +54,7 @@ codes! {
     TooDeep = "E0006", Error, "nesting too deep";
     NotUtf8 = "E0007", Error, "file is not UTF-8";
     DuplicateKey = "E0008", Error, "duplicate key";
+    TooLarge = "E0009", Error, "input past a size bound";
 
     // The shape of a sequence: fields and their values (D-1, D-3, D-5).
     UnknownField = "E0101", Error, "unknown field";

@@ -2,6 +2,7 @@
 //! language server converts them to LSP ranges. Nothing else in the toolchain formats an error.
 
 use crate::code::Code;
+use crate::limits::{MAX_LISTED_BYTES, MAX_SUGGEST_LEN, MAX_SUGGEST_SCAN, MAX_SUGGEST_WORK};
 use crate::span::Span;
 use serde::{Deserialize, Serialize};
 
@@ -112,12 +113,32 @@ impl Diagnostic {
 }
 
 /// Suggests the candidate closest to `word`, if one is close enough to be a likely typo.
+///
+/// Bounded (see [`crate::limits`]), since similarity is quadratic in length and every mistake
+/// asks once: words and candidates longer than [`MAX_SUGGEST_LEN`] bytes are passed over, only
+/// the first [`MAX_SUGGEST_SCAN`] candidates are looked at, and of those only the closest in
+/// length (a typo changes the length little) are compared, up to [`MAX_SUGGEST_WORK`] byte pairs.
 pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    candidates
+    if word.len() > MAX_SUGGEST_LEN {
+        return None;
+    }
+    let mut nearest: Vec<&'a str> = candidates
         .into_iter()
+        .take(MAX_SUGGEST_SCAN)
+        .filter(|c| c.len() <= MAX_SUGGEST_LEN)
+        .collect();
+    // Stable: among candidates as close in length, the caller's order decides as before.
+    nearest.sort_by_key(|c| c.len().abs_diff(word.len()));
+    let mut work = 0usize;
+    nearest
+        .into_iter()
+        .take_while(|c| {
+            work += word.len().max(1) * c.len().max(1);
+            work <= MAX_SUGGEST_WORK
+        })
         .map(|c| (strsim::jaro_winkler(word, c), c))
         .filter(|&(score, _)| score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -129,15 +150,32 @@ pub fn list(names: &[&str]) -> String {
     list_joined(names, "or")
 }
 
-/// `a`, `b` *conjunction* `c`, each in backticks.
+/// `a`, `b` *conjunction* `c`, each in backticks. A long list is cut after about
+/// [`MAX_LISTED_BYTES`] and ends "*conjunction* N more": one is written per mistake, so an
+/// uncut list of every group would make the diagnostics quadratic in the file's size.
 pub fn list_joined(names: &[&str], conjunction: &str) -> String {
-    match names {
-        [] => String::new(),
-        [one] => format!("`{one}`"),
-        [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(|n| format!("`{n}`")).collect();
-            format!("{} {conjunction} `{last}`", init.join(", "))
+    let mut shown = 0;
+    let mut bytes = 0;
+    for name in names {
+        bytes += name.len() + 4;
+        if bytes > MAX_LISTED_BYTES && shown > 0 {
+            break;
         }
+        shown += 1;
+    }
+    let quoted =
+        |names: &[&str]| -> Vec<String> { names.iter().map(|n| format!("`{n}`")).collect() };
+    match (names, names.get(..shown)) {
+        ([], _) | (_, None) => String::new(),
+        ([one], _) => format!("`{one}`"),
+        ([init @ .., last], Some(_)) if shown == names.len() => {
+            format!("{} {conjunction} `{last}`", quoted(init).join(", "))
+        }
+        (_, Some(head)) => format!(
+            "{} {conjunction} {} more",
+            quoted(head).join(", "),
+            names.len() - shown
+        ),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod condition;
 pub mod diagnostic;
 pub mod escape;
 pub mod json;
+pub mod limits;
 mod lower;
 pub mod reference;
 pub mod span;
@@ -42,13 +43,37 @@ impl Parse {
     }
 }
 
-/// Parses the text of a sequence file.
+/// Parses the text of a sequence file. A file larger than [`limits::MAX_FILE_BYTES`] is
+/// reported (E0009) and not parsed.
 pub fn parse(text: &str) -> Parse {
+    if text.len() > limits::MAX_FILE_BYTES {
+        return too_large();
+    }
     lower::lower_file(text)
+}
+
+fn too_large() -> Parse {
+    Parse {
+        sequence: None,
+        diagnostics: vec![
+            Diagnostic::new(
+                Code::TooLarge,
+                Span::new(0, 0),
+                format!(
+                    "the file is larger than {} MiB, the bound of a sequence file",
+                    limits::MAX_FILE_BYTES / (1024 * 1024)
+                ),
+            )
+            .with_help("split it into several sequences that call each other as `#name`"),
+        ],
+    }
 }
 
 /// Parses the bytes of a sequence file, reporting invalid UTF-8 (E0007) at its position.
 pub fn parse_bytes(bytes: &[u8]) -> Parse {
+    if bytes.len() > limits::MAX_FILE_BYTES {
+        return too_large();
+    }
     match std::str::from_utf8(bytes) {
         Ok(text) => parse(text),
         Err(err) => {

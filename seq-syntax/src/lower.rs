@@ -17,6 +17,7 @@ use crate::condition::parse_condition;
 use crate::diagnostic::{self, Diagnostic, did_you_mean, list};
 use crate::escape::{Composed, MapOffset, OffsetMap, unescape};
 use crate::json::{self, Mode, Node, NodeKind};
+use crate::limits::{MAX_GROUPS, MAX_ITEMS, MAX_SLOTS};
 use crate::reference::parse_reference;
 use crate::span::{Span, Spanned};
 use crate::split::{SplitErrorKind, split_items};
@@ -276,7 +277,10 @@ impl Lower {
         match fields.get("groups") {
             Some(node) => match &node.kind {
                 NodeKind::Array(elements) => {
-                    for element in elements {
+                    if let Some(excess) = elements.get(MAX_GROUPS) {
+                        self.too_many(excess, map, "groups", MAX_GROUPS, "sequence");
+                    }
+                    for element in elements.iter().take(MAX_GROUPS) {
                         if let Some(group) = self.group(element, map) {
                             groups.push(group);
                         }
@@ -300,6 +304,19 @@ impl Lower {
             description,
             groups,
         })
+    }
+
+    /// `node` is the first element past a count bound (E0009); it and those after it are not
+    /// lowered.
+    fn too_many(
+        &mut self,
+        node: &Node<'_>,
+        map: &dyn MapOffset,
+        what: &str,
+        bound: usize,
+        owner: &str,
+    ) {
+        self.report(too_many(span_in(map, &node.span), what, bound, owner));
     }
 
     fn missing_field(&mut self, at: Span, field: &str, owner: &str, example: &str) {
@@ -477,9 +494,18 @@ impl Lower {
             );
             return Vec::new();
         };
-        let mut slots = Vec::with_capacity(members.len());
         let keys = fields::unique_members(self, members, map);
-        for member in keys {
+        if let Some(excess) = keys.get(MAX_SLOTS) {
+            self.too_many(
+                &excess.value,
+                map,
+                &format!("`{field}` slots"),
+                MAX_SLOTS,
+                "group",
+            );
+        }
+        let mut slots = Vec::with_capacity(keys.len().min(MAX_SLOTS));
+        for member in keys.into_iter().take(MAX_SLOTS) {
             let key_range = fields::key_body(member);
             let name = Spanned::new(
                 fields::key_text(self, member, map),
@@ -691,8 +717,16 @@ impl Lower {
                     .with_help("add at least one item, each followed by `;`: {\"tool\":\"echo\",\"args\":{\"value\":1}} ;"),
             );
         }
-        let mut items = Vec::with_capacity(split.items.len());
-        for range in &split.items {
+        if let Some(excess) = split.items.get(MAX_ITEMS) {
+            let span = tools_map.span(Span::from_range(excess.clone()));
+            self.nested(
+                1,
+                vec![too_many(span, "items", MAX_ITEMS, "group")],
+                &Identity,
+            );
+        }
+        let mut items = Vec::with_capacity(split.items.len().min(MAX_ITEMS));
+        for range in split.items.iter().take(MAX_ITEMS) {
             let Some(slice) = text.get(range.clone()) else {
                 continue;
             };
@@ -852,6 +886,17 @@ fn escape_fix(diagnostic: &mut Diagnostic, depth: usize) {
             edit.text = crate::escape::escape(&edit.text);
         }
     }
+}
+
+fn too_many(span: Span, what: &str, bound: usize, owner: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::TooLarge,
+        span,
+        format!(
+            "more than {bound} {what} in one {owner}; this one and those after it are not read"
+        ),
+    )
+    .with_help("split the sequence into several that call each other as `#name`")
 }
 
 fn split_diagnostic(kind: SplitErrorKind, span: Span) -> Diagnostic {

@@ -51,6 +51,9 @@ pub(crate) struct Cx<'a> {
     pub sequence: &'a Sequence,
     pub group: &'a Group,
     pub store: &'a Store<'a>,
+    /// The sequence's groups by name (the first of a duplicated name): one lookup per call
+    /// item, so that many items and groups are not quadratic.
+    pub groups: &'a HashMap<&'a str, &'a Group>,
     pub catalog: &'a Catalog,
     /// The group's items, each with the parsed `when` of a `seq_when_call`.
     pub items: Vec<ItemCx<'a>>,
@@ -69,6 +72,10 @@ pub(crate) fn check_sequence(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     groups::duplicate_names(sequence, &mut out);
+    let mut by_name = HashMap::with_capacity(sequence.groups.len());
+    for group in &sequence.groups {
+        by_name.entry(group.name.value.as_str()).or_insert(group);
+    }
     for group in &sequence.groups {
         let items = group
             .items
@@ -82,6 +89,7 @@ pub(crate) fn check_sequence(
             sequence,
             group,
             store,
+            groups: &by_name,
             catalog,
             items,
         };

@@ -181,7 +181,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                 .collect(),
         });
     }
-    if let Some(group) = cx.sequence.groups.iter().find(|g| g.name.value == text) {
+    if let Some(group) = cx.groups.get(text) {
         return Some(Callee {
             owner: format!("group `{text}`"),
             inputs: group.inputs.iter().collect(),

@@ -6,10 +6,13 @@
 use super::values::describe;
 use super::{Cx, format_duration};
 use crate::error::{Reason, ToolError};
+use futures::FutureExt;
 use seq_check::ParallelSafety;
 use seq_check::catalog::{ArgProblem, ArgReason, Schema};
 use seq_syntax::ast::Item;
 use serde_json::{Map, Value};
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use tokio::sync::RwLock;
 
 /// Why one attempt at an item produced no value.
@@ -95,8 +98,11 @@ pub(crate) async fn host_tool(
         ParallelSafety::Safe | ParallelSafety::ThroughTarget => (Some(lock.read().await), None),
     };
     let bound = cx.limits.tool_timeout;
-    let result = match tokio::time::timeout(bound, cx.host.call(tool, args)).await {
-        Ok(result) => result,
+    // A panicking host call is that tool's failure, not the run's: caught, it fails this item.
+    let call = AssertUnwindSafe(async { cx.host.call(tool, args).await }).catch_unwind();
+    let result = match tokio::time::timeout(bound, call).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => return Err(panicked(tool, panic.as_ref()).into()),
         Err(_) => {
             return Err(ToolError::new(
                 Reason::Timeout,
@@ -111,7 +117,7 @@ pub(crate) async fn host_tool(
     };
     let result = result.and_then(|value| match as_tool_error(&value) {
         Some(error) => Err(error),
-        None => Ok(value),
+        None => within_output_bound(tool, value, cx.limits.max_output_bytes),
     });
     result.map_err(|error| Failure {
         // A host that lost the tool between lookup and call answers `not_found` (host.rs).
@@ -134,6 +140,64 @@ pub(crate) fn as_tool_error(value: &Value) -> Option<ToolError> {
         return None;
     }
     serde_json::from_value(value.clone()).ok()
+}
+
+/// A host call that panicked, as a failure of the tool.
+fn panicked(tool: &str, panic: &(dyn Any + Send)) -> ToolError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    ToolError::new(Reason::Failed, format!("`{tool}` panicked: {message}"))
+        .with_hint("the tool's host has a bug; the rest of the run was not affected")
+}
+
+/// `value`, unless it is larger than `bound` bytes as compact JSON: then the item fails rather
+/// than the run holding (and passing on) a value of any size.
+fn within_output_bound(tool: &str, value: Value, bound: usize) -> Result<Value, ToolError> {
+    /// Counts bytes, and stops the serialization once past the bound.
+    struct Counter {
+        written: usize,
+        bound: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.written = self.written.saturating_add(buf.len());
+            if self.written > self.bound {
+                return Err(std::io::Error::other("past the output bound"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter { written: 0, bound };
+    if serde_json::to_writer(&mut counter, &value).is_ok() {
+        return Ok(value);
+    }
+    Err(ToolError::new(
+        Reason::Failed,
+        format!(
+            "`{tool}` returned more than {} of JSON, the bound on one tool result",
+            format_bytes(bound)
+        ),
+    )
+    .with_hint("make the tool return less: write large output to a file and pass its path"))
+}
+
+/// `16 MiB`, `512 KiB`, `100 bytes`.
+fn format_bytes(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * KIB;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes % KIB == 0 {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 pub(crate) fn not_found(tool: &str) -> ToolError {

@@ -23,7 +23,7 @@ use super::{Cx, Observer, eval, format_duration, within};
 use crate::error::{Reason, ToolError};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use seq_syntax::ast::{Group, OnError, Sequence};
+use seq_syntax::ast::{Group, OnError, Sequence, Type};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,14 +39,14 @@ pub(crate) struct GroupCx<'a> {
     pub stack: Stack,
     /// Taken exclusively by a tool that is not parallel-safe (see `dispatch::host_tool`).
     pub lock: RwLock<()>,
-    /// `array` slots written by several items: each value is appended.
+    /// The `array` slots: every value written to one is appended, in item order (7.3).
     collect: HashSet<&'a str>,
 }
 
 impl GroupCx<'_> {
-    /// Whether `slot` collects the values of several items. An `array` slot with a single
-    /// writer takes that writer's value (which must be an array), so that a tool returning a
-    /// list fills an `array` slot with the list, not with a list holding it.
+    /// Whether `slot` collects the values written to it. Every `array` slot does, whatever the
+    /// number of writers, so that adding a second writer never changes what the first one
+    /// means, and no tool result can fail an `array` slot's type check at run time.
     pub fn collects(&self, slot: &str) -> bool {
         self.collect.contains(slot)
     }
@@ -134,16 +134,11 @@ fn predecessors(group: &Group) -> Vec<Option<usize>> {
 }
 
 fn collecting(group: &Group) -> HashSet<&str> {
-    let mut writers: HashMap<&str, usize> = HashMap::new();
-    for item in &group.items {
-        if let Some(slot) = &item.output {
-            *writers.entry(slot.value.as_str()).or_default() += 1;
-        }
-    }
-    writers
-        .into_iter()
-        .filter(|&(_, n)| n > 1)
-        .map(|(slot, _)| slot)
+    group
+        .outputs
+        .iter()
+        .filter(|slot| slot.ty.value == Type::Array)
+        .map(|slot| slot.name.value.as_str())
         .collect()
 }
 

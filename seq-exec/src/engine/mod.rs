@@ -57,6 +57,9 @@ pub struct Limits {
     pub max_depth: u32,
     /// Per tool call (D-7): 60 s.
     pub tool_timeout: Duration,
+    /// Largest result one tool call may return, as compact JSON: 16 MiB. A larger one fails
+    /// the item with reason `failed`.
+    pub max_output_bytes: usize,
 }
 
 impl Default for Limits {
@@ -64,6 +67,7 @@ impl Default for Limits {
         Limits {
             max_depth: seq_check::graph::MAX_DEPTH,
             tool_timeout: Duration::from_secs(60),
+            max_output_bytes: 16 * 1024 * 1024,
         }
     }
 }

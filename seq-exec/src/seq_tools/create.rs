@@ -152,7 +152,7 @@ fn source(tools: &StoreTools, args: &Value) -> Result<(Form, String, Parse), Too
             }
             let path = resolve_under(&tools.config.root, file)
                 .map_err(|error| error.to_tool_error("file"))?;
-            let bytes = std::fs::read(&path).map_err(|error| {
+            let bytes = read_bounded(&path).map_err(|error| {
                 ToolError::new(Reason::Failed, format!("reading `{file}`: {error}"))
                     .with_field("file")
                     .with_hint("give the path of a sequence file under the root")
@@ -174,6 +174,18 @@ fn source(tools: &StoreTools, args: &Value) -> Result<(Form, String, Parse), Too
         .with_field("groups")
         .with_hint("give the groups inline as `groups`, or a sequence file as `file`")),
     }
+}
+
+/// The file's bytes, but never more than one byte past the front end's bound: a larger file is
+/// then reported (E0009) without being read whole into memory.
+fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let bound = u64::try_from(seq_syntax::limits::MAX_FILE_BYTES).unwrap_or(u64::MAX);
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(bound.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The new sequence's findings, and the errors it causes in stored ones.

@@ -52,11 +52,11 @@ pub fn catalog_problems(file: &CatalogFile, encoding: Encoding) -> Vec<Diagnosti
     };
     file.problems
         .iter()
-        .map(|Problem { severity: s, span, message }| Diagnostic {
-            range: lines.range(*span),
-            severity: Some(severity(*s)),
+        .map(|problem: &Problem| Diagnostic {
+            range: lines.range(problem.span),
+            severity: Some(severity(problem.severity)),
             source: Some(SOURCE.to_owned()),
-            message: message.clone(),
+            message: problem.message.clone(),
             ..Diagnostic::default()
         })
         .collect()

@@ -58,9 +58,10 @@ impl Lines<'_> {
             Encoding::Utf8 => self
                 .index
                 .offset_utf8(self.text, position.line, position.character),
-            Encoding::Utf16 => self
-                .index
-                .offset_utf16(self.text, position.line, position.character),
+            Encoding::Utf16 => {
+                self.index
+                    .offset_utf16(self.text, position.line, position.character)
+            }
         }
     }
 

@@ -14,12 +14,12 @@ use lsp_types::request::{
 };
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CompletionItemKind,
-    CompletionParams, CompletionResponse, CompletionTextEdit, DocumentSymbol,
-    DocumentSymbolParams, DocumentSymbolResponse, Documentation, GotoDefinitionParams,
-    GotoDefinitionResponse, Hover, HoverContents, HoverParams, InsertTextFormat, Location,
-    MarkupContent, MarkupKind, PrepareRenameResponse, ReferenceParams, RenameParams,
-    SemanticTokens, SemanticTokensParams, SemanticTokensResult, SymbolInformation, SymbolKind,
-    TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
+    CompletionParams, CompletionResponse, CompletionTextEdit, DocumentSymbol, DocumentSymbolParams,
+    DocumentSymbolResponse, Documentation, GotoDefinitionParams, GotoDefinitionResponse, Hover,
+    HoverContents, HoverParams, InsertTextFormat, Location, MarkupContent, MarkupKind,
+    PrepareRenameResponse, ReferenceParams, RenameParams, SemanticTokens, SemanticTokensParams,
+    SemanticTokensResult, SymbolInformation, SymbolKind, TextDocumentPositionParams, TextEdit, Uri,
+    WorkspaceEdit,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -110,6 +110,10 @@ fn location(analysis: &Analysis, found: ide::Location) -> Option<Location> {
     ))
 }
 
+#[allow(
+    clippy::mutable_key_type,
+    reason = "lsp-types hashes and compares a Uri by its text; the cell inside is a parse cache"
+)]
 fn workspace_edit(analysis: &Analysis, edits: Vec<ide::FileEdit>) -> WorkspaceEdit {
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for edit in edits {

@@ -19,18 +19,18 @@ use encoding::{Encoding, Lines};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
-    DidSaveTextDocument, LogMessage, Notification as _, PublishDiagnostics,
+    DidSaveTextDocument, Exit, LogMessage, Notification as _, PublishDiagnostics,
 };
-use lsp_types::request::{RegisterCapability, Request as _};
+use lsp_types::request::{RegisterCapability, Request as _, Shutdown};
 use lsp_types::{
     DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
     DidChangeWatchedFilesRegistrationOptions, DidCloseTextDocumentParams,
     DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileChangeType, FileSystemWatcher,
     GlobPattern, InitializeParams, InitializeResult, LogMessageParams, MessageType,
-    PublishDiagnosticsParams, Registration,
-    RegistrationParams, ServerInfo, Uri,
+    PublishDiagnosticsParams, Registration, RegistrationParams, ServerInfo, Uri,
 };
-use std::collections::HashMap;
+use seq_syntax::LineIndex;
+use std::collections::{HashMap, HashSet};
 use std::error::Error;
 use std::path::PathBuf;
 use store::{ClientCaps, Store};
@@ -97,9 +97,13 @@ pub fn run(connection: Connection) -> Result<(), ServerError> {
     }
     server.store.index_workspace();
     server.schedule_check();
-    let outcome = server.main_loop(&connection);
+    let shutdown = server.main_loop(&connection);
+    // Every request taken before `shutdown` is answered before it.
     server.worker.stop();
-    outcome
+    if let Some(request) = shutdown? {
+        connection.handle_shutdown(&request)?;
+    }
+    Ok(())
 }
 
 struct Server {
@@ -108,27 +112,37 @@ struct Server {
     client: ClientCaps,
     store: Store,
     worker: Worker,
-    /// What the client shows for each file (by normalized URI): version and diagnostics.
-    published: HashMap<Uri, (Option<i32>, Vec<lsp_types::Diagnostic>)>,
+    /// What the client shows, by the text of each file's normalized URI.
+    published: HashMap<String, Shown>,
+}
+
+/// The diagnostics last published for a file.
+#[derive(Debug, PartialEq)]
+struct Shown {
+    /// As the client spells it.
+    uri: Uri,
+    version: Option<i32>,
+    diagnostics: Vec<lsp_types::Diagnostic>,
 }
 
 impl Server {
-    fn main_loop(&mut self, connection: &Connection) -> Result<(), ServerError> {
+    /// Serves until `exit`, a hang-up, or `shutdown`, which it returns unanswered.
+    fn main_loop(&mut self, connection: &Connection) -> Result<Option<Request>, ServerError> {
         loop {
             select! {
                 recv(connection.receiver) -> message => {
                     // The client hung up without `exit`: nothing left to serve.
-                    let Ok(message) = message else { return Ok(()) };
+                    let Ok(message) = message else { return Ok(None) };
                     match message {
                         Message::Request(request) => {
-                            if connection.handle_shutdown(&request)? {
-                                return Ok(());
+                            if request.method == Shutdown::METHOD {
+                                return Ok(Some(request));
                             }
                             self.request(request)?;
                         }
                         Message::Notification(notification) => {
-                            if notification.method == "exit" {
-                                return Ok(());
+                            if notification.method == Exit::METHOD {
+                                return Ok(None);
                             }
                             self.notification(notification)?;
                         }
@@ -184,9 +198,7 @@ impl Server {
                     true
                 })?
             }
-            DidChangeWatchedFiles::METHOD => {
-                self.extract(notification, Server::watched_files)?
-            }
+            DidChangeWatchedFiles::METHOD => self.extract(notification, Server::watched_files)?,
             // `$/cancelRequest`, `$/setTrace`, workspace settings...: every request is answered
             // in order anyway, and there is nothing to configure.
             _ => false,
@@ -227,25 +239,24 @@ impl Server {
             return false;
         };
         let mut text = doc.text.to_string();
-        let mut index = None;
+        let mut index = (*doc.index).clone();
         for change in params.content_changes {
             match change.range {
                 None => text = change.text,
                 Some(range) => {
-                    let line_index = index.get_or_insert_with(|| (*doc.index).clone());
                     let span = Lines {
                         text: &text,
-                        index: line_index,
+                        index: &index,
                         encoding: self.encoding,
                     }
                     .span(range);
                     text.replace_range(span.range(), &change.text);
                 }
             }
-            index = Some(seq_syntax::LineIndex::new(&text));
+            index = LineIndex::new(&text);
         }
         self.store
-            .change(&uri, text, params.text_document.version)
+            .change(&uri, text, index, params.text_document.version)
             .is_some()
     }
 
@@ -259,8 +270,9 @@ impl Server {
             let Some(path) = uri::to_path(&change.uri) else {
                 continue;
             };
-            if change.typ == FileChangeType::DELETED
-                || path.extension().is_some_and(|e| e == "json")
+            if self.store.indexes(&path)
+                && (change.typ == FileChangeType::DELETED
+                    || path.extension().is_some_and(|e| e == "json"))
             {
                 self.store.load_from_disk(&path);
             }
@@ -284,41 +296,43 @@ impl Server {
         if checked.generation != self.store.generation() {
             return Ok(());
         }
-        let mut seen = Vec::with_capacity(checked.files.len());
+        let mut seen = HashSet::with_capacity(checked.files.len());
         for file in checked.files {
-            let key = uri::normalize(&file.uri);
-            seen.push(key.clone());
-            let shown = (file.version, file.diagnostics);
-            if self.published.get(&key) == Some(&shown) {
+            seen.insert(file.key.clone());
+            let shown = Shown {
+                uri: file.uri,
+                version: file.version,
+                diagnostics: file.diagnostics,
+            };
+            if self.published.get(&file.key) == Some(&shown) {
                 continue;
             }
-            self.send_diagnostics(file.uri, shown.0, shown.1.clone())?;
-            self.published.insert(key, shown);
+            self.send_diagnostics(&shown)?;
+            self.published.insert(file.key, shown);
         }
-        let gone: Vec<Uri> = self
+        let gone: Vec<String> = self
             .published
             .keys()
-            .filter(|k| !seen.contains(k))
+            .filter(|key| !seen.contains(*key))
             .cloned()
             .collect();
         for key in gone {
-            self.published.remove(&key);
-            let uri = self.store.get(&key).map_or(key, |d| d.uri.clone());
-            self.send_diagnostics(uri, None, Vec::new())?;
+            if let Some(shown) = self.published.remove(&key) {
+                self.send_diagnostics(&Shown {
+                    version: None,
+                    diagnostics: Vec::new(),
+                    ..shown
+                })?;
+            }
         }
         Ok(())
     }
 
-    fn send_diagnostics(
-        &self,
-        uri: Uri,
-        version: Option<i32>,
-        diagnostics: Vec<lsp_types::Diagnostic>,
-    ) -> Result<(), ServerError> {
+    fn send_diagnostics(&self, shown: &Shown) -> Result<(), ServerError> {
         let params = PublishDiagnosticsParams {
-            uri,
-            diagnostics,
-            version,
+            uri: shown.uri.clone(),
+            diagnostics: shown.diagnostics.clone(),
+            version: shown.version,
         };
         let notification = Notification::new(PublishDiagnostics::METHOD.to_owned(), params);
         self.sender.send(notification.into())?;
@@ -376,5 +390,68 @@ fn client_caps(params: &InitializeParams) -> ClientCaps {
             .and_then(|t| t.document_symbol.as_ref())
             .and_then(|s| s.hierarchical_document_symbol_support)
             .unwrap_or(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+    use worker::FileDiagnostics;
+
+    fn server() -> (Server, crossbeam_channel::Receiver<Message>) {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let server = Server {
+            sender: sender.clone(),
+            encoding: Encoding::Utf16,
+            client: ClientCaps::default(),
+            store: Store::new(Vec::new()),
+            worker: Worker::spawn(sender).unwrap(),
+            published: HashMap::new(),
+        };
+        (server, receiver)
+    }
+
+    fn checked(generation: u64, uri: &Uri, version: i32) -> Checked {
+        Checked {
+            generation,
+            files: vec![FileDiagnostics {
+                key: uri.as_str().to_owned(),
+                uri: uri.clone(),
+                version: Some(version),
+                diagnostics: vec![lsp_types::Diagnostic::default()],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_result_of_an_older_generation_is_dropped() {
+        let (mut server, client) = server();
+        let uri = Uri::from_str("untitled:a.json").unwrap();
+        server
+            .store
+            .open(uri.clone(), "{\"groups\": []}".to_owned(), 1);
+        let old = server.store.generation();
+        let text = "{\"groups\": [ ]}".to_owned();
+        let index = LineIndex::new(&text);
+        server.store.change(&uri, text, index, 2).unwrap();
+
+        server.publish(checked(old, &uri, 1)).unwrap();
+        assert!(client.try_recv().is_err(), "a stale result was published");
+
+        server
+            .publish(checked(server.store.generation(), &uri, 2))
+            .unwrap();
+        let Ok(Message::Notification(published)) = client.try_recv() else {
+            panic!("the current result was not published");
+        };
+        let params: PublishDiagnosticsParams = serde_json::from_value(published.params).unwrap();
+        assert_eq!(params.version, Some(2));
+        // The same diagnostics again: nothing new to show.
+        server
+            .publish(checked(server.store.generation(), &uri, 2))
+            .unwrap();
+        assert!(client.try_recv().is_err());
+        server.worker.stop();
     }
 }

@@ -80,7 +80,11 @@ mod tests {
         let legend = legend();
         for kind in TokenKind::ALL {
             let index = type_index(kind) as usize;
-            assert_eq!(legend.token_types[index].as_str(), kind.lsp_name(), "{kind:?}");
+            assert_eq!(
+                legend.token_types[index].as_str(),
+                kind.lsp_name(),
+                "{kind:?}"
+            );
         }
     }
 }

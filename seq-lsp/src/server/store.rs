@@ -159,32 +159,57 @@ impl Store {
         self.docs.get(&uri::normalize(uri))
     }
 
-    /// Replaces an open document's text; `None` when the document is not open.
-    pub fn change(&mut self, uri: &Uri, text: String, version: i32) -> Option<()> {
+    /// Replaces an open document's text (`index` is its line index); `None` when the document
+    /// is not open.
+    pub fn change(
+        &mut self,
+        uri: &Uri,
+        text: String,
+        index: LineIndex,
+        version: i32,
+    ) -> Option<()> {
         let doc = self.docs.get_mut(&uri::normalize(uri))?;
         doc.version?;
         doc.sequence = crate::ide::is_sequence_document(&text);
-        doc.index = Arc::new(LineIndex::new(&text));
+        doc.index = Arc::new(index);
         doc.text = Arc::from(text);
         doc.version = Some(version);
         self.generation += 1;
         Some(())
     }
 
-    /// A closed document falls back to the file on disk, if there is one.
+    /// A closed document falls back to the file on disk, if the workspace holds one.
     pub fn close(&mut self, uri: &Uri) {
         let key = uri::normalize(uri);
         self.docs.remove(&key);
-        if let Some(path) = uri::to_path(&key) {
+        if let Some(path) = uri::to_path(&key).filter(|p| self.indexes(p)) {
             self.load_from_disk(&path);
         }
         self.generation += 1;
+    }
+
+    /// Whether the workspace walk reads `path`: below a workspace folder, outside the
+    /// skipped directories.
+    pub fn indexes(&self, path: &Path) -> bool {
+        self.roots.iter().any(|root| {
+            path.strip_prefix(root).is_ok_and(|rest| {
+                !rest.components().any(|c| {
+                    c.as_os_str()
+                        .to_str()
+                        .is_some_and(|name| SKIPPED_DIRS.contains(&name))
+                })
+            })
+        })
     }
 
     pub fn is_catalog(&self, uri: &Uri) -> bool {
         uri::to_path(uri).is_some_and(|path| is_catalog(&self.roots, &path))
     }
 
+    #[allow(
+        clippy::mutable_key_type,
+        reason = "lsp-types hashes and compares a Uri by its text; the cell inside is a parse cache"
+    )]
     pub fn reload_catalog(&mut self) {
         let docs = &self.docs;
         self.catalog = Arc::new(CatalogState::load(&self.roots, |uri| {
@@ -219,7 +244,9 @@ impl Store {
 
 fn is_catalog(roots: &[PathBuf], path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == CATALOG_FILE)
-        && path.parent().is_some_and(|dir| roots.iter().any(|r| r == dir))
+        && path
+            .parent()
+            .is_some_and(|dir| roots.iter().any(|r| r == dir))
 }
 
 /// Collects `*.json` files below `dir`, skipping [`SKIPPED_DIRS`]. Unreadable directories are

@@ -107,12 +107,18 @@ mod tests {
         let a = normalize(&uri("file:///c%3A/x.json"));
         let b = normalize(&uri("file:///c:/x.json"));
         assert_eq!(a, b);
-        assert_eq!(to_path(&uri("file://localhost/x.json")).unwrap(), Path::new("/x.json"));
+        assert_eq!(
+            to_path(&uri("file://localhost/x.json")).unwrap(),
+            Path::new("/x.json")
+        );
     }
 
     #[test]
     fn other_schemes_are_not_paths() {
         assert_eq!(to_path(&uri("untitled:Untitled-1")), None);
-        assert_eq!(normalize(&uri("untitled:Untitled-1")).as_str(), "untitled:Untitled-1");
+        assert_eq!(
+            normalize(&uri("untitled:Untitled-1")).as_str(),
+            "untitled:Untitled-1"
+        );
     }
 }

@@ -32,6 +32,8 @@ pub struct Checked {
 
 #[derive(Debug)]
 pub struct FileDiagnostics {
+    /// The text of the normalized URI: which file, whatever the client's spelling.
+    pub key: String,
     pub uri: Uri,
     /// The version of the document they were computed from (`None`: the file on disk).
     pub version: Option<i32>,
@@ -50,9 +52,15 @@ impl Worker {
     pub fn spawn(client: Sender<Message>) -> std::io::Result<Worker> {
         let (tasks, task_rx) = crossbeam_channel::unbounded();
         let (result_tx, results) = crossbeam_channel::unbounded();
+        // A checked store is a large tree of small allocations: freeing the last generation's
+        // takes a good part of the time of checking it, so another thread does it.
+        let (retire, retired) = crossbeam_channel::unbounded::<Arc<Analysis>>();
+        std::thread::Builder::new()
+            .name("seqc-drop".to_owned())
+            .spawn(move || retired.into_iter().for_each(drop))?;
         let thread = std::thread::Builder::new()
             .name("seqc-check".to_owned())
-            .spawn(move || run(&task_rx, &result_tx, &client))?;
+            .spawn(move || run(&task_rx, &result_tx, &client, &retire))?;
         Ok(Worker {
             tasks,
             results,
@@ -68,8 +76,16 @@ impl Worker {
     }
 }
 
-fn run(tasks: &Receiver<Task>, results: &Sender<Checked>, client: &Sender<Message>) {
-    let mut cache: Option<Arc<Analysis>> = None;
+fn run(
+    tasks: &Receiver<Task>,
+    results: &Sender<Checked>,
+    client: &Sender<Message>,
+    retire: &Sender<Arc<Analysis>>,
+) {
+    let mut cache = Cache {
+        current: None,
+        retire,
+    };
     while let Ok(first) = tasks.recv() {
         let batch: Vec<Task> = std::iter::once(first).chain(tasks.try_iter()).collect();
         let last_check = batch.iter().rposition(|t| matches!(t, Task::Check(_)));
@@ -77,7 +93,7 @@ fn run(tasks: &Receiver<Task>, results: &Sender<Checked>, client: &Sender<Messag
             let sent = match task {
                 Task::Check(snapshot) if Some(i) == last_check => {
                     // A panic in the checker leaves the last good diagnostics on screen.
-                    match guarded(|| check(&snapshot, &analysis(&mut cache, &snapshot))) {
+                    match guarded(|| check(&snapshot, &cache.analysis(&snapshot))) {
                         Some(checked) => results.send(checked).is_ok(),
                         None => true,
                     }
@@ -86,16 +102,15 @@ fn run(tasks: &Receiver<Task>, results: &Sender<Checked>, client: &Sender<Messag
                 Task::Check(_) => true,
                 Task::Request(snapshot, request) => {
                     let id = request.id.clone();
-                    let response = guarded(|| {
-                        handlers::handle(&analysis(&mut cache, &snapshot), request)
-                    })
-                    .unwrap_or_else(|| {
-                        Response::new_err(
-                            id,
-                            ErrorCode::InternalError as i32,
-                            "seqc: internal error while answering this request".to_owned(),
-                        )
-                    });
+                    let response =
+                        guarded(|| handlers::handle(&cache.analysis(&snapshot), request))
+                            .unwrap_or_else(|| {
+                                Response::new_err(
+                                    id,
+                                    ErrorCode::InternalError as i32,
+                                    "seqc: internal error while answering this request".to_owned(),
+                                )
+                            });
                     client.send(response.into()).is_ok()
                 }
             };
@@ -112,14 +127,29 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
     catch_unwind(AssertUnwindSafe(f)).ok()
 }
 
-/// The analysis of `snapshot`'s generation, built once.
-fn analysis(cache: &mut Option<Arc<Analysis>>, snapshot: &Arc<Snapshot>) -> Arc<Analysis> {
-    if let Some(found) = cache.as_ref().filter(|a| a.generation() == snapshot.generation) {
-        return Arc::clone(found);
+/// The analysis of the latest generation asked for, built once and shared by its check and
+/// requests.
+struct Cache<'a> {
+    current: Option<Arc<Analysis>>,
+    retire: &'a Sender<Arc<Analysis>>,
+}
+
+impl Cache<'_> {
+    fn analysis(&mut self, snapshot: &Arc<Snapshot>) -> Arc<Analysis> {
+        if let Some(found) = self
+            .current
+            .as_ref()
+            .filter(|a| a.generation() == snapshot.generation)
+        {
+            return Arc::clone(found);
+        }
+        let built = Arc::new(Analysis::new(Arc::clone(snapshot)));
+        if let Some(old) = self.current.replace(Arc::clone(&built)) {
+            // If the drop thread is gone, dropping here is still correct, only slower.
+            let _ = self.retire.send(old);
+        }
+        built
     }
-    let built = Arc::new(Analysis::new(Arc::clone(snapshot)));
-    *cache = Some(Arc::clone(&built));
-    built
 }
 
 fn check(snapshot: &Snapshot, analysis: &Analysis) -> Checked {
@@ -134,6 +164,7 @@ fn check(snapshot: &Snapshot, analysis: &Analysis) -> Checked {
                 encoding: snapshot.encoding,
             };
             FileDiagnostics {
+                key: doc.key.as_str().to_owned(),
                 uri: doc.uri.clone(),
                 version: doc.version,
                 diagnostics: analysis
@@ -146,6 +177,7 @@ fn check(snapshot: &Snapshot, analysis: &Analysis) -> Checked {
         })
         .collect();
     files.extend(snapshot.catalog.files.iter().map(|file| FileDiagnostics {
+        key: file.uri.as_str().to_owned(),
         uri: file.uri.clone(),
         version: None,
         diagnostics: diagnostics::catalog_problems(file, snapshot.encoding),

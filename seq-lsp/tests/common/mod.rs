@@ -122,13 +122,13 @@ impl Client {
                 ..GeneralClientCapabilities::default()
             });
         }
-        let mut workspace = lsp_types::WorkspaceClientCapabilities::default();
-        workspace.did_change_watched_files =
-            Some(lsp_types::DidChangeWatchedFilesClientCapabilities {
+        capabilities.workspace = Some(lsp_types::WorkspaceClientCapabilities {
+            did_change_watched_files: Some(lsp_types::DidChangeWatchedFilesClientCapabilities {
                 dynamic_registration: Some(true),
                 relative_pattern_support: None,
-            });
-        capabilities.workspace = Some(workspace);
+            }),
+            ..lsp_types::WorkspaceClientCapabilities::default()
+        });
         let params = InitializeParams {
             capabilities,
             workspace_folders: Some(vec![WorkspaceFolder {
@@ -308,7 +308,9 @@ impl Client {
                 Message::Response(response) if response.id == id => {
                     return response.response_result;
                 }
-                other => self.keep(other),
+                other @ (Message::Request(_) | Message::Response(_) | Message::Notification(_)) => {
+                    self.keep(other)
+                }
             }
         }
     }

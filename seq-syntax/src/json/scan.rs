@@ -7,6 +7,7 @@ use super::lexer::{Token, shorten};
 use super::parser::{MAX_DEPTH, Mode};
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
+use crate::limits::MAX_STRING_BYTES;
 use crate::span::Span;
 use chumsky::span::SimpleSpan;
 use logos::Logos;
@@ -178,6 +179,21 @@ impl<'src> Scanner<'src> {
                 self.trailing_comma();
                 self.open.close(Token::LBrace);
                 self.push(token, span);
+            }
+            Token::String(text) if text.len() > MAX_STRING_BYTES => {
+                self.diagnostics.push(
+                    Diagnostic::new(
+                        Code::TooLarge,
+                        Span::from_range(span.start..span.start + 1),
+                        format!(
+                            "this string has {} bytes, more than one may have ({} MiB)",
+                            text.len(),
+                            MAX_STRING_BYTES / (1024 * 1024)
+                        ),
+                    )
+                    .with_help("pass large data to a tool as a file path, not as text"),
+                );
+                self.push(Token::Invalid(text), span);
             }
             Token::Colon
             | Token::Comma

@@ -5,6 +5,7 @@ use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::MapOffset;
 use crate::json::{Member, Node};
+use std::collections::HashMap;
 use std::ops::Range;
 
 pub(super) struct Fields<'a, 'n> {
@@ -66,11 +67,14 @@ pub(super) fn unique_members<'a, 'n>(
     members: &'a [Member<'n>],
     map: &dyn MapOffset,
 ) -> Vec<&'a Member<'n>> {
-    let mut kept: Vec<(&'a Member<'n>, String)> = Vec::with_capacity(members.len());
+    // Keys to the first member with that key: a hash lookup, so that an object of many keys is
+    // not quadratic.
+    let mut first: HashMap<String, &'a Member<'n>> = HashMap::with_capacity(members.len());
+    let mut kept: Vec<&'a Member<'n>> = Vec::with_capacity(members.len());
     for member in members {
         let key = key_text(lower, member, map);
-        match kept.iter().find(|(_, k)| *k == key) {
-            Some((first, _)) => {
+        match first.get(&key) {
+            Some(first) => {
                 let first_span = span_in(map, &first.key_span);
                 let span = span_in(map, &member.key_span);
                 lower.report(
@@ -79,10 +83,13 @@ pub(super) fn unique_members<'a, 'n>(
                         .with_help("keep one of them; JSON readers disagree on which would win"),
                 );
             }
-            None => kept.push((member, key)),
+            None => {
+                first.insert(key, member);
+                kept.push(member);
+            }
         }
     }
-    kept.into_iter().map(|(m, _)| m).collect()
+    kept
 }
 
 /// The key's body, without its quotes.

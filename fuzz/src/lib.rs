@@ -1,0 +1,126 @@
+//! What the fuzz targets share: the oracles that must hold for *every* input (beyond not
+//! panicking), and a host whose only tool is pure.
+
+use seq_check::{Catalog, ToolDef};
+use seq_exec::engine::{GroupStatus, RunReport};
+use seq_exec::{BoxFuture, Caller, Reason, SequenceSource, ToolError, ToolHost};
+use seq_syntax::ast::Sequence;
+use seq_syntax::{Diagnostic, Span};
+use serde_json::Value;
+use std::sync::{Arc, OnceLock};
+
+/// The built-in catalog, built once per process.
+pub fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(Catalog::builtin)
+}
+
+/// Every span a diagnostic holds — its own, its labels', its fix's — lies inside `text`, on
+/// character boundaries (editors convert them to positions), and a fix's edits never overlap.
+pub fn assert_spans(text: &str, diagnostics: &[Diagnostic]) {
+    for d in diagnostics {
+        assert_span(text, d.span, d);
+        for label in &d.labels {
+            assert_span(text, label.span, d);
+        }
+        if let Some(fix) = &d.fix {
+            let mut edits: Vec<Span> = fix.edits.iter().map(|e| e.span).collect();
+            for &edit in &edits {
+                assert_span(text, edit, d);
+            }
+            edits.sort();
+            for pair in edits.windows(2) {
+                if let [a, b] = pair {
+                    assert!(a.end <= b.start, "overlapping edits: {d:?}");
+                }
+            }
+        }
+    }
+}
+
+fn assert_span(text: &str, span: Span, d: &Diagnostic) {
+    let (start, end) = (span.start as usize, span.end as usize);
+    assert!(start <= end, "reversed span: {d:?}");
+    assert!(end <= text.len(), "span past the end ({}): {d:?}", text.len());
+    assert!(
+        text.is_char_boundary(start) && text.is_char_boundary(end),
+        "span inside a character: {d:?}"
+    );
+}
+
+/// A sequence file whose one group's `tools` string holds `tools`.
+pub fn file_with_tools(tools: &str) -> String {
+    let quoted = serde_json::to_string(tools).unwrap_or_default();
+    format!("{{\"name\": \"fuzz\", \"groups\": [{{\"name\": \"g\", \"tools\": {quoted}}}]}}")
+}
+
+/// A sequence file whose one group runs when `when` holds.
+pub fn file_with_when(when: &str) -> String {
+    let quoted = serde_json::to_string(when).unwrap_or_default();
+    format!(
+        "{{\"name\": \"fuzz\", \"groups\": [{{\"name\": \"g\", \"in\": {{\"x\": \"any\"}}, \
+         \"when\": {quoted}, \"tools\": \"{{\\\"tool\\\": \\\"echo\\\", \\\"args\\\": {{\\\"value\\\": $args.x}}}} ;\"}}]}}"
+    )
+}
+
+/// A host offering `echo` only: pure, instant, the built-in signature.
+#[derive(Debug)]
+pub struct EchoHost {
+    echo: Option<ToolDef>,
+}
+
+impl EchoHost {
+    pub fn new() -> EchoHost {
+        EchoHost {
+            echo: catalog().get("echo").cloned(),
+        }
+    }
+}
+
+impl Default for EchoHost {
+    fn default() -> EchoHost {
+        EchoHost::new()
+    }
+}
+
+impl ToolHost for EchoHost {
+    fn lookup(&self, name: &str) -> Option<ToolDef> {
+        self.echo.clone().filter(|_| name == "echo")
+    }
+
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            match (name, args.get("value")) {
+                ("echo", Some(value)) => Ok(value.clone()),
+                _ => Err(ToolError::new(Reason::NotFound, format!("no `{name}` here"))),
+            }
+        })
+    }
+
+    fn can_use(&self, _caller: &Caller, _tool: &str, _args: &Value) -> bool {
+        true
+    }
+}
+
+/// A store holding one sequence, so that `#name` calls to itself run (and meet the run-time
+/// cycle bound).
+#[derive(Debug)]
+pub struct OneSequence(pub Arc<Sequence>);
+
+impl SequenceSource for OneSequence {
+    fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+        (self.0.name.value == name).then(|| Arc::clone(&self.0))
+    }
+}
+
+/// What every run report must say of itself, whatever the sequence.
+pub fn assert_report(sequence: &Sequence, report: &RunReport) {
+    assert!(report.groups.len() <= sequence.groups.len(), "{report:?}");
+    for (group, ran) in sequence.groups.iter().zip(&report.groups) {
+        assert_eq!(group.name.value, ran.name);
+        assert_eq!(group.items.len(), ran.items.len(), "{ran:?}");
+    }
+    let failed = report.groups.iter().any(|g| g.status == GroupStatus::Failed);
+    assert_eq!(report.ok, report.error.is_none() && !failed, "{report:?}");
+    assert!(serde_json::to_string(report).is_ok());
+}

@@ -1,0 +1,39 @@
+//! The bounds that keep hostile or runaway input from exhausting the stack, memory or time. Each
+//! one is reported as a diagnostic (or, for suggestions, simply not exceeded): input beyond a
+//! bound is never a crash and never an unbounded wait. `docs/robustness.md` lists them all.
+
+pub use crate::json::MAX_DEPTH;
+
+/// Largest sequence file, in bytes: 64 MiB. A larger one is reported (E0009) and not parsed.
+/// Spans are `u32` offsets, so this also keeps every offset far below 4 GiB.
+pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Longest JSON string, in bytes as written (quotes included): 16 MiB (E0009).
+pub const MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most groups in one sequence: 100,000 (E0009). The 10 MB benchmark file has about 10,600.
+pub const MAX_GROUPS: usize = 100_000;
+
+/// Most slots a group declares in `in`, and in `out`: 1,000 each (E0009). Every reference
+/// looks its slot up among them.
+pub const MAX_SLOTS: usize = 1_000;
+
+/// Most items in one group's `tools`: 10,000 (E0009). Every item of a parallel group runs at
+/// once.
+pub const MAX_ITEMS: usize = 10_000;
+
+/// Longest word, and longest candidate, that "did you mean" compares: similarity is quadratic
+/// in length, and a name longer than this is no typo of a short one.
+pub const MAX_SUGGEST_LEN: usize = 64;
+
+/// Most candidates "did you mean" looks at for one word (the first ones): every mistake asks
+/// once, so without a bound a file of many groups calling unknown targets would be quadratic.
+pub const MAX_SUGGEST_SCAN: usize = 1_000;
+
+/// Most work "did you mean" does for one word, in byte pairs compared (word length times
+/// candidate length, summed): 80 names of 10 bytes, the closest in length first.
+pub const MAX_SUGGEST_WORK: usize = 8_192;
+
+/// About how long a list of names in a diagnostic gets ("its groups are `a`, `b`, ... or 9,980
+/// more"): one is written per mistake, so uncut lists would be quadratic in the file's size.
+pub const MAX_LISTED_BYTES: usize = 1_000;
