@@ -170,45 +170,39 @@ fn did_change(c: &mut Criterion) {
 
     let mut client = Client::start(&text);
     let mut flip = false;
-    group.bench_function("full_text_1MB", |b| {
-        b.iter(|| {
-            flip = !flip;
-            let next = if flip { &toggled } else { &text };
-            client.change(None, next.clone());
-        })
-    });
+    let mut replace = |client: &mut Client| {
+        flip = !flip;
+        let next = if flip { &toggled } else { &text };
+        client.change(None, next.clone());
+    };
+    group.bench_function("full_text_1MB", |b| b.iter(|| replace(&mut client)));
+    cpu_on_the_path(&mut client, &mut replace);
     client.stop();
     group.finish();
 }
 
-/// The server's threads: the main loop (named here) and those it starts.
+/// The server's threads: the main loop (named here) and the checking thread it starts.
 const SERVER_THREAD: &str = "seqc-server";
-const PATH_THREADS: [&str; 2] = [SERVER_THREAD, "seqc-check"];
-const DROP_THREAD: &str = "seqc-drop";
+const CHECK_THREAD: &str = "seqc-check";
 
 /// Wall time on a shared 2-core machine counts the waits for a core; the CPU time of the two
 /// threads a change goes through one after the other (the main loop, then the checking thread)
-/// does not, and is what the latency is on an idle machine. Printed next to criterion's figures,
-/// with the CPU time spent freeing the previous analysis off the path.
+/// does not. Printed next to criterion's figures. The checking thread's figure includes freeing
+/// the previous analysis, which it does after publishing, off the path.
 fn cpu_on_the_path(client: &mut Client, change: &mut impl FnMut(&mut Client)) {
     const CHANGES: u32 = 20;
-    let (path, drop) = (
-        threads_cpu_ns(&PATH_THREADS),
-        threads_cpu_ns(&[DROP_THREAD]),
-    );
+    let before = [SERVER_THREAD, CHECK_THREAD].map(|name| threads_cpu_ns(&[name]));
     for _ in 0..CHANGES {
         change(client);
     }
-    let per = |before: Option<u64>, names: &[&str]| {
-        let after = threads_cpu_ns(names)?;
-        Some(Duration::from_nanos(
-            after.checked_sub(before?)? / u64::from(CHANGES),
-        ))
+    let after = [SERVER_THREAD, CHECK_THREAD].map(|name| threads_cpu_ns(&[name]));
+    let per = |i: usize| {
+        let spent = after[i]?.checked_sub(before[i]?)?;
+        Some(Duration::from_nanos(spent / u64::from(CHANGES)))
     };
-    match (per(path, &PATH_THREADS), per(drop, &[DROP_THREAD])) {
-        (Some(path), Some(drop)) => eprintln!(
-            "did_change: CPU time per change on the path (main loop + check) {path:.2?}, \
-             freeing the last analysis off the path {drop:.2?}"
+    match (per(0), per(1)) {
+        (Some(main), Some(check)) => eprintln!(
+            "did_change: CPU time per change: main loop {main:.2?}, checking thread {check:.2?}"
         ),
         _ => eprintln!("did_change: no per-thread CPU times on this system"),
     }

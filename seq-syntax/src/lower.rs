@@ -495,7 +495,7 @@ impl Lower {
             return Vec::new();
         };
         let keys = fields::unique_members(self, members, map);
-        if let Some(excess) = keys.get(MAX_SLOTS) {
+        if let Some((excess, _)) = keys.get(MAX_SLOTS) {
             self.too_many(
                 &excess.value,
                 map,
@@ -505,12 +505,9 @@ impl Lower {
             );
         }
         let mut slots = Vec::with_capacity(keys.len().min(MAX_SLOTS));
-        for member in keys.into_iter().take(MAX_SLOTS) {
+        for (member, key) in keys.into_iter().take(MAX_SLOTS) {
             let key_range = fields::key_body(member);
-            let name = Spanned::new(
-                fields::key_text(self, member, map),
-                span_in(map, &key_range),
-            );
+            let name = Spanned::new(key.into_owned(), span_in(map, &key_range));
             if !crate::reference::is_identifier(&name.value) {
                 self.report(
                     Diagnostic::new(
@@ -784,11 +781,8 @@ impl Lower {
     fn members(&mut self, members: &[json::Member<'_>], map: &dyn MapOffset) -> Vec<AstMember> {
         let unique = fields::unique_members(self, members, map);
         let mut out = Vec::with_capacity(unique.len());
-        for member in unique {
-            let key = Spanned::new(
-                fields::key_text(self, member, map),
-                span_in(map, &fields::key_body(member)),
-            );
+        for (member, key) in unique {
+            let key = Spanned::new(key.into_owned(), span_in(map, &fields::key_body(member)));
             if let Some(value) = self.value(&member.value, map) {
                 out.push(AstMember { key, value });
             }

@@ -76,7 +76,11 @@ pub(crate) async fn run(
         args: inputs,
         out: Map::new(),
     };
-    let entered = parent.enter_group(&sequence.name.value, &group.name.value);
+    let entered = parent.enter_group(
+        &sequence.name.value,
+        &group.name.value,
+        cx.limits.max_nested_groups,
+    );
     let when = group.when.as_ref().map(|w| eval::eval(w, &scope));
     let report = match (entered, when) {
         (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), parallel, started),

@@ -55,12 +55,37 @@ impl Stack {
 
     /// Enters group `group` of `sequence`: an error of reason `cycle` when it is already on the
     /// stack. Group calls do not count towards the depth bound, so without this guard a stored
-    /// sequence with a cycle between its groups would never end.
-    pub fn enter_group(&self, sequence: &str, group: &str) -> Result<Stack, ToolError> {
+    /// sequence with a cycle between its groups would never end. An error of reason `depth`
+    /// when `max_groups` groups are running already, one calling the next: every nested call
+    /// is a frame of the future being polled, and a chain without bound would overflow the
+    /// thread's stack.
+    pub fn enter_group(
+        &self,
+        sequence: &str,
+        group: &str,
+        max_groups: u32,
+    ) -> Result<Stack, ToolError> {
         let kind = Kind::Group {
             sequence: sequence.to_owned(),
             group: group.to_owned(),
         };
+        let running = self
+            .frames()
+            .filter(|f| matches!(f.kind, Kind::Group { .. }))
+            .count();
+        if u32::try_from(running).unwrap_or(u32::MAX) >= max_groups {
+            return Err(ToolError::new(
+                Reason::Depth,
+                format!(
+                    "entering group `{group}` would nest more than {max_groups} running groups: {}",
+                    self.path_to(&kind)
+                ),
+            )
+            .with_hint(format!(
+                "at most {max_groups} calls may be nested, groups and sequences together; \
+                 flatten the chain of calls"
+            )));
+        }
         if self.frames().any(|f| f.kind == kind) {
             return Err(ToolError::new(
                 Reason::Cycle,

@@ -52,15 +52,9 @@ impl Worker {
     pub fn spawn(client: Sender<Message>) -> std::io::Result<Worker> {
         let (tasks, task_rx) = crossbeam_channel::unbounded();
         let (result_tx, results) = crossbeam_channel::unbounded();
-        // A checked store is a large tree of small allocations: freeing the last generation's
-        // takes a good part of the time of checking it, so another thread does it.
-        let (retire, retired) = crossbeam_channel::unbounded::<Arc<Analysis>>();
-        std::thread::Builder::new()
-            .name("seqc-drop".to_owned())
-            .spawn(move || retired.into_iter().for_each(drop))?;
         let thread = std::thread::Builder::new()
             .name("seqc-check".to_owned())
-            .spawn(move || run(&task_rx, &result_tx, &client, &retire))?;
+            .spawn(move || run(&task_rx, &result_tx, &client))?;
         Ok(Worker {
             tasks,
             results,
@@ -76,16 +70,8 @@ impl Worker {
     }
 }
 
-fn run(
-    tasks: &Receiver<Task>,
-    results: &Sender<Checked>,
-    client: &Sender<Message>,
-    retire: &Sender<Arc<Analysis>>,
-) {
-    let mut cache = Cache {
-        current: None,
-        retire,
-    };
+fn run(tasks: &Receiver<Task>, results: &Sender<Checked>, client: &Sender<Message>) {
+    let mut cache = Cache::default();
     while let Ok(first) = tasks.recv() {
         let batch: Vec<Task> = std::iter::once(first).chain(tasks.try_iter()).collect();
         let last_check = batch.iter().rposition(|t| matches!(t, Task::Check(_)));
@@ -117,6 +103,8 @@ fn run(
             if !sent {
                 return;
             }
+            // Freed once the answer is out, off the path from an edit to its diagnostics.
+            cache.retired = None;
         }
     }
 }
@@ -129,12 +117,17 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
 
 /// The analysis of the latest generation asked for, built once and shared by its check and
 /// requests.
-struct Cache<'a> {
+#[derive(Debug, Default)]
+struct Cache {
     current: Option<Arc<Analysis>>,
-    retire: &'a Sender<Arc<Analysis>>,
+    /// The one it replaced. A checked store is a large tree of small allocations: freeing it
+    /// takes a good part of the time of checking it, so it waits until the new answer is sent.
+    /// (A thread of its own for that was slower: freeing memory that another thread allocates
+    /// from contends for the allocator.)
+    retired: Option<Arc<Analysis>>,
 }
 
-impl Cache<'_> {
+impl Cache {
     fn analysis(&mut self, snapshot: &Arc<Snapshot>) -> Arc<Analysis> {
         if let Some(found) = self
             .current
@@ -144,10 +137,7 @@ impl Cache<'_> {
             return Arc::clone(found);
         }
         let built = Arc::new(Analysis::new(Arc::clone(snapshot)));
-        if let Some(old) = self.current.replace(Arc::clone(&built)) {
-            // If the drop thread is gone, dropping here is still correct, only slower.
-            let _ = self.retire.send(old);
-        }
+        self.retired = self.current.replace(Arc::clone(&built));
         built
     }
 }

@@ -55,6 +55,15 @@ impl Context<'_, '_> {
         Some((*token, range(*span)))
     }
 
+    /// The span of the token that starts at offset `at`.
+    fn token_at(&self, at: usize) -> Option<Range<usize>> {
+        let index = self
+            .tokens
+            .partition_point(|(_, span)| (span.start as usize) < at);
+        let (_, span) = self.tokens.get(index)?;
+        (span.start as usize == at).then(|| range(*span))
+    }
+
     /// Where the token before offset `at` ends: where a missing `,` or `:` belongs.
     fn end_before(&self, at: usize) -> Option<usize> {
         let index = self
@@ -159,6 +168,13 @@ pub(super) fn syntax_error(
     cx: &Context<'_, '_>,
 ) -> Diagnostic {
     let range = range(*error.span());
+    // Recovery can leave an error's span reversed (ending at the token before): the found
+    // token's own span is meant (found by fuzzing: `{"":: ]`).
+    let range = if range.end < range.start {
+        cx.token_at(range.start).unwrap_or(range.start..range.start)
+    } else {
+        range
+    };
     let span = Span::from_range(range.clone());
     let mut expected = expectations(error);
     let inside = cx.enclosing(range.start);

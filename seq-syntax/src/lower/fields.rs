@@ -5,6 +5,7 @@ use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::MapOffset;
 use crate::json::{Member, Node};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -24,8 +25,7 @@ impl<'a, 'n> Fields<'a, 'n> {
         map: &dyn MapOffset,
     ) -> Fields<'a, 'n> {
         let mut found = vec![None; legal.len()];
-        for member in unique_members(lower, members, map) {
-            let key = key_text(lower, member, map);
+        for (member, key) in unique_members(lower, members, map) {
             match legal.iter().position(|&field| field == key) {
                 Some(i) => found[i] = Some(&member.value),
                 None => {
@@ -60,21 +60,28 @@ impl<'a, 'n> Fields<'a, 'n> {
     }
 }
 
-/// The members of an object without repeated keys (D-1: duplicate keys are an error); the first
-/// occurrence is kept and each repeat reported with a label on the first.
+/// The members of an object without repeated keys (D-1: duplicate keys are an error), each with
+/// its unescaped key; the first occurrence is kept and each repeat reported with a label on the
+/// first.
 pub(super) fn unique_members<'a, 'n>(
     lower: &mut Lower,
     members: &'a [Member<'n>],
     map: &dyn MapOffset,
-) -> Vec<&'a Member<'n>> {
-    // Keys to the first member with that key: a hash lookup, so that an object of many keys is
-    // not quadratic.
-    let mut first: HashMap<String, &'a Member<'n>> = HashMap::with_capacity(members.len());
-    let mut kept: Vec<&'a Member<'n>> = Vec::with_capacity(members.len());
+) -> Vec<(&'a Member<'n>, Cow<'n, str>)> {
+    // Small objects (nearly all) are scanned linearly; large ones through a hash map, so that an
+    // object of many keys is not quadratic.
+    const LINEAR: usize = 16;
+    let mut kept: Vec<(&'a Member<'n>, Cow<'n, str>)> = Vec::with_capacity(members.len());
+    let mut index: HashMap<Cow<'n, str>, usize> = HashMap::new();
     for member in members {
         let key = key_text(lower, member, map);
-        match first.get(&key) {
-            Some(first) => {
+        let first = if members.len() <= LINEAR {
+            kept.iter().position(|(_, k)| *k == key)
+        } else {
+            index.get(&key).copied()
+        };
+        match first.and_then(|i| kept.get(i)) {
+            Some((first, _)) => {
                 let first_span = span_in(map, &first.key_span);
                 let span = span_in(map, &member.key_span);
                 lower.report(
@@ -84,8 +91,10 @@ pub(super) fn unique_members<'a, 'n>(
                 );
             }
             None => {
-                first.insert(key, member);
-                kept.push(member);
+                if members.len() > LINEAR {
+                    index.insert(key.clone(), kept.len());
+                }
+                kept.push((member, key));
             }
         }
     }
@@ -98,9 +107,13 @@ pub(super) fn key_body(member: &Member<'_>) -> Range<usize> {
     start..member.key_span.end.saturating_sub(1).max(start)
 }
 
-pub(super) fn key_text(lower: &mut Lower, member: &Member<'_>, map: &dyn MapOffset) -> String {
+pub(super) fn key_text<'n>(
+    lower: &mut Lower,
+    member: &Member<'n>,
+    map: &dyn MapOffset,
+) -> Cow<'n, str> {
     if !member.key.contains('\\') {
-        return member.key.to_owned();
+        return Cow::Borrowed(member.key);
     }
     let base = u32::try_from(key_body(member).start).unwrap_or(u32::MAX);
     let (text, lone) = crate::escape::unescape(member.key, base);
@@ -114,5 +127,5 @@ pub(super) fn key_text(lower: &mut Lower, member: &Member<'_>, map: &dyn MapOffs
             .with_help("write the character itself or its full surrogate pair"),
         );
     }
-    text.text.into_owned()
+    text.text
 }

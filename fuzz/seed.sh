@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Fills fuzz/corpus/<target>/ (gitignored) with seeds from the repository: every example and
+# test fixture for `check` and `run`, their `tools` strings for `split` and `item`, their `when`
+# strings for `condition`. Existing corpus files are kept: libFuzzer's finds accumulate.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+root=..
+corpus=corpus
+mkdir -p "$corpus"/{split,item,condition,check,run}
+
+mapfile -t files < <(find "$root/examples" "$root/tests/fixtures" "$root/seq-check/tests/fixtures" \
+    -type f \( -name '*.json' -o -name '*.json.broken' \) | sort)
+
+for file in "${files[@]}"; do
+    name=$(printf '%s' "$file" | sed 's|^\.\./||; s|/|_|g')
+    cp "$file" "$corpus/check/$name"
+    cp "$file" "$corpus/run/$name"
+done
+
+# The strings inside the files: python3 where there is one (Debian has it), else skipped.
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$corpus" "${files[@]}" <<'PY'
+import hashlib, json, os, sys
+
+corpus, files = sys.argv[1], sys.argv[2:]
+
+def save(target, text):
+    data = text.encode("utf-8", "surrogatepass")
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(corpus, target, name), "wb") as out:
+        out.write(data)
+
+for path in files:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (ValueError, UnicodeDecodeError):
+        continue
+    groups = doc.get("groups") if isinstance(doc, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        if not isinstance(group, dict):
+            continue
+        if isinstance(group.get("tools"), str):
+            save("split", group["tools"])
+            save("item", group["tools"])
+        if isinstance(group.get("when"), str):
+            save("condition", group["when"])
+PY
+fi
+
+# Conditions written for L3 or broken on purpose, beside the fixtures' own.
+for when in '$args.x == 1' '$out.r.status != "ok"' '$args.tags contains "a"' \
+    '$args.n >= 2.5' '${args.x} < 3' '$args.a && $args.b' '!($args.x)' '$args.x =! 1'; do
+    printf '%s' "$when" > "$corpus/condition/seed-$(printf '%s' "$when" | cksum | cut -d' ' -f1)"
+done
+
+for target in split item condition check run; do
+    printf '%-10s %4d seeds\n' "$target" "$(find "$corpus/$target" -type f | wc -l)"
+done
