@@ -62,7 +62,8 @@ impl Worker {
         })
     }
 
-    /// Stops taking tasks and waits for the one in hand.
+    /// Takes no more tasks, works off those queued (every request taken gets its answer) and
+    /// waits for the thread to end.
     pub fn stop(self) {
         drop(self.tasks);
         // A panic there was already answered as an error; nothing is left to report.
