@@ -12,7 +12,11 @@ use seqc_fuzz::{assert_spans, catalog, file_with_when};
 fuzz_target!(|text: &str| {
     let (condition, diagnostics) = parse_condition(text, &OffsetMap::identity(0));
     assert_spans(text, &diagnostics);
-    assert_eq!(condition.is_some(), diagnostics.is_empty(), "{text:?}: {diagnostics:?}");
+    assert_eq!(
+        condition.is_some(),
+        diagnostics.is_empty(),
+        "{text:?}: {diagnostics:?}"
+    );
     let file = file_with_when(text);
     let checked = check(&[Source::new("fuzz.json", file.clone())], catalog());
     if let Some(result) = checked.files.first() {

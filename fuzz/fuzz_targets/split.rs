@@ -11,7 +11,9 @@ fuzz_target!(|text: &str| {
     let mut after = 0;
     for item in &split.items {
         assert!(after <= item.start && item.start < item.end && item.end <= text.len());
-        let body = text.get(item.clone()).expect("items lie on character boundaries");
+        let body = text
+            .get(item.clone())
+            .expect("items lie on character boundaries");
         assert!(body.starts_with('{') && body.ends_with('}'), "{body:?}");
         after = item.end;
     }
@@ -29,7 +31,10 @@ fuzz_target!(|text: &str| {
         }
         gaps.push(&text[at..]);
         let semicolons = |gap: &str| gap.bytes().filter(|&b| b == b';').count();
-        let blank = |gap: &str| gap.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b';'));
+        let blank = |gap: &str| {
+            gap.bytes()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b';'))
+        };
         assert!(gaps.iter().all(|g| blank(g)), "{text:?}");
         assert_eq!(semicolons(gaps[0]), 0, "{text:?}");
         assert!(gaps[1..].iter().all(|g| semicolons(g) == 1), "{text:?}");

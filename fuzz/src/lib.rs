@@ -41,7 +41,11 @@ pub fn assert_spans(text: &str, diagnostics: &[Diagnostic]) {
 fn assert_span(text: &str, span: Span, d: &Diagnostic) {
     let (start, end) = (span.start as usize, span.end as usize);
     assert!(start <= end, "reversed span: {d:?}");
-    assert!(end <= text.len(), "span past the end ({}): {d:?}", text.len());
+    assert!(
+        end <= text.len(),
+        "span past the end ({}): {d:?}",
+        text.len()
+    );
     assert!(
         text.is_char_boundary(start) && text.is_char_boundary(end),
         "span inside a character: {d:?}"
@@ -92,7 +96,10 @@ impl ToolHost for EchoHost {
         Box::pin(async move {
             match (name, args.get("value")) {
                 ("echo", Some(value)) => Ok(value.clone()),
-                _ => Err(ToolError::new(Reason::NotFound, format!("no `{name}` here"))),
+                _ => Err(ToolError::new(
+                    Reason::NotFound,
+                    format!("no `{name}` here"),
+                )),
             }
         })
     }
@@ -120,7 +127,10 @@ pub fn assert_report(sequence: &Sequence, report: &RunReport) {
         assert_eq!(group.name.value, ran.name);
         assert_eq!(group.items.len(), ran.items.len(), "{ran:?}");
     }
-    let failed = report.groups.iter().any(|g| g.status == GroupStatus::Failed);
+    let failed = report
+        .groups
+        .iter()
+        .any(|g| g.status == GroupStatus::Failed);
     assert_eq!(report.ok, report.error.is_none() && !failed, "{report:?}");
     assert!(serde_json::to_string(report).is_ok());
 }

@@ -47,6 +47,20 @@ const FOUND_BY_FUZZING: &[&[u8]] = &[
     b"{\"\":: ]",
 ];
 
+/// Found by fuzzing (`item`, a 525-byte timeout, minimized by hand): a trailing unclosed string
+/// after unclosed structures made recovery retry every level inside every level. Each segment
+/// multiplied the time by ten: this input took hours before the grammar was memoized.
+#[test]
+fn recovery_inside_unclosed_structures_is_not_exponential() {
+    let segment = format!("{}{{\"x\",i", "[".repeat(10));
+    let text = format!("{} a\"rgs\\\"", segment.repeat(12));
+    let (_, diagnostics) = parse_json(&text, Mode::Item);
+    assert!(diagnostics.iter().any(Diagnostic::is_error));
+    assert_spans(&text, &diagnostics);
+    let file = with_tools(&text);
+    assert!(parse(&file).has_errors());
+}
+
 #[test]
 fn inputs_found_by_fuzzing_keep_every_span_in_the_file() {
     for &bytes in FOUND_BY_FUZZING {
