@@ -3,6 +3,7 @@
 //!
 //! - cycles between groups of one sequence (E0601) and across sequences (E0602);
 //! - the depth bound on nested cross-sequence calls (E0603, [`MAX_DEPTH`]);
+//! - the bound on groups nested through calls of any kind (E0606, [`MAX_NESTED_GROUPS`]);
 //! - parallel safety through calls (E0604, E0605).
 //!
 //! Targets that are not literal or do not resolve are left out of the graph: they are other
@@ -11,11 +12,13 @@
 mod cycles;
 mod depth;
 pub(crate) mod model;
+mod nesting;
 mod render;
 mod safety;
 mod scc;
 
 pub use depth::MAX_DEPTH;
+pub use nesting::MAX_NESTED_GROUPS;
 pub use render::{to_dot, to_json};
 
 use crate::catalog::Catalog;
@@ -33,6 +36,7 @@ pub fn check_graph(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Diagno
     cycles::sequence_cycles(&graph, &mut out);
     let components = Components::new(&graph.graph);
     depth::depth(&graph, &components, &mut out);
+    nesting::nesting(&graph, &components, &mut out);
     safety::parallel_safety(&graph, &components, catalog, &mut out);
     out
 }

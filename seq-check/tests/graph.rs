@@ -17,12 +17,13 @@ use seq_syntax::{Code, Diagnostic, LineIndex, Span};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-const CODES: [Code; 7] = [
+const CODES: [Code; 8] = [
     Code::GroupCallCycle,
     Code::SequenceCallCycle,
     Code::CallChainTooDeep,
     Code::UnsafeCallInParallelGroup,
     Code::UnsafeCallNotAcknowledged,
+    Code::GroupNestingTooDeep,
     Code::SlotMayBeUnset,
     Code::CallResultFieldMayBeUnset,
 ];
@@ -266,6 +267,43 @@ fn four_nested_calls_are_legal_and_five_are_not() {
         "{}",
         fifth.message
     );
+}
+
+/// One sequence of `groups` groups, each calling the next.
+fn group_chain(groups: usize) -> Vec<File> {
+    let names: Vec<String> = (0..groups).map(|i| format!("g{i}")).collect();
+    let spec: Vec<(&str, Vec<String>)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let items = match names.get(i + 1) {
+                Some(next) => vec![call(next)],
+                None => vec![echo()],
+            };
+            (name.as_str(), items)
+        })
+        .collect();
+    store(&[("chain", spec)])
+}
+
+#[test]
+fn thirty_two_nested_groups_are_legal_and_a_longer_chain_is_reported_once() {
+    assert_eq!(graph::MAX_NESTED_GROUPS, 32);
+    let legal = run(&group_chain(32), graph::check_graph);
+    assert!(legal.iter().all(Vec::is_empty), "{legal:?}");
+
+    for groups in [33, 34, 1_000] {
+        let files = group_chain(groups);
+        let found = run(&files, graph::check_graph);
+        // Reported once, at the call that enters the 33rd group (`g31` calling `g32`), however
+        // much deeper the chain goes; the message stays short.
+        assert_eq!(codes(&found), vec![vec!["E0606"]], "{groups} groups");
+        let d = &found[0][0];
+        assert_eq!(culprit(&files[0], d.span), r#"\"g32\""#);
+        assert!(d.message.contains("g0 → g1"), "{}", d.message);
+        assert!(d.message.contains("→ g31 → g32"), "{}", d.message);
+        assert!(d.message.len() < 300, "{}", d.message);
+    }
 }
 
 #[test]

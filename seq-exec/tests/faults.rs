@@ -288,7 +288,20 @@ async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the
     assert_eq!(host.calls("work"), 1);
 
     for n in [bound + 1, 1_000] {
-        let deep = one(&host, chain(n));
+        // The checker refuses the chain (E0606) at the same bound; the engine, handed it
+        // unchecked (a store changed since), still stops it.
+        let text = chain(n);
+        let check = seq_check::check(
+            &[seq_check::Source::new("chain.json", text.clone())],
+            &host.catalog(),
+        );
+        let codes: Vec<&str> = check.files[0]
+            .diagnostics
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect();
+        assert_eq!(codes, ["E0606"], "{n} groups");
+        let deep = parsed(&text);
         let report = engine(&host, &store)
             .call(Some(&deep), "g0", Map::new(), &alice())
             .await;
@@ -302,6 +315,70 @@ async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the
         1,
         "the bottom of a chain too deep never runs"
     );
+}
+
+/// `n` groups of sequence `name` (group names prefixed `prefix`), each calling the next; the
+/// last makes `last`.
+fn chain_of(name: &str, prefix: &str, n: usize, last: &str) -> String {
+    let groups = (0..n)
+        .map(|i| {
+            let item = if i + 1 < n {
+                format!(
+                    r#"{{"tool":"seq_call","args":{{"target":"{prefix}{}"}}}}"#,
+                    i + 1
+                )
+            } else {
+                last.to_owned()
+            };
+            group(json!({"name": format!("{prefix}{i}")}), &[&item])
+        })
+        .collect();
+    file(name, groups)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_checker_and_the_engine_count_groups_nested_across_sequences_alike() {
+    let bound = Limits::default().max_nested_groups as usize;
+    let call_b = r##"{"tool":"seq_call","args":{"target":"#b"}}"##;
+    let bottom = r#"{"tool":"work","args":{"id":"bottom"}}"#;
+    // 20 groups in `a`, the last calling `#b`, whose first group starts a chain: `b`'s groups
+    // are entered at 21, 22, ... so `b` may hold `bound - 20` of them, and no more.
+    for (in_b, fits) in [(bound - 20, true), (bound - 19, false)] {
+        let host = ScriptedHost::new();
+        let store = Store::new();
+        let texts = [
+            chain_of("a", "g", 20, call_b),
+            chain_of("b", "h", in_b, bottom),
+        ];
+        let sources: Vec<_> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| seq_check::Source::new(format!("f{i}.json"), t.clone()))
+            .collect();
+        let check = seq_check::check(&sources, &host.catalog());
+        let codes: Vec<&str> = check
+            .files
+            .iter()
+            .flat_map(|f| &f.diagnostics)
+            .map(|d| d.code.as_str())
+            .collect();
+        assert_eq!(codes.is_empty(), fits, "{in_b} groups in b: {codes:?}");
+        if !fits {
+            assert_eq!(codes, ["E0606"]);
+        }
+        let a = parsed(&texts[0]);
+        store.put(parsed(&texts[1]));
+        let report = engine(&host, &store)
+            .call(Some(&a), "g0", Map::new(), &alice())
+            .await;
+        match report {
+            Ok(_) => assert!(fits, "{in_b} groups in b ran"),
+            Err(error) => {
+                assert!(!fits, "{in_b} groups in b: {error:?}");
+                assert_eq!(error.reason, Reason::Depth);
+            }
+        }
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -125,6 +125,7 @@ codes! {
     CallChainTooDeep = "E0603", Error, "cross-sequence calls nested too deep";
     UnsafeCallInParallelGroup = "E0604", Error, "a parallel group calls something that is not parallel-safe";
     UnsafeCallNotAcknowledged = "E0605", Error, "a call reaches a tool that is not parallel-safe without `unsafe_serial`";
+    GroupNestingTooDeep = "E0606", Error, "groups nested too deep through calls";
     SlotMayBeUnset = "W0601", Warning, "a slot may be unset where it is read";
     CallResultFieldMayBeUnset = "W0602", Warning, "a field of a call's result may be unset";
 }

@@ -57,9 +57,10 @@ pub struct Limits {
     pub max_depth: u32,
     /// Per tool call (D-7): 60 s.
     pub tool_timeout: Duration,
-    /// Groups running one inside another through calls (group and `#name` calls alike): 32.
-    /// Each nesting is a frame of the future being polled; the bound keeps a long chain of
-    /// calls from overflowing a 2 MiB worker thread's stack, and fails it with reason `depth`.
+    /// Groups running one inside another through calls (group and `#name` calls alike): 32,
+    /// the checker's bound (E0606). Each nesting is a frame of the future being polled; the
+    /// bound keeps a long chain of calls from overflowing a 2 MiB worker thread's stack, and
+    /// fails it with reason `depth`.
     pub max_nested_groups: u32,
     /// Largest result one tool call may return, as compact JSON: 16 MiB. A larger one fails
     /// the item with reason `failed`.
@@ -71,7 +72,7 @@ impl Default for Limits {
         Limits {
             max_depth: seq_check::graph::MAX_DEPTH,
             tool_timeout: Duration::from_secs(60),
-            max_nested_groups: 32,
+            max_nested_groups: seq_check::graph::MAX_NESTED_GROUPS,
             max_output_bytes: 16 * 1024 * 1024,
         }
     }
