@@ -132,6 +132,70 @@ async fn cmd_run_timeout_uses_the_duration_grammar() {
     );
 }
 
+#[tokio::test]
+async fn cmd_run_kills_a_command_that_writes_without_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    // `yes` never stops by itself: without the bound this read would grow until the timeout.
+    for (command, stream) in [("yes", "stdout"), ("yes >&2", "stderr")] {
+        let error = call(
+            &host,
+            "cmd_run",
+            json!({"command": command, "timeout": "50s"}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error.reason, Reason::Failed, "{command}: {error:?}");
+        let detail = error.detail.unwrap_or_default();
+        assert!(
+            detail.contains(&format!("more than 16 MiB to {stream}")),
+            "{detail}"
+        );
+    }
+    // Just under the bound is returned whole.
+    let under = seq_exec::builtin::MAX_READ_BYTES - 1;
+    let value = call(
+        &host,
+        "cmd_run",
+        json!({"command": format!("head -c {under} /dev/zero | tr '\\0' a")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(value["stdout"].as_str().unwrap().len(), under);
+}
+
+#[tokio::test]
+async fn files_read_refuses_a_file_past_the_bound_without_reading_it_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let bound = seq_exec::builtin::MAX_READ_BYTES;
+    file_with_len(dir.path().join("big.txt"), bound + 1);
+    let error = call(&host, "files_read", json!({"path": "big.txt"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (error.reason, error.field.as_deref()),
+        (Reason::Failed, Some("path"))
+    );
+    assert!(
+        error
+            .detail
+            .unwrap_or_default()
+            .contains("larger than 16 MiB")
+    );
+    file_with_len(dir.path().join("fits.txt"), bound);
+    let value = call(&host, "files_read", json!({"path": "fits.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(value.as_str().unwrap().len(), bound);
+}
+
+/// A file of `len` zero bytes (sparse: made without writing them).
+fn file_with_len(path: std::path::PathBuf, len: usize) {
+    let file = std::fs::File::create(path).unwrap();
+    file.set_len(u64::try_from(len).unwrap()).unwrap();
+}
+
 /// Whether `pid` is a live process (a zombie, killed and not yet reaped, is not).
 fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

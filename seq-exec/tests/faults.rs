@@ -408,3 +408,36 @@ async fn a_cycle_of_group_calls_the_checker_never_saw_fails_with_cycle() {
         Reason::Cycle
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn errors_that_list_groups_or_inputs_stay_short_in_a_big_sequence() {
+    let host = ScriptedHost::new();
+    let store = Store::new();
+    let groups = (0..5_000)
+        .map(|i| {
+            group(
+                json!({"name": format!("group_number_{i}"), "in": {format!("input_number_{i}"): "string"}}),
+                &[r#"{"tool":"work","args":{"id":"x"}}"#],
+            )
+        })
+        .collect();
+    let text = file("big", groups);
+    let big = parsed(&text);
+    store.put(parsed(&text));
+    let unknown_group = engine(&host, &store)
+        .call(Some(&big), "nope", Map::new(), &alice())
+        .await
+        .unwrap_err();
+    let hint = unknown_group.hint.unwrap_or_default();
+    assert!(hint.contains("`group_number_0`"), "{hint}");
+    assert!(hint.ends_with("more"), "{hint}");
+    assert!(hint.len() < 2_000, "{} bytes", hint.len());
+
+    let undeclared = engine(&host, &store)
+        .call(Some(&big), "#big", args(json!({"nope": "x"})), &alice())
+        .await
+        .unwrap_err();
+    let hint = undeclared.hint.unwrap_or_default();
+    assert!(hint.contains("`input_number_0`"), "{hint}");
+    assert!(hint.len() < 2_000, "{} bytes", hint.len());
+}

@@ -1,12 +1,13 @@
 //! `cmd_run`: a shell command in its own process group, so that a timeout or a cancelled run
 //! stops the shell *and* everything it started, leaving no process behind.
 
-use super::args;
+use super::{MAX_READ_BYTES, args};
 use crate::error::{Reason, ToolError};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 /// Without a `timeout` argument (the engine also caps every call at 60 s, D-7).
@@ -40,23 +41,37 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
         .kill_on_drop(true);
     #[cfg(unix)]
     shell.process_group(0);
-    let child = shell.spawn().map_err(|error| {
+    let mut child = shell.spawn().map_err(|error| {
         ToolError::new(Reason::Failed, format!("cannot start `sh`: {error}"))
             .with_hint("check that `sh` is installed and the root directory exists")
     })?;
-    // Armed until the command has finished: dropping it (timeout, cancelled run) kills the group.
+    // Armed until the command has finished: dropping it (timeout, cancelled run, too much
+    // output) kills the group.
     let mut group = GroupGuard {
         pgid: child.id(),
         armed: true,
     };
-    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(Ok(output)) => output,
-        Ok(Err(error)) => {
-            return Err(ToolError::new(
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ToolError::new(
+            Reason::Failed,
+            "the command's output is not piped",
+        ));
+    };
+    let finished = async {
+        // Both streams at once (a command can fill either pipe first); the first to pass the
+        // bound ends the wait.
+        let (stdout, stderr) =
+            tokio::try_join!(read_capped(stdout, "stdout"), read_capped(stderr, "stderr"))?;
+        let status = child.wait().await.map_err(|error| {
+            ToolError::new(
                 Reason::Failed,
-                format!("reading the command's output failed: {error}"),
-            ));
-        }
+                format!("waiting for the command failed: {error}"),
+            )
+        })?;
+        Ok::<_, ToolError>((stdout, stderr, status))
+    };
+    let (stdout, stderr, status) = match tokio::time::timeout(timeout, finished).await {
+        Ok(result) => result?,
         Err(_) => {
             return Err(ToolError::new(
                 Reason::Timeout,
@@ -67,6 +82,11 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
         }
     };
     group.armed = false;
+    let output = std::process::Output {
+        status,
+        stdout,
+        stderr,
+    };
 
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -82,6 +102,35 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
             format!("killed by a signal: {}", tail(&stderr)),
         )),
     }
+}
+
+/// All of `stream`, or a failure once it passes [`MAX_READ_BYTES`] (the command is then killed).
+async fn read_capped(stream: impl AsyncRead + Unpin, name: &str) -> Result<Vec<u8>, ToolError> {
+    let mut bytes = Vec::new();
+    let bound = u64::try_from(MAX_READ_BYTES).unwrap_or(u64::MAX);
+    stream
+        .take(bound.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|error| {
+            ToolError::new(
+                Reason::Failed,
+                format!("reading the command's {name} failed: {error}"),
+            )
+        })?;
+    if bytes.len() > MAX_READ_BYTES {
+        return Err(ToolError::new(
+            Reason::Failed,
+            format!(
+                "the command wrote more than {} MiB to {name} and was killed",
+                MAX_READ_BYTES / (1024 * 1024)
+            ),
+        )
+        .with_hint(
+            "write less, for instance through `head -c`, or write to a file and read a part of it",
+        ));
+    }
+    Ok(bytes)
 }
 
 fn tail(text: &str) -> &str {

@@ -1,12 +1,12 @@
 //! `files_read`, `files_write`, `files_list`: confined to the host's root by [`resolve_under`].
 //! The work is blocking file I/O, done on tokio's blocking pool.
 
-use super::args;
 use super::root::resolve_under;
+use super::{MAX_READ_BYTES, args};
 use crate::error::{Reason, ToolError};
 use serde_json::{Value, json};
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 pub(super) async fn files_read(root: &Path, args: &Value) -> Result<Value, ToolError> {
@@ -14,7 +14,18 @@ pub(super) async fn files_read(root: &Path, args: &Value) -> Result<Value, ToolE
     let target = resolve(root, path)?;
     let shown = path.to_owned();
     blocking(move || {
-        let bytes = fs::read(&target).map_err(|error| io_error("reading", &shown, &error))?;
+        let bytes = read_capped(&target).map_err(|error| io_error("reading", &shown, &error))?;
+        if bytes.len() > MAX_READ_BYTES {
+            return Err(ToolError::new(
+                Reason::Failed,
+                format!(
+                    "`{shown}` is larger than {} MiB",
+                    MAX_READ_BYTES / (1024 * 1024)
+                ),
+            )
+            .with_field("path")
+            .with_hint("read a smaller file, or a part of it with `cmd_run` (`head -c`)"));
+        }
         String::from_utf8(bytes).map(Value::String).map_err(|_| {
             ToolError::new(Reason::Failed, format!("`{shown}` is not UTF-8 text"))
                 .with_field("path")
@@ -22,6 +33,17 @@ pub(super) async fn files_read(root: &Path, args: &Value) -> Result<Value, ToolE
         })
     })
     .await
+}
+
+/// At most one byte more than [`MAX_READ_BYTES`]: enough to tell that a file is too large
+/// without reading all of it (a FIFO or a device never ends).
+fn read_capped(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let bound = u64::try_from(MAX_READ_BYTES).unwrap_or(u64::MAX);
+    fs::File::open(path)?
+        .take(bound.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// `content` is written as is when it is a string; any other value is written as compact JSON,

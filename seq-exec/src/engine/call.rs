@@ -142,14 +142,15 @@ fn article(ty: &str) -> String {
     }
 }
 
+/// The inputs of `groups`, cut when long (an error is written per call).
 fn inputs_list<'g>(groups: impl Iterator<Item = &'g Group>) -> String {
-    let names: Vec<String> = groups
-        .flat_map(|g| g.inputs.iter().map(|i| format!("`{}`", i.name.value)))
+    let names: Vec<&str> = groups
+        .flat_map(|g| g.inputs.iter().map(|i| i.name.value.as_str()))
         .collect();
     if names.is_empty() {
         "no arguments".to_owned()
     } else {
-        names.join(", ")
+        seq_syntax::diagnostic::list_joined(&names, "and")
     }
 }
 
@@ -376,11 +377,12 @@ fn malformed(target: &str) -> ToolError {
         .with_hint("name a group of this sequence, or `#` and a sequence name (§8.2 rule 5)")
 }
 
+/// The groups of `sequence`, cut when long.
 fn group_names(sequence: &Sequence) -> String {
-    let names: Vec<String> = sequence
+    let names: Vec<&str> = sequence
         .groups
         .iter()
-        .map(|g| format!("`{}`", g.name.value))
+        .map(|g| g.name.value.as_str())
         .collect();
-    names.join(", ")
+    seq_syntax::diagnostic::list_joined(&names, "and")
 }
