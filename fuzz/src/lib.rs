@@ -70,13 +70,13 @@ pub fn file_with_when(when: &str) -> String {
 /// A host offering `echo` only: pure, instant, the built-in signature.
 #[derive(Debug)]
 pub struct EchoHost {
-    echo: Option<ToolDef>,
+    echo: Option<Arc<ToolDef>>,
 }
 
 impl EchoHost {
     pub fn new() -> EchoHost {
         EchoHost {
-            echo: catalog().get("echo").cloned(),
+            echo: catalog().get("echo").cloned().map(Arc::new),
         }
     }
 }
@@ -88,7 +88,7 @@ impl Default for EchoHost {
 }
 
 impl ToolHost for EchoHost {
-    fn lookup(&self, name: &str) -> Option<ToolDef> {
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
         self.echo.clone().filter(|_| name == "echo")
     }
 

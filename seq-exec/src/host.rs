@@ -8,6 +8,7 @@ use seq_check::catalog::ToolDef;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 /// A boxed future, so that hosts can be combined behind `dyn ToolHost`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -28,8 +29,9 @@ impl Caller {
 
 /// A provider of tools.
 pub trait ToolHost: Send + Sync {
-    /// The tool's current definition, or `None` when the host has no such tool now.
-    fn lookup(&self, name: &str) -> Option<ToolDef>;
+    /// The tool's current definition, or `None` when the host has no such tool now. Shared, not
+    /// copied: the engine asks for it on every call.
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>>;
 
     /// Runs the tool. A host that lost the tool between `lookup` and `call` answers
     /// `Reason::NotFound`; a tool that ran and failed answers `Reason::Failed`.

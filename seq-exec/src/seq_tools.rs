@@ -95,17 +95,24 @@ impl SeqOutcome {
 pub fn definitions() -> Vec<ToolDef> {
     SEQ_TOOLS
         .iter()
-        .filter_map(|name| definition(name).cloned())
+        .filter_map(|name| definition(name).map(|def| def.as_ref().clone()))
         .collect()
 }
 
 /// The definition of the seq tool `name`; `None` for any other name.
-pub fn definition(name: &str) -> Option<&'static ToolDef> {
-    static BUILTIN: OnceLock<Catalog> = OnceLock::new();
-    if !SEQ_TOOLS.contains(&name) {
-        return None;
-    }
-    BUILTIN.get_or_init(Catalog::builtin).get(name)
+pub fn definition(name: &str) -> Option<&'static Arc<ToolDef>> {
+    static DEFINITIONS: OnceLock<Vec<Arc<ToolDef>>> = OnceLock::new();
+    DEFINITIONS
+        .get_or_init(|| {
+            let catalog = Catalog::builtin();
+            SEQ_TOOLS
+                .iter()
+                .filter_map(|name| catalog.get(name))
+                .map(|def| Arc::new(def.clone()))
+                .collect()
+        })
+        .iter()
+        .find(|def| def.name == name)
 }
 
 /// `seq_create`, `seq_list`, `seq_delete`.

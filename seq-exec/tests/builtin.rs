@@ -25,7 +25,7 @@ async fn definitions_are_the_catalogs() {
     let host = host(dir.path());
     let catalog = Catalog::builtin();
     for name in TOOLS {
-        assert_eq!(host.lookup(name).as_ref(), catalog.get(name), "{name}");
+        assert_eq!(host.lookup(name).as_deref(), catalog.get(name), "{name}");
     }
     assert_eq!(host.definitions().count(), TOOLS.len());
     assert_eq!(

@@ -37,10 +37,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// `echo` only: pure and instant.
-struct EchoHost(Option<ToolDef>);
+struct EchoHost(Option<Arc<ToolDef>>);
 
 impl ToolHost for EchoHost {
-    fn lookup(&self, name: &str) -> Option<ToolDef> {
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
         self.0.clone().filter(|_| name == "echo")
     }
 
@@ -412,7 +412,7 @@ impl Harness {
         let data = tempfile::tempdir().unwrap();
         let root = tempfile::tempdir().unwrap();
         let catalog = Catalog::builtin();
-        let echo = Arc::new(EchoHost(catalog.get("echo").cloned()));
+        let echo = Arc::new(EchoHost(catalog.get("echo").cloned().map(Arc::new)));
         let config = SeqConfig::new(Storage::new(data.path()), root.path());
         let tools = SeqTools::assemble(echo, config, |engine| engine);
         let runtime = tokio::runtime::Builder::new_current_thread()

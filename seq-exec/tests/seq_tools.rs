@@ -641,7 +641,7 @@ async fn seq_host_offers_the_seq_tools_in_front_of_the_inner_host() {
 
     let running = f.tools.host_for(f.caller.clone(), f.builtin.clone());
     assert_eq!(
-        running.lookup("seq_run").as_ref(),
+        running.lookup("seq_run").as_deref(),
         Catalog::builtin().get("seq_run")
     );
     running

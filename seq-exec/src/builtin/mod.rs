@@ -54,7 +54,7 @@ pub struct BuiltinHost {
     root: PathBuf,
     policy: Arc<Policy>,
     output: Arc<dyn OutputSink>,
-    definitions: BTreeMap<String, ToolDef>,
+    definitions: BTreeMap<String, Arc<ToolDef>>,
 }
 
 impl std::fmt::Debug for BuiltinHost {
@@ -74,7 +74,7 @@ impl BuiltinHost {
         let definitions = TOOLS
             .iter()
             .filter_map(|name| catalog.get(name))
-            .map(|def| (def.name.clone(), def.clone()))
+            .map(|def| (def.name.clone(), Arc::new(def.clone())))
             .collect();
         BuiltinHost {
             root: root.into(),
@@ -100,7 +100,7 @@ impl BuiltinHost {
 
     /// The host's tool definitions, by name.
     pub fn definitions(&self) -> impl Iterator<Item = &ToolDef> {
-        self.definitions.values()
+        self.definitions.values().map(Arc::as_ref)
     }
 
     async fn dispatch(&self, name: &str, args: Value) -> Result<Value, ToolError> {
@@ -135,7 +135,7 @@ impl BuiltinHost {
 }
 
 impl ToolHost for BuiltinHost {
-    fn lookup(&self, name: &str) -> Option<ToolDef> {
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
         self.definitions.get(name).cloned()
     }
 

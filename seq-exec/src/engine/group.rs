@@ -207,8 +207,16 @@ async fn parallel_items(
     }
     let mut runs: Vec<Option<ItemRun>> = (0..n).map(|_| None).collect();
     let mut stop = None;
+    // One timer for the whole group, not one per finished item.
+    let expired = tokio::time::sleep_until(deadline);
+    tokio::pin!(expired);
     loop {
-        match tokio::time::timeout_at(deadline, pending.next()).await {
+        let next = tokio::select! {
+            biased;
+            next = pending.next() => Ok(next),
+            () = &mut expired => Err(()),
+        };
+        match next {
             Ok(Some((i, run))) => {
                 if let Some(observer) = observer {
                     observer.item_finished(group_name, i, &run.report);

@@ -60,7 +60,7 @@ impl SeqHost {
 }
 
 impl ToolHost for SeqHost {
-    fn lookup(&self, name: &str) -> Option<ToolDef> {
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
         if SEQ_TOOLS.contains(&name) {
             return if self.offers(name) {
                 definition(name).cloned()

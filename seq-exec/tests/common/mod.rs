@@ -157,8 +157,12 @@ fn label(tool: &str, args: &Value) -> String {
 }
 
 impl ToolHost for ScriptedHost {
-    fn lookup(&self, name: &str) -> Option<ToolDef> {
-        self.tools.lock().unwrap().get(name).map(|(d, _)| d.clone())
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
+        self.tools
+            .lock()
+            .unwrap()
+            .get(name)
+            .map(|(d, _)| Arc::new(d.clone()))
     }
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
