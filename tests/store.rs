@@ -102,8 +102,8 @@ fn a_cycle_across_files_is_reported_in_each_file() {
             found,
             [
                 // The call's whole `target` value, escaped quotes included.
-                finding(deploy, "E0602", r##"\"#rollback\""##),
-                finding(rollback, "E0602", r##"\"#deploy\""##),
+                finding(deploy, "E0602", "#rollback"),
+                finding(rollback, "E0602", "#deploy"),
             ],
             "order {order:?}"
         );

@@ -500,9 +500,10 @@ proptest! {
 #[test]
 fn the_generator_reaches_rejection_success_and_failure() {
     use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, TestRunner};
+    use proptest::test_runner::TestRunner;
     let harness = Harness::new();
-    let mut runner = TestRunner::new(Config::default());
+    // A fixed seed: the counts below are facts about the generator, not about a lucky draw.
+    let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeMap::new();
     for _ in 0..300 {
         let case = case().new_tree(&mut runner).unwrap().current();

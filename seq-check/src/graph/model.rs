@@ -14,7 +14,7 @@ pub(crate) enum Target<'a> {
     Sequence(&'a str),
 }
 
-/// The literal target of a call item and the span of its string. `None` for other items and for
+/// The literal target of a call item and the span of its text. `None` for other items and for
 /// targets that are absent, dynamic or malformed: those are other rules' findings (8.2 rule 5).
 pub(crate) fn call_target(item: &Item) -> Option<(Target<'_>, Span)> {
     if !Catalog::is_call(&item.tool.value) {
@@ -31,7 +31,10 @@ pub(crate) fn call_target(item: &Item) -> Option<(Target<'_>, Span)> {
     };
     match target {
         Target::Group(name) | Target::Sequence(name) if name.is_empty() => None,
-        Target::Group(_) | Target::Sequence(_) => Some((target, value.span)),
+        // The name without its quotes, as the other rules about targets point at it.
+        Target::Group(_) | Target::Sequence(_) => {
+            Some((target, crate::rules::fix::string_body(value, text)))
+        }
     }
 }
 

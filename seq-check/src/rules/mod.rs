@@ -3,7 +3,7 @@
 
 mod args;
 mod conditions;
-mod fix;
+pub(crate) mod fix;
 mod groups;
 mod parallel;
 mod refs;
