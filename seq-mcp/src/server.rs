@@ -13,6 +13,7 @@
 //!   finding's `severity`, `code`, `message`, `line`/`column` or `excerpt` or `sequence`, `hint`)
 //!   and `report` (from `seq_run`) only when there are any.
 
+use crate::host::{Combined, McpHost};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -21,12 +22,17 @@ use rmcp::model::{
 use rmcp::service::{MaybeSendFuture, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
-use seq_check::{ParallelSafety, ToolDef};
+use seq_check::{Catalog, ParallelSafety, ToolDef};
+use seq_exec::builtin::{BuiltinHost, OutputSink};
 use seq_exec::policy::Policy;
-use seq_exec::seq_tools::{self, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqOutcome, SeqTools};
-use seq_exec::{Caller, ToolError};
+use seq_exec::seq_tools::{
+    self, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqOutcome, SeqTools,
+};
+use seq_exec::storage::Storage;
+use seq_exec::{Caller, ToolError, ToolHost};
 use serde_json::{Map, Value, json};
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Lists the tools a sequence may use here (the server's downstream tools).
@@ -77,6 +83,43 @@ impl SeqServer {
             policy,
             downstream,
         }
+    }
+
+    /// The usual wiring (what `seqc mcp` serves): the seq tools over the store in `storage`, their
+    /// sequences running on the embedded host (confined to `root`, printing to `output`) beside
+    /// the MCP servers of `mcp`, everything under `policy` for `caller`. `seq_create` checks
+    /// against the built-in catalog plus the servers' tools as listed now.
+    pub fn assemble(
+        storage: Storage,
+        root: PathBuf,
+        caller: Caller,
+        policy: Arc<Policy>,
+        mcp: Arc<McpHost>,
+        output: Arc<dyn OutputSink>,
+    ) -> SeqServer {
+        let builtin = BuiltinHost::new(&root)
+            .with_policy(Arc::clone(&policy))
+            .with_output(output);
+        let builtin_tools: Vec<ToolDef> = builtin.definitions().cloned().collect();
+        let mut catalog = Catalog::builtin();
+        catalog.merge(mcp.definitions());
+        let inner: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
+            Arc::new(builtin),
+            Arc::clone(&mcp) as Arc<dyn ToolHost>,
+        ]));
+        let config = SeqConfig {
+            storage,
+            root,
+            catalog,
+            policy: Arc::clone(&policy),
+        };
+        let tools = SeqTools::assemble(inner, config, |engine| engine);
+        let downstream: Downstream = Arc::new(move || {
+            let mut tools = builtin_tools.clone();
+            tools.extend(mcp.definitions());
+            tools
+        });
+        SeqServer::new(tools, caller, policy, downstream)
     }
 
     /// Serves on stdin and stdout until the client closes them.
@@ -139,6 +182,20 @@ impl SeqServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let outcome = self.tools.call_full(&name, args, &self.caller).await;
         Ok(to_result(outcome))
+    }
+}
+
+/// Where `output_send__stdout` goes under `seqc mcp`: stdout carries the protocol, so the lines
+/// go to stderr, where MCP clients keep a server's log.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stderr;
+
+impl OutputSink for Stderr {
+    fn send(&self, text: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "{text}")?;
+        err.flush()
     }
 }
 
