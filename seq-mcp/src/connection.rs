@@ -234,6 +234,8 @@ impl Connection {
     /// Ends the session: a child gets its stdin closed, then SIGTERM, then SIGKILL (rmcp's
     /// graceful shutdown, a few seconds at most).
     pub async fn shutdown(&self) {
+        // Stopped on purpose: nothing to report.
+        self.stop_reported.store(true, Ordering::Release);
         let service = self.service.lock().await.take();
         if let Some(service) = service {
             // The loop's end is all that is waited for; how it ended does not matter here.

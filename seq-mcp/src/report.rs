@@ -132,9 +132,13 @@ impl fmt::Display for Notice {
     }
 }
 
+/// Lines of the stderr tail a message quotes.
+const QUOTED_LINES: usize = 3;
+
 fn write_tail(f: &mut fmt::Formatter<'_>, stderr: &[String]) -> fmt::Result {
-    if let Some(last) = stderr.last() {
-        write!(f, " (its stderr ends: {last})")?;
+    if stderr.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    let last = &stderr[stderr.len().saturating_sub(QUOTED_LINES)..];
+    write!(f, " (its stderr ends: {})", last.join(" | "))
 }

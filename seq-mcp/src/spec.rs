@@ -148,11 +148,16 @@ impl ServerSpec {
                 cwd: None,
             }
         };
-        Ok(ServerSpec {
-            name: prefix.clone().unwrap_or_else(|| target.to_owned()),
+        let mut spec = ServerSpec {
+            name: prefix.clone().unwrap_or_default(),
             prefix,
             transport,
-        })
+        };
+        if spec.prefix.is_none() {
+            // The command line as seqc will run it (quoted where needed), in every message.
+            spec.name = spec.target();
+        }
+        Ok(spec)
     }
 
     /// The name a tool of this server is offered under.
