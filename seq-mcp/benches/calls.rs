@@ -20,7 +20,9 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::future::join_all;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
@@ -109,7 +111,7 @@ impl Times {
 
 struct Setup {
     rt: Runtime,
-    direct: RunningService<RoleClient, ()>,
+    direct: RunningService<RoleClient, ClientConfig>,
     host: Arc<McpHost>,
     engine: Engine,
 }
@@ -127,7 +129,13 @@ fn setup() -> Setup {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let direct = ().serve(child).await.unwrap();
+        // The handshake seqc's client makes (the newest version with `initialize`).
+        let config = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("bench", "1"),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let direct = config.serve(child).await.unwrap();
         let spec = ServerSpec::parse(&format!("ev=node '{entry}' stdio")).unwrap();
         let host = McpHost::connect(vec![spec], Options::new(Arc::new(Policy::allow_all())))
             .await

@@ -41,8 +41,9 @@ pub(crate) struct Remote {
     pub name: String,
 }
 
-/// The tools of one server, by the names seqc offers them under.
-pub(crate) type Tools = BTreeMap<String, Remote>;
+/// The tools of one server, by the names seqc offers them under (shared: a call takes one
+/// without copying its definition).
+pub(crate) type Tools = BTreeMap<String, Arc<Remote>>;
 
 pub(crate) struct Connection {
     pub spec: ServerSpec,
@@ -171,10 +172,10 @@ impl Connection {
                 Ok(def) => {
                     tools.insert(
                         def.name.clone(),
-                        Remote {
+                        Arc::new(Remote {
                             def,
                             name: tool.name.to_string(),
-                        },
+                        }),
                     );
                 }
                 Err(error) => notices.push(Notice::ToolLeftOut {

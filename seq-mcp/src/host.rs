@@ -299,7 +299,7 @@ impl Shared {
     }
 
     /// The live connection offering `name`, and the tool there.
-    fn find(&self, name: &str) -> Option<(&Connection, Remote)> {
+    fn find(&self, name: &str) -> Option<(&Connection, Arc<Remote>)> {
         self.report_stops();
         self.connections
             .iter()
@@ -361,7 +361,7 @@ impl Shared {
 
 impl ToolHost for McpHost {
     fn lookup(&self, name: &str) -> Option<ToolDef> {
-        self.shared.find(name).map(|(_, remote)| remote.def)
+        self.shared.find(name).map(|(_, remote)| remote.def.clone())
     }
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
