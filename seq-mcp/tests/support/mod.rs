@@ -66,6 +66,8 @@ pub fn everything(name: Option<&str>) -> ServerSpec {
 
 /// `tests/mcp/changing-server.mjs`: `grow` adds `extra`; `fail` answers `isError`.
 pub fn changing(name: Option<&str>) -> ServerSpec {
+    // The script imports the SDK installed beside it.
+    installed("node_modules/@modelcontextprotocol/sdk/package.json");
     node(name, vec![installed("changing-server.mjs")])
 }
 
