@@ -35,6 +35,14 @@ pub fn run(args: &CheckArgs) -> Status {
             return Status::Trouble;
         }
     };
+    let catalog = match crate::mcp::live_definitions(&args.mcp) {
+        Ok(definitions) => {
+            let mut catalog = catalog;
+            catalog.merge(definitions);
+            catalog
+        }
+        Err(status) => return status,
+    };
     let files = diagnose(inputs, &catalog);
     let totals = render::Totals::of(&files);
     let status = if totals.errors > 0 {

@@ -48,6 +48,13 @@ pub enum Command {
     List(crate::store_cmd::ListArgs),
     /// Delete a sequence from the data directory.
     Delete(crate::store_cmd::DeleteArgs),
+    /// Serve the six seq_* tools to an MCP client on stdin and stdout.
+    ///
+    /// Sequences created over MCP are stored in the data directory and run on the embedded
+    /// host plus the `--mcp` servers' tools; `seq_create`'s description lists those tools.
+    /// `--allow`/`--deny` limit what the client may use, at every depth. The sequences'
+    /// `output_send__stdout` lines go to stderr (stdout carries the protocol).
+    Mcp(crate::mcp::ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -68,6 +75,9 @@ pub struct CheckArgs {
     /// are never replaced.
     #[arg(long = "catalog", value_name = "FILE")]
     pub catalogs: Vec<PathBuf>,
+    /// MCP servers whose live `tools/list` joins the catalog (started, listed, stopped).
+    #[command(flatten)]
+    pub mcp: crate::mcp::McpArgs,
 }
 
 #[derive(Debug, Args)]
@@ -158,6 +168,7 @@ pub fn run() -> ExitCode {
         Command::Create(args) => crate::store_cmd::create(&args),
         Command::List(args) => crate::store_cmd::list(&args),
         Command::Delete(args) => crate::store_cmd::delete(&args),
+        Command::Mcp(args) => crate::mcp::serve(&args),
     };
     status.into()
 }

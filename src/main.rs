@@ -8,6 +8,7 @@ mod explain;
 mod files;
 mod graph;
 mod lsp;
+mod mcp;
 mod render;
 mod run;
 mod store_cmd;

@@ -10,6 +10,7 @@ mod summary;
 
 use crate::cli::{Status, emit, trouble};
 use crate::files::reason;
+use crate::mcp::{McpArgs, Notices};
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_check::Catalog;
@@ -18,6 +19,7 @@ use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{SeqConfig, SeqHost, StoreTools};
 use seq_exec::storage::Storage;
 use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
+use seq_mcp::{Combined, McpHost};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value};
@@ -43,10 +45,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// A catalog of other tool definitions to check against, as for `seqc check` (repeatable).
-    /// Only the check sees them: the embedded host runs its own tools, and a call to any other
-    /// is `not_found` (which the group's `missing` can skip or degrade).
+    /// Only the check sees them: the run has the embedded host's tools and the `--mcp`
+    /// servers', and a call to any other is `not_found` (which the group's `missing` can skip
+    /// or degrade).
     #[arg(long = "catalog", value_name = "FILE")]
     pub catalogs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub mcp: McpArgs,
     /// `human`: a live view and a summary on stderr. `json`: the run report as one JSON line,
     /// last on stdout.
     #[arg(long, value_enum, default_value_t = RunFormat::Human)]
@@ -81,7 +86,7 @@ pub fn run(args: &RunArgs) -> Status {
         Ok(root) => root,
         Err(message) => return trouble(message),
     };
-    let catalog = match crate::catalog::load(&args.catalogs) {
+    let mut catalog = match crate::catalog::load(&args.catalogs) {
         Ok(catalog) => catalog,
         Err(errors) => {
             for error in errors {
@@ -90,6 +95,40 @@ pub fn run(args: &RunArgs) -> Status {
             return Status::Trouble;
         }
     };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return trouble(format_args!("cannot start the runtime: {error}")),
+    };
+    let policy = Arc::new(policy(&args.allow, &args.deny));
+    // The servers' live tools join the catalog, so the check sees them as the run will.
+    let mcp = match runtime.block_on(crate::mcp::connect(
+        &args.mcp,
+        Arc::clone(&policy),
+        Notices::Kept,
+    )) {
+        Ok(mcp) => mcp,
+        Err(status) => return status,
+    };
+    catalog.merge(mcp.definitions());
+    let status = run_with(args, run_args, root, catalog, policy, &mcp, &runtime);
+    runtime.block_on(mcp.shutdown());
+    // What happened to the servers (one stopped mid-run, say), after the run's own output.
+    crate::mcp::report(&mcp);
+    status
+}
+
+fn run_with(
+    args: &RunArgs,
+    run_args: Map<String, Value>,
+    root: PathBuf,
+    catalog: Catalog,
+    policy: Arc<Policy>,
+    mcp: &Arc<McpHost>,
+    runtime: &tokio::runtime::Runtime,
+) -> Status {
     let storage = args.data.storage();
     let stored = match stored::load(&storage) {
         Ok(stored) => stored,
@@ -100,7 +139,6 @@ pub fn run(args: &RunArgs) -> Status {
         Err(status) => return status,
     };
 
-    let policy = Arc::new(policy(&args.allow, &args.deny));
     let (observer, output): (Option<Arc<dyn Observer>>, Arc<dyn OutputSink>) = match args.format {
         RunFormat::Human => {
             let (observer, output) = live::start(Arc::clone(&sequence));
@@ -111,6 +149,10 @@ pub fn run(args: &RunArgs) -> Status {
     let builtin = BuiltinHost::new(&root)
         .with_policy(Arc::clone(&policy))
         .with_output(output);
+    let tools: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
+        Arc::new(builtin),
+        Arc::clone(mcp) as Arc<dyn ToolHost>,
+    ]));
     let config = SeqConfig {
         storage: storage.clone(),
         root,
@@ -118,10 +160,7 @@ pub fn run(args: &RunArgs) -> Status {
         policy,
     };
     // Sequences may create, list and delete sequences; `seq_call` & co. the engine runs itself.
-    let host: Arc<dyn ToolHost> = Arc::new(SeqHost::new(
-        Arc::new(StoreTools::new(config)),
-        Arc::new(builtin),
-    ));
+    let host: Arc<dyn ToolHost> = Arc::new(SeqHost::new(Arc::new(StoreTools::new(config)), tools));
     let sequences = Arc::new(WithFile {
         sequence: Arc::clone(&sequence),
         storage,
@@ -130,13 +169,6 @@ pub fn run(args: &RunArgs) -> Status {
     if let Some(observer) = observer {
         engine = engine.with_observer(observer);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return trouble(format_args!("cannot start the runtime: {error}")),
-    };
     let caller = Caller::new(args.caller.clone());
     let started = Instant::now();
     let report = runtime.block_on(engine.run(&sequence, run_args, &caller));
@@ -186,7 +218,7 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-fn root(given: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn root(given: Option<&Path>) -> Result<PathBuf, String> {
     let root = match given {
         Some(root) => root.to_path_buf(),
         None => std::env::current_dir()
@@ -203,7 +235,7 @@ fn root(given: Option<&Path>) -> Result<PathBuf, String> {
     }
 }
 
-fn policy(allow: &[String], deny: &[String]) -> Policy {
+pub(crate) fn policy(allow: &[String], deny: &[String]) -> Policy {
     let policy = allow
         .iter()
         .fold(Policy::allow_all(), |policy, pattern| policy.allow(pattern));

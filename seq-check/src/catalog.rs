@@ -91,6 +91,14 @@ impl Catalog {
         load::load_json(text)
     }
 
+    /// Reads one tool definition already parsed as JSON, in either shape of [`load_json`] (a live
+    /// MCP `tools/list` entry, say).
+    ///
+    /// [`load_json`]: Catalog::load_json
+    pub fn load_tool(entry: &serde_json::Value) -> Result<ToolDef, CatalogError> {
+        load::tool(entry)
+    }
+
     /// Adds `tools`; a definition replaces an earlier one of the same name, except that the
     /// `seq_*` tools of the built-in catalog are never replaced (a host's own `tools/list`
     /// includes them, and the checker's rules depend on their meaning). Returns the names that

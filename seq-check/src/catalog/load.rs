@@ -81,7 +81,7 @@ fn position(text: &str, line: usize, column: usize) -> Span {
     Span::from_range(at..(at + 1).min(text.len()))
 }
 
-fn tool(entry: &Json) -> Result<ToolDef, CatalogError> {
+pub(crate) fn tool(entry: &Json) -> Result<ToolDef, CatalogError> {
     let Json::Object(object) = entry else {
         return Err(error("a tool definition must be an object"));
     };

@@ -1,0 +1,346 @@
+//! One MCP server: started (a child process) or reached (a URL), initialized, its tools listed,
+//! called, and watched for `tools/list_changed` and for going away.
+//!
+//! A child's stderr is drained into a short tail (servers log there; a full pipe would block
+//! them), shown only when the server fails to start or stops.
+
+use crate::convert;
+use crate::report::{ConnectError, Notice};
+use crate::spec::{ServerSpec, Transport};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
+use rmcp::service::{MaybeSendFuture, NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use seq_check::ToolDef;
+use seq_exec::ToolError;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Lines of a server's stderr kept for reports.
+const TAIL_LINES: usize = 20;
+/// Longest stderr line kept, in characters.
+const TAIL_LINE_CHARS: usize = 400;
+
+/// A tool as the server knows it.
+#[derive(Clone, Debug)]
+pub(crate) struct Remote {
+    /// Its definition under the name seqc offers it by.
+    pub def: Arc<ToolDef>,
+    /// Its name on the server.
+    pub name: String,
+}
+
+/// The tools of one server, by the names seqc offers them under (shared: a call takes one
+/// without copying its definition).
+pub(crate) type Tools = BTreeMap<String, Arc<Remote>>;
+
+pub(crate) struct Connection {
+    pub spec: ServerSpec,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    tools: RwLock<Arc<Tools>>,
+    stderr: Tail,
+    pid: Option<u32>,
+    /// Set once its stop has been reported.
+    stop_reported: AtomicBool,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("spec", &self.spec)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Receives the server's notifications: a changed tool list asks the host for a refresh.
+pub(crate) struct Handler {
+    index: usize,
+    refresh: UnboundedSender<usize>,
+}
+
+impl ClientHandler for Handler {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        // A closed channel means the host is shutting down: nothing left to refresh.
+        let _ = self.refresh.send(self.index);
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("seqc", env!("CARGO_PKG_VERSION")),
+        )
+        // The `initialize` handshake, which every server speaks.
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+}
+
+impl Connection {
+    /// Starts or reaches the server, initializes it within `timeout`, and lists its tools.
+    /// Tools whose definition cannot be read come back as notices.
+    pub async fn connect(
+        index: usize,
+        spec: ServerSpec,
+        refresh: UnboundedSender<usize>,
+        timeout: Duration,
+    ) -> Result<(Connection, Vec<Notice>), ConnectError> {
+        let handler = Handler { index, refresh };
+        let stderr = Tail::default();
+        let (service, pid) = match &spec.transport {
+            Transport::Command {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args).envs(env);
+                if let Some(cwd) = cwd {
+                    command.current_dir(cwd);
+                }
+                let (child, pipe) = TokioChildProcess::builder(command)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|error| ConnectError::Spawn {
+                        server: spec.name.clone(),
+                        reason: error.to_string(),
+                    })?;
+                if let Some(pipe) = pipe {
+                    stderr.follow(pipe);
+                }
+                let pid = child.id();
+                (start(&spec, handler, child, timeout, &stderr).await?, pid)
+            }
+            Transport::Url { url, headers } => {
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(header_map(&spec, headers)?);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                (
+                    start(&spec, handler, transport, timeout, &stderr).await?,
+                    None,
+                )
+            }
+        };
+        let peer = service.peer().clone();
+        let connection = Connection {
+            spec,
+            peer,
+            service: tokio::sync::Mutex::new(Some(service)),
+            tools: RwLock::new(Arc::new(Tools::new())),
+            stderr,
+            pid,
+            stop_reported: AtomicBool::new(false),
+        };
+        let (tools, notices) = connection
+            .list()
+            .await
+            .map_err(|reason| ConnectError::List {
+                server: connection.spec.name.clone(),
+                reason,
+            })?;
+        connection.install(tools);
+        Ok((connection, notices))
+    }
+
+    /// The server's tools now, read afresh (`tools/list`, every page).
+    pub async fn list(&self) -> Result<(Tools, Vec<Notice>), String> {
+        let listed = self
+            .peer
+            .list_all_tools()
+            .await
+            .map_err(|error| error.to_string())?;
+        let mut tools = Tools::new();
+        let mut notices = Vec::new();
+        for tool in &listed {
+            match convert::tool_def(&self.spec, tool) {
+                Ok(def) => {
+                    tools.insert(
+                        def.name.clone(),
+                        Arc::new(Remote {
+                            def: Arc::new(def),
+                            name: tool.name.to_string(),
+                        }),
+                    );
+                }
+                Err(error) => notices.push(Notice::ToolLeftOut {
+                    server: self.spec.name.clone(),
+                    tool: tool.name.to_string(),
+                    reason: error.message,
+                }),
+            }
+        }
+        Ok((tools, notices))
+    }
+
+    /// Replaces the tools offered.
+    pub fn install(&self, tools: Tools) {
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
+    }
+
+    /// The tools offered now.
+    pub fn tools(&self) -> Arc<Tools> {
+        Arc::clone(&self.tools.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Whether the connection still stands. A server that exited closes its output, which ends
+    /// the client's loop.
+    pub fn alive(&self) -> bool {
+        !self.peer.is_transport_closed()
+    }
+
+    /// The notice that the server stopped, the first time it is asked for after it did.
+    pub fn stop_notice(&self) -> Option<Notice> {
+        if self.alive() || self.stop_reported.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        Some(Notice::Stopped {
+            server: self.spec.name.clone(),
+            stderr: self.stderr.lines(),
+        })
+    }
+
+    /// The process id of a server started as a child process.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Calls the server's tool `remote` (its own name; `exposed` is seqc's, for messages).
+    pub async fn call(&self, exposed: &str, remote: &str, args: Value) -> Result<Value, ToolError> {
+        let mut params = CallToolRequestParams::new(remote.to_owned());
+        if let Value::Object(arguments) = args {
+            params = params.with_arguments(arguments);
+        }
+        match self.peer.call_tool(params).await {
+            Ok(result) => convert::call_result(&self.spec, exposed, result),
+            Err(error) => Err(convert::service_error(&self.spec, exposed, &error)),
+        }
+    }
+
+    /// Ends the session: a child gets its stdin closed, then SIGTERM, then SIGKILL (rmcp's
+    /// graceful shutdown, a few seconds at most).
+    pub async fn shutdown(&self) {
+        // Stopped on purpose: nothing to report.
+        self.stop_reported.store(true, Ordering::Release);
+        let service = self.service.lock().await.take();
+        if let Some(service) = service {
+            // The loop's end is all that is waited for; how it ended does not matter here.
+            let _ = service.cancel().await;
+        }
+    }
+}
+
+/// Runs the `initialize` exchange within `timeout`.
+async fn start<T, E, A>(
+    spec: &ServerSpec,
+    handler: Handler,
+    transport: T,
+    timeout: Duration,
+    stderr: &Tail,
+) -> Result<RunningService<RoleClient, Handler>, ConnectError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout(timeout, handler.serve(transport)).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(error)) => {
+            // A process that exited has its last words on the way; one that lives on does not.
+            stderr.settle(Duration::from_millis(500)).await;
+            Err(ConnectError::Initialize {
+                server: spec.name.clone(),
+                reason: error.to_string(),
+                stderr: stderr.lines(),
+            })
+        }
+        Err(_) => Err(ConnectError::Timeout {
+            server: spec.name.clone(),
+            after: timeout,
+            stderr: stderr.lines(),
+        }),
+    }
+}
+
+fn header_map(
+    spec: &ServerSpec,
+    headers: &BTreeMap<String, String>,
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, ConnectError> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let bad = |what: &str| ConnectError::Initialize {
+                server: spec.name.clone(),
+                reason: format!("header `{name}` has an invalid {what}"),
+                stderr: Vec::new(),
+            };
+            Ok((
+                http::HeaderName::try_from(name.as_str()).map_err(|_| bad("name"))?,
+                http::HeaderValue::try_from(value.as_str()).map_err(|_| bad("value"))?,
+            ))
+        })
+        .collect()
+}
+
+/// The last lines a child wrote to stderr.
+#[derive(Debug, Default)]
+struct Tail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Tail {
+    fn follow(&self, pipe: tokio::process::ChildStderr) {
+        let lines = Arc::clone(&self.lines);
+        let reader = tokio::spawn(async move {
+            let mut reader = BufReader::new(pipe).lines();
+            // Ends at EOF (the process is gone) or when stderr is not text.
+            while let Ok(Some(line)) = reader.next_line().await {
+                let line: String = line.chars().take(TAIL_LINE_CHARS).collect();
+                let mut kept = lines.lock().unwrap_or_else(PoisonError::into_inner);
+                if kept.len() == TAIL_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+        *self.reader.lock().unwrap_or_else(PoisonError::into_inner) = Some(reader);
+    }
+
+    /// Waits, at most `bound`, for the stderr to end.
+    async fn settle(&self, bound: Duration) {
+        let reader = self
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(reader) = reader {
+            // Either it ended or the bound passed: the tail is what it is.
+            let _ = tokio::time::timeout(bound, reader).await;
+        }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|line| !line.trim().is_empty())
+            .cloned()
+            .collect()
+    }
+}

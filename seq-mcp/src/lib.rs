@@ -1,0 +1,20 @@
+//! MCP on both sides of seqc (issue 6), with `rmcp`, the official Rust SDK.
+//!
+//! - Client: [`McpHost`] offers the tools of MCP servers — child processes speaking stdio, or
+//!   URLs speaking streamable HTTP ([`spec`]) — as a [`seq_exec::ToolHost`]; [`Combined`] puts it
+//!   beside the embedded host. Their live `tools/list` is also a catalog for the checker
+//!   ([`McpHost::definitions`]).
+//! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
+//! - [`convert`]: how definitions, results and failures map between MCP and seqc.
+
+mod connection;
+pub mod convert;
+pub mod host;
+pub mod report;
+pub mod server;
+pub mod spec;
+
+pub use host::{Combined, McpHost, Options, ServerStatus};
+pub use report::{ConnectError, Notice};
+pub use server::SeqServer;
+pub use spec::{ServerSpec, SpecError, Transport};

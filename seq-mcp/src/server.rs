@@ -1,0 +1,315 @@
+//! `seqc mcp`: the six `seq_*` tools served to any MCP client (over stdio).
+//!
+//! - `tools/list` gives the tools the caller's policy allows, with their catalog schemas and
+//!   honest annotations ([`annotations`]). `seq_create`'s description ends with the tools a
+//!   sequence may use here (the embedded host's and the downstream servers', as the policy
+//!   allows), so that an agent can write a sequence without guessing.
+//! - `tools/call` runs [`SeqTools::call_full`] for the one calling identity the server was
+//!   started for; the engine applies the policy again at every dispatch, at every depth.
+//! - A success is `structuredContent`: the tool's value when it is an object, else
+//!   `{"result": value}`; its JSON is also the text content. A failure is `isError: true` with the
+//!   [`ToolError`] rendered as text and `structuredContent` `{"error": {field, reason, detail,
+//!   hint}, "diagnostics": [...], "report": {...}}` — `diagnostics` (from `seq_create`: each
+//!   finding's `severity`, `code`, `message`, `line`/`column` or `excerpt` or `sequence`, `hint`)
+//!   and `report` (from `seq_run`) only when there are any.
+
+use crate::host::{Combined, McpHost};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{MaybeSendFuture, RequestContext};
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_check::{Catalog, ParallelSafety, ToolDef};
+use seq_exec::builtin::{BuiltinHost, OutputSink};
+use seq_exec::policy::Policy;
+use seq_exec::seq_tools::{
+    self, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqOutcome, SeqTools,
+};
+use seq_exec::storage::Storage;
+use seq_exec::{Caller, ToolError, ToolHost};
+use serde_json::{Map, Value, json};
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Lists the tools a sequence may use here (the server's downstream tools).
+pub type Downstream = Arc<dyn Fn() -> Vec<ToolDef> + Send + Sync>;
+
+/// The MCP server of the seq tools.
+#[derive(Clone)]
+pub struct SeqServer {
+    tools: SeqTools,
+    caller: Caller,
+    policy: Arc<Policy>,
+    downstream: Downstream,
+}
+
+impl std::fmt::Debug for SeqServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeqServer")
+            .field("caller", &self.caller)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why serving stopped early.
+#[derive(Debug)]
+pub struct ServeError(String);
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+impl SeqServer {
+    /// Serves `tools` for `caller`; `policy` decides which seq tools are listed (the tools
+    /// check it again when called) and which downstream tools are shown.
+    pub fn new(
+        tools: SeqTools,
+        caller: Caller,
+        policy: Arc<Policy>,
+        downstream: Downstream,
+    ) -> SeqServer {
+        SeqServer {
+            tools,
+            caller,
+            policy,
+            downstream,
+        }
+    }
+
+    /// The usual wiring (what `seqc mcp` serves): the seq tools over the store in `storage`, their
+    /// sequences running on the embedded host (confined to `root`, printing to `output`) beside
+    /// the MCP servers of `mcp`, everything under `policy` for `caller`. `seq_create` checks
+    /// against the built-in catalog plus the servers' tools as listed now.
+    pub fn assemble(
+        storage: Storage,
+        root: PathBuf,
+        caller: Caller,
+        policy: Arc<Policy>,
+        mcp: Arc<McpHost>,
+        output: Arc<dyn OutputSink>,
+    ) -> SeqServer {
+        let builtin = BuiltinHost::new(&root)
+            .with_policy(Arc::clone(&policy))
+            .with_output(output);
+        let builtin_tools: Vec<ToolDef> = builtin.definitions().cloned().collect();
+        let mut catalog = Catalog::builtin();
+        catalog.merge(mcp.definitions());
+        let inner: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
+            Arc::new(builtin),
+            Arc::clone(&mcp) as Arc<dyn ToolHost>,
+        ]));
+        let config = SeqConfig {
+            storage,
+            root,
+            catalog,
+            policy: Arc::clone(&policy),
+        };
+        let tools = SeqTools::assemble(inner, config, |engine| engine);
+        let downstream: Downstream = Arc::new(move || {
+            let mut tools = builtin_tools.clone();
+            tools.extend(mcp.definitions());
+            tools
+        });
+        SeqServer::new(tools, caller, policy, downstream)
+    }
+
+    /// Serves on stdin and stdout until the client closes them.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let running = self
+            .serve(rmcp::transport::stdio_pipes())
+            .await
+            .map_err(|error| ServeError(format!("the MCP session did not start: {error}")))?;
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|error| ServeError(format!("the MCP session ended abnormally: {error}")))
+    }
+
+    /// The seq tools this server lists, in catalog order.
+    pub fn listed(&self) -> Vec<Tool> {
+        seq_tools::definitions()
+            .into_iter()
+            .filter(|def| self.policy.allows(&self.caller, &def.name))
+            .map(|def| self.tool(def))
+            .collect()
+    }
+
+    fn tool(&self, def: ToolDef) -> Tool {
+        let mut description = def.description.clone();
+        if def.name == SEQ_CREATE {
+            description.push_str(&self.available());
+        }
+        // The seq tools' schemas are objects (`Schema::to_json`).
+        let schema: JsonObject = def.raw_parameters.as_object().cloned().unwrap_or_default();
+        Tool::new(def.name.clone(), description, schema).with_annotations(annotations(&def.name))
+    }
+
+    /// " Tools available to sequences here: ..." for `seq_create`'s description.
+    fn available(&self) -> String {
+        let mut tools: Vec<ToolDef> = (self.downstream)()
+            .into_iter()
+            .filter(|def| self.policy.allows(&self.caller, &def.name))
+            .collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        if tools.is_empty() {
+            return " No other tools are available to sequences here.".to_owned();
+        }
+        let listed: Vec<String> = tools.iter().map(signature).collect();
+        format!(
+            " Tools available to sequences here (parameters, `?` optional; `parallel-safe` ones may share a parallel group): {}.",
+            listed.join("; ")
+        )
+    }
+
+    async fn answer(&self, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+        let name = request.name.to_string();
+        if seq_tools::definition(&name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`; this server offers the seq_* tools"),
+                None,
+            ));
+        }
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = self.tools.call_full(&name, args, &self.caller).await;
+        Ok(to_result(outcome))
+    }
+}
+
+/// Where `output_send__stdout` goes under `seqc mcp`: stdout carries the protocol, so the lines
+/// go to stderr, where MCP clients keep a server's log.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stderr;
+
+impl OutputSink for Stderr {
+    fn send(&self, text: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "{text}")?;
+        err.flush()
+    }
+}
+
+/// `name {a, b?}` and whether it is parallel-safe.
+fn signature(def: &ToolDef) -> String {
+    let params: Vec<String> = def
+        .parameters
+        .properties
+        .iter()
+        .map(|(name, _)| {
+            if def.parameters.required.contains(name) {
+                name.clone()
+            } else {
+                format!("{name}?")
+            }
+        })
+        .collect();
+    let safety = match def.parallel_safe {
+        ParallelSafety::Safe => ", parallel-safe",
+        ParallelSafety::Unsafe | ParallelSafety::ThroughTarget => "",
+    };
+    format!("`{}` {{{}}}{safety}", def.name, params.join(", "))
+}
+
+/// What each seq tool does to the world, as MCP's hints say it.
+pub fn annotations(name: &str) -> ToolAnnotations {
+    let (title, read_only, destructive, idempotent, open_world) = match name {
+        SEQ_LIST => ("List stored sequences", true, false, true, false),
+        // `replace: true` overwrites a stored sequence; the same call twice stores the same.
+        SEQ_CREATE => ("Check and store a sequence", false, true, true, false),
+        SEQ_DELETE => ("Delete a stored sequence", false, true, true, false),
+        // A run reaches whatever tools the sequence calls, here and on downstream servers.
+        SEQ_RUN => ("Run a stored sequence", false, true, false, true),
+        SEQ_CALL => ("Call a stored sequence", false, true, false, true),
+        SEQ_WHEN_CALL => (
+            "Call a stored sequence if a condition holds",
+            false,
+            true,
+            false,
+            true,
+        ),
+        // Not a seq tool: say nothing beyond the defaults.
+        other => return ToolAnnotations::with_title(other),
+    };
+    ToolAnnotations::with_title(title)
+        .read_only(read_only)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        .open_world(open_world)
+}
+
+/// A seq tool's outcome as an MCP result (module comment).
+pub fn to_result(outcome: SeqOutcome) -> CallToolResult {
+    match outcome.result {
+        Ok(value) => {
+            let structured = if value.is_object() {
+                value
+            } else {
+                json!({ "result": value })
+            };
+            CallToolResult::structured(structured)
+        }
+        Err(error) => {
+            let mut structured = Map::new();
+            structured.insert("error".to_owned(), json!(error));
+            if !outcome.diagnostics.is_empty() {
+                structured.insert("diagnostics".to_owned(), json!(outcome.diagnostics));
+            }
+            if let Some(report) = &outcome.report {
+                structured.insert("report".to_owned(), json!(report));
+            }
+            let mut result = CallToolResult::error(vec![ContentBlock::text(render(&error))]);
+            result.structured_content = Some(Value::Object(structured));
+            result
+        }
+    }
+}
+
+/// `reason `field`: detail` and the hint on its own line.
+fn render(error: &ToolError) -> String {
+    match &error.hint {
+        Some(hint) => format!("{error}\nhint: {hint}"),
+        None => error.to_string(),
+    }
+}
+
+impl ServerHandler for SeqServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("seqc", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "seqc stores, checks and runs tool sequences: JSON flows of tool calls in named \
+                 groups, with typed inputs and outputs, conditions, parallel groups and retries. \
+                 Write one with `seq_create` (every mistake comes back as a diagnostic with its \
+                 code, position and hint), run it with `seq_run`, see the stored ones with \
+                 `seq_list`. `seq_create`'s description lists the tools a sequence may use.",
+            )
+    }
+
+    fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(Ok(ListToolsResult::with_all_items(self.listed())))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.answer(request).await.map(CallToolResponse::from)
+    }
+    // No `get_tool`: rmcp would then validate arguments itself, as protocol errors; the seq
+    // tools validate their own and answer with a `ToolError` that names the field.
+}

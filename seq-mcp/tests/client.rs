@@ -1,0 +1,195 @@
+//! The MCP client side against real servers: name clashes, `tools/list_changed`, `isError`,
+//! streamable HTTP, servers that do not start.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+mod support;
+
+use seq_check::ParallelSafety;
+use seq_exec::policy::Policy;
+use seq_exec::{Reason, ToolHost};
+use seq_mcp::{ConnectError, McpHost, Options, ServerSpec};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use support::{changing, connect, eventually, everything, everything_entry, filesystem};
+
+fn options() -> Options {
+    Options::new(Arc::new(Policy::allow_all()))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_name_offered_twice_is_an_error_naming_both_unless_prefixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let twice = vec![filesystem(dir.path(), None), filesystem(dir.path(), None)];
+    let mut renamed = twice.clone();
+    renamed[1].name = "second".to_owned();
+    match McpHost::connect(renamed, options()).await {
+        Err(ConnectError::Conflict {
+            tool,
+            first,
+            second,
+        }) => {
+            assert_eq!(tool, "create_directory", "the first name in order");
+            assert!(first.starts_with("MCP server `node "), "{first}");
+            assert!(
+                second.starts_with("MCP server `second` (`node "),
+                "{second}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // server-everything's `echo` clashes with the embedded host's.
+    match McpHost::connect(vec![everything(None)], options().beside_builtin()).await {
+        Err(error @ ConnectError::Conflict { .. }) => {
+            let text = error.to_string();
+            assert!(
+                text.starts_with(
+                    "tool `echo` is offered by the embedded host and by MCP server `node "
+                ),
+                "{text}"
+            );
+            assert!(text.ends_with("give one of the servers a prefix (`--mcp 'NAME=COMMAND'`, or `prefix` in the config file)"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let prefixed = vec![
+        filesystem(dir.path(), Some("a")),
+        filesystem(dir.path(), Some("b")),
+    ];
+    let host = McpHost::connect(prefixed, options().beside_builtin())
+        .await
+        .unwrap();
+    assert!(host.lookup("a.read_file").is_some());
+    assert!(host.lookup("b.read_file").is_some());
+    assert!(host.lookup("read_file").is_none());
+    let servers = host.servers();
+    assert_eq!(servers.len(), 2);
+    assert!(servers.iter().all(|s| s.alive && s.tools.len() > 10));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_list_changed_refreshes_the_catalog() {
+    let host = connect(vec![changing(None)]).await;
+    assert!(host.lookup("extra").is_none());
+    assert_eq!(host.call("grow", json!({})).await.unwrap(), json!("grown"));
+    let seen = Arc::clone(&host);
+    eventually("`extra` to appear", move || seen.lookup("extra").is_some()).await;
+    let extra = host.lookup("extra").unwrap();
+    assert_eq!(extra.parallel_safe, ParallelSafety::Safe);
+    assert_eq!(extra.parameters.required, ["word"]);
+    assert_eq!(
+        host.call("extra", json!({"word": "hi"})).await.unwrap(),
+        json!("extra hi")
+    );
+    assert!(host.definitions().iter().any(|d| d.name == "extra"));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn is_error_is_a_failed_tool_error_with_the_server_text() {
+    let host = connect(vec![changing(Some("ch"))]).await;
+    let error = host
+        .call("ch.fail", json!({"why": "on purpose"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason, Reason::Failed);
+    assert_eq!(error.detail.as_deref(), Some("failed: on purpose"));
+    assert_eq!(
+        error.hint.as_deref(),
+        Some("the error comes from MCP server `ch`")
+    );
+    // Arguments the server's own validation refuses: the TypeScript SDK says so as a tool
+    // error, and its text is the detail.
+    let refused = host.call("ch.fail", json!({"why": 3})).await.unwrap_err();
+    assert_eq!(refused.reason, Reason::Failed);
+    assert!(
+        refused
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("Invalid arguments for tool fail"),
+        "{refused:?}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_url_reaches_a_server_over_streamable_http() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = tokio::process::Command::new("node")
+        .args([everything_entry(), "streamableHttp".to_owned()])
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // It says on stderr when it listens.
+    let stderr = server.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let listening = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("listening on port") {
+                return;
+            }
+        }
+        panic!("server-everything ended before listening");
+    });
+    listening.await.expect("server-everything did not listen");
+
+    let spec = ServerSpec::parse(&format!("ev=http://127.0.0.1:{port}/mcp")).unwrap();
+    let host = connect(vec![spec]).await;
+    assert_eq!(
+        host.call("ev.echo", json!({"message": "over http"}))
+            .await
+            .unwrap(),
+        json!("Echo: over http")
+    );
+    // structuredContent is the value.
+    let weather = host
+        .call("ev.get-structured-content", json!({"location": "Chicago"}))
+        .await
+        .unwrap();
+    assert!(weather["temperature"].is_number(), "{weather}");
+    host.shutdown().await;
+    server.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_does_not_start_is_an_error_with_its_last_words() {
+    match McpHost::connect(
+        vec![ServerSpec::parse("seqc-test-no-such-program --x").unwrap()],
+        options(),
+    )
+    .await
+    {
+        Err(ConnectError::Spawn { server, .. }) => {
+            assert_eq!(server, "seqc-test-no-such-program --x");
+        }
+        other => panic!("{other:?}"),
+    }
+    let dies = ServerSpec::parse("sh -c 'echo no MCP here >&2; exit 3'").unwrap();
+    match McpHost::connect(vec![dies], options()).await {
+        Err(ConnectError::Initialize { stderr, .. }) => {
+            assert_eq!(stderr, ["no MCP here"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let silent = ServerSpec::parse("sleep 30").unwrap();
+    match McpHost::connect(
+        vec![silent],
+        options().connect_timeout(Duration::from_millis(300)),
+    )
+    .await
+    {
+        Err(ConnectError::Timeout { server, .. }) => assert_eq!(server, "sleep 30"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,200 @@
+//! The seq tools served over MCP, driven in-process by rmcp's own client.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+mod support;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use seq_exec::Caller;
+use seq_exec::builtin::Captured;
+use seq_exec::policy::Policy;
+use seq_exec::storage::Storage;
+use seq_mcp::{McpHost, SeqServer};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use support::{connect, filesystem, fixture};
+
+struct Session {
+    client: RunningService<RoleClient, ()>,
+    _data: tempfile::TempDir,
+    root: tempfile::TempDir,
+}
+
+async fn session(policy: Policy, mcp: Option<Arc<McpHost>>) -> Session {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let policy = Arc::new(policy);
+    let mcp = mcp.unwrap_or_else(|| Arc::new(McpHost::none(Arc::clone(&policy))));
+    let server = SeqServer::assemble(
+        Storage::new(data.path()),
+        root.path().to_path_buf(),
+        Caller::new("agent"),
+        policy,
+        mcp,
+        Arc::new(Captured::new()),
+    );
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.unwrap();
+        running.waiting().await.unwrap();
+    });
+    let client = ().serve(client_end).await.unwrap();
+    Session {
+        client,
+        _data: data,
+        root,
+    }
+}
+
+async fn call(session: &Session, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else { panic!() };
+    session
+        .client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .unwrap()
+}
+
+fn hints(tool: &Tool) -> (Option<bool>, Option<bool>) {
+    let annotations = tool.annotations.as_ref().unwrap();
+    (annotations.read_only_hint, annotations.destructive_hint)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_six_tools_are_listed_with_honest_annotations() {
+    let s = session(Policy::allow_all(), None).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "seq_create",
+            "seq_list",
+            "seq_delete",
+            "seq_run",
+            "seq_call",
+            "seq_when_call"
+        ]
+    );
+    let by_name = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(hints(by_name("seq_list")), (Some(true), Some(false)));
+    assert_eq!(hints(by_name("seq_delete")), (Some(false), Some(true)));
+    assert_eq!(hints(by_name("seq_run")), (Some(false), Some(true)));
+    let create = by_name("seq_create");
+    assert_eq!(create.input_schema["required"], json!(["name"]));
+    let description = create.description.as_deref().unwrap();
+    assert!(
+        description.contains("`files_write` {path, content};")
+            && description.contains("`echo` {value}, parallel-safe"),
+        "{description}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_policy_hides_and_refuses_tools() {
+    let s = session(Policy::allow_all().deny("seq_delete").deny("cmd_run"), None).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    assert!(tools.iter().all(|t| t.name != "seq_delete"));
+    let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
+    assert!(!create.description.as_deref().unwrap().contains("`cmd_run`"));
+    let refused = call(&s, "seq_delete", json!({"name": "x"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        refused.structured_content.unwrap()["error"]["reason"],
+        "unauthorized"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seq_create_answers_a_broken_sequence_with_its_diagnostics() {
+    let s = session(Policy::allow_all(), None).await;
+    let broken = json!({"name": "broken", "groups": [{
+        "name": "g", "paralell": true,
+        "tools": "{\"tool\":\"echo\",\"args\":{\"value\":1}} ;"
+    }]});
+    let result = call(&s, "seq_create", broken).await;
+    assert_eq!(result.is_error, Some(true));
+    insta::assert_json_snapshot!("broken_create", result.structured_content.unwrap());
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.starts_with("arg_error `groups`: the sequence has 1 error"),
+        "{text}"
+    );
+
+    // A file under the root gets line and column.
+    std::fs::write(
+        s.root.path().join("broken.json"),
+        fixture("broken-file.json"),
+    )
+    .unwrap();
+    let result = call(
+        &s,
+        "seq_create",
+        json!({"name": "broken-file", "file": "broken.json"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    insta::assert_json_snapshot!(
+        "broken_file_create",
+        result.structured_content.unwrap()["diagnostics"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sequence_created_over_mcp_runs_downstream_mcp_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "beta").unwrap();
+    let mcp = connect(vec![filesystem(dir.path(), None)]).await;
+    let s = session(Policy::allow_all(), Some(mcp.clone())).await;
+    let create = s.client.list_all_tools().await.unwrap();
+    let description = create
+        .iter()
+        .find(|t| t.name == "seq_create")
+        .unwrap()
+        .description
+        .clone()
+        .unwrap();
+    assert!(description.contains("`read_text_file` {"), "{description}");
+
+    let sequence: Value = serde_json::from_str(&fixture("fs-read-parallel.json")).unwrap();
+    let created = call(&s, "seq_create", sequence).await;
+    assert_eq!(created.is_error, Some(false), "{created:?}");
+    assert_eq!(
+        created.structured_content.unwrap()["name"],
+        "fs-read-parallel"
+    );
+
+    let listed = call(&s, "seq_list", json!({})).await;
+    assert_eq!(
+        listed.structured_content.unwrap()["result"][0]["name"],
+        "fs-read-parallel"
+    );
+
+    let dir_arg = dir.path().canonicalize().unwrap();
+    let ran = call(
+        &s,
+        "seq_run",
+        json!({"name": "fs-read-parallel", "args": {"dir": dir_arg}}),
+    )
+    .await;
+    assert_eq!(ran.is_error, Some(false), "{ran:?}");
+    let report = ran.structured_content.unwrap();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["out"]["read"]["b"], json!({"content": "beta"}));
+
+    // A run that fails is an error result carrying its report.
+    let failed = call(
+        &s,
+        "seq_run",
+        json!({"name": "fs-read-parallel", "args": {"dir": "/nowhere"}}),
+    )
+    .await;
+    assert_eq!(failed.is_error, Some(true));
+    let structured = failed.structured_content.unwrap();
+    assert_eq!(structured["error"]["reason"], "failed");
+    assert_eq!(structured["report"]["ok"], false);
+    mcp.shutdown().await;
+}

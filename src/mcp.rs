@@ -1,0 +1,149 @@
+//! MCP on the command line: `--mcp` / `--mcp-config` for `run` and `check` (servers whose tools
+//! are added to the host and the catalog), and `seqc mcp` (the seq tools served over stdio).
+//! The logic is in `seq-mcp`; this reads flags and reports.
+
+use crate::cli::{Status, trouble, warn};
+use crate::files::reason;
+use crate::stored::DataDirArg;
+use clap::Args;
+use seq_check::ToolDef;
+use seq_exec::Caller;
+use seq_exec::policy::Policy;
+use seq_mcp::server::Stderr;
+use seq_mcp::{McpHost, Notice, Options, SeqServer};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// An MCP server whose tools are added (repeatable): a command line such as
+    /// 'npx -y @modelcontextprotocol/server-filesystem /srv', or an http(s):// URL speaking
+    /// streamable HTTP. 'NAME=...' names the server and offers its tools as `NAME.tool`; a tool
+    /// name offered twice (by two servers, or by a server and the embedded host) is an error
+    /// unless prefixes tell them apart.
+    #[arg(long = "mcp", value_name = "COMMAND|URL")]
+    pub servers: Vec<String>,
+    /// A JSON file of MCP servers (repeatable): {"mcpServers": {"NAME": {"command", "args",
+    /// "env", "cwd", "prefix"} or {"url", "headers", "prefix"}}}.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+}
+
+impl McpArgs {
+    pub fn any(&self) -> bool {
+        !self.servers.is_empty() || !self.configs.is_empty()
+    }
+}
+
+/// When notices are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notices {
+    /// At once, on stderr.
+    AsTheyCome,
+    /// Only kept (a live view owns stderr); the caller prints them with [`report`].
+    Kept,
+}
+
+/// Starts the servers of `args` beside the embedded host, on the current runtime. With none,
+/// an empty host. Problems are reported on stderr and come back as the status to exit with.
+pub async fn connect(
+    args: &McpArgs,
+    policy: Arc<Policy>,
+    notices: Notices,
+) -> Result<Arc<McpHost>, Status> {
+    if !args.any() {
+        return Ok(Arc::new(McpHost::none(policy)));
+    }
+    let specs = seq_mcp::spec::collect(&args.servers, &args.configs).map_err(trouble)?;
+    let mut options = Options::new(policy).beside_builtin();
+    if notices == Notices::AsTheyCome {
+        options = options.on_notice(Arc::new(|notice: &Notice| warn(notice)));
+    }
+    McpHost::connect(specs, options)
+        .await
+        .map(Arc::new)
+        .map_err(trouble)
+}
+
+/// The tools the servers of `args` offer now: started, listed and stopped (`seqc check`).
+pub fn live_definitions(args: &McpArgs) -> Result<Vec<ToolDef>, Status> {
+    if !args.any() {
+        return Ok(Vec::new());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| trouble(format_args!("cannot start the runtime: {}", reason(&error))))?;
+    runtime.block_on(async {
+        let policy = Arc::new(Policy::allow_all());
+        let mcp = connect(args, policy, Notices::AsTheyCome).await?;
+        let definitions = mcp.definitions();
+        mcp.shutdown().await;
+        Ok(definitions)
+    })
+}
+
+/// Prints the notices kept so far, one warning line each.
+pub fn report(mcp: &McpHost) {
+    for notice in mcp.notices() {
+        warn(notice);
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub data: DataDirArg,
+    /// The directory the file tools are confined to, commands run in, and `seq_create`'s `file`
+    /// is read from [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The calling identity of the MCP client, carried into every tool call at every depth.
+    #[arg(long, value_name = "ID", default_value = "mcp")]
+    pub caller: String,
+    /// Let the client use only the tools matching PATTERN, at every depth: the seq tools it
+    /// sees and the tools its sequences reach (repeatable; `*` matches any run of characters).
+    #[arg(long = "allow", value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Refuse the tools matching PATTERN; deny wins over allow (repeatable).
+    #[arg(long = "deny", value_name = "PATTERN")]
+    pub deny: Vec<String>,
+    #[command(flatten)]
+    pub mcp: McpArgs,
+}
+
+/// `seqc mcp`: serves until the client closes stdin.
+pub fn serve(args: &ServeArgs) -> Status {
+    let root = match crate::run::root(args.root.as_deref()) {
+        Ok(root) => root,
+        Err(message) => return trouble(message),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return trouble(format_args!("cannot start the runtime: {}", reason(&error))),
+    };
+    let policy = Arc::new(crate::run::policy(&args.allow, &args.deny));
+    runtime.block_on(async {
+        let mcp = match connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
+            Ok(mcp) => mcp,
+            Err(status) => return status,
+        };
+        let server = SeqServer::assemble(
+            args.data.storage(),
+            root,
+            Caller::new(args.caller.clone()),
+            policy,
+            Arc::clone(&mcp),
+            Arc::new(Stderr),
+        );
+        let served = server.serve_stdio().await;
+        mcp.shutdown().await;
+        match served {
+            Ok(()) => Status::Clean,
+            Err(error) => trouble(error),
+        }
+    })
+}

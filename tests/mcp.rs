@@ -1,0 +1,235 @@
+//! MCP on the command line, against real servers: `seqc check --mcp` with a live catalog,
+//! `seqc run --mcp` / `--mcp-config`, and `seqc mcp` driven by the Python SDK's stdio client.
+//!
+//! The servers (npm) and the Python client (PyPI) are pinned in `tests/mcp/` and installed by
+//! `.ci/run`; a test that cannot find them fails and says how to install them.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mcp_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
+}
+
+fn installed(relative: &str, how: &str) -> String {
+    let path = mcp_dir().join(relative);
+    assert!(
+        path.is_file(),
+        "{} is missing: {how} (.ci/run does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// `node .../server-filesystem/dist/index.js ROOT`, as words.
+fn filesystem(root: &Path) -> Vec<String> {
+    let entry = installed(
+        "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+        "run `npm ci --prefix tests/mcp`",
+    );
+    vec![
+        "node".to_owned(),
+        entry,
+        root.to_string_lossy().into_owned(),
+    ]
+}
+
+fn command_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| format!("'{w}'"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn seqc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_seqc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("SEQC_DATA_DIR")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap()
+}
+
+/// A root with `a.txt` and `b.txt`, by its canonical path (server-filesystem resolves links).
+fn root() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "beta").unwrap();
+    let path = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    (dir, path)
+}
+
+#[test]
+fn check_sees_the_live_catalog() {
+    let (dir, _) = root();
+    let server = format!("fs={}", command_line(&filesystem(dir.path())));
+    let file = "tests/fixtures/mcp/write-parallel.json";
+    let checked = seqc(&["check", "--format", "json", "--mcp", &server, file]);
+    assert_eq!(checked.status.code(), Some(1), "{}", text(&checked.stderr));
+    let report: Value = serde_json::from_str(text(&checked.stdout)).unwrap();
+    let codes: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["E0504"]);
+    // Offline, nothing knows `fs.write_file`: a warning only.
+    let offline = seqc(&["check", "--format", "json", file]);
+    assert_eq!(offline.status.code(), Some(0), "{}", text(&offline.stdout));
+}
+
+#[test]
+fn run_reaches_a_server_given_on_the_command_line_or_in_a_config_file() {
+    let (dir, path) = root();
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().to_str().unwrap();
+    let args = json!({"dir": path}).to_string();
+    let file = "tests/fixtures/mcp/read-two.json";
+    let server = format!("fs={}", command_line(&filesystem(dir.path())));
+    let by_flag = seqc(&[
+        "run",
+        file,
+        "--mcp",
+        &server,
+        "--args",
+        &args,
+        "--format",
+        "json",
+        "--data-dir",
+        data_dir,
+    ]);
+    assert_eq!(by_flag.status.code(), Some(0), "{}", text(&by_flag.stderr));
+    let report: Value =
+        serde_json::from_str(text(&by_flag.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(report["out"]["read"]["a"], json!({"content": "alpha"}));
+    assert_eq!(text(&by_flag.stderr), "", "no warnings");
+
+    let words = filesystem(dir.path());
+    let config = json!({"mcpServers": {"files": {
+        "command": words[0], "args": &words[1..], "prefix": "fs"
+    }}});
+    let config_path = data.path().join("mcp.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let by_config = seqc(&[
+        "run",
+        file,
+        "--mcp-config",
+        config_path.to_str().unwrap(),
+        "--args",
+        &args,
+        "--format",
+        "json",
+        "--data-dir",
+        data_dir,
+    ]);
+    assert_eq!(
+        by_config.status.code(),
+        Some(0),
+        "{}",
+        text(&by_config.stderr)
+    );
+    let again: Value = serde_json::from_str(text(&by_config.stdout)).unwrap();
+    assert_eq!(again["out"], report["out"]);
+}
+
+#[test]
+fn a_clash_with_the_embedded_host_is_a_command_problem_naming_both() {
+    let entry = installed(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        "run `npm ci --prefix tests/mcp`",
+    );
+    let server = format!("node '{entry}' stdio");
+    let ran = seqc(&[
+        "run",
+        "examples/hello.json",
+        "--mcp",
+        &server,
+        "--args",
+        r#"{"who": "x"}"#,
+    ]);
+    assert_eq!(ran.status.code(), Some(2));
+    let stderr = text(&ran.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "seqc: tool `echo` is offered by the embedded host and by MCP server `node {entry} stdio`; give one of the servers a prefix"
+        )),
+        "{stderr}"
+    );
+    let bad = seqc(&["run", "examples/hello.json", "--mcp", "fs=node 'unclosed"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("cannot be split into words"));
+}
+
+#[test]
+fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
+    let python = installed(
+        ".venv/bin/python",
+        "create it with `python3 -m venv tests/mcp/.venv && tests/mcp/.venv/bin/pip install --require-hashes -r tests/mcp/requirements.txt`",
+    );
+    let (dir, path) = root();
+    let data = tempfile::tempdir().unwrap();
+    let output = Command::new(python)
+        .arg(mcp_dir().join("client.py"))
+        .args([
+            env!("CARGO_BIN_EXE_seqc"),
+            data.path().to_str().unwrap(),
+            &path,
+        ])
+        .args(filesystem(dir.path()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
+    assert_eq!(seen["server"], "seqc");
+    assert_eq!(
+        seen["tools"]["seq_list"],
+        json!({"read_only": true, "destructive": false, "required": []})
+    );
+    assert_eq!(seen["tools"]["seq_delete"]["destructive"], true);
+    assert_eq!(seen["tools"]["seq_create"]["required"], json!(["name"]));
+    assert_eq!(seen["create_lists_downstream"], true);
+
+    let broken = &seen["broken"];
+    assert_eq!(broken["is_error"], true);
+    assert_eq!(
+        broken["structured"]["diagnostics"],
+        json!([{
+            "severity": "error",
+            "code": "E0101",
+            "message": "unknown field `paralell` in a group",
+            "excerpt": "paralell",
+            "hint": "did you mean `parallel`? The fields of a group are `name`, `description`, `in`, `out`, `tools`, `when`, `parallel`, `timeout`, `on_error`, `retries`, `missing` or `fallback`"
+        }])
+    );
+    assert_eq!(broken["structured"]["error"]["reason"], "arg_error");
+
+    assert_eq!(seen["good"]["is_error"], false);
+    assert_eq!(seen["good"]["structured"]["items"], 3);
+    let run = &seen["run"];
+    assert_eq!(run["is_error"], false, "{run}");
+    assert_eq!(run["structured"]["ok"], true);
+    assert_eq!(run["structured"]["groups"][0]["parallel"], true);
+    assert_eq!(
+        run["structured"]["out"]["read"]["b"],
+        json!({"content": "beta"})
+    );
+    assert_eq!(seen["list"]["structured"]["result"][0]["name"], "read-two");
+}
