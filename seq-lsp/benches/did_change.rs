@@ -35,7 +35,7 @@ use std::time::Duration;
 
 struct Client {
     connection: Connection,
-    server: JoinHandle<Result<(), seq_lsp::ServerError>>,
+    server: JoinHandle<Result<seq_lsp::Ending, seq_lsp::ServerError>>,
     uri: Uri,
     version: i32,
 }
