@@ -43,6 +43,9 @@ pub fn run(args: &CheckArgs) -> Status {
         }
         Err(status) => return status,
     };
+    if args.fix || args.diff {
+        return crate::fix::run(args, inputs, &catalog);
+    }
     let files = diagnose(inputs, &catalog);
     let totals = render::Totals::of(&files);
     let status = if totals.errors > 0 {
@@ -64,28 +67,10 @@ pub fn run(args: &CheckArgs) -> Status {
 /// it gets the front end's E0007 and stays out of the store (a `#name` call into it is then
 /// an unknown sequence, as it would be once it failed to load).
 fn diagnose(inputs: Vec<Input>, catalog: &Catalog) -> Vec<SourceFile> {
-    let mut sources = Vec::with_capacity(inputs.len());
-    // In input order: `None` for a file in the store, whose result comes from the check.
-    let mut unreadable = Vec::with_capacity(inputs.len());
-    for input in inputs {
-        match String::from_utf8(input.bytes) {
-            Ok(text) => {
-                sources.push(Source::new(input.path, text));
-                unreadable.push(None);
-            }
-            Err(err) => {
-                let mut diagnostics = seq_syntax::parse_bytes(err.as_bytes()).diagnostics;
-                seq_syntax::diagnostic::sort(&mut diagnostics);
-                unreadable.push(Some(SourceFile {
-                    path: input.path,
-                    text: String::from_utf8_lossy(err.as_bytes()).into_owned(),
-                    diagnostics,
-                }));
-            }
-        }
-    }
-    let checked = seq_check::check(&sources, catalog);
-    let mut checked = sources
+    let mut split = Split::of(inputs);
+    let checked = seq_check::check(&split.sources, catalog);
+    let sources = std::mem::take(&mut split.sources);
+    let files = sources
         .into_iter()
         .zip(checked.files)
         .map(|(source, file)| SourceFile {
@@ -93,8 +78,53 @@ fn diagnose(inputs: Vec<Input>, catalog: &Catalog) -> Vec<SourceFile> {
             text: source.text,
             diagnostics: file.diagnostics,
         });
-    unreadable
-        .into_iter()
-        .filter_map(|slot| slot.or_else(|| checked.next()))
-        .collect()
+    split.merge(files)
+}
+
+/// The inputs parted into the store (UTF-8 text) and the files outside it.
+#[derive(Debug)]
+pub struct Split {
+    /// The UTF-8 inputs, in input order.
+    pub sources: Vec<Source>,
+    /// Where each source was read from, in the same order.
+    pub files: Vec<std::path::PathBuf>,
+    /// In input order: `None` for a file in the store, the report of one outside it.
+    unreadable: Vec<Option<SourceFile>>,
+}
+
+impl Split {
+    pub fn of(inputs: Vec<Input>) -> Split {
+        let mut split = Split {
+            sources: Vec::with_capacity(inputs.len()),
+            files: Vec::with_capacity(inputs.len()),
+            unreadable: Vec::with_capacity(inputs.len()),
+        };
+        for input in inputs {
+            match String::from_utf8(input.bytes) {
+                Ok(text) => {
+                    split.sources.push(Source::new(input.path, text));
+                    split.files.push(input.file);
+                    split.unreadable.push(None);
+                }
+                Err(err) => {
+                    let mut diagnostics = seq_syntax::parse_bytes(err.as_bytes()).diagnostics;
+                    seq_syntax::diagnostic::sort(&mut diagnostics);
+                    split.unreadable.push(Some(SourceFile {
+                        path: input.path,
+                        text: String::from_utf8_lossy(err.as_bytes()).into_owned(),
+                        diagnostics,
+                    }));
+                }
+            }
+        }
+        split
+    }
+
+    /// The reports of every input in input order: `checked` gives those of the store's files.
+    pub fn merge(self, mut checked: impl Iterator<Item = SourceFile>) -> Vec<SourceFile> {
+        self.unreadable
+            .into_iter()
+            .filter_map(|slot| slot.or_else(|| checked.next()))
+            .collect()
+    }
 }

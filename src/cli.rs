@@ -78,6 +78,15 @@ pub struct CheckArgs {
     /// MCP servers whose live `tools/list` joins the catalog (started, listed, stopped).
     #[command(flatten)]
     pub mcp: crate::mcp::McpArgs,
+    /// Apply every machine fix the diagnostics carry (the quick fixes of the language server),
+    /// checking again until none is left, write the fixed files, and report what was fixed and
+    /// what remains. The exit status is that of the fixed files.
+    #[arg(long)]
+    pub fix: bool,
+    /// Print what `--fix` would change as a unified diff, and write nothing. Exit status 1 when
+    /// there is something to fix or errors would remain.
+    #[arg(long)]
+    pub diff: bool,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct Input {
     pub path: String,
+    /// The path itself (`path` is its display, lossy when the name is not UTF-8): where
+    /// `check --fix` writes.
+    pub file: PathBuf,
     pub bytes: Vec<u8>,
 }
 
@@ -65,6 +68,7 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
         match fs::read(&path) {
             Ok(bytes) => inputs.push(Input {
                 path: path.display().to_string(),
+                file: path,
                 bytes,
             }),
             Err(err) => errors.push(InputError::Read { path, err }),

@@ -5,7 +5,9 @@ use crate::cli::{Status, trouble};
 
 pub fn run() -> Status {
     match seq_lsp::run_stdio() {
-        Ok(()) => Status::Clean,
+        Ok(seq_lsp::Ending::Orderly) => Status::Clean,
+        // The protocol: 1 when `exit` came without `shutdown` (or the client vanished).
+        Ok(seq_lsp::Ending::Abrupt) => Status::Failed,
         Err(err) => trouble(format_args!("language server: {err}")),
     }
 }

@@ -6,6 +6,7 @@ mod check;
 mod cli;
 mod explain;
 mod files;
+mod fix;
 mod graph;
 mod lsp;
 mod mcp;

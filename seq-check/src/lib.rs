@@ -6,9 +6,11 @@
 
 pub mod catalog;
 pub mod dataflow;
+mod fix_all;
 pub mod graph;
 mod rules;
 mod store;
 
 pub use catalog::{Catalog, ParallelSafety, ToolDef, is_parallel_safe_tool};
+pub use fix_all::{AppliedFix, FixedFile, Fixing, MAX_PASSES, fix_all};
 pub use store::{Check, FileCheck, Source, check, check_store};

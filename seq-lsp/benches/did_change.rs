@@ -6,7 +6,9 @@
 //! Two clients: one sending a one-character incremental edit (what editors send while typing),
 //! one sending the whole text (full sync); and, as the yardstick, `seq_check::check` alone on the
 //! same text, the part of the work that is the checker's. Every edit keeps the file valid, so the diagnostics
-//! are empty, as in a file being polished; a publish comes for every version all the same.
+//! are empty, as in a file being polished; a publish comes for every version all the same. Also
+//! timed: `is_sequence_document`, which the main loop runs on every change, on the same text and
+//! on 1 MB of JSON that is not a sequence (read to its end).
 //!
 //! `cargo bench -p seq-lsp --bench did_change`. Under `cargo test --benches` or
 //! `cargo bench -- --test` the file shrinks to 64 KB, a quick smoke test.
@@ -35,7 +37,7 @@ use std::time::Duration;
 
 struct Client {
     connection: Connection,
-    server: JoinHandle<Result<(), seq_lsp::ServerError>>,
+    server: JoinHandle<Result<seq_lsp::Ending, seq_lsp::ServerError>>,
     uri: Uri,
     version: i32,
 }
@@ -155,6 +157,19 @@ fn did_change(c: &mut Criterion) {
             let sources = [seq_check::Source::new("bench.json", text.clone())];
             seq_check::check(&sources, &catalog)
         })
+    });
+
+    // The content test the main loop runs on every change (`Store::change`): a sequence is told
+    // at its `"groups": [`; a JSON file that is not one is read to its end.
+    group.bench_function("is_sequence_document_1MB", |b| {
+        b.iter(|| seq_lsp::is_sequence_document(std::hint::black_box(&text)))
+    });
+    let not_a_sequence = text
+        .replace("\"groups\"", "\"entries\"")
+        .replace("\"tools\"", "\"script\"");
+    assert!(!seq_lsp::is_sequence_document(&not_a_sequence));
+    group.bench_function("is_sequence_document_1MB_other_json", |b| {
+        b.iter(|| seq_lsp::is_sequence_document(std::hint::black_box(&not_a_sequence)))
     });
 
     let mut client = Client::start(&text);

@@ -10,4 +10,4 @@ pub mod ide;
 mod server;
 
 pub use ide::is_sequence_document;
-pub use server::{ServerError, run, run_stdio};
+pub use server::{Ending, ServerError, run, run_stdio};

@@ -11,6 +11,7 @@
 //! Parsing never panics and never fails wholesale: [`parse`] returns what it built plus
 //! diagnostics.
 
+pub mod apply;
 pub mod ast;
 pub mod code;
 pub mod condition;

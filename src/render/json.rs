@@ -3,8 +3,13 @@
 //! `{"diagnostics":[{"file","severity","code","message","start","end","line","column","hint"}],
 //! "errors":N,"warnings":N}`, with `start`/`end` byte offsets into the file and `line`/`column`
 //! 1-based, the column counted in characters. Order: files as given, then by position.
+//!
+//! With `check --fix`, a `"fixed"` array comes first: `{"file","code","title","pass","start",
+//! "end","line","column"}` per fix applied, positions in the file as it was read; the
+//! diagnostics are then those of the fixed files.
 
 use super::Totals;
+use super::fixes::FixedIn;
 use crate::check::SourceFile;
 use seq_syntax::LineIndex;
 use serde::Serialize;
@@ -12,6 +17,8 @@ use std::io::{self, Write};
 
 #[derive(Debug, Serialize)]
 struct Output<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixed: Option<Vec<JsonFix<'a>>>,
     diagnostics: Vec<JsonDiagnostic<'a>>,
     errors: usize,
     warnings: usize,
@@ -30,7 +37,51 @@ struct JsonDiagnostic<'a> {
     hint: Option<&'a str>,
 }
 
+#[derive(Debug, Serialize)]
+struct JsonFix<'a> {
+    file: &'a str,
+    code: &'static str,
+    title: &'a str,
+    pass: u32,
+    start: u32,
+    end: u32,
+    line: u32,
+    column: u32,
+}
+
 pub fn render(out: &mut dyn Write, files: &[SourceFile]) -> io::Result<()> {
+    write(out, files, None)
+}
+
+/// The report of `check --fix`: what was fixed, then what remains.
+pub fn render_fixed(
+    out: &mut dyn Write,
+    files: &[SourceFile],
+    fixed: &[FixedIn<'_>],
+) -> io::Result<()> {
+    let fixes = fixed
+        .iter()
+        .flat_map(|file| {
+            file.located().map(|(fix, at)| JsonFix {
+                file: file.path,
+                code: fix.code.as_str(),
+                title: &fix.title,
+                pass: fix.pass,
+                start: fix.span.start,
+                end: fix.span.end,
+                line: at.line,
+                column: at.column,
+            })
+        })
+        .collect();
+    write(out, files, Some(fixes))
+}
+
+fn write(
+    out: &mut dyn Write,
+    files: &[SourceFile],
+    fixed: Option<Vec<JsonFix<'_>>>,
+) -> io::Result<()> {
     let totals = Totals::of(files);
     let mut diagnostics = Vec::with_capacity(totals.errors + totals.warnings);
     for file in files {
@@ -51,6 +102,7 @@ pub fn render(out: &mut dyn Write, files: &[SourceFile]) -> io::Result<()> {
         }
     }
     let output = Output {
+        fixed,
         diagnostics,
         errors: totals.errors,
         warnings: totals.warnings,

@@ -1,5 +1,6 @@
 //! Renderers of checked files: each writes the whole report of one run to `out`.
 
+pub mod fixes;
 pub mod human;
 pub mod json;
 pub mod sarif;

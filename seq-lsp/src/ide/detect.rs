@@ -1,7 +1,7 @@
 //! Which JSON documents are tool sequences, decided by content so that `package.json` and other
 //! JSON in the workspace stay quiet.
 
-use super::scan::{Kind, tokenize};
+use super::scan::{Kind, Tokens};
 use super::walk::{Role, Walker};
 
 /// Whether `text` is a tool sequence. The rule, read from the text's tokens (so that it holds
@@ -26,13 +26,15 @@ use super::walk::{Role, Walker};
 /// assert!(!is_sequence_document(r#"[{"name": "cmd_run", "parameters": {}}]"#));
 /// ```
 pub fn is_sequence_document(text: &str) -> bool {
-    let tokens = tokenize(text);
-    if tokens.first().map(|t| t.kind) != Some(Kind::LBrace) {
+    // Read lazily: in a sequence the deciding `"groups": [` comes within its first lines, and
+    // this runs on every keystroke in a file of any size.
+    let mut tokens = Tokens::new(text).peekable();
+    if tokens.peek().map(|t| t.kind) != Some(Kind::LBrace) {
         return false;
     }
-    let mut walker = Walker::default();
+    let mut walker = Walker::shape_only();
     let mut groups_key = false;
-    for tok in &tokens {
+    for tok in tokens {
         if groups_key {
             if tok.kind == Kind::LBrack {
                 return true;
@@ -42,7 +44,7 @@ pub fn is_sequence_document(text: &str) -> bool {
             }
         }
         let depth = walker.frames.len();
-        match walker.feed(text, tok) {
+        match walker.feed(text, &tok) {
             Role::Key(key) if depth == 1 && key == "groups" => groups_key = true,
             Role::Key(key)
                 if depth == 3

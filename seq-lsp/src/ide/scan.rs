@@ -78,48 +78,72 @@ impl Tok {
 
 /// The tokens of `text`, comments and whitespace skipped.
 pub(crate) fn tokenize(text: &str) -> Vec<Tok> {
-    let bytes = text.as_bytes();
-    let mut tokens = Vec::new();
-    let mut pos = 0;
-    while let Some(ch) = text.get(pos..).and_then(|rest| rest.chars().next()) {
-        let start = pos;
-        let single = |kind| (kind, start + 1);
-        let (kind, end) = match ch {
-            c if c.is_whitespace() => {
-                pos += c.len_utf8();
-                continue;
-            }
-            '/' if bytes.get(pos + 1) == Some(&b'/') => {
-                pos = line_end(bytes, pos);
-                continue;
-            }
-            '/' if bytes.get(pos + 1) == Some(&b'*') => {
-                pos = text
-                    .get(pos + 2..)
-                    .and_then(|rest| rest.find("*/"))
-                    .map_or(text.len(), |i| pos + 2 + i + 2);
-                continue;
-            }
-            '{' => single(Kind::LBrace),
-            '}' => single(Kind::RBrace),
-            '[' => single(Kind::LBrack),
-            ']' => single(Kind::RBrack),
-            ':' => single(Kind::Colon),
-            ',' => single(Kind::Comma),
-            ';' => single(Kind::Semicolon),
-            '"' => string(bytes, pos),
-            '$' => (Kind::Ref, reference_end(text, pos)),
-            '-' | '0'..='9' => (Kind::Number, number_end(bytes, pos)),
-            c if c == '_' || unicode_ident::is_xid_start(c) => (Kind::Word, word_end(text, pos)),
-            c => (Kind::Other, pos + c.len_utf8()),
-        };
-        tokens.push(Tok {
-            kind,
-            range: start..end,
-        });
-        pos = end;
+    Tokens::new(text).collect()
+}
+
+/// The tokens of a text, read as they are asked for: a reader that decides early (is this a
+/// sequence?) reads no further than it must.
+#[derive(Clone, Debug)]
+pub(crate) struct Tokens<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Tokens<'a> {
+    pub(crate) fn new(text: &'a str) -> Tokens<'a> {
+        Tokens { text, pos: 0 }
     }
-    tokens
+}
+
+impl Iterator for Tokens<'_> {
+    type Item = Tok;
+
+    fn next(&mut self) -> Option<Tok> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        loop {
+            let pos = self.pos;
+            let ch = text.get(pos..)?.chars().next()?;
+            let start = pos;
+            let single = |kind| (kind, start + 1);
+            let (kind, end) = match ch {
+                c if c.is_whitespace() => {
+                    self.pos += c.len_utf8();
+                    continue;
+                }
+                '/' if bytes.get(pos + 1) == Some(&b'/') => {
+                    self.pos = line_end(bytes, pos);
+                    continue;
+                }
+                '/' if bytes.get(pos + 1) == Some(&b'*') => {
+                    self.pos = text
+                        .get(pos + 2..)
+                        .and_then(|rest| rest.find("*/"))
+                        .map_or(text.len(), |i| pos + 2 + i + 2);
+                    continue;
+                }
+                '{' => single(Kind::LBrace),
+                '}' => single(Kind::RBrace),
+                '[' => single(Kind::LBrack),
+                ']' => single(Kind::RBrack),
+                ':' => single(Kind::Colon),
+                ',' => single(Kind::Comma),
+                ';' => single(Kind::Semicolon),
+                '"' => string(bytes, pos),
+                '$' => (Kind::Ref, reference_end(text, pos)),
+                '-' | '0'..='9' => (Kind::Number, number_end(bytes, pos)),
+                c if c == '_' || unicode_ident::is_xid_start(c) => {
+                    (Kind::Word, word_end(text, pos))
+                }
+                c => (Kind::Other, pos + c.len_utf8()),
+            };
+            self.pos = end;
+            return Some(Tok {
+                kind,
+                range: start..end,
+            });
+        }
+    }
 }
 
 fn line_end(bytes: &[u8], from: usize) -> usize {

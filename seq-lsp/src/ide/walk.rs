@@ -92,9 +92,20 @@ pub(crate) struct Walker {
     pub frames: Vec<Frame>,
     /// Frames closed by the last token fed (innermost first), with their final members.
     pub closed: Vec<Frame>,
+    /// Only the shape: no members collected, no string value unescaped (document detection,
+    /// which reads whole files that are not sequences on every keystroke).
+    shape_only: bool,
 }
 
 impl Walker {
+    /// A walker that tells roles and paths but collects no members.
+    pub(crate) fn shape_only() -> Walker {
+        Walker {
+            shape_only: true,
+            ..Walker::default()
+        }
+    }
+
     /// The path to the value at the current point: each frame's key or index.
     pub(crate) fn path(&self) -> Vec<Seg> {
         self.frames.iter().map(Frame::seg).collect()
@@ -178,15 +189,18 @@ impl Walker {
                     if let Some(top) = self.frames.last_mut() {
                         top.key = Some(key.clone());
                         top.expect = Expect::Colon;
-                        top.members.push(Member {
-                            key: key.clone(),
-                            key_range: tok.range.clone(),
-                            ..Member::default()
-                        });
+                        if !self.shape_only {
+                            top.members.push(Member {
+                                key: key.clone(),
+                                key_range: tok.range.clone(),
+                                ..Member::default()
+                            });
+                        }
                     }
                     return Role::Key(key);
                 }
-                let string = matches!(tok.kind, Kind::String { .. }).then(|| unescaped(text, tok));
+                let string = (matches!(tok.kind, Kind::String { .. }) && !self.shape_only)
+                    .then(|| unescaped(text, tok));
                 self.value_starts(string);
                 self.value_ends();
                 Role::Value

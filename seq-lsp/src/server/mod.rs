@@ -8,8 +8,11 @@ mod capabilities;
 mod catalog;
 mod diagnostics;
 mod encoding;
+mod framing;
 mod handlers;
 mod semantic;
+mod session;
+mod stdio;
 mod store;
 mod uri;
 mod worker;
@@ -19,9 +22,9 @@ use encoding::{Encoding, Lines};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
-    DidSaveTextDocument, Exit, LogMessage, Notification as _, PublishDiagnostics,
+    DidSaveTextDocument, Exit, Initialized, LogMessage, Notification as _, PublishDiagnostics,
 };
-use lsp_types::request::{RegisterCapability, Request as _, Shutdown};
+use lsp_types::request::{Initialize, RegisterCapability, Request as _, Shutdown};
 use lsp_types::{
     DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
     DidChangeWatchedFilesRegistrationOptions, DidCloseTextDocumentParams,
@@ -36,29 +39,24 @@ use std::path::PathBuf;
 use store::{ClientCaps, Store};
 use worker::{Checked, Task, Worker};
 
-/// What can end the server abnormally: the connection broke or the client broke the protocol.
+pub use session::Ending;
+
+/// What can end the server abnormally: the connection broke.
 pub type ServerError = Box<dyn Error + Send + Sync>;
 
 /// Serves one client over stdin and stdout until it exits.
-pub fn run_stdio() -> Result<(), ServerError> {
-    let (connection, io_threads) = Connection::stdio();
-    run(connection)?;
+pub fn run_stdio() -> Result<Ending, ServerError> {
+    let (connection, io_threads) = stdio::connect()?;
+    let ending = run(connection)?;
     io_threads.join()?;
-    Ok(())
+    Ok(ending)
 }
 
 /// Serves one client over `connection`: the initialize handshake, then messages until `exit`
 /// (or until the client goes away).
-pub fn run(connection: Connection) -> Result<(), ServerError> {
-    let (id, params) = connection.initialize_start()?;
-    let params: InitializeParams = match serde_json::from_value(params) {
-        Ok(params) => params,
-        Err(err) => {
-            let message = format!("invalid initialize parameters: {err}");
-            let response = Response::new_err(id, ErrorCode::InvalidParams as i32, message.clone());
-            connection.sender.send(response.into())?;
-            return Err(message.into());
-        }
+pub fn run(connection: Connection) -> Result<Ending, ServerError> {
+    let Some((id, params)) = session::initialize(&connection)? else {
+        return Ok(Ending::Abrupt);
     };
     let encoding = Encoding::negotiate(
         params
@@ -74,7 +72,9 @@ pub fn run(connection: Connection) -> Result<(), ServerError> {
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         }),
     };
-    connection.initialize_finish(id, serde_json::to_value(result)?)?;
+    connection
+        .sender
+        .send(Response::new_ok(id, result).into())?;
 
     let watch = params
         .capabilities
@@ -91,19 +91,23 @@ pub fn run(connection: Connection) -> Result<(), ServerError> {
         store: Store::new(workspace_roots(&params)),
         worker,
         published: HashMap::new(),
+        // Registered on `initialized`, when the client is ready for requests.
+        watch,
     };
-    if watch {
-        server.register_watchers()?;
-    }
     server.store.index_workspace();
     server.schedule_check();
     let shutdown = server.main_loop(&connection);
     // Every request taken before `shutdown` is answered before it.
     server.worker.stop();
-    if let Some(request) = shutdown? {
-        connection.handle_shutdown(&request)?;
+    match shutdown? {
+        Some(request) => {
+            connection
+                .sender
+                .send(Response::new_ok(request.id, ()).into())?;
+            session::after_shutdown(&connection)
+        }
+        None => Ok(Ending::Abrupt),
     }
-    Ok(())
 }
 
 struct Server {
@@ -114,6 +118,8 @@ struct Server {
     worker: Worker,
     /// What the client shows, by the text of each file's normalized URI.
     published: HashMap<String, Shown>,
+    /// Whether to ask the client to watch files, once it is initialized.
+    watch: bool,
 }
 
 /// The diagnostics last published for a file.
@@ -160,6 +166,15 @@ impl Server {
     }
 
     fn request(&mut self, request: Request) -> Result<(), ServerError> {
+        if request.method == Initialize::METHOD {
+            let response = Response::new_err(
+                request.id,
+                ErrorCode::InvalidRequest as i32,
+                "`initialize` again: the session is initialized".to_owned(),
+            );
+            self.sender.send(response.into())?;
+            return Ok(());
+        }
         if !handlers::handles(&request.method) {
             let response = Response::new_err(
                 request.id,
@@ -176,9 +191,21 @@ impl Server {
 
     fn notification(&mut self, notification: Notification) -> Result<(), ServerError> {
         let changed = match notification.method.as_str() {
+            Initialized::METHOD => {
+                if std::mem::take(&mut self.watch) {
+                    self.register_watchers()?;
+                }
+                false
+            }
             DidOpenTextDocument::METHOD => {
                 self.extract(notification, |server, p: DidOpenTextDocumentParams| {
                     let doc = p.text_document;
+                    if server.is_open(&doc.uri) {
+                        server.log(format!(
+                            "`didOpen` of {}, which is open: its text replaced",
+                            doc.uri.as_str()
+                        ));
+                    }
                     server.store.open(doc.uri, doc.text, doc.version);
                     true
                 })?
@@ -186,7 +213,15 @@ impl Server {
             DidChangeTextDocument::METHOD => self.extract(notification, Server::change)?,
             DidCloseTextDocument::METHOD => {
                 self.extract(notification, |server, p: DidCloseTextDocumentParams| {
-                    server.store.close(&p.text_document.uri);
+                    let uri = p.text_document.uri;
+                    if !server.is_open(&uri) {
+                        server.log(format!(
+                            "ignored `didClose` of {}, which is not open",
+                            uri.as_str()
+                        ));
+                        return false;
+                    }
+                    server.store.close(&uri);
                     true
                 })?
             }
@@ -232,12 +267,42 @@ impl Server {
         }
     }
 
-    /// Applies edits in order, each against the text the previous one left.
+    fn is_open(&self, uri: &Uri) -> bool {
+        self.store.get(uri).is_some_and(|d| d.version.is_some())
+    }
+
+    /// Tells the client's log about a notification taken with a doubt or ignored.
+    fn log(&self, message: String) {
+        let params = LogMessageParams {
+            typ: MessageType::WARNING,
+            message: format!("seqc: {message}"),
+        };
+        let log = Notification::new(LogMessage::METHOD.to_owned(), params);
+        // A client gone is noticed at the main loop's next receive.
+        let _ = self.sender.send(log.into());
+    }
+
+    /// Applies edits in order, each against the text the previous one left. A change to a
+    /// document that is not open is ignored: the text it edits is unknown. A version that does
+    /// not increase is a client's mistake, but its edit is what the client's text now is, so it
+    /// is applied all the same (with the version given) and logged.
     fn change(&mut self, params: DidChangeTextDocumentParams) -> bool {
         let uri = params.text_document.uri;
-        let Some(doc) = self.store.get(&uri) else {
+        let version = params.text_document.version;
+        let Some(doc) = self.store.get(&uri).filter(|d| d.version.is_some()) else {
+            self.log(format!(
+                "ignored `didChange` of {}, which is not open",
+                uri.as_str()
+            ));
             return false;
         };
+        if let Some(current) = doc.version.filter(|&current| version <= current) {
+            self.log(format!(
+                "`didChange` of {} to version {version} after version {current}: applied, \
+                 but versions must increase",
+                uri.as_str()
+            ));
+        }
         let mut text = doc.text.to_string();
         let mut index = (*doc.index).clone();
         for change in params.content_changes {
@@ -255,9 +320,7 @@ impl Server {
             }
             index = LineIndex::new(&text);
         }
-        self.store
-            .change(&uri, text, index, params.text_document.version)
-            .is_some()
+        self.store.change(&uri, text, index, version).is_some()
     }
 
     fn watched_files(&mut self, params: DidChangeWatchedFilesParams) -> bool {
@@ -408,6 +471,7 @@ mod tests {
             store: Store::new(Vec::new()),
             worker: Worker::spawn(sender).unwrap(),
             published: HashMap::new(),
+            watch: false,
         };
         (server, receiver)
     }

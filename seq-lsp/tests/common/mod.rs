@@ -78,7 +78,7 @@ pub fn file_uri(path: &Path) -> Uri {
 
 pub struct Client {
     connection: Connection,
-    server: Option<JoinHandle<Result<(), seq_lsp::ServerError>>>,
+    server: Option<JoinHandle<Result<seq_lsp::Ending, seq_lsp::ServerError>>>,
     next_id: i32,
     pub root: PathBuf,
     pub encoding: PositionEncodingKind,
@@ -91,6 +91,10 @@ pub struct Client {
     pub notifications: Vec<Notification>,
     /// Requests the server sent us (registrations).
     pub server_requests: Vec<Request>,
+    /// Answers to requests sent with [`Client::request_later`], not yet taken.
+    answers: Vec<Response>,
+    /// Ids of requests sent with [`Client::request_later`].
+    asked: Vec<RequestId>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,6 +159,8 @@ impl Client {
             since: 0,
             notifications: Vec::new(),
             server_requests: Vec::new(),
+            answers: Vec::new(),
+            asked: Vec::new(),
         };
         let result = client.request_raw(Initialize::METHOD, params);
         client.initialize = serde_json::from_value(result.unwrap()).unwrap();
@@ -315,6 +321,27 @@ impl Client {
         }
     }
 
+    /// Sends a request without waiting for its answer; [`Client::answer`] waits for it.
+    pub fn request_later(&mut self, method: &str, params: serde_json::Value) -> RequestId {
+        self.next_id += 1;
+        let id = RequestId::from(self.next_id);
+        let request = Request::new(id.clone(), method.to_owned(), params);
+        self.connection.sender.send(request.into()).unwrap();
+        self.asked.push(id.clone());
+        id
+    }
+
+    /// The answer to a request sent with [`Client::request_later`].
+    pub fn answer(&mut self, id: &RequestId) -> Result<serde_json::Value, ResponseError> {
+        loop {
+            if let Some(at) = self.answers.iter().position(|r| &r.id == id) {
+                return self.answers.remove(at).response_result;
+            }
+            let message = self.receive(&format!("the answer to request {id}"));
+            self.keep(message);
+        }
+    }
+
     /// A typed request whose answer must be a success.
     pub fn request<R: lsp_types::request::Request>(&mut self, params: R::Params) -> R::Result {
         match self.request_raw(R::METHOD, serde_json::to_value(params).unwrap()) {
@@ -396,6 +423,7 @@ impl Client {
                 self.connection.sender.send(answer.into()).unwrap();
                 self.server_requests.push(r);
             }
+            Message::Response(r) if self.asked.contains(&r.id) => self.answers.push(r),
             Message::Response(r) => panic!("an answer to nothing we asked: {r:?}"),
         }
     }
@@ -406,7 +434,7 @@ impl Client {
         assert!(response.is_ok(), "{response:?}");
         self.notify::<Exit>(());
         let result = self.server.take().unwrap().join().unwrap();
-        assert!(result.is_ok(), "{result:?}");
+        assert!(matches!(result, Ok(seq_lsp::Ending::Orderly)), "{result:?}");
     }
 }
 
