@@ -20,11 +20,12 @@
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::{Caller, Engine, RunReport, SequenceSource, ToolHost};
+use seq_gen::times::Times;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::hint::black_box;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::runtime::Runtime;
 
 const SLEEP_MS: u64 = 50;
@@ -90,32 +91,6 @@ fn run(rt: &Runtime, engine: &Engine, sequence: &Sequence) -> RunReport {
 fn full_size() -> bool {
     let args: Vec<String> = std::env::args().collect();
     args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}
-
-/// Wall times of the iterations criterion asks for, kept to print a figure of our own.
-#[derive(Default)]
-struct Times(Mutex<Vec<Duration>>);
-
-impl Times {
-    fn measure(&self, iters: u64, mut once: impl FnMut()) -> Duration {
-        let mut total = Duration::ZERO;
-        for _ in 0..iters {
-            let started = Instant::now();
-            once();
-            let wall = started.elapsed();
-            total += wall;
-            self.0.lock().unwrap().push(wall);
-        }
-        total
-    }
-
-    /// The mean and the best iteration; `None` when the benchmark was filtered out.
-    fn mean_and_best(&self) -> Option<(Duration, Duration)> {
-        let times = self.0.lock().unwrap();
-        let best = times.iter().min().copied()?;
-        let total: Duration = times.iter().sum();
-        Some((total / u32::try_from(times.len()).unwrap(), best))
-    }
 }
 
 fn dispatch(c: &mut Criterion) {

@@ -4,7 +4,8 @@
 //! sequences calling each other; both check clean, so a benchmark measures the work of valid
 //! input and nothing else. [`baseline`] is serde_json doing the same logical work on the same
 //! bytes: the yardstick the front end and the checker are measured against. [`clock::Clock`]
-//! lets the benchmarks measure CPU time on a busy machine.
+//! lets the benchmarks measure CPU time on a busy machine, and [`times::Times`] keeps
+//! per-iteration wall times for figures of their own.
 //!
 //! The content is modelled on what models really write: shell commands full of `;` and nested
 //! quotes, escapes of every kind (`\"`, `\\`, `\n`, `\u00e9`, surrogate pairs), CJK names,
@@ -16,6 +17,7 @@ mod group;
 mod pools;
 mod rng;
 mod text;
+pub mod times;
 
 use group::{Callee, Plan};
 use rng::Rng;

@@ -28,13 +28,14 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use seq_exec::policy::Policy;
 use seq_exec::{Caller, Engine, SequenceSource, ToolHost};
+use seq_gen::times::Times;
 use seq_mcp::{McpHost, Options, ServerSpec};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::runtime::Runtime;
 
 const IN_FLIGHT: usize = 32;
@@ -84,29 +85,6 @@ fn sequence(host: &McpHost, parallel: bool, count: usize) -> Sequence {
         file.diagnostics
     );
     file.sequence.unwrap()
-}
-
-#[derive(Default)]
-struct Times(Mutex<Vec<Duration>>);
-
-impl Times {
-    fn measure(&self, iters: u64, mut once: impl FnMut()) -> Duration {
-        let mut total = Duration::ZERO;
-        for _ in 0..iters {
-            let started = Instant::now();
-            once();
-            let wall = started.elapsed();
-            total += wall;
-            self.0.lock().unwrap().push(wall);
-        }
-        total
-    }
-
-    fn mean(&self) -> Option<Duration> {
-        let times = self.0.lock().unwrap();
-        let total: Duration = times.iter().sum();
-        (!times.is_empty()).then(|| total / u32::try_from(times.len()).unwrap())
-    }
 }
 
 struct Setup {
