@@ -95,18 +95,33 @@ struct Case {
     passed: Vec<bool>,
 }
 
-/// A choice that is usually fine: `valid` most of the time, one of `broken` otherwise.
+/// A choice that is usually fine: `valid` most of the time, one of `broken` otherwise; always
+/// `valid` in a clean case.
 fn mostly<T: Clone + std::fmt::Debug + 'static>(
     valid: Vec<T>,
     broken: Vec<T>,
-) -> impl Strategy<Value = T> {
+    clean: bool,
+) -> BoxedStrategy<T> {
+    if clean {
+        return prop::sample::select(valid).boxed();
+    }
     prop_oneof![
         12 => prop::sample::select(valid),
         1 => prop::sample::select(broken),
     ]
+    .boxed()
 }
 
-fn item() -> impl Strategy<Value = Item> {
+/// `true` with probability `p`, never in a clean case (for choices that break the sequence).
+fn breaks(p: f64, clean: bool) -> BoxedStrategy<bool> {
+    if clean {
+        Just(false).boxed()
+    } else {
+        prop::bool::weighted(p).boxed()
+    }
+}
+
+fn item(clean: bool) -> impl Strategy<Value = Item> {
     let echo = mostly(
         vec![
             r#"{"value": 1}"#,
@@ -123,6 +138,7 @@ fn item() -> impl Strategy<Value = Item> {
             r#"{"value": $args.x.field}"#,
             r#"{}"#,
         ],
+        clean,
     );
     let call = mostly(
         vec![
@@ -138,6 +154,7 @@ fn item() -> impl Strategy<Value = Item> {
             r#"{"target": "b", "args": {"nope": 1}}"#,
             r#"{"target": "c", "args": {"x": 1}}"#,
         ],
+        clean,
     );
     let tool_args = prop_oneof![
         12 => echo.prop_map(|a| ("echo", Some(a))),
@@ -145,17 +162,23 @@ fn item() -> impl Strategy<Value = Item> {
         1 => Just(("cmd_run", Some(r#"{"command": "true"}"#))),
         1 => Just(("nope_tool", None)),
     ];
-    let output = prop_oneof![
-        10 => Just(None),
-        4 => Just(Some("r")),
-        1 => Just(Some("s")),
-        1 => Just(Some("zz")),
-    ];
+    // A clean case writes only `r`, which it always declares.
+    let output = if clean {
+        prop_oneof![10 => Just(None), 4 => Just(Some("r"))].boxed()
+    } else {
+        prop_oneof![
+            10 => Just(None),
+            4 => Just(Some("r")),
+            1 => Just(Some("s")),
+            1 => Just(Some("zz")),
+        ]
+        .boxed()
+    };
     (
         tool_args,
         output,
-        prop::bool::weighted(0.03),
-        prop::bool::weighted(0.97),
+        breaks(0.03, clean),
+        breaks(0.03, clean).prop_map(|missing| !missing),
     )
         .prop_map(|((tool, args), output, unknown_field, semicolon)| Item {
             tool,
@@ -170,10 +193,11 @@ fn item() -> impl Strategy<Value = Item> {
 fn slots(
     first: &'static str,
     second: &'static str,
+    clean: bool,
 ) -> impl Strategy<Value = Vec<(&'static str, &'static str)>> {
-    let ty = || mostly(TYPES.to_vec(), vec!["strng"]);
+    let ty = || mostly(TYPES.to_vec(), vec!["strng"], clean);
     (
-        prop::bool::weighted(0.9),
+        breaks(0.1, clean).prop_map(|left_out| !left_out),
         ty(),
         prop::bool::weighted(0.3),
         ty(),
@@ -190,34 +214,50 @@ fn slots(
         })
 }
 
+/// Usually absent, else one of `values`, or (in a clean case) of the first `valid` of them.
 fn rarely<T: Clone + std::fmt::Debug + 'static>(
     values: Vec<T>,
+    valid: usize,
+    clean: bool,
 ) -> impl Strategy<Value = Option<T>> {
+    let values = if clean {
+        values.into_iter().take(valid).collect()
+    } else {
+        values
+    };
     prop_oneof![
         3 => Just(None),
         1 => prop::sample::select(values).prop_map(Some),
     ]
 }
 
-fn group(name: &'static str) -> impl Strategy<Value = Group> {
+fn group(name: &'static str, clean: bool) -> impl Strategy<Value = Group> {
     (
-        (slots("x", "y"), slots("r", "s")),
+        (slots("x", "y", clean), slots("r", "s", clean)),
         prop::option::of(any::<bool>()),
-        rarely(vec!["abort", "continue", "continue", "retry", "retyr"]),
+        rarely(
+            vec!["abort", "continue", "continue", "retry", "retyr"],
+            4,
+            clean,
+        ),
         prop_oneof![8 => Just(None), 1 => (0u32..=2).prop_map(Some)],
-        rarely(vec!["fail", "skip", "skip", "degrade", "skipp"]),
-        (prop::bool::weighted(0.1), prop::bool::weighted(0.03)),
-        rarely(vec![
-            "$args.x == 1",
-            "$args.x != null",
-            "$args.x != null",
-            "$args.q == 1",
-            "$out.r == 1",
-            "$args.x ==",
-            "$args.x && true",
-        ]),
-        rarely(vec!["30s", "1m30s", "30s", "30"]),
-        prop::collection::vec(item(), 1..=2),
+        rarely(vec!["fail", "skip", "skip", "degrade", "skipp"], 4, clean),
+        (prop::bool::weighted(0.1), breaks(0.03, clean)),
+        rarely(
+            vec![
+                "$args.x == 1",
+                "$args.x != null",
+                "$args.x != null",
+                "$args.q == 1",
+                "$out.r == 1",
+                "$args.x ==",
+                "$args.x && true",
+            ],
+            3,
+            clean,
+        ),
+        rarely(vec!["30s", "1m30s", "30s", "30"], 3, clean),
+        prop::collection::vec(item(clean), 1..=2),
     )
         .prop_map(
             move |(
@@ -247,28 +287,70 @@ fn group(name: &'static str) -> impl Strategy<Value = Group> {
         )
 }
 
+/// A case: one in three clean (nothing broken on purpose, every group a call may name present),
+/// so that the engine's side of the property runs often; the others slightly broken.
 fn case() -> impl Strategy<Value = Case> {
-    let names = prop_oneof![
-        12 => Just(vec!["a", "b", "c"]),
-        1 => Just(vec!["a", "a", "b"]),
-    ];
+    prop_oneof![1 => case_of(true), 2 => case_of(false)]
+}
+
+fn case_of(clean: bool) -> impl Strategy<Value = Case> {
+    let names = if clean {
+        Just(vec!["a", "b", "c"]).boxed()
+    } else {
+        prop_oneof![
+            12 => Just(vec!["a", "b", "c"]),
+            1 => Just(vec!["a", "a", "b"]),
+        ]
+        .boxed()
+    };
+    let counts = if clean { 3..=3usize } else { 1..=3usize };
     (
-        prop_oneof![30 => Just("diff"), 1 => Just("bad/name")],
-        names.prop_flat_map(|names| {
-            (1..=3usize).prop_flat_map(move |n| {
+        mostly(vec!["diff"], vec!["bad/name"], clean),
+        names.prop_flat_map(move |names| {
+            counts.clone().prop_flat_map(move |n| {
                 names[..n]
                     .iter()
-                    .map(|&name| group(name))
+                    .map(|&name| group(name, clean))
                     .collect::<Vec<_>>()
             })
         }),
         prop::collection::vec(any::<bool>(), 6),
     )
-        .prop_map(|(name, groups, passed)| Case {
-            name,
-            groups,
-            passed,
+        .prop_map(move |(name, groups, passed)| {
+            let case = Case {
+                name,
+                groups,
+                passed,
+            };
+            if clean { tidy(case) } else { case }
         })
+}
+
+/// Makes a clean case valid where independent choices combine into a mistake: `retries` only
+/// with `on_error: retry`, `missing: degrade` only with a `fallback`, and calls only to later
+/// groups (a call back would be a cycle).
+fn tidy(mut case: Case) -> Case {
+    let names: Vec<&str> = case.groups.iter().map(|g| g.name).collect();
+    for (index, group) in case.groups.iter_mut().enumerate() {
+        if group.on_error != Some("retry") {
+            group.retries = None;
+        }
+        if group.missing == Some("degrade") {
+            group.fallback = true;
+        }
+        for item in &mut group.items {
+            let target = item.args.and_then(|args| {
+                names
+                    .iter()
+                    .position(|n| args.contains(&format!(r#""target": "{n}""#)))
+            });
+            if item.tool == "seq_call" && target.is_none_or(|t| t <= index) {
+                item.tool = "echo";
+                item.args = Some(r#"{"value": 1}"#);
+            }
+        }
+    }
+    case
 }
 
 fn render_item(item: &Item) -> String {
