@@ -42,6 +42,26 @@ impl MapOffset for OffsetMap {
     }
 }
 
+/// An offset map spelled out by [`unescape_dense`]: entry `i` is the raw offset of `i`.
+/// Offsets past the end extrapolate from the last entry, as the sparse map does.
+#[derive(Clone, Copy, Debug)]
+pub struct DenseMap<'b> {
+    raw: &'b [u32],
+}
+
+impl MapOffset for DenseMap<'_> {
+    fn to_raw(&self, unescaped: u32) -> u32 {
+        match self.raw.get(unescaped as usize) {
+            Some(&raw) => raw,
+            None => {
+                let last = self.raw.len().saturating_sub(1);
+                let raw = self.raw.get(last).copied().unwrap_or(0);
+                raw.saturating_add(unescaped.saturating_sub(offset(last)))
+            }
+        }
+    }
+}
+
 /// Two maps applied one after the other: `inner` first, then `outer` (an item string inside a
 /// `tools` string inside the file).
 #[derive(Clone, Copy, Debug)]
@@ -93,62 +113,144 @@ pub struct LoneSurrogate {
 /// already validated). `base` is the raw offset of the body's first byte. A lone surrogate becomes
 /// U+FFFD and is reported.
 ///
-/// Bodies without a backslash are borrowed with the identity map. Otherwise the text between
-/// escapes is copied slice by slice and the map gets one point after each escape. A malformed
-/// escape (impossible after the lexer, but never a panic) is kept as literal text.
+/// Bodies without a backslash are borrowed with the identity map. Otherwise the map gets one
+/// point after each escape. A malformed escape (impossible after the lexer, but never a panic)
+/// is kept as literal text.
 pub fn unescape(body: &str, base: u32) -> (Unescaped<'_>, Vec<LoneSurrogate>) {
+    let mut sparse = SparsePoints {
+        points: Vec::new(),
+        base,
+    };
+    let (text, lone) = unescape_with(body, base, &mut sparse);
+    let map = OffsetMap {
+        base,
+        points: sparse.points,
+    };
+    (Unescaped { text, map }, lone)
+}
+
+/// [`unescape`] with the map spelled out in `buf` (cleared first), one entry per byte, in the
+/// same pass, so that a lookup is one load instead of a binary search; `buf` is meant to be
+/// reused from text to text. It costs four bytes per byte of text: for texts whose offsets are looked up many times, such as a `tools` string's items.
+pub fn unescape_dense<'a, 'b>(
+    body: &'a str,
+    base: u32,
+    buf: &'b mut Vec<u32>,
+) -> (Cow<'a, str>, DenseMap<'b>, Vec<LoneSurrogate>) {
+    buf.clear();
+    buf.reserve(body.len() + 1);
+    let mut sink = Dense { buf, next: base };
+    let (text, lone) = unescape_with(body, base, &mut sink);
+    // The end of the text maps too.
+    sink.run(1);
+    (text, DenseMap { raw: buf }, lone)
+}
+
+/// Where [`unescape_with`] records how unescaped offsets map to raw ones.
+trait Points {
+    /// The next `n` unescaped bytes come one to one from the raw bytes after the last escape.
+    fn run(&mut self, n: u32);
+    /// An escape at raw `at` decoded to `n` bytes; the next byte is at `(unescaped, raw)`. Raw
+    /// offsets here include the base.
+    fn escape(&mut self, at: u32, n: u32, next: (u32, u32));
+}
+
+/// The sparse map: a point after each escape.
+impl Points for SparsePoints {
+    fn run(&mut self, _: u32) {}
+    fn escape(&mut self, _: u32, _: u32, (unescaped, raw): (u32, u32)) {
+        self.points.push((unescaped, raw - self.base));
+    }
+}
+
+struct SparsePoints {
+    points: Vec<(u32, u32)>,
+    base: u32,
+}
+
+/// The dense map: every byte's raw offset.
+struct Dense<'b> {
+    buf: &'b mut Vec<u32>,
+    /// The raw offset of the next unescaped byte.
+    next: u32,
+}
+
+impl Points for Dense<'_> {
+    fn run(&mut self, n: u32) {
+        let end = self.next.saturating_add(n);
+        self.buf.extend(self.next..end);
+        self.next = end;
+    }
+    // Inside a character decoded from an escape, offsets advance from the backslash as in the
+    // sparse map.
+    fn escape(&mut self, at: u32, n: u32, (_, after): (u32, u32)) {
+        self.next = at;
+        self.run(n);
+        self.next = after;
+    }
+}
+
+fn unescape_with<'a>(
+    body: &'a str,
+    base: u32,
+    points: &mut impl Points,
+) -> (Cow<'a, str>, Vec<LoneSurrogate>) {
     let Some(first) = body.find('\\') else {
-        let map = OffsetMap::identity(base);
-        return (
-            Unescaped {
-                text: Cow::Borrowed(body),
-                map,
-            },
-            Vec::new(),
-        );
+        points.run(offset(body.len()));
+        return (Cow::Borrowed(body), Vec::new());
     };
     let bytes = body.as_bytes();
-    let mut text = String::with_capacity(body.len());
-    let mut points = Vec::new();
+    // Bytes, not `str` pieces: in a `tools` string escapes come every few bytes, and the
+    // UTF-8 checks of `push_str` on each short run between them cost more than the copying.
+    let mut text = Vec::with_capacity(body.len());
+    text.extend_from_slice(bytes.get(..first).unwrap_or_default());
+    points.run(offset(first));
     let mut lone = Vec::new();
-    // `copied`: raw bytes before it are in `text`; `at`: the backslash being decoded.
-    let mut copied = 0;
     let mut at = first;
-    loop {
-        text.push_str(body.get(copied..at).unwrap_or(""));
-        let next = match decode(bytes, at) {
+    while let Some(&byte) = bytes.get(at) {
+        if byte != b'\\' {
+            let rest = bytes.get(at..).unwrap_or_default();
+            let run = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
+            text.extend_from_slice(rest.get(..run).unwrap_or_default());
+            points.run(offset(run));
+            at += run;
+            continue;
+        }
+        let raw = base.saturating_add(offset(at));
+        if let Some(ch) = bytes.get(at + 1).and_then(|&b| simple(b)) {
+            text.push(ch);
+            points.escape(raw, 1, (offset(text.len()), raw.saturating_add(2)));
+            at += 2;
+            continue;
+        }
+        let start = text.len();
+        match decode_unicode(bytes, at) {
             Some(escape) => {
-                text.push(escape.ch);
-                copied = at + escape.len;
-                points.push((offset(text.len()), offset(copied)));
+                let mut utf8 = [0; 4];
+                text.extend_from_slice(escape.ch.encode_utf8(&mut utf8).as_bytes());
                 if escape.lone {
-                    let start = base.saturating_add(offset(at));
                     lone.push(LoneSurrogate {
-                        span: Span::new(start, start.saturating_add(6)),
+                        span: Span::new(raw, raw.saturating_add(6)),
                     });
                 }
-                copied
+                let n = offset(text.len() - start);
+                let after = raw.saturating_add(offset(escape.len));
+                points.escape(raw, n, (offset(text.len()), after));
+                at += escape.len;
             }
             None => {
                 // Kept literally: raw and unescaped go on advancing together.
-                copied = at;
-                at + 1
+                text.push(byte);
+                points.run(1);
+                at += 1;
             }
-        };
-        match body.get(next..).and_then(|rest| rest.find('\\')) {
-            Some(i) => at = next + i,
-            None => break,
         }
     }
-    text.push_str(body.get(copied..).unwrap_or(""));
-    let map = OffsetMap { base, points };
-    (
-        Unescaped {
-            text: Cow::Owned(text),
-            map,
-        },
-        lone,
-    )
+    // Escapes decode to whole characters and everything else is copied from a `str`, so this
+    // never fails; the lossy form only spares a panic.
+    let text = String::from_utf8(text)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
+    (Cow::Owned(text), lone)
 }
 
 fn offset(n: usize) -> u32 {
@@ -163,30 +265,27 @@ struct Escape {
     lone: bool,
 }
 
-/// Decodes the escape whose backslash is at `at`, or `None` if it is malformed.
-fn decode(bytes: &[u8], at: usize) -> Option<Escape> {
-    let simple = |ch| {
-        Some(Escape {
-            ch,
-            len: 2,
-            lone: false,
-        })
-    };
-    match *bytes.get(at + 1)? {
-        b'"' => simple('"'),
-        b'\\' => simple('\\'),
-        b'/' => simple('/'),
-        b'b' => simple('\u{8}'),
-        b'f' => simple('\u{c}'),
-        b'n' => simple('\n'),
-        b'r' => simple('\r'),
-        b't' => simple('\t'),
-        b'u' => decode_unicode(bytes, at),
-        _ => None,
-    }
+/// The byte an escape of one character after the backslash stands for (all but `\\u`).
+fn simple(escaped: u8) -> Option<u8> {
+    Some(match escaped {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        _ => return None,
+    })
 }
 
+/// Decodes the `\\uXXXX` escape (or surrogate pair) whose backslash is at `at`, or `None` if it
+/// is malformed.
 fn decode_unicode(bytes: &[u8], at: usize) -> Option<Escape> {
+    if bytes.get(at + 1) != Some(&b'u') {
+        return None;
+    }
     let high = hex4(bytes, at + 2)?;
     if (0xD800..0xDC00).contains(&high) {
         let low = (bytes.get(at + 6) == Some(&b'\\') && bytes.get(at + 7) == Some(&b'u'))
@@ -243,6 +342,27 @@ mod tests {
         }
         let end = unescaped.map.to_raw(offset(unescaped.text.len()));
         assert_eq!(end, base + offset(body.len()));
+    }
+
+    #[test]
+    fn dense_maps_agree_with_sparse_ones_at_every_offset() {
+        let bodies = [
+            "",
+            "plain",
+            r#"{\"tool\":\"echo\",\"args\":{\"v\":\"a\\\"b\"}} ;"#,
+            r"\u00e9\u4e3b\ud83d\ude00x\n",
+            r"\ud800 lone \x kept",
+        ];
+        let mut buf = vec![7; 3];
+        for body in bodies {
+            let (unescaped, lone) = unescape(body, 40);
+            let (text, dense, dense_lone) = unescape_dense(body, 40, &mut buf);
+            let len = offset(unescaped.text.len());
+            assert_eq!((text, dense_lone), (unescaped.text.clone(), lone));
+            for i in 0..len + 4 {
+                assert_eq!(dense.to_raw(i), unescaped.map.to_raw(i), "{body:?} at {i}");
+            }
+        }
     }
 
     #[test]

@@ -15,13 +15,13 @@ use crate::ast::{
 use crate::code::Code;
 use crate::condition::parse_condition;
 use crate::diagnostic::{self, Diagnostic, did_you_mean, list};
-use crate::escape::{Composed, MapOffset, OffsetMap, unescape};
+use crate::escape::{Composed, LoneSurrogate, MapOffset, OffsetMap, unescape, unescape_dense};
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::{MAX_GROUPS, MAX_ITEMS, MAX_SLOTS};
 use crate::reference::parse_reference;
 use crate::span::{Span, Spanned};
 use crate::split::{SplitErrorKind, split_items};
-use crate::template::parse_template;
+use crate::template::parse_template_cow;
 use fields::Fields;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -42,9 +42,17 @@ const GROUP_FIELDS: &[&str] = &[
     "fallback",
 ];
 const ITEM_FIELDS: &[&str] = &["tool", "args", "as", "unsafe_serial"];
+const _: () = assert!(
+    SEQUENCE_FIELDS.len() <= fields::MAX_FIELDS
+        && GROUP_FIELDS.len() <= fields::MAX_FIELDS
+        && ITEM_FIELDS.len() <= fields::MAX_FIELDS
+);
 
 /// `retries` is bounded so that a typo cannot make a group retry for hours (D-5).
 pub(crate) const MAX_RETRIES: u32 = 10;
+
+/// The longest `tools` text whose offset map is spelled out (four bytes per byte).
+const DENSE_MAP_BYTES: usize = 1 << 20;
 
 /// Longest sequence name, so that it always fits a file name (D-8).
 pub(crate) const MAX_NAME_LEN: usize = 64;
@@ -57,6 +65,7 @@ pub(crate) fn lower_file(text: &str) -> Parse {
         diagnostics,
         quiet_missing,
         depth: 0,
+        dense: Vec::new(),
     };
     let file = OffsetMap::identity(0);
     let sequence = root.and_then(|root| lower.sequence(&root, &file));
@@ -76,6 +85,8 @@ struct Lower {
     /// How many JSON strings enclose the text being lowered: 0 in the file, 1 inside `tools`.
     /// Fix texts are escaped that many times so that they land correctly inside the strings.
     depth: usize,
+    /// The buffer of the current `tools` string's [`DenseMap`], reused from group to group.
+    dense: Vec<u32>,
 }
 
 /// Where a text's offsets land in the file: a `MapOffset` shifted by the start of a slice.
@@ -92,6 +103,11 @@ impl MapOffset for Shifted<'_> {
 
 fn span_in(map: &dyn MapOffset, range: &Range<usize>) -> Span {
     map.span(Span::from_range(range.clone()))
+}
+
+/// The offset of a string literal's body (just inside the opening quote).
+fn body_start(node: &Node<'_>) -> u32 {
+    u32::try_from(body_range(node).start).unwrap_or(u32::MAX)
 }
 
 /// The span of a string literal's body (inside the quotes).
@@ -154,8 +170,12 @@ impl Lower {
         body: &'n str,
         map: &dyn MapOffset,
     ) -> (Cow<'n, str>, OffsetMap) {
-        let base = u32::try_from(body_range(node).start).unwrap_or(u32::MAX);
-        let (unescaped, lone) = unescape(body, base);
+        let (unescaped, lone) = unescape(body, body_start(node));
+        self.lone_surrogates(lone, map);
+        (unescaped.text, unescaped.map)
+    }
+
+    fn lone_surrogates(&mut self, lone: Vec<LoneSurrogate>, map: &dyn MapOffset) {
         for surrogate in lone {
             self.report(
                 Diagnostic::new(
@@ -166,7 +186,6 @@ impl Lower {
                 .with_help("a `\\uD800`–`\\uDFFF` escape must be half of a surrogate pair; write the character itself or its full pair"),
             );
         }
-        (unescaped.text, unescaped.map)
     }
 
     /// A string field's text and the span of its body in the file.
@@ -698,11 +717,20 @@ impl Lower {
             }
             return Vec::new();
         };
-        let (text, inner) = self.unescape(node, body, map);
-        let tools_map = Composed {
-            inner: &inner,
-            outer: map,
+        // Every span of every item goes through this map: spelled out, a lookup is one load.
+        // Past a bound the buffer would outweigh the text, and the binary search is kept.
+        let mut dense = std::mem::take(&mut self.dense);
+        let (text, sparse, dense_map);
+        let inner: &dyn MapOffset = if body.len() <= DENSE_MAP_BYTES {
+            let lone;
+            (text, dense_map, lone) = unescape_dense(body, body_start(node), &mut dense);
+            self.lone_surrogates(lone, map);
+            &dense_map
+        } else {
+            (text, sparse) = self.unescape(node, body, map);
+            &sparse
         };
+        let tools_map = Composed { inner, outer: map };
         let split = split_items(&text);
         for error in &split.errors {
             let span = tools_map.span(Span::from_range(error.span.clone()));
@@ -743,6 +771,7 @@ impl Lower {
             self.depth -= 1;
             self.quiet_missing = quiet;
         }
+        self.dense = dense;
         items
     }
 
@@ -834,7 +863,7 @@ impl Lower {
                     inner: &inner,
                     outer: map,
                 };
-                let (template, diagnostics) = parse_template(&text, &composed);
+                let (template, diagnostics) = parse_template_cow(text, &composed);
                 self.nested(1, diagnostics, &Identity);
                 ValueKind::String(template)
             }

@@ -10,6 +10,7 @@ use crate::ast::{Template, TemplatePart};
 use crate::diagnostic::Diagnostic;
 use crate::escape::MapOffset;
 use crate::reference::{relocate, scan_interpolation};
+use std::borrow::Cow;
 
 /// Splits an unescaped string into literal text and references. `map` takes offsets in `text`
 /// to the file. Malformed references (`$args.` with no name, `${args.x` unclosed, `[x]`) are
@@ -43,6 +44,20 @@ pub fn parse_template(text: &str, map: &dyn MapOffset) -> (Template, Vec<Diagnos
     }
     push_text(&mut parts, text.get(literal..).unwrap_or(""));
     (Template { parts }, diagnostics)
+}
+
+/// [`parse_template`] of a text that may be owned already: a text without `$` becomes its one
+/// part without being copied (most argument strings, after unescaping).
+pub fn parse_template_cow(text: Cow<'_, str>, map: &dyn MapOffset) -> (Template, Vec<Diagnostic>) {
+    if text.contains('$') {
+        return parse_template(&text, map);
+    }
+    let parts = if text.is_empty() {
+        Vec::new()
+    } else {
+        vec![TemplatePart::Text(text.into_owned())]
+    };
+    (Template { parts }, Vec::new())
 }
 
 fn push_text(parts: &mut Vec<TemplatePart>, text: &str) {

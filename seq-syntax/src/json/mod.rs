@@ -9,6 +9,7 @@
 
 mod lexer;
 mod parser;
+mod plain;
 mod report;
 mod scan;
 mod tree;

@@ -4,8 +4,9 @@
 //! commas, and cuts off structures nested too deeply, so the grammar only deals with structure.
 
 use super::lexer::Token;
+use super::plain;
 use super::report::{self, Context};
-use super::scan::{TokenSpan, range, scan, token_span};
+use super::scan::{Scanned, TokenSpan, range, scan, token_span};
 use super::tree::{Member, Node, NodeKind};
 use crate::diagnostic::{self, Diagnostic};
 use chumsky::input::{Input, MappedInput};
@@ -33,7 +34,7 @@ pub(super) const VALUE: &str = "a JSON value";
 pub(super) const KEY: &str = "a string key";
 
 type Tokens<'tok, 'src> = &'tok [(Token<'src>, TokenSpan)];
-type In<'tok, 'src> = MappedInput<'tok, Token<'src>, TokenSpan, Tokens<'tok, 'src>>;
+pub(super) type In<'tok, 'src> = MappedInput<'tok, Token<'src>, TokenSpan, Tokens<'tok, 'src>>;
 type Extra<'tok, 'src> = extra::Err<Rich<'tok, Token<'src>, TokenSpan>>;
 
 /// Splits a token buffer entry for chumsky (a named fn: a closure trips higher-ranked lifetimes).
@@ -51,15 +52,43 @@ fn project<'tok, 'src>(
 /// the replacement texts for it.
 pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
     let scanned = scan(text, mode);
+    // Valid input, the common case, takes the grammar without recovery; anything it rejects is
+    // parsed again, with recovery, for the diagnostics.
+    if scanned.diagnostics.is_empty()
+        && scanned.unclosed.is_empty()
+        && let Some(node) = plain(text, &scanned.tokens)
+    {
+        return (Some(node), Vec::new());
+    }
+    recover(text, mode, scanned)
+}
+
+fn input<'tok, 'src>(text: &str, tokens: Tokens<'tok, 'src>) -> In<'tok, 'src> {
+    let eoi = token_span(text.len()..text.len());
+    tokens.map(eoi, project as fn(_) -> _)
+}
+
+/// The tree of `tokens` if they are one valid value, by the [`plain`] grammar.
+pub(super) fn plain<'src>(text: &str, tokens: Tokens<'_, 'src>) -> Option<Node<'src>> {
+    plain::document()
+        .parse(input(text, tokens))
+        .into_result()
+        .ok()
+}
+
+/// Parses with recovery, reporting every error.
+pub(super) fn recover<'src>(
+    text: &'src str,
+    mode: Mode,
+    scanned: Scanned<'src>,
+) -> (Option<Node<'src>>, Vec<Diagnostic>) {
     let mut diagnostics = scanned.diagnostics;
     if scanned.tokens.is_empty() {
         diagnostics.push(report::no_value(text.len(), mode));
         diagnostic::sort(&mut diagnostics);
         return (None, diagnostics);
     }
-
-    let eoi = token_span(text.len()..text.len());
-    let input = scanned.tokens.as_slice().map(eoi, project as fn(_) -> _);
+    let input = input(text, &scanned.tokens);
     let (output, mut errors) = document().parse(input).into_output_errors();
     errors.sort_by_key(|error| error.span().start);
 
@@ -109,18 +138,6 @@ fn document<'tok, 'src: 'tok>()
 fn value<'tok, 'src: 'tok>()
 -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Extra<'tok, 'src>> + Clone {
     recursive(|value| {
-        let scalar = select! {
-            Token::Null => NodeKind::Null,
-            Token::True => NodeKind::Bool(true),
-            Token::False => NodeKind::Bool(false),
-            Token::Number(text) => NodeKind::Number(text),
-            Token::String(text) => NodeKind::String(body(text)),
-            // Only item mode lets references through the scan.
-            Token::Ref(text) => NodeKind::Ref(text),
-            // Already reported by the scan.
-            Token::Invalid(_) => NodeKind::Error,
-        };
-
         let elements = value
             .clone()
             .separated_by(separator())
@@ -188,7 +205,7 @@ fn value<'tok, 'src: 'tok>()
                 .repeated()
                 .map_with(|(), e| error_node(e.span())),
         ));
-        choice((scalar, object, array))
+        choice((scalar(), object, array))
             .map_with(|kind, e| Node {
                 kind,
                 span: range(e.span()),
@@ -196,6 +213,25 @@ fn value<'tok, 'src: 'tok>()
             .labelled(VALUE)
             .recover_with(via_parser(recovery))
     })
+}
+
+/// A value that is one token. Shared with the [`plain`](super::plain) grammar.
+pub(super) fn scalar<'tok, 'src: 'tok, E>()
+-> impl Parser<'tok, In<'tok, 'src>, NodeKind<'src>, E> + Clone
+where
+    E: chumsky::extra::ParserExtra<'tok, In<'tok, 'src>>,
+{
+    select! {
+        Token::Null => NodeKind::Null,
+        Token::True => NodeKind::Bool(true),
+        Token::False => NodeKind::Bool(false),
+        Token::Number(text) => NodeKind::Number(text),
+        Token::String(text) => NodeKind::String(body(text)),
+        // Only item mode lets references through the scan.
+        Token::Ref(text) => NodeKind::Ref(text),
+        // Already reported by the scan.
+        Token::Invalid(_) => NodeKind::Error,
+    }
 }
 
 /// `,` between elements or members. A missing one (the next element follows directly) and junk
@@ -270,13 +306,13 @@ fn error_node<'src>(span: TokenSpan) -> Node<'src> {
 }
 
 /// The body of a string token, between its quotes.
-fn body(token: &str) -> &str {
+pub(super) fn body(token: &str) -> &str {
     token
         .get(1..token.len().saturating_sub(1))
         .unwrap_or_default()
 }
 
-fn push<T>(mut items: Vec<T>, item: T) -> Vec<T> {
+pub(super) fn push<T>(mut items: Vec<T>, item: T) -> Vec<T> {
     items.push(item);
     items
 }

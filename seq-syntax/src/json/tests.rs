@@ -411,3 +411,107 @@ fn valid_json_reads_as_serde_json_reads_it() {
     let expected: serde_json::Value = serde_json::from_str(text).unwrap();
     assert_eq!(to_value(&node.unwrap()), expected);
 }
+
+/// Both grammars on one text: the plain one must accept exactly what the recovering one parses
+/// without a diagnostic, and build the same tree from it.
+fn assert_grammars_agree(text: &str, mode: Mode) {
+    let scanned = super::scan::scan(text, mode);
+    let clean = scanned.diagnostics.is_empty() && scanned.unclosed.is_empty();
+    let plain = super::parser::plain(text, &scanned.tokens);
+    let (recovered, diagnostics) = super::parser::recover(text, mode, scanned);
+    if diagnostics.is_empty() {
+        assert!(
+            clean,
+            "{text:?}: the scan found something, the grammar nothing"
+        );
+        assert_eq!(plain, recovered, "{text:?} in {mode:?}");
+    } else if clean {
+        assert_eq!(plain, None, "{text:?}: accepted by the plain grammar only");
+    }
+}
+
+#[test]
+fn plain_and_recovering_grammars_agree_on_json_test_suite() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/testdata/JSONTestSuite/test_parsing");
+    let entries = std::fs::read_dir(&dir).unwrap();
+    let mut seen = 0;
+    for entry in entries {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            assert_grammars_agree(text, Mode::File);
+            assert_grammars_agree(text, Mode::Item);
+            seen += 1;
+        }
+    }
+    assert!(seen > 250, "only {seen} JSONTestSuite files read");
+}
+
+mod grammars_agree {
+    use super::{Mode, assert_grammars_agree};
+    use proptest::prelude::*;
+
+    /// Tokens and near-tokens, so that most texts are broken somewhere and some are not.
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        " ",
+        "\"a\"",
+        "\"b\\\"c\"",
+        "\"主\"",
+        "1",
+        "-2.5e3",
+        "01",
+        "true",
+        "null",
+        "nul",
+        "$args.x[0]",
+        "$out.",
+        "word",
+        "'q'",
+        "// c\n",
+        "/* c */",
+        "\"open",
+        "=",
+    ];
+
+    fn json() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("-0.5".to_owned()),
+            Just("\"s\\n\"".to_owned()),
+            Just("$args.x".to_owned()),
+        ];
+        leaf.prop_recursive(6, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec(("[a-c]", inner), 0..5).prop_map(|v| {
+                    let members: Vec<String> =
+                        v.iter().map(|(k, v)| format!("\"{k}\" : {v}")).collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn on_token_soup(pieces in prop::collection::vec(prop::sample::select(PIECES), 0..24)) {
+            let text = pieces.concat();
+            assert_grammars_agree(&text, Mode::File);
+            assert_grammars_agree(&text, Mode::Item);
+        }
+
+        #[test]
+        fn on_generated_values(text in json()) {
+            assert_grammars_agree(&text, Mode::File);
+            assert_grammars_agree(&text, Mode::Item);
+        }
+    }
+}

@@ -9,9 +9,12 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
+/// The most fields a level has (a group's); a fixed array saves an allocation per object.
+pub(super) const MAX_FIELDS: usize = 12;
+
 pub(super) struct Fields<'a, 'n> {
     legal: &'static [&'static str],
-    found: Vec<Option<&'a Node<'n>>>,
+    found: [Option<&'a Node<'n>>; MAX_FIELDS],
 }
 
 impl<'a, 'n> Fields<'a, 'n> {
@@ -24,11 +27,11 @@ impl<'a, 'n> Fields<'a, 'n> {
         owner: &str,
         map: &dyn MapOffset,
     ) -> Fields<'a, 'n> {
-        let mut found = vec![None; legal.len()];
+        let mut found = [None; MAX_FIELDS];
         for (member, key) in unique_members(lower, members, map) {
             match legal.iter().position(|&field| field == key) {
-                Some(i) => found[i] = Some(&member.value),
-                None => {
+                Some(i) if i < MAX_FIELDS => found[i] = Some(&member.value),
+                Some(_) | None => {
                     let span = span_in(map, &key_body(member));
                     let mut d = Diagnostic::new(
                         Code::UnknownField,

@@ -242,4 +242,12 @@ proptest::proptest! {
             proptest::prop_assert!(text.get(d.span.range()).is_some());
         }
     }
+
+    /// The owned entry point builds what the borrowed one builds.
+    #[test]
+    fn owned_and_borrowed_texts_build_the_same_template(text in r"(\$|\{|\}|args|\.|x|主| ){0,16}") {
+        let borrowed = parse_template(&text, &Shift(0));
+        let owned = super::parse_template_cow(std::borrow::Cow::Owned(text.clone()), &Shift(0));
+        proptest::prop_assert_eq!(owned, borrowed);
+    }
 }
