@@ -103,20 +103,24 @@ impl BuiltinHost {
         self.definitions.values().map(Arc::as_ref)
     }
 
-    async fn dispatch(&self, name: &str, args: Value) -> Result<Value, ToolError> {
+    /// One tool's call, boxed at that tool's own size: a `sleep` in flight holds a timer, not
+    /// the largest state of any tool (`cmd_run`'s), nor its arguments. Items of a wide parallel
+    /// group are mostly sleeping or waiting, and all of them are alive at once.
+    fn dispatch<'a>(&'a self, name: &str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
         match name {
-            "cmd_run" => cmd::cmd_run(&self.root, &args).await,
-            "echo" => args::required(&args, "value").cloned(),
-            "sleep" => {
-                let ms = args::whole_number(&args, "ms")?;
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(Value::Null)
-            }
-            "files_read" => files::files_read(&self.root, &args).await,
-            "files_write" => files::files_write(&self.root, &args).await,
-            "files_list" => files::files_list(&self.root, &args).await,
-            "output_send__stdout" => {
-                let text = args::string(&args, "text")?;
+            "cmd_run" => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
+            "echo" => ready(args::required(&args, "value").cloned()),
+            "sleep" => match args::whole_number(&args, "ms") {
+                Ok(ms) => Box::pin(async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(Value::Null)
+                }),
+                Err(error) => ready(Err(error)),
+            },
+            "files_read" => Box::pin(async move { files::files_read(&self.root, &args).await }),
+            "files_write" => Box::pin(async move { files::files_write(&self.root, &args).await }),
+            "files_list" => Box::pin(async move { files::files_list(&self.root, &args).await }),
+            "output_send__stdout" => ready(args::string(&args, "text").and_then(|text| {
                 self.output.send(text).map_err(|error| {
                     ToolError::new(
                         Reason::Failed,
@@ -124,14 +128,19 @@ impl BuiltinHost {
                     )
                 })?;
                 Ok(Value::Null)
-            }
-            other => Err(ToolError::new(
+            })),
+            other => ready(Err(ToolError::new(
                 Reason::NotFound,
                 format!("the embedded host has no tool `{other}`"),
             )
-            .with_hint(format!("its tools are {}", TOOLS.join(", ")))),
+            .with_hint(format!("its tools are {}", TOOLS.join(", "))))),
         }
     }
+}
+
+/// A call whose result is known without waiting.
+fn ready<'a>(result: Result<Value, ToolError>) -> BoxFuture<'a, Result<Value, ToolError>> {
+    Box::pin(std::future::ready(result))
 }
 
 impl ToolHost for BuiltinHost {
@@ -140,7 +149,7 @@ impl ToolHost for BuiltinHost {
     }
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(self.dispatch(name, args))
+        self.dispatch(name, args)
     }
 
     fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
