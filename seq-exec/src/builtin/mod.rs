@@ -147,7 +147,10 @@ fn ready<'a>(result: Result<Value, ToolError>) -> BoxFuture<'a, Result<Value, To
 
 impl ToolHost for BuiltinHost {
     fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
-        self.definitions.iter().find(|def| def.name == name).cloned()
+        self.definitions
+            .iter()
+            .find(|def| def.name == name)
+            .cloned()
     }
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
