@@ -372,6 +372,58 @@ async fn per_tool_timeout_bounds_one_call() {
     assert_eq!(g.duration_ms, 50);
 }
 
+/// Calls that start late (here behind the earlier sends to their channel) have the whole bound
+/// from their own start: before the group has run as long as the bound, at that moment, and
+/// after it.
+#[tokio::test(start_paused = true)]
+async fn per_tool_timeout_counts_from_each_calls_own_start() {
+    let host = ScriptedHost::new();
+    let store = Store::new();
+    let limits = Limits {
+        tool_timeout: Duration::from_millis(50),
+        ..Limits::default()
+    };
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![group(
+                json!({"name": "g", "timeout": "10s", "on_error": "continue"}),
+                &[
+                    // chat: 0–30, 30–70, 70–120 (cut off at 120).
+                    r#"{"tool":"output_send__chat","args":{"text":"a","ms":30}}"#,
+                    r#"{"tool":"output_send__chat","args":{"text":"b","ms":40}}"#,
+                    r#"{"tool":"output_send__chat","args":{"text":"c","ms":60}}"#,
+                    // log: 0–30, 30–80 (cut off at 80).
+                    r#"{"tool":"output_send__log","args":{"text":"d","ms":30}}"#,
+                    r#"{"tool":"output_send__log","args":{"text":"e","ms":60}}"#,
+                ],
+            )],
+        ),
+    );
+    let report = engine_with(&host, &store, limits)
+        .run(&seq, Map::new(), &alice())
+        .await;
+    let g = &report.groups[0];
+    let reasons: Vec<Option<Reason>> = g
+        .items
+        .iter()
+        .map(|item| item.error.as_ref().map(|e| e.reason))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            None,
+            None,
+            Some(Reason::Timeout),
+            None,
+            Some(Reason::Timeout)
+        ]
+    );
+    assert_eq!(g.status, GroupStatus::Partial);
+    assert_eq!(g.duration_ms, 120);
+}
+
 #[tokio::test(start_paused = true)]
 async fn abort_cancels_the_other_items_and_continue_lets_them_finish() {
     let host = ScriptedHost::new();

@@ -3,6 +3,7 @@
 //! the per-tool timeout, and the result contract of §4.2. The `__arg_error` short-circuit comes
 //! before all of it, in [`arg_error`].
 
+use super::tool_timeout::ToolTimeout;
 use super::values::describe;
 use super::{Cx, format_duration};
 use crate::error::{Reason, ToolError};
@@ -73,14 +74,16 @@ pub(crate) fn arg_error_of(tool: &str, detail: Option<String>) -> ToolError {
         .with_hint("the arguments were probably cut off; write long content to a file and pass its path, or split the call")
 }
 
-/// Runs host tool `tool` with `args` (already rendered). `lock` is the group's: a tool that
-/// is not parallel-safe by its *current* definition takes it exclusively, so it never runs
-/// beside another item of the group even if it was replaced since the sequence was checked.
+/// Runs host tool `tool` with `args` (already rendered). `lock` and `timeout` are the group's:
+/// a tool that is not parallel-safe by its *current* definition takes `lock` exclusively, so it
+/// never runs beside another item of the group even if it was replaced since the sequence was
+/// checked; `timeout` cuts the call off at the per-tool bound.
 pub(crate) async fn host_tool(
     cx: Cx<'_>,
     tool: &str,
     args: Map<String, Value>,
     lock: &RwLock<()>,
+    timeout: &ToolTimeout,
 ) -> Result<Value, Failure> {
     let Some(def) = cx.host.lookup(tool) else {
         return Err(Failure::missing(not_found(tool)));
@@ -97,18 +100,17 @@ pub(crate) async fn host_tool(
         ParallelSafety::Unsafe => (None, Some(lock.write().await)),
         ParallelSafety::Safe | ParallelSafety::ThroughTarget => (Some(lock.read().await), None),
     };
-    let bound = cx.limits.tool_timeout;
     // A panicking host call is that tool's failure, not the run's: caught, it fails this item.
     let call = AssertUnwindSafe(async { cx.host.call(tool, args).await }).catch_unwind();
-    let result = match tokio::time::timeout(bound, call).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(panic)) => return Err(panicked(tool, panic.as_ref()).into()),
-        Err(_) => {
+    let result = match timeout.run(call).await {
+        Some(Ok(result)) => result,
+        Some(Err(panic)) => return Err(panicked(tool, panic.as_ref()).into()),
+        None => {
             return Err(ToolError::new(
                 Reason::Timeout,
                 format!(
                     "`{tool}` ran past the per-tool bound of {}",
-                    format_duration(bound)
+                    format_duration(cx.limits.tool_timeout)
                 ),
             )
             .with_hint("make the call do less, or split it into several calls")

@@ -18,6 +18,7 @@ use super::dispatch::Failure;
 use super::item::{self, ItemRun, Write};
 use super::report::{GroupReport, GroupStatus, ItemReport, ItemStatus};
 use super::stack::Stack;
+use super::tool_timeout::ToolTimeout;
 use super::values::Scope;
 use super::{Cx, Observer, eval, format_duration, within};
 use crate::error::{Reason, ToolError};
@@ -39,6 +40,8 @@ pub(crate) struct GroupCx<'a> {
     pub stack: Stack,
     /// Taken exclusively by a tool that is not parallel-safe (see `dispatch::host_tool`).
     pub lock: RwLock<()>,
+    /// The per-tool timeout of the group's host calls.
+    pub tool_timeout: ToolTimeout,
     /// The `array` slots: every value written to one is appended, in item order (7.3).
     collect: HashSet<&'a str>,
 }
@@ -97,15 +100,21 @@ pub(crate) async fn run(
         // A false `when` skips the group and leaves its slots unset (§7.5).
         (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, parallel, started),
         (Ok(stack), None | Some(Ok(true))) => {
+            let deadline = started + group.timeout();
             let g = GroupCx {
                 cx,
                 sequence,
                 group,
                 stack,
                 lock: RwLock::new(()),
+                tool_timeout: ToolTimeout::new(
+                    cx.limits.tool_timeout,
+                    started,
+                    deadline,
+                    group.is_parallel(),
+                ),
                 collect: collecting(group),
             };
-            let deadline = started + group.timeout();
             let items = if group.is_parallel() {
                 parallel_items(&g, &scope, deadline, after, observer).await
             } else {
@@ -144,6 +153,16 @@ fn collecting(group: &Group) -> HashSet<&str> {
         .filter(|slot| slot.ty.value == Type::Array)
         .map(|slot| slot.name.value.as_str())
         .collect()
+}
+
+/// What woke the loop of a parallel group.
+enum Wake {
+    /// An item finished (`None`: none is left).
+    Finished(Option<(usize, ItemRun)>),
+    /// The group's timeout.
+    Expired,
+    /// The group has run as long as the per-tool bound (`ToolTimeout::horizon`).
+    Horizon,
 }
 
 /// Why a group stopped before all its items finished.
@@ -207,17 +226,21 @@ async fn parallel_items(
     }
     let mut runs: Vec<Option<ItemRun>> = (0..n).map(|_| None).collect();
     let mut stop = None;
-    // One timer for the whole group, not one per finished item.
+    // One timer for the whole group, not one per finished item; and one standing in for the
+    // per-tool timeouts of its calls until they can matter (`tool_timeout`).
     let expired = tokio::time::sleep_until(deadline);
     tokio::pin!(expired);
+    let horizon = tokio::time::sleep_until(g.tool_timeout.horizon().unwrap_or(deadline));
+    tokio::pin!(horizon);
     loop {
-        let next = tokio::select! {
+        let wake = tokio::select! {
             biased;
-            next = pending.next() => Ok(next),
-            () = &mut expired => Err(()),
+            next = pending.next() => Wake::Finished(next),
+            () = &mut expired => Wake::Expired,
+            () = &mut horizon, if g.tool_timeout.horizon().is_some() => Wake::Horizon,
         };
-        match next {
-            Ok(Some((i, run))) => {
+        match wake {
+            Wake::Finished(Some((i, run))) => {
                 if let Some(observer) = observer {
                     observer.item_finished(group_name, i, &run.report);
                 }
@@ -230,11 +253,12 @@ async fn parallel_items(
                     break;
                 }
             }
-            Ok(None) => break,
-            Err(_) => {
+            Wake::Finished(None) => break,
+            Wake::Expired => {
                 stop = Some(Stop::Timeout);
                 break;
             }
+            Wake::Horizon => g.tool_timeout.pass(),
         }
     }
     // Cancels whatever still runs: dropping a future drops the tool call inside it.

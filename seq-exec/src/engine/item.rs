@@ -73,7 +73,7 @@ async fn attempt(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<Option<V
     }
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let args = render::object(members, scope, None)?;
-    dispatch::host_tool(g.cx, tool, args, &g.lock)
+    dispatch::host_tool(g.cx, tool, args, &g.lock, &g.tool_timeout)
         .await
         .map(Some)
 }

@@ -8,6 +8,7 @@
 //! - `item`: one item — retries, `missing`, the type check of the value it writes;
 //! - `dispatch`: the path of every host tool call (`__arg_error`, lookup, authorization,
 //!   pre-validation, the per-tool timeout, the result contract of §4.2);
+//! - `tool_timeout`: the per-tool timeout of one group's calls, sharing the group's timers;
 //! - `values`, `eval`, `render`: references, conditions (D-4) and templates (§5.2);
 //! - `stack`: the call stack behind the run-time depth and cycle bounds (D-6).
 //!
@@ -31,6 +32,7 @@ mod item;
 mod render;
 mod report;
 mod stack;
+mod tool_timeout;
 mod values;
 
 pub use render::render_text;
