@@ -216,13 +216,15 @@ impl Schema {
     /// Run-time pre-validation of arguments (design §4.4): the first problem, if any. Nested
     /// objects are validated against their own `properties`.
     pub fn validate(&self, args: &Json) -> Result<(), ArgProblem> {
-        self.validate_at(args, "")
+        self.validate_at(args)
     }
 
-    fn validate_at(&self, value: &Json, path: &str) -> Result<(), ArgProblem> {
+    /// The problem's `field` is relative to `value`: callers prefix it on the way out, so that
+    /// valid arguments (nearly all of them) build no path.
+    fn validate_at(&self, value: &Json) -> Result<(), ArgProblem> {
         if !self.accepts(value) {
             return Err(ArgProblem {
-                field: path.to_owned(),
+                field: String::new(),
                 reason: ArgReason::Type,
                 expected: self.type_text(),
             });
@@ -233,7 +235,7 @@ impl Schema {
         for name in &self.required {
             if members.get(name).is_none_or(Json::is_null) {
                 return Err(ArgProblem {
-                    field: join(path, name),
+                    field: name.clone(),
                     reason: ArgReason::Required,
                     expected: self
                         .property(name)
@@ -245,10 +247,13 @@ impl Schema {
             match self.property(name) {
                 // Null stands for "not given" on optional parameters.
                 Some(_) if value.is_null() => {}
-                Some(schema) => schema.validate_at(value, &join(path, name))?,
+                Some(schema) => schema.validate_at(value).map_err(|mut problem| {
+                    problem.field = join(name, &problem.field);
+                    problem
+                })?,
                 None if !self.additional_properties => {
                     return Err(ArgProblem {
-                        field: join(path, name),
+                        field: name.clone(),
                         reason: ArgReason::Unknown,
                         expected: String::new(),
                     });
@@ -260,11 +265,12 @@ impl Schema {
     }
 }
 
-fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
+/// `name` followed by the path below it, if any.
+fn join(name: &str, below: &str) -> String {
+    if below.is_empty() {
         name.to_owned()
     } else {
-        format!("{path}.{name}")
+        format!("{name}.{below}")
     }
 }
 
@@ -345,6 +351,45 @@ mod tests {
         assert_eq!(
             (unknown.field.as_str(), unknown.reason),
             ("pth", ArgReason::Unknown)
+        );
+    }
+
+    #[test]
+    fn problems_in_nested_objects_name_the_whole_path() {
+        let depth = Schema {
+            types: vec![JsonType::Object],
+            properties: vec![("depth".into(), Schema::of(JsonType::Integer))],
+            required: vec!["depth".into()],
+            additional_properties: false,
+            description: None,
+        };
+        let schema = Schema {
+            types: vec![JsonType::Object],
+            properties: vec![("opts".into(), depth)],
+            required: Vec::new(),
+            additional_properties: false,
+            description: None,
+        };
+        let problem = |args| {
+            let p = schema.validate(&args).unwrap_err();
+            (p.field, p.reason)
+        };
+        assert_eq!(schema.validate(&json!({"opts": {"depth": 2}})), Ok(()));
+        assert_eq!(
+            problem(json!({"opts": {"depth": "x"}})),
+            ("opts.depth".to_owned(), ArgReason::Type)
+        );
+        assert_eq!(
+            problem(json!({"opts": {}})),
+            ("opts.depth".to_owned(), ArgReason::Required)
+        );
+        assert_eq!(
+            problem(json!({"opts": {"depth": 1, "x": 0}})),
+            ("opts.x".to_owned(), ArgReason::Unknown)
+        );
+        assert_eq!(
+            problem(json!({"opts": 3})),
+            ("opts".to_owned(), ArgReason::Type)
         );
     }
 }
