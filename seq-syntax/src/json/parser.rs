@@ -34,7 +34,7 @@ pub(super) const VALUE: &str = "a JSON value";
 pub(super) const KEY: &str = "a string key";
 
 type Tokens<'tok, 'src> = &'tok [(Token<'src>, TokenSpan)];
-pub(super) type In<'tok, 'src> = MappedInput<'tok, Token<'src>, TokenSpan, Tokens<'tok, 'src>>;
+type In<'tok, 'src> = MappedInput<'tok, Token<'src>, TokenSpan, Tokens<'tok, 'src>>;
 type Extra<'tok, 'src> = extra::Err<Rich<'tok, Token<'src>, TokenSpan>>;
 
 /// Splits a token buffer entry for chumsky (a named fn: a closure trips higher-ranked lifetimes).
@@ -56,7 +56,7 @@ pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
     // parsed again, with recovery, for the diagnostics.
     if scanned.diagnostics.is_empty()
         && scanned.unclosed.is_empty()
-        && let Some(node) = plain(text, &scanned.tokens)
+        && let Some(node) = plain(&scanned.tokens)
     {
         return (Some(node), Vec::new());
     }
@@ -69,11 +69,8 @@ fn input<'tok, 'src>(text: &str, tokens: Tokens<'tok, 'src>) -> In<'tok, 'src> {
 }
 
 /// The tree of `tokens` if they are one valid value, by the [`plain`] grammar.
-pub(super) fn plain<'src>(text: &str, tokens: Tokens<'_, 'src>) -> Option<Node<'src>> {
-    plain::document()
-        .parse(input(text, tokens))
-        .into_result()
-        .ok()
+pub(super) fn plain<'src>(tokens: Tokens<'_, 'src>) -> Option<Node<'src>> {
+    plain::document().parse(tokens).into_result().ok()
 }
 
 /// Parses with recovery, reporting every error.
@@ -215,12 +212,9 @@ fn value<'tok, 'src: 'tok>()
     })
 }
 
-/// A value that is one token. Shared with the [`plain`](super::plain) grammar.
-pub(super) fn scalar<'tok, 'src: 'tok, E>()
--> impl Parser<'tok, In<'tok, 'src>, NodeKind<'src>, E> + Clone
-where
-    E: chumsky::extra::ParserExtra<'tok, In<'tok, 'src>>,
-{
+/// A value that is one token.
+fn scalar<'tok, 'src: 'tok>()
+-> impl Parser<'tok, In<'tok, 'src>, NodeKind<'src>, Extra<'tok, 'src>> + Clone {
     select! {
         Token::Null => NodeKind::Null,
         Token::True => NodeKind::Bool(true),

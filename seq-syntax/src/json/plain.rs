@@ -4,12 +4,18 @@
 //! memoization, since without recovery nothing is ever retried. When it fails, the recovering
 //! grammar parses the same tokens again and reports every error; on input it accepts, both build
 //! the same tree (`tests::plain_and_recovering_grammars_agree`).
+//!
+//! It reads the scan's `(token, span)` pairs as they are, without the projection the recovering
+//! grammar's input goes through for every token, and takes each node's span from its first and
+//! last tokens.
 
-use super::parser::{In, body, push, scalar};
-use super::scan::range;
+use super::lexer::Token;
+use super::parser::{body, push};
+use super::scan::{TokenSpan, range};
 use super::tree::{Member, Node, NodeKind};
-use chumsky::prelude::{IterParser, Parser, end, extra, just, recursive, select};
+use chumsky::prelude::{IterParser, Parser, any, end, extra, recursive, select};
 
+type In<'tok, 'src> = &'tok [(Token<'src>, TokenSpan)];
 type Extra = extra::Default;
 
 /// One value and nothing after it, or `Err` at the first token that does not fit.
@@ -17,44 +23,72 @@ pub(super) fn document<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, 
     value().then_ignore(end())
 }
 
+/// The token `want`, giving its span.
+fn punct<'tok, 'src: 'tok>(
+    want: Token<'static>,
+) -> impl Parser<'tok, In<'tok, 'src>, TokenSpan, Extra> + Clone {
+    any()
+        .filter(move |(token, _): &(Token<'src>, TokenSpan)| *token == want)
+        .map(|(_, span)| span)
+}
+
 fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Extra> + Clone {
-    use super::lexer::Token;
     recursive(|value| {
-        let array = just(Token::LBrack)
-            .ignore_then(
-                just(Token::RBrack).to(Vec::new()).or(value
-                    .clone()
-                    .separated_by(just(Token::Comma))
-                    .at_least(1)
-                    .fold(Vec::new(), push)
-                    .then_ignore(just(Token::RBrack))),
+        let scalar = select! {
+            (Token::Null, span) => (NodeKind::Null, span),
+            (Token::True, span) => (NodeKind::Bool(true), span),
+            (Token::False, span) => (NodeKind::Bool(false), span),
+            (Token::Number(text), span) => (NodeKind::Number(text), span),
+            (Token::String(text), span) => (NodeKind::String(body(text)), span),
+            (Token::Ref(text), span) => (NodeKind::Ref(text), span),
+        }
+        .map(|(kind, span)| Node {
+            kind,
+            span: range(span),
+        });
+
+        let array = punct(Token::LBrack)
+            .then(
+                punct(Token::RBrack)
+                    .map(|close| (Vec::new(), close))
+                    .or(value
+                        .clone()
+                        .separated_by(punct(Token::Comma))
+                        .at_least(1)
+                        .fold(Vec::new(), push)
+                        .then(punct(Token::RBrack))),
             )
-            .map(NodeKind::Array);
+            .map(|(open, (elements, close))| Node {
+                kind: NodeKind::Array(elements),
+                span: range(open).start..range(close).end,
+            });
 
         let key = select! {
-            Token::String(text) = e => (body(text), range(e.span())),
+            (Token::String(text), span) => (body(text), range(span)),
         };
         let member =
-            key.then_ignore(just(Token::Colon))
+            key.then_ignore(punct(Token::Colon))
                 .then(value)
                 .map(|((key, key_span), value)| Member {
                     key,
                     key_span,
                     value,
                 });
-        let object = just(Token::LBrace)
-            .ignore_then(
-                just(Token::RBrace).to(Vec::new()).or(member
-                    .separated_by(just(Token::Comma))
-                    .at_least(1)
-                    .fold(Vec::new(), push)
-                    .then_ignore(just(Token::RBrace))),
+        let object = punct(Token::LBrace)
+            .then(
+                punct(Token::RBrace)
+                    .map(|close| (Vec::new(), close))
+                    .or(member
+                        .separated_by(punct(Token::Comma))
+                        .at_least(1)
+                        .fold(Vec::new(), push)
+                        .then(punct(Token::RBrace))),
             )
-            .map(NodeKind::Object);
+            .map(|(open, (members, close))| Node {
+                kind: NodeKind::Object(members),
+                span: range(open).start..range(close).end,
+            });
 
-        scalar().or(object).or(array).map_with(|kind, e| Node {
-            kind,
-            span: range(e.span()),
-        })
+        scalar.or(object).or(array)
     })
 }

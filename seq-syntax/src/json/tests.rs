@@ -417,7 +417,7 @@ fn valid_json_reads_as_serde_json_reads_it() {
 fn assert_grammars_agree(text: &str, mode: Mode) {
     let scanned = super::scan::scan(text, mode);
     let clean = scanned.diagnostics.is_empty() && scanned.unclosed.is_empty();
-    let plain = super::parser::plain(text, &scanned.tokens);
+    let plain = super::parser::plain(&scanned.tokens);
     let (recovered, diagnostics) = super::parser::recover(text, mode, scanned);
     if diagnostics.is_empty() {
         assert!(
