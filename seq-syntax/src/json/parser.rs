@@ -135,6 +135,18 @@ fn document<'tok, 'src: 'tok>()
 fn value<'tok, 'src: 'tok>()
 -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Extra<'tok, 'src>> + Clone {
     recursive(|value| {
+        let scalar = select! {
+            Token::Null => NodeKind::Null,
+            Token::True => NodeKind::Bool(true),
+            Token::False => NodeKind::Bool(false),
+            Token::Number(text) => NodeKind::Number(text),
+            Token::String(text) => NodeKind::String(body(text)),
+            // Only item mode lets references through the scan.
+            Token::Ref(text) => NodeKind::Ref(text),
+            // Already reported by the scan.
+            Token::Invalid(_) => NodeKind::Error,
+        };
+
         let elements = value
             .clone()
             .separated_by(separator())
@@ -202,7 +214,7 @@ fn value<'tok, 'src: 'tok>()
                 .repeated()
                 .map_with(|(), e| error_node(e.span())),
         ));
-        choice((scalar(), object, array))
+        choice((scalar, object, array))
             .map_with(|kind, e| Node {
                 kind,
                 span: range(e.span()),
@@ -210,22 +222,6 @@ fn value<'tok, 'src: 'tok>()
             .labelled(VALUE)
             .recover_with(via_parser(recovery))
     })
-}
-
-/// A value that is one token.
-fn scalar<'tok, 'src: 'tok>()
--> impl Parser<'tok, In<'tok, 'src>, NodeKind<'src>, Extra<'tok, 'src>> + Clone {
-    select! {
-        Token::Null => NodeKind::Null,
-        Token::True => NodeKind::Bool(true),
-        Token::False => NodeKind::Bool(false),
-        Token::Number(text) => NodeKind::Number(text),
-        Token::String(text) => NodeKind::String(body(text)),
-        // Only item mode lets references through the scan.
-        Token::Ref(text) => NodeKind::Ref(text),
-        // Already reported by the scan.
-        Token::Invalid(_) => NodeKind::Error,
-    }
 }
 
 /// `,` between elements or members. A missing one (the next element follows directly) and junk

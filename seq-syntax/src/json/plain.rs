@@ -3,7 +3,7 @@
 //! `EmptyErr`, builds no `Rich` errors for the alternatives it rules out and needs no
 //! memoization, since without recovery nothing is ever retried. When it fails, the recovering
 //! grammar parses the same tokens again and reports every error; on input it accepts, both build
-//! the same tree (`tests::plain_and_recovering_grammars_agree`).
+//! the same tree (`assert_grammars_agree` in the tests).
 //!
 //! It reads the scan's `(token, span)` pairs as they are, without the projection the recovering
 //! grammar's input goes through for every token, and takes each node's span from its first and
