@@ -47,20 +47,10 @@ fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Ex
             span: range(span),
         });
 
-        let array = punct(Token::LBrack)
-            .then(
-                punct(Token::RBrack)
-                    .map(|close| (Vec::new(), close))
-                    .or(value
-                        .clone()
-                        .separated_by(punct(Token::Comma))
-                        .at_least(1)
-                        .fold(Vec::new(), push)
-                        .then(punct(Token::RBrack))),
-            )
-            .map(|(open, (elements, close))| Node {
+        let array =
+            delimited(Token::LBrack, value.clone(), Token::RBrack).map(|(elements, span)| Node {
                 kind: NodeKind::Array(elements),
-                span: range(open).start..range(close).end,
+                span,
             });
 
         let key = select! {
@@ -74,21 +64,29 @@ fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Ex
                     key_span,
                     value,
                 });
-        let object = punct(Token::LBrace)
-            .then(
-                punct(Token::RBrace)
-                    .map(|close| (Vec::new(), close))
-                    .or(member
-                        .separated_by(punct(Token::Comma))
-                        .at_least(1)
-                        .fold(Vec::new(), push)
-                        .then(punct(Token::RBrace))),
-            )
-            .map(|(open, (members, close))| Node {
-                kind: NodeKind::Object(members),
-                span: range(open).start..range(close).end,
-            });
+        let object = delimited(Token::LBrace, member, Token::RBrace).map(|(members, span)| Node {
+            kind: NodeKind::Object(members),
+            span,
+        });
 
         scalar.or(object).or(array)
     })
+}
+
+/// `open`, then `close` or `element`s separated by commas and then `close`: the elements and
+/// the span from `open` to `close`.
+fn delimited<'tok, 'src: 'tok, T: Clone>(
+    open: Token<'static>,
+    element: impl Parser<'tok, In<'tok, 'src>, T, Extra> + Clone,
+    close: Token<'static>,
+) -> impl Parser<'tok, In<'tok, 'src>, (Vec<T>, std::ops::Range<usize>), Extra> + Clone {
+    punct(open)
+        .then(
+            punct(close).map(|end| (Vec::new(), end)).or(element
+                .separated_by(punct(Token::Comma))
+                .at_least(1)
+                .fold(Vec::new(), push)
+                .then(punct(close))),
+        )
+        .map(|(start, (elements, end))| (elements, range(start).start..range(end).end))
 }
