@@ -2,6 +2,7 @@
 //! word inside a `tools` or `when` string points at that word in the file (D-1).
 
 use crate::span::Span;
+use crate::swar::{WORD, first_backslash};
 use std::borrow::Cow;
 
 /// Maps offsets in an unescaped string back to offsets in the text it was written in.
@@ -117,15 +118,9 @@ pub struct LoneSurrogate {
 /// point after each escape. A malformed escape (impossible after the lexer, but never a panic)
 /// is kept as literal text.
 pub fn unescape(body: &str, base: u32) -> (Unescaped<'_>, Vec<LoneSurrogate>) {
-    let mut sparse = SparsePoints {
-        points: Vec::new(),
-        base,
-    };
-    let (text, lone) = unescape_with(body, base, &mut sparse);
-    let map = OffsetMap {
-        base,
-        points: sparse.points,
-    };
+    let mut points = Vec::new();
+    let (text, lone) = unescape_sparse(body, base, &mut points);
+    let map = OffsetMap { base, points };
     (Unescaped { text, map }, lone)
 }
 
@@ -137,66 +132,139 @@ pub fn unescape_dense<'a, 'b>(
     base: u32,
     buf: &'b mut Vec<u32>,
 ) -> (Cow<'a, str>, DenseMap<'b>, Vec<LoneSurrogate>) {
-    buf.clear();
-    buf.reserve(body.len() + 1);
-    let mut sink = Dense { buf, next: base };
-    let (text, lone) = unescape_with(body, base, &mut sink);
+    let bytes = body.as_bytes();
+    let Some(first) = bytes.iter().position(|&b| b == b'\\') else {
+        buf.clear();
+        // The end of the text maps too.
+        buf.extend(base..=base.saturating_add(offset(bytes.len())));
+        return (Cow::Borrowed(body), DenseMap { raw: buf }, Vec::new());
+    };
+    // Whole words are written past the end of what is final (`Out::run_until_escape`), hence
+    // the slack. The map's buffer only grows, so it is zeroed once and not per text.
+    let need = bytes.len() + 1 + WORD;
+    if buf.len() < need {
+        buf.resize(need, 0);
+    }
+    let mut out = Out {
+        text: vec![0; bytes.len() + WORD],
+        map: buf.as_mut_slice(),
+        len: 0,
+    };
+    let mut lone = Vec::new();
+    out.run(bytes.get(..first).unwrap_or_default(), base);
+    let mut at = first;
+    loop {
+        at = out.run_until_escape(bytes, at, base);
+        let Some(&byte) = bytes.get(at) else { break };
+        let raw = base.saturating_add(offset(at));
+        if byte != b'\\' {
+            // The last few bytes, fewer than a word.
+            out.byte(byte, raw);
+            at += 1;
+            continue;
+        }
+        if let Some(ch) = bytes.get(at + 1).and_then(|&b| simple(b)) {
+            out.byte(ch, raw);
+            at += 2;
+            continue;
+        }
+        match decode_unicode(bytes, at) {
+            Some(escape) => {
+                if escape.lone {
+                    lone.push(LoneSurrogate {
+                        span: Span::new(raw, raw.saturating_add(6)),
+                    });
+                }
+                // Offsets inside the character advance from the backslash, as in the sparse map.
+                let mut utf8 = [0; 4];
+                out.run(escape.ch.encode_utf8(&mut utf8).as_bytes(), raw);
+                at += escape.len;
+            }
+            // Kept literally, as by `unescape`.
+            None => {
+                out.byte(byte, raw);
+                at += 1;
+            }
+        }
+    }
+    let Out { mut text, map, len } = out;
     // The end of the text maps too.
-    sink.run(1);
-    (text, DenseMap { raw: buf }, lone)
+    if let Some(end) = map.get_mut(len) {
+        *end = base.saturating_add(offset(bytes.len()));
+    }
+    text.truncate(len);
+    // Escapes decode to whole characters and everything else is copied from a `str`, so this
+    // never fails; the lossy form only spares a panic.
+    let text = String::from_utf8(text)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
+    let map = map.get(..=len).unwrap_or_default();
+    (Cow::Owned(text), DenseMap { raw: map }, lone)
 }
 
-/// Where [`unescape_with`] records how unescaped offsets map to raw ones.
-trait Points {
-    /// The next `n` unescaped bytes come one to one from the raw bytes after the last escape.
-    fn run(&mut self, n: u32);
-    /// An escape at raw `at` decoded to `n` bytes; the next byte is at `(unescaped, raw)`. Raw
-    /// offsets here include the base.
-    fn escape(&mut self, at: u32, n: u32, next: (u32, u32));
+/// What [`unescape_dense`] writes: the text, and the raw offset of each of its bytes, in
+/// buffers a word longer than the text can be.
+struct Out<'b> {
+    text: Vec<u8>,
+    map: &'b mut [u32],
+    /// How many bytes of both are final.
+    len: usize,
 }
 
-/// The sparse map: a point after each escape.
-impl Points for SparsePoints {
-    fn run(&mut self, _: u32) {}
-    fn escape(&mut self, _: u32, _: u32, (unescaped, raw): (u32, u32)) {
-        self.points.push((unescaped, raw - self.base));
+impl Out<'_> {
+    /// Bytes that come one to one from raw offset `raw` on.
+    fn run(&mut self, bytes: &[u8], raw: u32) {
+        let end = self.len + bytes.len();
+        let (Some(text), Some(map)) = (self.text.get_mut(self.len..end), self.map.get_mut(self.len..end)) else {
+            return;
+        };
+        text.copy_from_slice(bytes);
+        for (entry, raw) in map.iter_mut().zip(raw..) {
+            *entry = raw;
+        }
+        self.len = end;
+    }
+
+    /// One byte from raw offset `raw`: without `run`'s call to `memcpy`.
+    fn byte(&mut self, byte: u8, raw: u32) {
+        if let (Some(text), Some(map)) = (self.text.get_mut(self.len), self.map.get_mut(self.len)) {
+            *text = byte;
+            *map = raw;
+            self.len += 1;
+        }
+    }
+
+    /// Copies `bytes` from `at` up to the next backslash, a word at a time, while a whole word
+    /// is left; returns where it stopped. Each word is copied whole and only the part before
+    /// its first backslash kept: in a `tools` string an escape comes every few bytes, and this
+    /// beats finding the run's length first.
+    fn run_until_escape(&mut self, bytes: &[u8], mut at: usize, base: u32) -> usize {
+        while let (Some(word), Some(text), Some(map)) = (
+            bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()),
+            self.text.get_mut(self.len..).and_then(|rest| rest.first_chunk_mut::<WORD>()),
+            self.map.get_mut(self.len..).and_then(|rest| rest.first_chunk_mut::<WORD>()),
+        ) {
+            *text = *word;
+            let raw = base.wrapping_add(offset(at));
+            *map = std::array::from_fn(|k| raw.wrapping_add(k as u32));
+            let n = first_backslash(word);
+            at += n;
+            self.len += n;
+            if n < WORD {
+                break;
+            }
+        }
+        at
     }
 }
 
-struct SparsePoints {
-    points: Vec<(u32, u32)>,
-    base: u32,
-}
-
-/// The dense map: every byte's raw offset.
-struct Dense<'b> {
-    buf: &'b mut Vec<u32>,
-    /// The raw offset of the next unescaped byte.
-    next: u32,
-}
-
-impl Points for Dense<'_> {
-    fn run(&mut self, n: u32) {
-        let end = self.next.saturating_add(n);
-        self.buf.extend(self.next..end);
-        self.next = end;
-    }
-    // Inside a character decoded from an escape, offsets advance from the backslash as in the
-    // sparse map.
-    fn escape(&mut self, at: u32, n: u32, (_, after): (u32, u32)) {
-        self.next = at;
-        self.run(n);
-        self.next = after;
-    }
-}
-
-fn unescape_with<'a>(
+/// The text of [`unescape`], pushing its map's points, `(unescaped, raw - base)` after each
+/// escape, to `points`.
+fn unescape_sparse<'a>(
     body: &'a str,
     base: u32,
-    points: &mut impl Points,
+    points: &mut Vec<(u32, u32)>,
 ) -> (Cow<'a, str>, Vec<LoneSurrogate>) {
     let Some(first) = body.find('\\') else {
-        points.run(offset(body.len()));
         return (Cow::Borrowed(body), Vec::new());
     };
     let bytes = body.as_bytes();
@@ -204,7 +272,6 @@ fn unescape_with<'a>(
     // UTF-8 checks of `push_str` on each short run between them cost more than the copying.
     let mut text = Vec::with_capacity(body.len());
     text.extend_from_slice(bytes.get(..first).unwrap_or_default());
-    points.run(offset(first));
     let mut lone = Vec::new();
     let mut at = first;
     while let Some(&byte) = bytes.get(at) {
@@ -212,18 +279,16 @@ fn unescape_with<'a>(
             let rest = bytes.get(at..).unwrap_or_default();
             let run = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
             text.extend_from_slice(rest.get(..run).unwrap_or_default());
-            points.run(offset(run));
             at += run;
             continue;
         }
         let raw = base.saturating_add(offset(at));
         if let Some(ch) = bytes.get(at + 1).and_then(|&b| simple(b)) {
             text.push(ch);
-            points.escape(raw, 1, (offset(text.len()), raw.saturating_add(2)));
+            points.push((offset(text.len()), offset(at + 2)));
             at += 2;
             continue;
         }
-        let start = text.len();
         match decode_unicode(bytes, at) {
             Some(escape) => {
                 let mut utf8 = [0; 4];
@@ -233,15 +298,12 @@ fn unescape_with<'a>(
                         span: Span::new(raw, raw.saturating_add(6)),
                     });
                 }
-                let n = offset(text.len() - start);
-                let after = raw.saturating_add(offset(escape.len));
-                points.escape(raw, n, (offset(text.len()), after));
+                points.push((offset(text.len()), offset(at + escape.len)));
                 at += escape.len;
             }
             None => {
                 // Kept literally: raw and unescaped go on advancing together.
                 text.push(byte);
-                points.run(1);
                 at += 1;
             }
         }

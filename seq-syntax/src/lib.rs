@@ -23,6 +23,7 @@ mod lower;
 pub mod reference;
 pub mod span;
 pub mod split;
+mod swar;
 pub mod template;
 
 pub use code::Code;

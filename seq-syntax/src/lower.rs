@@ -15,7 +15,7 @@ use crate::ast::{
 use crate::code::Code;
 use crate::condition::parse_condition;
 use crate::diagnostic::{self, Diagnostic, did_you_mean, list};
-use crate::escape::{Composed, LoneSurrogate, MapOffset, OffsetMap, unescape, unescape_dense};
+use crate::escape::{Composed, DenseMap, LoneSurrogate, MapOffset, OffsetMap, unescape, unescape_dense};
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::{MAX_GROUPS, MAX_ITEMS, MAX_SLOTS};
 use crate::reference::parse_reference;
@@ -98,6 +98,32 @@ struct Shifted<'a> {
 impl MapOffset for Shifted<'_> {
     fn to_raw(&self, offset: u32) -> u32 {
         self.outer.to_raw(offset + self.by)
+    }
+}
+
+/// How offsets in a `tools` string's unescaped text, or shifted by `by` in one of its items,
+/// land in the file: through the text's map, then `outer`. One concrete map rather than a chain
+/// of `dyn` ones, since every span of every item goes through it.
+#[derive(Clone, Copy)]
+struct ToolsMap<'a> {
+    by: u32,
+    text: TextMap<'a>,
+    outer: &'a dyn MapOffset,
+}
+
+#[derive(Clone, Copy)]
+enum TextMap<'a> {
+    Dense(DenseMap<'a>),
+    Sparse(&'a OffsetMap),
+}
+
+impl MapOffset for ToolsMap<'_> {
+    fn to_raw(&self, offset: u32) -> u32 {
+        let offset = offset.saturating_add(self.by);
+        self.outer.to_raw(match self.text {
+            TextMap::Dense(map) => map.to_raw(offset),
+            TextMap::Sparse(map) => map.to_raw(offset),
+        })
     }
 }
 
@@ -720,17 +746,21 @@ impl Lower {
         // Every span of every item goes through this map: spelled out, a lookup is one load.
         // Past a bound the buffer would outweigh the text, and the binary search is kept.
         let mut dense = std::mem::take(&mut self.dense);
-        let (text, sparse, dense_map);
-        let inner: &dyn MapOffset = if body.len() <= DENSE_MAP_BYTES {
-            let lone;
-            (text, dense_map, lone) = unescape_dense(body, body_start(node), &mut dense);
+        let (text, sparse);
+        let text_map = if body.len() <= DENSE_MAP_BYTES {
+            let (dense_text, dense_map, lone) = unescape_dense(body, body_start(node), &mut dense);
             self.lone_surrogates(lone, map);
-            &dense_map
+            text = dense_text;
+            TextMap::Dense(dense_map)
         } else {
             (text, sparse) = self.unescape(node, body, map);
-            &sparse
+            TextMap::Sparse(&sparse)
         };
-        let tools_map = Composed { inner, outer: map };
+        let tools_map = ToolsMap {
+            by: 0,
+            text: text_map,
+            outer: map,
+        };
         let split = split_items(&text);
         for error in &split.errors {
             let span = tools_map.span(Span::from_range(error.span.clone()));
@@ -751,15 +781,16 @@ impl Lower {
             );
         }
         let mut items = Vec::with_capacity(split.items.len().min(MAX_ITEMS));
+        let mut tokens = json::TokenBuffer::default();
         for range in split.items.iter().take(MAX_ITEMS) {
             let Some(slice) = text.get(range.clone()) else {
                 continue;
             };
-            let item_map = Shifted {
+            let item_map = ToolsMap {
                 by: u32::try_from(range.start).unwrap_or(u32::MAX),
-                outer: &tools_map,
+                ..tools_map
             };
-            let (root, diagnostics) = json::parse(slice, Mode::Item);
+            let (root, diagnostics) = json::parse_reusing(slice, Mode::Item, &mut tokens);
             let broken = diagnostics.iter().any(Diagnostic::is_error);
             self.nested(1, diagnostics, &item_map);
             let quiet = self.quiet_missing;
@@ -808,15 +839,29 @@ impl Lower {
     }
 
     fn members(&mut self, members: &[json::Member<'_>], map: &dyn MapOffset) -> Vec<AstMember> {
-        let unique = fields::unique_members(self, members, map);
-        let mut out = Vec::with_capacity(unique.len());
-        for (member, key) in unique {
-            let key = Spanned::new(key.into_owned(), span_in(map, &fields::key_body(member)));
-            if let Some(value) = self.value(&member.value, map) {
-                out.push(AstMember { key, value });
+        let mut out = Vec::with_capacity(members.len());
+        if fields::plainly_unique(members) {
+            for member in members {
+                out.extend(self.member(member, member.key.to_owned(), map));
+            }
+        } else {
+            for (member, key) in fields::unique_members(self, members, map) {
+                out.extend(self.member(member, key.into_owned(), map));
             }
         }
         out
+    }
+
+    /// A member whose key, unescaped, is `key`.
+    fn member(
+        &mut self,
+        member: &json::Member<'_>,
+        key: String,
+        map: &dyn MapOffset,
+    ) -> Option<AstMember> {
+        let key = Spanned::new(key, span_in(map, &fields::key_body(member)));
+        let value = self.value(&member.value, map)?;
+        Some(AstMember { key, value })
     }
 
     /// An object field (`args`, `fallback`) as members; anything else is reported.

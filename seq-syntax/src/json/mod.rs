@@ -16,6 +16,7 @@ mod tree;
 
 pub use lexer::Token;
 pub use parser::{MAX_DEPTH, Mode, parse};
+pub(crate) use parser::{TokenBuffer, parse_reusing};
 pub use tree::{Member, Node, NodeKind};
 
 #[cfg(test)]

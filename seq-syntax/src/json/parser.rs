@@ -51,13 +51,28 @@ fn project<'tok, 'src>(
 /// Fixes are edits of `text` too: whoever maps the spans into an enclosing string also escapes
 /// the replacement texts for it.
 pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
-    let scanned = scan(text, mode);
+    parse_reusing(text, mode, &mut TokenBuffer::default())
+}
+
+/// The token buffer of [`parse_reusing`].
+#[derive(Debug, Default)]
+pub(crate) struct TokenBuffer<'src>(Vec<(Token<'src>, TokenSpan)>);
+
+/// [`parse`], lexing into `buffer`: one allocation for the items of a `tools` string instead
+/// of one or two per item.
+pub(crate) fn parse_reusing<'src>(
+    text: &'src str,
+    mode: Mode,
+    buffer: &mut TokenBuffer<'src>,
+) -> (Option<Node<'src>>, Vec<Diagnostic>) {
+    let scanned = scan(text, mode, std::mem::take(&mut buffer.0));
     // Valid input, the common case, takes the grammar without recovery; anything it rejects is
     // parsed again, with recovery, for the diagnostics.
     if scanned.diagnostics.is_empty()
         && scanned.unclosed.is_empty()
         && let Some(node) = plain(&scanned.tokens)
     {
+        buffer.0 = scanned.tokens;
         return (Some(node), Vec::new());
     }
     recover(text, mode, scanned)

@@ -35,11 +35,18 @@ pub(super) struct Scanned<'src> {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-pub(super) fn scan(text: &str, mode: Mode) -> Scanned<'_> {
+/// Lexes and checks `text`, its tokens going into `tokens` (cleared first: a buffer to reuse).
+pub(super) fn scan<'src>(
+    text: &'src str,
+    mode: Mode,
+    mut tokens: Vec<(Token<'src>, TokenSpan)>,
+) -> Scanned<'src> {
+    tokens.clear();
+    // JSON averages a token per 5–10 bytes; reserving for every byte would cost page faults.
+    tokens.reserve(text.len() / 6 + 8);
     let mut scanner = Scanner {
         mode,
-        // JSON averages a token per 5–10 bytes; reserving for every byte would cost page faults.
-        tokens: Vec::with_capacity(text.len() / 6 + 8),
+        tokens,
         open: Open::default(),
         diagnostics: Vec::new(),
         words: false,

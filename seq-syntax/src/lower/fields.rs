@@ -27,6 +27,9 @@ impl<'a, 'n> Fields<'a, 'n> {
         owner: &str,
         map: &dyn MapOffset,
     ) -> Fields<'a, 'n> {
+        if let Some(found) = plain_fields(members, legal) {
+            return Fields { legal, found };
+        }
         let mut found = [None; MAX_FIELDS];
         for (member, key) in unique_members(lower, members, map) {
             match legal.iter().position(|&field| field == key) {
@@ -63,6 +66,41 @@ impl<'a, 'n> Fields<'a, 'n> {
     }
 }
 
+/// The fields of an object with nothing to report, the common case, found without unescaping
+/// or collecting its keys: every key is legal (so written without escapes) and written once.
+fn plain_fields<'a, 'n>(
+    members: &'a [Member<'n>],
+    legal: &'static [&'static str],
+) -> Option<[Option<&'a Node<'n>>; MAX_FIELDS]> {
+    let mut found = [None; MAX_FIELDS];
+    for member in members {
+        let i = legal.iter().position(|&field| field == member.key)?;
+        let slot = found.get_mut(i)?;
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(&member.value);
+    }
+    Some(found)
+}
+
+/// Whether no key of `members` is written with an escape or written twice: then every key is
+/// its raw body and there is nothing to report, and [`unique_members`] need not collect them.
+/// Compared pairwise, so only for small objects.
+pub(super) fn plainly_unique(members: &[Member<'_>]) -> bool {
+    members.len() <= LINEAR
+        && members.iter().enumerate().all(|(j, member)| {
+            !member.key.bytes().any(|b| b == b'\\')
+                && members
+                    .get(..j)
+                    .is_some_and(|before| before.iter().all(|other| other.key != member.key))
+        })
+}
+
+/// Objects up to this many members are checked for repeated keys pairwise; larger ones through
+/// a hash map, so that an object of many keys is not quadratic.
+const LINEAR: usize = 16;
+
 /// The members of an object without repeated keys (D-1: duplicate keys are an error), each with
 /// its unescaped key; the first occurrence is kept and each repeat reported with a label on the
 /// first.
@@ -71,9 +109,6 @@ pub(super) fn unique_members<'a, 'n>(
     members: &'a [Member<'n>],
     map: &dyn MapOffset,
 ) -> Vec<(&'a Member<'n>, Cow<'n, str>)> {
-    // Small objects (nearly all) are scanned linearly; large ones through a hash map, so that an
-    // object of many keys is not quadratic.
-    const LINEAR: usize = 16;
     let mut kept: Vec<(&'a Member<'n>, Cow<'n, str>)> = Vec::with_capacity(members.len());
     let mut index: HashMap<Cow<'n, str>, usize> = HashMap::new();
     for member in members {
