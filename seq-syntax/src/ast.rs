@@ -5,6 +5,7 @@
 //! never meet a half-parsed node. A parse with error diagnostics is never run.
 
 use crate::span::{Span, Spanned};
+pub use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -78,7 +79,7 @@ impl Group {
 /// A declared input or output slot: `"NAME": "TYPE"`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlotDecl {
-    pub name: Spanned<String>,
+    pub name: Spanned<CompactString>,
     pub ty: Spanned<Type>,
 }
 
@@ -192,11 +193,11 @@ impl Missing {
 pub struct Item {
     /// The item's object, from `{` to `}`.
     pub span: Span,
-    pub tool: Spanned<String>,
+    pub tool: Spanned<CompactString>,
     /// `args`; `None` when the item has no `args` field.
     pub args: Option<Spanned<Vec<Member>>>,
     /// `as`: the `out` slot the result is written to.
-    pub output: Option<Spanned<String>>,
+    pub output: Option<Spanned<CompactString>>,
     /// `unsafe_serial: true`: the author's acknowledgement that a tool which is not parallel-safe
     /// runs in a serial group (D-5, strict D2).
     pub unsafe_serial: Option<Spanned<bool>>,
@@ -215,7 +216,7 @@ impl Item {
 /// A key and its value in an object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Member {
-    pub key: Spanned<String>,
+    pub key: Spanned<CompactString>,
     pub value: Value,
 }
 
@@ -284,7 +285,7 @@ pub struct Reference {
     pub span: Span,
     pub root: Spanned<Root>,
     /// The slot: the first identifier after the root.
-    pub slot: Spanned<String>,
+    pub slot: Spanned<CompactString>,
     /// Field accesses and indexes after the slot.
     pub path: Vec<Spanned<Segment>>,
 }
@@ -335,7 +336,7 @@ impl Root {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Segment {
     /// `.name`
-    Field(String),
+    Field(CompactString),
     /// `[index]`
     Index(u64),
 }

@@ -214,7 +214,10 @@ impl Out<'_> {
     /// Bytes that come one to one from raw offset `raw` on.
     fn run(&mut self, bytes: &[u8], raw: u32) {
         let end = self.len + bytes.len();
-        let (Some(text), Some(map)) = (self.text.get_mut(self.len..end), self.map.get_mut(self.len..end)) else {
+        let (Some(text), Some(map)) = (
+            self.text.get_mut(self.len..end),
+            self.map.get_mut(self.len..end),
+        ) else {
             return;
         };
         text.copy_from_slice(bytes);
@@ -240,8 +243,12 @@ impl Out<'_> {
     fn run_until_escape(&mut self, bytes: &[u8], mut at: usize, base: u32) -> usize {
         while let (Some(word), Some(text), Some(map)) = (
             bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()),
-            self.text.get_mut(self.len..).and_then(|rest| rest.first_chunk_mut::<WORD>()),
-            self.map.get_mut(self.len..).and_then(|rest| rest.first_chunk_mut::<WORD>()),
+            self.text
+                .get_mut(self.len..)
+                .and_then(|rest| rest.first_chunk_mut::<WORD>()),
+            self.map
+                .get_mut(self.len..)
+                .and_then(|rest| rest.first_chunk_mut::<WORD>()),
         ) {
             *text = *word;
             let raw = base.wrapping_add(offset(at));

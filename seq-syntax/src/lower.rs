@@ -10,12 +10,15 @@ mod fields;
 
 use crate::Parse;
 use crate::ast::{
-    Group, Item, Member as AstMember, Missing, OnError, Sequence, SlotDecl, Type, Value, ValueKind,
+    CompactString, Group, Item, Member as AstMember, Missing, OnError, Sequence, SlotDecl, Type,
+    Value, ValueKind,
 };
 use crate::code::Code;
 use crate::condition::parse_condition;
 use crate::diagnostic::{self, Diagnostic, did_you_mean, list};
-use crate::escape::{Composed, DenseMap, LoneSurrogate, MapOffset, OffsetMap, unescape, unescape_dense};
+use crate::escape::{
+    Composed, DenseMap, LoneSurrogate, MapOffset, OffsetMap, unescape, unescape_dense,
+};
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::{MAX_GROUPS, MAX_ITEMS, MAX_SLOTS};
 use crate::reference::parse_reference;
@@ -215,19 +218,17 @@ impl Lower {
     }
 
     /// A string field's text and the span of its body in the file.
-    fn string_field(
+    /// A string field, as a `String` or a [`CompactString`] for a short name.
+    fn string_field<'n, S: From<Cow<'n, str>>>(
         &mut self,
-        node: &Node<'_>,
+        node: &Node<'n>,
         map: &dyn MapOffset,
         field: &str,
-    ) -> Option<Spanned<String>> {
+    ) -> Option<Spanned<S>> {
         match node.kind {
             NodeKind::String(body) => {
                 let (text, _) = self.unescape(node, body, map);
-                Some(Spanned::new(
-                    text.into_owned(),
-                    span_in(map, &body_range(node)),
-                ))
+                Some(Spanned::new(S::from(text), span_in(map, &body_range(node))))
             }
             NodeKind::Null
             | NodeKind::Bool(_)
@@ -552,7 +553,7 @@ impl Lower {
         let mut slots = Vec::with_capacity(keys.len().min(MAX_SLOTS));
         for (member, key) in keys.into_iter().take(MAX_SLOTS) {
             let key_range = fields::key_body(member);
-            let name = Spanned::new(key.into_owned(), span_in(map, &key_range));
+            let name = Spanned::new(CompactString::from(key), span_in(map, &key_range));
             if !crate::reference::is_identifier(&name.value) {
                 self.report(
                     Diagnostic::new(
@@ -842,11 +843,11 @@ impl Lower {
         let mut out = Vec::with_capacity(members.len());
         if fields::plainly_unique(members) {
             for member in members {
-                out.extend(self.member(member, member.key.to_owned(), map));
+                out.extend(self.member(member, member.key.into(), map));
             }
         } else {
             for (member, key) in fields::unique_members(self, members, map) {
-                out.extend(self.member(member, key.into_owned(), map));
+                out.extend(self.member(member, key.into(), map));
             }
         }
         out
@@ -856,7 +857,7 @@ impl Lower {
     fn member(
         &mut self,
         member: &json::Member<'_>,
-        key: String,
+        key: CompactString,
         map: &dyn MapOffset,
     ) -> Option<AstMember> {
         let key = Spanned::new(key, span_in(map, &fields::key_body(member)));

@@ -6,7 +6,7 @@
 //! a string ([`scan_interpolation`]). They differ only in what a `$` that does not start a
 //! reference means (an error, or literal text) and in whether a `.` after PATH belongs to it.
 
-use crate::ast::{Reference, Root, Segment};
+use crate::ast::{CompactString, Reference, Root, Segment};
 use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use crate::escape::MapOffset;
@@ -249,7 +249,7 @@ enum Dot {
     Optional,
 }
 
-type Path = (Spanned<String>, Vec<Spanned<Segment>>);
+type Path = (Spanned<CompactString>, Vec<Spanned<Segment>>);
 
 /// Scans PATH from `pos` (just after `$args.`); `start` is the `$`. Returns the slot and the
 /// segments, or the diagnostic for the first malformed part, and where the scan stopped.
@@ -270,7 +270,7 @@ fn scan_path(
     }
     let slot_end = pos + slot_len;
     let slot = Spanned::new(
-        rest(pos).get(..slot_len).unwrap_or("").to_owned(),
+        CompactString::from(rest(pos).get(..slot_len).unwrap_or("")),
         Span::from_range(pos..slot_end),
     );
     let mut path = Vec::new();
@@ -280,7 +280,7 @@ fn scan_path(
         if here.starts_with('.') {
             let name_len = ident_len(rest(at + 1));
             if name_len > 0 {
-                let name = rest(at + 1).get(..name_len).unwrap_or("").to_owned();
+                let name = CompactString::from(rest(at + 1).get(..name_len).unwrap_or(""));
                 let end = at + 1 + name_len;
                 path.push(Spanned::new(
                     Segment::Field(name),

@@ -236,7 +236,7 @@ fn tool_name(graph: &CallGraph<'_>, (node, item): (NodeIndex, usize)) -> String 
         .get(seq)
         .and_then(|s| s.groups.get(group))
         .and_then(|g| g.items.get(item))
-        .map_or_else(String::new, |i| i.tool.value.clone())
+        .map_or_else(String::new, |i| i.tool.value.to_string())
 }
 
 /// The span of the unsafe tool's name, when it is in the file of the call.

@@ -4,7 +4,7 @@
 
 use super::types::{declaration, member_references, references};
 use super::{Cx, fix};
-use seq_syntax::ast::{Operand, OperandKind, Reference, Root, Segment, Type};
+use seq_syntax::ast::{CompactString, Operand, OperandKind, Reference, Root, Segment, Type};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::{Code, Diagnostic};
 use std::collections::HashSet;
@@ -20,7 +20,7 @@ enum Site {
 }
 
 /// Checks every reference of the group; returns the inputs that are read.
-pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<String> {
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactString> {
     let mut sites: Vec<(Site, &Reference)> = Vec::new();
     if let Some(when) = &cx.group.when {
         for reference in condition_references(&when.lhs, when.comparison.as_ref().map(|c| &c.rhs)) {

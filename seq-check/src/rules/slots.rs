@@ -2,12 +2,12 @@
 //! `array` has one writer; inputs never read and outputs never written are warnings.
 
 use super::{Cx, fix};
-use seq_syntax::ast::Type;
+use seq_syntax::ast::{CompactString, Type};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::{Code, Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
 
-pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<String>, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut Vec<Diagnostic>) {
     let group = cx.group;
     let mut writers: HashMap<&str, Vec<Span>> = HashMap::new();
     for item in &cx.items {

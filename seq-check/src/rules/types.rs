@@ -72,7 +72,7 @@ pub(crate) fn literal(value: &Value) -> Option<serde_json::Value> {
         ValueKind::Object(members) => serde_json::Value::Object(
             members
                 .iter()
-                .map(|m| Some((m.key.value.clone(), literal(&m.value)?)))
+                .map(|m| Some((m.key.value.to_string(), literal(&m.value)?)))
                 .collect::<Option<_>>()?,
         ),
     })

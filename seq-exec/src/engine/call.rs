@@ -114,7 +114,7 @@ fn admit(
     let mut inputs = Map::new();
     for decl in &group.inputs {
         let name = &decl.name.value;
-        let Some(value) = args.get(name).filter(|v| !v.is_null()) else {
+        let Some(value) = args.get(name.as_str()).filter(|v| !v.is_null()) else {
             continue;
         };
         let ty = decl.ty.value;
@@ -129,7 +129,7 @@ fn admit(
                 &format!("pass {} as `{name}`", article(ty.as_str())),
             ));
         };
-        inputs.insert(name.clone(), value);
+        inputs.insert(name.to_string(), value);
     }
     Ok(inputs)
 }

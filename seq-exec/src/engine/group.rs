@@ -452,7 +452,7 @@ fn not_run(
             .items
             .iter()
             .map(|item| ItemReport {
-                tool: item.tool.value.clone(),
+                tool: item.tool.value.to_string(),
                 status: ItemStatus::Skipped,
                 error: None,
                 retries: 0,

@@ -171,7 +171,7 @@ fn finish(
 ) -> ItemRun {
     ItemRun {
         report: ItemReport {
-            tool: item.tool.value.clone(),
+            tool: item.tool.value.to_string(),
             status,
             error,
             retries,

@@ -53,7 +53,7 @@ pub(crate) fn object(
         if skip == Some(member.key.value.as_str()) {
             continue;
         }
-        out.insert(member.key.value.clone(), value(&member.value, scope)?);
+        out.insert(member.key.value.to_string(), value(&member.value, scope)?);
     }
     Ok(out)
 }

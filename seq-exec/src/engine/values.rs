@@ -33,7 +33,7 @@ pub(crate) fn read<'s>(
         Root::Args => &scope.args,
         Root::Out => &scope.out,
     };
-    match root.get(&reference.slot.value) {
+    match root.get(reference.slot.value.as_str()) {
         Some(value) => walk(reference, value).map(Some),
         None => Ok(None),
     }
@@ -55,7 +55,9 @@ pub(crate) fn read_in_condition<'s>(
 fn walk<'s>(reference: &Reference, mut value: &'s Value) -> Result<&'s Value, ToolError> {
     for (i, segment) in reference.path.iter().enumerate() {
         value = match (&segment.value, value) {
-            (Segment::Field(name), Value::Object(members)) => members.get(name).unwrap_or(&NULL),
+            (Segment::Field(name), Value::Object(members)) => {
+                members.get(name.as_str()).unwrap_or(&NULL)
+            }
             (Segment::Index(index), Value::Array(items)) => usize::try_from(*index)
                 .ok()
                 .and_then(|i| items.get(i))

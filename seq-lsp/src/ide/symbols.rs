@@ -42,7 +42,7 @@ fn group(group: &Group) -> Symbol {
 fn item(item: &Item) -> Symbol {
     let name = match &item.output {
         Some(slot) => format!("{} → {}", item.tool.value, slot.value),
-        None => item.tool.value.clone(),
+        None => item.tool.value.to_string(),
     };
     Symbol {
         name,
