@@ -247,7 +247,7 @@ pub struct Template {
 }
 
 impl Template {
-    pub fn literal(text: impl Into<String>) -> Template {
+    pub fn literal(text: impl Into<CompactString>) -> Template {
         Template {
             parts: vec![TemplatePart::Text(text.into())],
         }
@@ -273,7 +273,7 @@ impl Template {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TemplatePart {
     /// Literal text, unescaped (a literal `$` stays `$`).
-    Text(String),
+    Text(CompactString),
     /// `$args.x` or `${args.x}`: replaced by the value rendered per 5.2.
     Ref(Reference),
 }

@@ -277,16 +277,14 @@ fn unescape_sparse<'a>(
     let bytes = body.as_bytes();
     // Bytes, not `str` pieces: in a `tools` string escapes come every few bytes, and the
     // UTF-8 checks of `push_str` on each short run between them cost more than the copying.
-    let mut text = Vec::with_capacity(body.len());
+    // Room for the word `copy_run` writes past the end.
+    let mut text = Vec::with_capacity(body.len() + WORD);
     text.extend_from_slice(bytes.get(..first).unwrap_or_default());
     let mut lone = Vec::new();
     let mut at = first;
     while let Some(&byte) = bytes.get(at) {
         if byte != b'\\' {
-            let rest = bytes.get(at..).unwrap_or_default();
-            let run = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
-            text.extend_from_slice(rest.get(..run).unwrap_or_default());
-            at += run;
+            at = copy_run(bytes, at, &mut text);
             continue;
         }
         let raw = base.saturating_add(offset(at));
@@ -320,6 +318,24 @@ fn unescape_sparse<'a>(
     let text = String::from_utf8(text)
         .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
     (Cow::Owned(text), lone)
+}
+
+/// Copies `bytes` from `at` up to the next backslash into `text`, a word at a time as
+/// [`Out::run_until_escape`] does, and returns where it stopped.
+fn copy_run(bytes: &[u8], mut at: usize, text: &mut Vec<u8>) -> usize {
+    while let Some(word) = bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()) {
+        text.extend_from_slice(word);
+        let n = first_backslash(word);
+        text.truncate(text.len() - (WORD - n));
+        at += n;
+        if n < WORD {
+            return at;
+        }
+    }
+    let rest = bytes.get(at..).unwrap_or_default();
+    let run = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
+    text.extend_from_slice(rest.get(..run).unwrap_or_default());
+    at + run
 }
 
 fn offset(n: usize) -> u32 {

@@ -5,6 +5,7 @@
 //! The splitter never drops an item silently: every input either splits into exactly its
 //! top-level objects, or yields at least one error.
 
+use crate::swar::{self, WORD};
 use std::ops::Range;
 
 /// The result of splitting: the byte ranges of the items found (each from `{` to its `}`), and
@@ -231,7 +232,7 @@ impl Splitter<'_> {
         let mut i = quote + 1;
         loop {
             let rest = self.bytes.get(i..)?;
-            let at = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+            let at = first_quote_or_backslash(rest)?;
             match rest.get(at) {
                 Some(b'"') => return Some(i + at + 1),
                 // A backslash: it and the byte it escapes.
@@ -274,6 +275,20 @@ enum Stop {
     Closed,
     /// At a `;` at depth 0: a value that is not an object.
     Semicolon,
+}
+
+/// The index of the first `"` or `\` in `bytes`, a word at a time.
+fn first_quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while let Some(word) = bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()) {
+        let n = swar::first_quote_or_backslash(word);
+        if n < WORD {
+            return Some(at + n);
+        }
+        at += WORD;
+    }
+    let tail = bytes.get(at..)?;
+    Some(at + tail.iter().position(|&b| b == b'"' || b == b'\\')?)
 }
 
 fn is_whitespace(byte: u8) -> bool {

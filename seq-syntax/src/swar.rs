@@ -1,6 +1,7 @@
 //! Byte searches a word (eight bytes) at a time in plain integer arithmetic. The runs they skip,
-//! between the escapes of a `tools` string, are a few bytes long: too short for `memchr`'s
-//! vector setup to pay off, long enough that a byte-wise loop is the cost.
+//! between the escapes of a `tools` string or inside the strings of its items, are a few bytes
+//! long: too short for `memchr`'s vector setup to pay off, long enough that a byte-wise loop is
+//! the cost.
 
 /// The bytes searched at once.
 pub(crate) const WORD: usize = 8;
@@ -25,6 +26,12 @@ pub(crate) fn first_backslash(word: &[u8; WORD]) -> usize {
     lowest(equal(u64::from_le_bytes(*word), b'\\'))
 }
 
+/// The index of the first `"` or `\` in `word`, or [`WORD`].
+pub(crate) fn first_quote_or_backslash(word: &[u8; WORD]) -> usize {
+    let x = u64::from_le_bytes(*word);
+    lowest(equal(x, b'"') | equal(x, b'\\'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,13 +44,17 @@ mod tests {
     proptest! {
         // Bytes drawn mostly from around the searched ones, where borrows go wrong.
         #[test]
-        fn search_agrees_with_a_byte_wise_loop(
+        fn searches_agree_with_a_byte_wise_loop(
             word in prop::array::uniform8(prop_oneof![
                 Just(b'"'), Just(b'\\'), Just(0x1f), Just(0x20), Just(0x21), Just(0x00),
                 Just(0x5b), Just(0x5d), Just(0x80), Just(0xff), any::<u8>(),
             ])
         ) {
             prop_assert_eq!(first_backslash(&word), naive(&word, |b| b == b'\\'));
+            prop_assert_eq!(
+                first_quote_or_backslash(&word),
+                naive(&word, |b| b == b'"' || b == b'\\')
+            );
         }
     }
 }

@@ -6,7 +6,7 @@
 //! reference. The parts hold no empty text and never two texts in a row, so a string without
 //! references is one [`TemplatePart::Text`], and the empty string has no parts at all.
 
-use crate::ast::{Template, TemplatePart};
+use crate::ast::{CompactString, Template, TemplatePart};
 use crate::diagnostic::Diagnostic;
 use crate::escape::MapOffset;
 use crate::reference::{relocate, scan_interpolation};
@@ -55,14 +55,14 @@ pub fn parse_template_cow(text: Cow<'_, str>, map: &dyn MapOffset) -> (Template,
     let parts = if text.is_empty() {
         Vec::new()
     } else {
-        vec![TemplatePart::Text(text.into_owned())]
+        vec![TemplatePart::Text(CompactString::from(text))]
     };
     (Template { parts }, Vec::new())
 }
 
 fn push_text(parts: &mut Vec<TemplatePart>, text: &str) {
     if !text.is_empty() {
-        parts.push(TemplatePart::Text(text.to_owned()));
+        parts.push(TemplatePart::Text(CompactString::from(text)));
     }
 }
 

@@ -54,25 +54,34 @@ pub fn parse(text: &str, mode: Mode) -> (Option<Node<'_>>, Vec<Diagnostic>) {
     parse_reusing(text, mode, &mut TokenBuffer::default())
 }
 
-/// The token buffer of [`parse_reusing`].
+/// The buffers of [`parse_reusing`]: the tokens, and the stack of structures open while lexing.
 #[derive(Debug, Default)]
-pub(crate) struct TokenBuffer<'src>(Vec<(Token<'src>, TokenSpan)>);
+pub(crate) struct TokenBuffer<'src> {
+    tokens: Vec<(Token<'src>, TokenSpan)>,
+    open: Vec<(Token<'src>, std::ops::Range<usize>)>,
+}
 
-/// [`parse`], lexing into `buffer`: one allocation for the items of a `tools` string instead
-/// of one or two per item.
+/// [`parse`], lexing into `buffer`: its allocations serve all the items of a `tools` string
+/// instead of being made again for each.
 pub(crate) fn parse_reusing<'src>(
     text: &'src str,
     mode: Mode,
     buffer: &mut TokenBuffer<'src>,
 ) -> (Option<Node<'src>>, Vec<Diagnostic>) {
-    let scanned = scan(text, mode, std::mem::take(&mut buffer.0));
+    let scanned = scan(
+        text,
+        mode,
+        std::mem::take(&mut buffer.tokens),
+        std::mem::take(&mut buffer.open),
+    );
     // Valid input, the common case, takes the grammar without recovery; anything it rejects is
     // parsed again, with recovery, for the diagnostics.
     if scanned.diagnostics.is_empty()
         && scanned.unclosed.is_empty()
         && let Some(node) = plain(&scanned.tokens)
     {
-        buffer.0 = scanned.tokens;
+        buffer.tokens = scanned.tokens;
+        buffer.open = scanned.unclosed;
         return (Some(node), Vec::new());
     }
     recover(text, mode, scanned)

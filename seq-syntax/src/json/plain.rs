@@ -33,20 +33,22 @@ fn punct<'tok, 'src: 'tok>(
 }
 
 fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Extra> + Clone {
-    recursive(|value| {
-        let scalar = select! {
-            (Token::Null, span) => (NodeKind::Null, span),
-            (Token::True, span) => (NodeKind::Bool(true), span),
-            (Token::False, span) => (NodeKind::Bool(false), span),
-            (Token::Number(text), span) => (NodeKind::Number(text), span),
-            (Token::String(text), span) => (NodeKind::String(body(text)), span),
-            (Token::Ref(text), span) => (NodeKind::Ref(text), span),
-        }
-        .map(|(kind, span)| Node {
-            kind,
-            span: range(span),
-        });
-
+    let scalar = select! {
+        (Token::Null, span) => (NodeKind::Null, span),
+        (Token::True, span) => (NodeKind::Bool(true), span),
+        (Token::False, span) => (NodeKind::Bool(false), span),
+        (Token::Number(text), span) => (NodeKind::Number(text), span),
+        (Token::String(text), span) => (NodeKind::String(body(text)), span),
+        (Token::Ref(text), span) => (NodeKind::Ref(text), span),
+    }
+    .map(|(kind, span)| Node {
+        kind,
+        span: range(span),
+    });
+    // Only objects and arrays recurse: a scalar, most values, is parsed without going through
+    // the recursive parser's indirection.
+    let structure = recursive(|structure| {
+        let value = scalar.or(structure);
         let array =
             delimited(Token::LBrack, value.clone(), Token::RBrack).map(|(elements, span)| Node {
                 kind: NodeKind::Array(elements),
@@ -68,9 +70,9 @@ fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Ex
             kind: NodeKind::Object(members),
             span,
         });
-
-        scalar.or(object).or(array)
-    })
+        object.or(array)
+    });
+    scalar.or(structure)
 }
 
 /// `open`, then `close` or `element`s separated by commas and then `close`: the elements and

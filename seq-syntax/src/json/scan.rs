@@ -35,19 +35,26 @@ pub(super) struct Scanned<'src> {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Lexes and checks `text`, its tokens going into `tokens` (cleared first: a buffer to reuse).
+/// Lexes and checks `text`. Its tokens go into `tokens` and the stack of open structures into
+/// `open` (both cleared first): buffers to reuse, coming back as [`Scanned::tokens`] and
+/// [`Scanned::unclosed`].
 pub(super) fn scan<'src>(
     text: &'src str,
     mode: Mode,
     mut tokens: Vec<(Token<'src>, TokenSpan)>,
+    mut open: Vec<(Token<'src>, Range<usize>)>,
 ) -> Scanned<'src> {
     tokens.clear();
     // JSON averages a token per 5–10 bytes; reserving for every byte would cost page faults.
     tokens.reserve(text.len() / 6 + 8);
+    open.clear();
     let mut scanner = Scanner {
         mode,
         tokens,
-        open: Open::default(),
+        open: Open {
+            items: open,
+            brackets: 0,
+        },
         diagnostics: Vec::new(),
         words: false,
     };

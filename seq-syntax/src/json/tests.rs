@@ -415,7 +415,7 @@ fn valid_json_reads_as_serde_json_reads_it() {
 /// Both grammars on one text: the plain one must accept exactly what the recovering one parses
 /// without a diagnostic, and build the same tree from it.
 fn assert_grammars_agree(text: &str, mode: Mode) {
-    let scanned = super::scan::scan(text, mode, Vec::new());
+    let scanned = super::scan::scan(text, mode, Vec::new(), Vec::new());
     let clean = scanned.diagnostics.is_empty() && scanned.unclosed.is_empty();
     let plain = super::parser::plain(&scanned.tokens);
     let (recovered, diagnostics) = super::parser::recover(text, mode, scanned);

@@ -195,7 +195,7 @@ fn spans_go_through_the_escapes_into_the_file() {
     );
     assert_eq!(
         template.parts.first(),
-        Some(&TemplatePart::Text("say \"".to_owned()))
+        Some(&TemplatePart::Text("say \"".into()))
     );
 }
 
