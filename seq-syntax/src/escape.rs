@@ -37,6 +37,10 @@ impl OffsetMap {
 
 impl MapOffset for OffsetMap {
     fn to_raw(&self, offset: u32) -> u32 {
+        // A file's own map, which every span of every item ends in.
+        if self.points.is_empty() {
+            return self.base + offset;
+        }
         let i = self.points.partition_point(|&(u, _)| u <= offset);
         let (u, r) = if i == 0 { (0, 0) } else { self.points[i - 1] };
         self.base + r + (offset - u)

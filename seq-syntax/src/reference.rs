@@ -460,6 +460,32 @@ fn next_is(text: &str, at: usize, c: char) -> bool {
 
 /// Byte length of the identifier at the start of `text`, 0 if there is none.
 pub(crate) fn ident_len(text: &str) -> usize {
+    // ASCII, nearly every name, is classified byte by byte without decoding characters; the
+    // first other character hands over to Unicode's classes.
+    let bytes = text.as_bytes();
+    match bytes.first() {
+        Some(&first) if first.is_ascii() => {
+            if !(first.is_ascii_alphabetic() || first == b'_') {
+                return 0;
+            }
+        }
+        Some(_) => return unicode_ident_len(text),
+        None => return 0,
+    }
+    let ascii = bytes
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or(bytes.len());
+    match text.get(ascii..) {
+        Some(rest) if rest.as_bytes().first().is_some_and(|b| !b.is_ascii()) => {
+            ascii + continue_len(rest)
+        }
+        Some(_) | None => ascii,
+    }
+}
+
+/// [`ident_len`] by Unicode's classes alone.
+fn unicode_ident_len(text: &str) -> usize {
     let mut chars = text.char_indices();
     match chars.next() {
         Some((_, c)) if c == '_' || unicode_ident::is_xid_start(c) => {}

@@ -242,3 +242,17 @@ fn scanning_never_panics_on_odd_input() {
         let _ = parse_reference(text, &Shift(0));
     }
 }
+
+proptest::proptest! {
+    /// The ASCII shortcut of `ident_len` measures what Unicode's classes alone would.
+    #[test]
+    fn ident_len_agrees_with_unicode_classes(
+        parts in proptest::collection::vec(
+            proptest::sample::select(&["a", "Z", "_", "0", "9", "-", ".", " ", "主", "é", "\u{300}", "😀", "$"][..]),
+            0..12,
+        )
+    ) {
+        let text = parts.concat();
+        proptest::prop_assert_eq!(ident_len(&text), unicode_ident_len(&text), "{:?}", text);
+    }
+}
