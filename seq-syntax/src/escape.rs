@@ -143,8 +143,8 @@ pub fn unescape_dense<'a, 'b>(
         buf.extend(base..=base.saturating_add(offset(bytes.len())));
         return (Cow::Borrowed(body), DenseMap { raw: buf }, Vec::new());
     };
-    // Whole words are written past the end of what is final (`Out::run_until_escape`), hence
-    // the slack. The map's buffer only grows, so it is zeroed once and not per text.
+    // Whole words are written past the end of what is final (`Out::word`), hence the slack.
+    // The map's buffer only grows, so it is zeroed once and not per text.
     let need = bytes.len() + 1 + WORD;
     if buf.len() < need {
         buf.resize(need, 0);
@@ -153,45 +153,36 @@ pub fn unescape_dense<'a, 'b>(
         text: vec![0; bytes.len() + WORD],
         map: buf.as_mut_slice(),
         len: 0,
+        base,
+        lone: Vec::new(),
     };
-    let mut lone = Vec::new();
     out.run(bytes.get(..first).unwrap_or_default(), base);
     let mut at = first;
-    loop {
-        at = out.run_until_escape(bytes, at, base);
-        let Some(&byte) = bytes.get(at) else { break };
-        let raw = base.saturating_add(offset(at));
-        if byte != b'\\' {
-            // The last few bytes, fewer than a word.
-            out.byte(byte, raw);
-            at += 1;
-            continue;
-        }
-        if let Some(ch) = bytes.get(at + 1).and_then(|&b| simple(b)) {
-            out.byte(ch, raw);
-            at += 2;
-            continue;
-        }
-        match decode_unicode(bytes, at) {
-            Some(escape) => {
-                if escape.lone {
-                    lone.push(LoneSurrogate {
-                        span: Span::new(raw, raw.saturating_add(6)),
-                    });
-                }
-                // Offsets inside the character advance from the backslash, as in the sparse map.
-                let mut utf8 = [0; 4];
-                out.run(escape.ch.encode_utf8(&mut utf8).as_bytes(), raw);
-                at += escape.len;
-            }
-            // Kept literally, as by `unescape`.
-            None => {
-                out.byte(byte, raw);
-                at += 1;
-            }
+    // A word at a time while one is left. The text never runs ahead of the body (no escape
+    // decodes to more bytes than it is written with), so each word fits where it is written.
+    while let Some(word) = bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()) {
+        let run = out.word(word, base.wrapping_add(offset(at)));
+        at += run;
+        if run < WORD {
+            at = out.escape(bytes, at);
         }
     }
-    let Out { mut text, map, len } = out;
+    // The last few bytes.
+    while let Some(&byte) = bytes.get(at) {
+        if byte == b'\\' {
+            at = out.escape(bytes, at);
+        } else {
+            out.byte(byte, base.saturating_add(offset(at)));
+            at += 1;
+        }
+    }
+    let Out {
+        mut text,
+        map,
+        len,
+        lone,
+        ..
+    } = out;
     // The end of the text maps too.
     if let Some(end) = map.get_mut(len) {
         *end = base.saturating_add(offset(bytes.len()));
@@ -212,6 +203,9 @@ struct Out<'b> {
     map: &'b mut [u32],
     /// How many bytes of both are final.
     len: usize,
+    /// The raw offset of the body.
+    base: u32,
+    lone: Vec<LoneSurrogate>,
 }
 
 impl Out<'_> {
@@ -240,31 +234,59 @@ impl Out<'_> {
         }
     }
 
-    /// Copies `bytes` from `at` up to the next backslash, a word at a time, while a whole word
-    /// is left; returns where it stopped. Each word is copied whole and only the part before
-    /// its first backslash kept: in a `tools` string an escape comes every few bytes, and this
-    /// beats finding the run's length first.
-    fn run_until_escape(&mut self, bytes: &[u8], mut at: usize, base: u32) -> usize {
-        while let (Some(word), Some(text), Some(map)) = (
-            bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()),
-            self.text
-                .get_mut(self.len..)
-                .and_then(|rest| rest.first_chunk_mut::<WORD>()),
-            self.map
-                .get_mut(self.len..)
-                .and_then(|rest| rest.first_chunk_mut::<WORD>()),
-        ) {
+    /// Writes `word`, from raw offset `raw`, whole and keeps the bytes before its first
+    /// backslash, returning how many: in a `tools` string an escape comes every few bytes, and
+    /// this beats finding the run's length first.
+    fn word(&mut self, word: &[u8; WORD], raw: u32) -> usize {
+        let text = self
+            .text
+            .get_mut(self.len..)
+            .and_then(|t| t.first_chunk_mut::<WORD>());
+        let map = self
+            .map
+            .get_mut(self.len..)
+            .and_then(|m| m.first_chunk_mut::<WORD>());
+        if let (Some(text), Some(map)) = (text, map) {
             *text = *word;
-            let raw = base.wrapping_add(offset(at));
             *map = std::array::from_fn(|k| raw.wrapping_add(k as u32));
-            let n = first_backslash(word);
-            at += n;
-            self.len += n;
-            if n < WORD {
-                break;
+        }
+        let run = first_backslash(word);
+        self.len += run;
+        run
+    }
+
+    /// Decodes the escape whose backslash is at `at` in `bytes`; returns where what follows
+    /// it starts.
+    fn escape(&mut self, bytes: &[u8], at: usize) -> usize {
+        let raw = self.base.saturating_add(offset(at));
+        if let Some(ch) = bytes.get(at + 1).and_then(|&b| simple(b)) {
+            self.byte(ch, raw);
+            return at + 2;
+        }
+        self.unicode_escape(bytes, at, raw)
+    }
+
+    /// [`Out::escape`] of a `\\uXXXX` escape (or a malformed one, kept literally).
+    #[cold]
+    fn unicode_escape(&mut self, bytes: &[u8], at: usize, raw: u32) -> usize {
+        match decode_unicode(bytes, at) {
+            Some(escape) => {
+                if escape.lone {
+                    self.lone.push(LoneSurrogate {
+                        span: Span::new(raw, raw.saturating_add(6)),
+                    });
+                }
+                // Offsets inside the character advance from the backslash, as in the sparse map.
+                let mut utf8 = [0; 4];
+                self.run(escape.ch.encode_utf8(&mut utf8).as_bytes(), raw);
+                at + escape.len
+            }
+            // Kept literally, as by `unescape`.
+            None => {
+                self.byte(b'\\', raw);
+                at + 1
             }
         }
-        at
     }
 }
 
