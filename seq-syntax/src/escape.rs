@@ -476,6 +476,31 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Bodies of every length around the word size, escapes at every position in a word.
+        #[test]
+        fn dense_and_sparse_maps_agree_on_generated_bodies(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&[
+                    "a", "bc", "主", "\\\"", "\\\\", "\\n", "\\/", "\\u00e9", "\\ud83d\\ude00",
+                    "\\ud800", "\\x", "\\u12", "{\\\"k\\\":1}", " ;",
+                ][..]),
+                0..40,
+            ),
+            base in 0u32..1000,
+        ) {
+            let body = parts.concat();
+            let (unescaped, lone) = unescape(&body, base);
+            let mut buf = Vec::new();
+            let (text, dense, dense_lone) = unescape_dense(&body, base, &mut buf);
+            proptest::prop_assert_eq!(&text, &unescaped.text);
+            proptest::prop_assert_eq!(&dense_lone, &lone);
+            for i in 0..offset(text.len()) + 3 {
+                proptest::prop_assert_eq!(dense.to_raw(i), unescaped.map.to_raw(i), "{:?} at {}", body, i);
+            }
+        }
+    }
+
     #[test]
     fn without_backslash_borrows_with_the_identity_map() {
         let (unescaped, lone) = unescape("plain 主机 text", 7);
