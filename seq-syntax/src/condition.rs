@@ -22,7 +22,10 @@ use chumsky::span::SimpleSpan;
 use lexer::Tok;
 
 /// Parses an unescaped condition. `map` takes offsets in `text` to the file.
-pub fn parse_condition(text: &str, map: &dyn MapOffset) -> (Option<Condition>, Vec<Diagnostic>) {
+pub fn parse_condition(
+    text: &str,
+    map: &(impl MapOffset + ?Sized),
+) -> (Option<Condition>, Vec<Diagnostic>) {
     let (raw, mut diagnostics) = parse_local(text);
     for d in &mut diagnostics {
         d.map_spans(|s| map.span(s));
@@ -44,7 +47,7 @@ struct Local {
     comparison: Option<Comparison>,
 }
 
-fn place(operand: Operand, map: &dyn MapOffset) -> Operand {
+fn place(operand: Operand, map: &(impl MapOffset + ?Sized)) -> Operand {
     let kind = match operand.kind {
         OperandKind::Ref(reference) => OperandKind::Ref(relocate(reference, map)),
         kind @ (OperandKind::Null

@@ -107,11 +107,10 @@ impl MapOffset for Shifted<'_> {
 /// How offsets in a `tools` string's unescaped text, or shifted by `by` in one of its items,
 /// land in the file: through the text's map, then `outer`. One concrete map rather than a chain
 /// of `dyn` ones, since every span of every item goes through it.
-#[derive(Clone, Copy)]
-struct ToolsMap<'a> {
+struct ToolsMap<'a, O> {
     by: u32,
     text: TextMap<'a>,
-    outer: &'a dyn MapOffset,
+    outer: &'a O,
 }
 
 #[derive(Clone, Copy)]
@@ -120,7 +119,7 @@ enum TextMap<'a> {
     Sparse(&'a OffsetMap),
 }
 
-impl MapOffset for ToolsMap<'_> {
+impl<O: MapOffset> MapOffset for ToolsMap<'_, O> {
     fn to_raw(&self, offset: u32) -> u32 {
         let offset = offset.saturating_add(self.by);
         self.outer.to_raw(match self.text {
@@ -130,7 +129,7 @@ impl MapOffset for ToolsMap<'_> {
     }
 }
 
-fn span_in(map: &dyn MapOffset, range: &Range<usize>) -> Span {
+fn span_in(map: &(impl MapOffset + ?Sized), range: &Range<usize>) -> Span {
     map.span(Span::from_range(range.clone()))
 }
 
@@ -197,7 +196,7 @@ impl Lower {
         &mut self,
         node: &Node<'n>,
         body: &'n str,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
     ) -> (Cow<'n, str>, OffsetMap) {
         let (unescaped, lone) = unescape(body, body_start(node));
         self.lone_surrogates(lone, map);
@@ -222,7 +221,7 @@ impl Lower {
     fn string_field<'n, S: From<Cow<'n, str>>>(
         &mut self,
         node: &Node<'n>,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
         field: &str,
     ) -> Option<Spanned<S>> {
         match node.kind {
@@ -246,7 +245,7 @@ impl Lower {
     fn bool_field(
         &mut self,
         node: &Node<'_>,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
         field: &str,
     ) -> Option<Spanned<bool>> {
         match node.kind {
@@ -281,7 +280,7 @@ impl Lower {
         }
     }
 
-    fn sequence(&mut self, root: &Node<'_>, map: &dyn MapOffset) -> Option<Sequence> {
+    fn sequence(&mut self, root: &Node<'_>, map: &impl MapOffset) -> Option<Sequence> {
         let NodeKind::Object(members) = &root.kind else {
             if !matches!(root.kind, NodeKind::Error) {
                 self.report(
@@ -357,7 +356,7 @@ impl Lower {
     fn too_many(
         &mut self,
         node: &Node<'_>,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
         what: &str,
         bound: usize,
         owner: &str,
@@ -427,7 +426,7 @@ impl Lower {
         }
     }
 
-    fn group(&mut self, node: &Node<'_>, map: &dyn MapOffset) -> Option<Group> {
+    fn group(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Group> {
         let NodeKind::Object(members) = &node.kind else {
             self.wrong_kind(node, map, "groups", "an array of group objects");
             return None;
@@ -530,7 +529,7 @@ impl Lower {
     }
 
     /// `in` / `out`: `{"name": "type", ...}`.
-    fn slots(&mut self, node: &Node<'_>, map: &dyn MapOffset, field: &str) -> Vec<SlotDecl> {
+    fn slots(&mut self, node: &Node<'_>, map: &impl MapOffset, field: &str) -> Vec<SlotDecl> {
         let NodeKind::Object(members) = &node.kind else {
             self.wrong_kind(
                 node,
@@ -615,7 +614,7 @@ impl Lower {
     fn duration(
         &mut self,
         node: &Node<'_>,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
     ) -> Option<Spanned<std::time::Duration>> {
         match node.kind {
             NodeKind::String(body) => {
@@ -668,7 +667,7 @@ impl Lower {
     fn enumeration<T>(
         &mut self,
         node: &Node<'_>,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
         field: &str,
         names: &[&str],
         parse: fn(&str) -> Option<T>,
@@ -700,7 +699,7 @@ impl Lower {
         None
     }
 
-    fn retries(&mut self, node: &Node<'_>, map: &dyn MapOffset) -> Option<Spanned<u32>> {
+    fn retries(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Spanned<u32>> {
         let span = span_in(map, &node.span);
         let NodeKind::Number(raw) = node.kind else {
             self.wrong_kind(
@@ -728,7 +727,7 @@ impl Lower {
     }
 
     /// A group's `tools`: unescape, split, and parse each item in item mode.
-    fn tools(&mut self, node: &Node<'_>, map: &dyn MapOffset) -> Vec<Item> {
+    fn tools(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Vec<Item> {
         let NodeKind::String(body) = node.kind else {
             let mut d = Diagnostic::new(
                 Code::WrongJsonType,
@@ -807,7 +806,7 @@ impl Lower {
         items
     }
 
-    fn item(&mut self, node: &Node<'_>, map: &dyn MapOffset) -> Option<Item> {
+    fn item(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Item> {
         let NodeKind::Object(members) = &node.kind else {
             return None;
         };
@@ -839,7 +838,7 @@ impl Lower {
         })
     }
 
-    fn members(&mut self, members: &[json::Member<'_>], map: &dyn MapOffset) -> Vec<AstMember> {
+    fn members(&mut self, members: &[json::Member<'_>], map: &impl MapOffset) -> Vec<AstMember> {
         let mut out = Vec::with_capacity(members.len());
         if fields::plainly_unique(members) {
             for member in members {
@@ -858,7 +857,7 @@ impl Lower {
         &mut self,
         member: &json::Member<'_>,
         key: CompactString,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
     ) -> Option<AstMember> {
         let key = Spanned::new(key, span_in(map, &fields::key_body(member)));
         let value = self.value(&member.value, map)?;
@@ -869,7 +868,7 @@ impl Lower {
     fn object(
         &mut self,
         node: &Node<'_>,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
         field: &str,
         expected: &str,
     ) -> Option<Spanned<Vec<AstMember>>> {
@@ -884,7 +883,7 @@ impl Lower {
     }
 
     /// A value in `args` or `fallback`. Strings become templates; error nodes are left out.
-    fn value(&mut self, node: &Node<'_>, map: &dyn MapOffset) -> Option<Value> {
+    fn value(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Value> {
         let span = span_in(map, &node.span);
         let kind = match &node.kind {
             NodeKind::Null => ValueKind::Null,

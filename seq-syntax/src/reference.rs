@@ -18,7 +18,10 @@ use crate::span::{Span, Spanned};
     clippy::result_large_err,
     reason = "the signature the AST builder calls; a diagnostic is built once per bad reference"
 )]
-pub fn parse_reference(text: &str, map: &dyn MapOffset) -> Result<Reference, Diagnostic> {
+pub fn parse_reference(
+    text: &str,
+    map: &(impl MapOffset + ?Sized),
+) -> Result<Reference, Diagnostic> {
     let result = if text.starts_with('$') {
         let (result, end) = scan_reference(text, 0);
         result.and_then(|reference| match text.get(end..) {
@@ -55,7 +58,7 @@ pub fn is_identifier(text: &str) -> bool {
 }
 
 /// Moves every span of a reference whose spans are offsets in an unescaped string to the file.
-pub(crate) fn relocate(reference: Reference, map: &dyn MapOffset) -> Reference {
+pub(crate) fn relocate(reference: Reference, map: &(impl MapOffset + ?Sized)) -> Reference {
     Reference {
         span: map.span(reference.span),
         root: Spanned::new(reference.root.value, map.span(reference.root.span)),

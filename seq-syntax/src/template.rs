@@ -15,7 +15,7 @@ use std::borrow::Cow;
 /// Splits an unescaped string into literal text and references. `map` takes offsets in `text`
 /// to the file. Malformed references (`$args.` with no name, `${args.x` unclosed, `[x]`) are
 /// reported (E0301) and kept as literal text.
-pub fn parse_template(text: &str, map: &dyn MapOffset) -> (Template, Vec<Diagnostic>) {
+pub fn parse_template(text: &str, map: &(impl MapOffset + ?Sized)) -> (Template, Vec<Diagnostic>) {
     let mut parts = Vec::new();
     let mut diagnostics = Vec::new();
     // Literal text runs from `literal` to the next reference; `pos` is where to look for `$`.
@@ -48,7 +48,10 @@ pub fn parse_template(text: &str, map: &dyn MapOffset) -> (Template, Vec<Diagnos
 
 /// [`parse_template`] of a text that may be owned already: a text without `$` becomes its one
 /// part without being copied (most argument strings, after unescaping).
-pub fn parse_template_cow(text: Cow<'_, str>, map: &dyn MapOffset) -> (Template, Vec<Diagnostic>) {
+pub fn parse_template_cow(
+    text: Cow<'_, str>,
+    map: &(impl MapOffset + ?Sized),
+) -> (Template, Vec<Diagnostic>) {
     if text.contains('$') {
         return parse_template(&text, map);
     }

@@ -25,7 +25,7 @@ impl<'a, 'n> Fields<'a, 'n> {
         members: &'a [Member<'n>],
         legal: &'static [&'static str],
         owner: &str,
-        map: &dyn MapOffset,
+        map: &impl MapOffset,
     ) -> Fields<'a, 'n> {
         if let Some(found) = plain_fields(members, legal) {
             return Fields { legal, found };
@@ -107,7 +107,7 @@ const LINEAR: usize = 16;
 pub(super) fn unique_members<'a, 'n>(
     lower: &mut Lower,
     members: &'a [Member<'n>],
-    map: &dyn MapOffset,
+    map: &impl MapOffset,
 ) -> Vec<(&'a Member<'n>, Cow<'n, str>)> {
     let mut kept: Vec<(&'a Member<'n>, Cow<'n, str>)> = Vec::with_capacity(members.len());
     let mut index: HashMap<Cow<'n, str>, usize> = HashMap::new();
@@ -148,7 +148,7 @@ pub(super) fn key_body(member: &Member<'_>) -> Range<usize> {
 pub(super) fn key_text<'n>(
     lower: &mut Lower,
     member: &Member<'n>,
-    map: &dyn MapOffset,
+    map: &impl MapOffset,
 ) -> Cow<'n, str> {
     if !member.key.contains('\\') {
         return Cow::Borrowed(member.key);
