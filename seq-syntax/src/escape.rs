@@ -128,30 +128,41 @@ pub fn unescape(body: &str, base: u32) -> (Unescaped<'_>, Vec<LoneSurrogate>) {
     (Unescaped { text, map }, lone)
 }
 
-/// [`unescape`] with the map spelled out in `buf` (cleared first), one entry per byte, in the
-/// same pass, so that a lookup is one load instead of a binary search; `buf` is meant to be
-/// reused from text to text. It costs four bytes per byte of text: for texts whose offsets are looked up many times, such as a `tools` string's items.
-pub fn unescape_dense<'a, 'b>(
+/// The buffers [`unescape_dense`] writes its text and map into, meant to be reused from text to
+/// text: they only grow, so a run over many texts allocates (and zeroes) only a few times.
+#[derive(Debug, Default)]
+pub struct DenseBuffers {
+    text: Vec<u8>,
+    map: Vec<u32>,
+}
+
+/// [`unescape`] with the map spelled out, one entry per byte, in the same pass, so that a
+/// lookup is one load instead of a binary search; text and map are written into `buffers`. It
+/// costs four bytes per byte of text: for texts whose offsets are looked up many times, such as
+/// a `tools` string's items.
+pub fn unescape_dense<'a>(
     body: &'a str,
     base: u32,
-    buf: &'b mut Vec<u32>,
-) -> (Cow<'a, str>, DenseMap<'b>, Vec<LoneSurrogate>) {
+    buffers: &'a mut DenseBuffers,
+) -> (Cow<'a, str>, DenseMap<'a>, Vec<LoneSurrogate>) {
     let bytes = body.as_bytes();
+    let DenseBuffers { text, map } = buffers;
     let Some(first) = bytes.iter().position(|&b| b == b'\\') else {
-        buf.clear();
+        map.clear();
         // The end of the text maps too.
-        buf.extend(base..=base.saturating_add(offset(bytes.len())));
-        return (Cow::Borrowed(body), DenseMap { raw: buf }, Vec::new());
+        map.extend(base..=base.saturating_add(offset(bytes.len())));
+        return (Cow::Borrowed(body), DenseMap { raw: map }, Vec::new());
     };
     // Whole words are written past the end of what is final (`Out::word`), hence the slack.
-    // The map's buffer only grows, so it is zeroed once and not per text.
-    let need = bytes.len() + 1 + WORD;
-    if buf.len() < need {
-        buf.resize(need, 0);
+    if text.len() < bytes.len() + WORD {
+        text.resize(bytes.len() + WORD, 0);
+    }
+    if map.len() < bytes.len() + 1 + WORD {
+        map.resize(bytes.len() + 1 + WORD, 0);
     }
     let mut out = Out {
-        text: vec![0; bytes.len() + WORD],
-        map: buf.as_mut_slice(),
+        text: text.as_mut_slice(),
+        map: map.as_mut_slice(),
         len: 0,
         base,
         lone: Vec::new(),
@@ -177,7 +188,7 @@ pub fn unescape_dense<'a, 'b>(
         }
     }
     let Out {
-        mut text,
+        text,
         map,
         len,
         lone,
@@ -187,19 +198,21 @@ pub fn unescape_dense<'a, 'b>(
     if let Some(end) = map.get_mut(len) {
         *end = base.saturating_add(offset(bytes.len()));
     }
-    text.truncate(len);
+    let text = text.get(..len).unwrap_or_default();
     // Escapes decode to whole characters and everything else is copied from a `str`, so this
     // never fails; the lossy form only spares a panic.
-    let text = String::from_utf8(text)
-        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
+    let text = match std::str::from_utf8(text) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(text),
+    };
     let map = map.get(..=len).unwrap_or_default();
-    (Cow::Owned(text), DenseMap { raw: map }, lone)
+    (text, DenseMap { raw: map }, lone)
 }
 
 /// What [`unescape_dense`] writes: the text, and the raw offset of each of its bytes, in
 /// buffers a word longer than the text can be.
 struct Out<'b> {
-    text: Vec<u8>,
+    text: &'b mut [u8],
     map: &'b mut [u32],
     /// How many bytes of both are final.
     len: usize,
@@ -464,10 +477,14 @@ mod tests {
             r"\u00e9\u4e3b\ud83d\ude00x\n",
             r"\ud800 lone \x kept",
         ];
-        let mut buf = vec![7; 3];
+        // Left over from an earlier text: nothing of it may show.
+        let mut buffers = DenseBuffers {
+            text: vec![7; 3],
+            map: vec![7; 3],
+        };
         for body in bodies {
             let (unescaped, lone) = unescape(body, 40);
-            let (text, dense, dense_lone) = unescape_dense(body, 40, &mut buf);
+            let (text, dense, dense_lone) = unescape_dense(body, 40, &mut buffers);
             let len = offset(unescaped.text.len());
             assert_eq!((text, dense_lone), (unescaped.text.clone(), lone));
             for i in 0..len + 4 {
@@ -491,8 +508,8 @@ mod tests {
         ) {
             let body = parts.concat();
             let (unescaped, lone) = unescape(&body, base);
-            let mut buf = Vec::new();
-            let (text, dense, dense_lone) = unescape_dense(&body, base, &mut buf);
+            let mut buffers = DenseBuffers::default();
+            let (text, dense, dense_lone) = unescape_dense(&body, base, &mut buffers);
             proptest::prop_assert_eq!(&text, &unescaped.text);
             proptest::prop_assert_eq!(&dense_lone, &lone);
             for i in 0..offset(text.len()) + 3 {

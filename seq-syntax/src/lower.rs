@@ -17,7 +17,7 @@ use crate::code::Code;
 use crate::condition::parse_condition;
 use crate::diagnostic::{self, Diagnostic, did_you_mean, list};
 use crate::escape::{
-    Composed, DenseMap, LoneSurrogate, MapOffset, OffsetMap, unescape, unescape_dense,
+    Composed, DenseBuffers, DenseMap, LoneSurrogate, MapOffset, OffsetMap, unescape, unescape_dense,
 };
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::{MAX_GROUPS, MAX_ITEMS, MAX_SLOTS};
@@ -68,7 +68,7 @@ pub(crate) fn lower_file(text: &str) -> Parse {
         diagnostics,
         quiet_missing,
         depth: 0,
-        dense: Vec::new(),
+        dense: DenseBuffers::default(),
     };
     let file = OffsetMap::identity(0);
     let sequence = root.and_then(|root| lower.sequence(&root, &file));
@@ -88,8 +88,8 @@ struct Lower {
     /// How many JSON strings enclose the text being lowered: 0 in the file, 1 inside `tools`.
     /// Fix texts are escaped that many times so that they land correctly inside the strings.
     depth: usize,
-    /// The buffer of the current `tools` string's [`DenseMap`], reused from group to group.
-    dense: Vec<u32>,
+    /// The buffers of the current `tools` string's text and [`DenseMap`], reused from group to group.
+    dense: DenseBuffers,
 }
 
 /// Where a text's offsets land in the file: a `MapOffset` shifted by the start of a slice.
