@@ -45,8 +45,10 @@ pub(super) fn scan<'src>(
     mut open: Vec<(Token<'src>, Range<usize>)>,
 ) -> Scanned<'src> {
     tokens.clear();
-    // JSON averages a token per 5–10 bytes; reserving for every byte would cost page faults.
-    tokens.reserve(text.len() / 6 + 8);
+    // Plain JSON has a token every 5–10 bytes, a sequence file one every 50 or so (its `tools`
+    // strings are long tokens). Reserving for the first would hold a 10 MB file's tokens in
+    // 56 MB; growing from a quarter of them costs two copies of a few megabytes.
+    tokens.reserve(text.len() / 32 + 16);
     open.clear();
     let mut scanner = Scanner {
         mode,
