@@ -234,8 +234,9 @@ pub enum ValueKind {
     Number(serde_json::Number),
     /// A string, with the references it interpolates.
     String(Template),
-    /// A bare reference where a value stands: `"host": $args.hosts[0]`.
-    Ref(Reference),
+    /// A bare reference where a value stands: `"host": $args.hosts[0]`. Boxed, as in
+    /// [`TemplatePart::Ref`]: inline it would make every value its size.
+    Ref(Box<Reference>),
     Array(Vec<Value>),
     Object(Vec<Member>),
 }
@@ -265,7 +266,7 @@ impl Template {
     pub fn references(&self) -> impl Iterator<Item = &Reference> {
         self.parts.iter().filter_map(|part| match part {
             TemplatePart::Text(_) => None,
-            TemplatePart::Ref(reference) => Some(reference),
+            TemplatePart::Ref(reference) => Some(&**reference),
         })
     }
 }
@@ -274,8 +275,9 @@ impl Template {
 pub enum TemplatePart {
     /// Literal text, unescaped (a literal `$` stays `$`).
     Text(CompactString),
-    /// `$args.x` or `${args.x}`: replaced by the value rendered per 5.2.
-    Ref(Reference),
+    /// `$args.x` or `${args.x}`: replaced by the value rendered per 5.2. Boxed: a reference is
+    /// several times the size of a text, and most parts are texts.
+    Ref(Box<Reference>),
 }
 
 /// `$args.PATH` or `$out.PATH` (D-2). The span covers the whole reference, `$` included (and the

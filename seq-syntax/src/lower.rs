@@ -918,7 +918,7 @@ impl Lower {
                     outer: map,
                 };
                 match parse_reference(raw, &at) {
-                    Ok(reference) => ValueKind::Ref(reference),
+                    Ok(reference) => ValueKind::Ref(Box::new(reference)),
                     Err(d) => {
                         self.report(d);
                         return None;

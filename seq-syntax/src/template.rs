@@ -31,7 +31,7 @@ pub fn parse_template(text: &str, map: &(impl MapOffset + ?Sized)) -> (Template,
             None => pos = at + 1,
             Some((Ok(reference), end)) => {
                 push_text(&mut parts, text.get(literal..at).unwrap_or(""));
-                parts.push(TemplatePart::Ref(relocate(reference, map)));
+                parts.push(TemplatePart::Ref(Box::new(relocate(reference, map))));
                 literal = end;
                 pos = end;
             }
