@@ -5,6 +5,9 @@
 //!   `tools` string split into items and each item parsed (see `seq_gen::baseline`);
 //! - `seq_syntax_parse`: the whole front end, spans and typed AST included.
 //!
+//! After criterion's figures it prints the same ratios from rounds that run the three one after
+//! the other (`interleaved_ratios`), which a machine shared with other work disturbs less.
+//!
 //! `cargo bench -p seq-syntax --bench front_end`; `SEQC_BENCH_CLOCK=cpu` measures CPU time
 //! instead of wall time, for a machine busy with other work (see `seq_gen::clock`). Under
 //! `cargo test --benches` or `cargo bench -- --test` the input shrinks to 256 KB, a quick smoke
