@@ -10,7 +10,7 @@
 //! last tokens.
 
 use super::lexer::Token;
-use super::parser::{body, push};
+use super::parser::body;
 use super::scan::{TokenSpan, range};
 use super::tree::{Member, Node, NodeKind};
 use chumsky::prelude::{IterParser, Parser, any, end, extra, recursive, select};
@@ -82,13 +82,15 @@ fn delimited<'tok, 'src: 'tok, T: Clone>(
     element: impl Parser<'tok, In<'tok, 'src>, T, Extra> + Clone,
     close: Token<'static>,
 ) -> impl Parser<'tok, In<'tok, 'src>, (Vec<T>, std::ops::Range<usize>), Extra> + Clone {
+    // Elements first: most structures have some, and no element starts with a closer.
     punct(open)
         .then(
-            punct(close).map(|end| (Vec::new(), end)).or(element
+            element
                 .separated_by(punct(Token::Comma))
                 .at_least(1)
-                .fold(Vec::new(), push)
-                .then(punct(close))),
+                .collect::<Vec<T>>()
+                .then(punct(close))
+                .or(punct(close).map(|end| (Vec::new(), end))),
         )
         .map(|(start, (elements, end))| (elements, range(start).start..range(end).end))
 }
