@@ -216,8 +216,8 @@ impl Lower {
         }
     }
 
-    /// A string field's text and the span of its body in the file.
-    /// A string field, as a `String` or a [`CompactString`] for a short name.
+    /// A string field's text, as a `String` or a [`CompactString`] for a short name, and the span
+    /// of its body in the file.
     fn string_field<'n, S: From<Cow<'n, str>>>(
         &mut self,
         node: &Node<'n>,
