@@ -129,5 +129,6 @@ fn status_text(status: GroupStatus) -> &'static str {
         GroupStatus::Skipped => "was skipped",
         GroupStatus::Failed => "failed",
         GroupStatus::Partial => "partly failed",
+        GroupStatus::Cancelled => "was cancelled",
     }
 }
