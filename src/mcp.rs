@@ -143,6 +143,8 @@ pub fn serve(args: &ServeArgs) -> Status {
         );
         let served = server.serve_stdio().await;
         mcp.shutdown().await;
+        // Whatever the runs' commands left winding down is killed before seqc exits.
+        seq_exec::builtin::kill_all_now();
         match served {
             Ok(()) => Status::Clean,
             Err(error) => trouble(error),

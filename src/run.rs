@@ -120,6 +120,8 @@ pub fn run(args: &RunArgs) -> Status {
     catalog.merge(mcp.definitions());
     let status = run_with(args, run_args, root, catalog, policy, &mcp, &runtime);
     runtime.block_on(mcp.shutdown());
+    // What the run's commands left winding down (in their grace) is killed before seqc exits.
+    seq_exec::builtin::kill_all_now();
     // What happened to the servers (one stopped mid-run, say), after the run's own output.
     crate::mcp::report(&mcp);
     status

@@ -116,3 +116,125 @@ fn a_signal_cancels_the_run_and_nothing_of_it_is_left() {
         assert_eq!(left_in(&root), Vec::<String>::new(), "{signals:?}");
     }
 }
+
+/// `seqc mcp` over a stored `slow`, with the JSON-RPC lines written by hand.
+struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Session {
+    fn start(dir: &Path, root: &Path) -> Session {
+        let data = dir.join("data");
+        let file = write_sequence(dir);
+        let created = Command::new(env!("CARGO_BIN_EXE_seqc"))
+            .arg("create")
+            .arg(&file)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(created.status.success(), "{created:?}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+            .arg("mcp")
+            .arg("--root")
+            .arg(root)
+            .arg("--data-dir")
+            .arg(&data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if let Ok(value) = serde_json::from_str::<Value>(&line) {
+                    let _ = send.send(value);
+                }
+            }
+        });
+        let mut session = Session {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+        };
+        session.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        );
+        session.answer(1);
+        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The response to request `id`; any other message before it is a failure.
+    fn answer(&self, id: u64) -> Value {
+        let message = self.lines.recv_timeout(Duration::from_secs(30)).unwrap();
+        assert_eq!(message["id"], json!(id), "{message}");
+        message
+    }
+}
+
+#[test]
+fn an_mcp_cancel_or_a_closed_session_cancels_the_run() {
+    for trigger in ["notifications/cancelled", "session closed"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let mut session = Session::start(dir.path(), &root);
+        session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "seq_run", "arguments": {"name": "slow"}}}));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while left_in(&root).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "{trigger}: the command never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if trigger == "session closed" {
+            session.stdin = None;
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while session.child.try_wait().unwrap().is_none() {
+                assert!(Instant::now() < deadline, "seqc mcp did not exit");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        } else {
+            session.send(
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 2, "reason": "test"}}),
+            );
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        if trigger == "notifications/cancelled" {
+            // MCP: a cancelled request gets no response (rmcp drops the run's answer, whose
+            // report says `cancelled`); the session goes on.
+            session.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "seq_list", "arguments": {}}}));
+            let answer = session.answer(3);
+            assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+            assert!(
+                session.lines.try_recv().is_err(),
+                "an answer to the cancelled request"
+            );
+        }
+        assert!(!root.join("LATE").exists(), "{trigger}: LATE was created");
+        assert!(!root.join("NEXT").exists(), "{trigger}: NEXT was created");
+        assert_eq!(left_in(&root), Vec::<String>::new(), "{trigger}");
+        session.stdin = None;
+        let _ = session.child.wait();
+    }
+}
