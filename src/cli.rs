@@ -157,6 +157,10 @@ pub enum Status {
     Failed = 1,
     /// The command could not do its job: bad usage, unreadable input, broken output.
     Trouble = 2,
+    /// `seqc run` was cancelled by SIGINT (128 + 2, as shells report it).
+    Interrupted = 130,
+    /// `seqc run` was cancelled by SIGTERM (128 + 15).
+    Terminated = 143,
 }
 
 impl From<Status> for ExitCode {

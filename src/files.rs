@@ -40,6 +40,7 @@ impl fmt::Display for InputError {
 /// twice is read once. Any problem is collected, so one run reports all of them.
 pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
     let mut files = Vec::new();
+    let mut walked = std::collections::HashSet::new();
     let mut errors = Vec::new();
     for path in paths {
         match fs::metadata(path) {
@@ -48,6 +49,7 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
                 walk(path, &mut files, &mut errors);
                 if let Some(found) = files.get_mut(before..) {
                     found.sort();
+                    walked.extend(found.iter().cloned());
                     if found.is_empty() {
                         errors.push(InputError::NoJsonFiles { dir: path.clone() });
                     }
@@ -65,7 +67,15 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
 
     let mut inputs = Vec::with_capacity(files.len());
     for path in files {
-        match fs::read(&path) {
+        // What a walk found is read as regular files only, opened without blocking, no more
+        // than the parser takes: a FIFO or a device named `*.json` is an error at once. A path
+        // given explicitly is read whatever it is (`<(...)`, `/dev/stdin`).
+        let read = if walked.contains(&path) {
+            seq_lsp::source_file::read(&path)
+        } else {
+            fs::read(&path)
+        };
+        match read {
             Ok(bytes) => inputs.push(Input {
                 path: path.display().to_string(),
                 file: path,

@@ -114,6 +114,8 @@ pub struct ServeArgs {
 
 /// `seqc mcp`: serves until the client closes stdin.
 pub fn serve(args: &ServeArgs) -> Status {
+    // As for `seqc run`: orphans of the runs' commands come back to seqc, to be stopped.
+    let _ = seq_exec::builtin::become_subreaper();
     let root = match crate::run::root(args.root.as_deref()) {
         Ok(root) => root,
         Err(message) => return trouble(message),
@@ -141,6 +143,8 @@ pub fn serve(args: &ServeArgs) -> Status {
         );
         let served = server.serve_stdio().await;
         mcp.shutdown().await;
+        // Whatever the runs' commands left winding down is killed before seqc exits.
+        seq_exec::builtin::kill_all_now();
         match served {
             Ok(()) => Status::Clean,
             Err(error) => trouble(error),

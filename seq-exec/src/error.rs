@@ -25,6 +25,9 @@ pub enum Reason {
     Cycle,
     /// The tool ran and failed.
     Failed,
+    /// The run was cancelled (docs/reference.md, "Cancellation"): never retried, never handled
+    /// by `on_error`.
+    Cancelled,
 }
 
 impl Reason {
@@ -39,6 +42,7 @@ impl Reason {
             Reason::Depth => "depth",
             Reason::Cycle => "cycle",
             Reason::Failed => "failed",
+            Reason::Cancelled => "cancelled",
         }
     }
 
@@ -53,7 +57,8 @@ impl Reason {
             | Reason::NotFound
             | Reason::ArgError
             | Reason::Depth
-            | Reason::Cycle => false,
+            | Reason::Cycle
+            | Reason::Cancelled => false,
         }
     }
 }

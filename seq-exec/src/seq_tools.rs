@@ -32,6 +32,7 @@ pub use findings::Finding;
 pub use host::SeqHost;
 
 use crate::builtin::args;
+use crate::engine::CancellationToken;
 use crate::engine::{Engine, RunReport};
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};
@@ -247,12 +248,27 @@ impl SeqTools {
     /// The seq tool itself is checked against the policy and its parameters (§4.4) first; the
     /// tools a run reaches are checked by the engine at every dispatch.
     pub async fn call_full(&self, name: &str, args: Value, caller: &Caller) -> SeqOutcome {
+        self.call_cancellable(name, args, caller, &CancellationToken::new())
+            .await
+    }
+
+    /// [`SeqTools::call_full`] whose run (`seq_run`, `seq_call`, `seq_when_call`) stops when
+    /// `cancel` is cancelled (docs/reference.md, "Cancellation").
+    pub async fn call_cancellable(
+        &self,
+        name: &str,
+        args: Value,
+        caller: &Caller,
+        cancel: &CancellationToken,
+    ) -> SeqOutcome {
         if let Err(error) = self.admit(name, &args, caller) {
             return SeqOutcome::of(Err(error));
         }
         match name {
-            SEQ_RUN => self.run(&args, caller).await,
-            SEQ_CALL | SEQ_WHEN_CALL => SeqOutcome::of(self.call_target(name, &args, caller).await),
+            SEQ_RUN => self.run(&args, caller, cancel).await,
+            SEQ_CALL | SEQ_WHEN_CALL => {
+                SeqOutcome::of(self.call_target(name, &args, caller, cancel).await)
+            }
             other => self.store.call(other, args).await,
         }
     }

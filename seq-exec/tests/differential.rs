@@ -454,7 +454,8 @@ fn check_time(error: &ToolError) -> Option<&'static str> {
         | Reason::Unauthorized
         | Reason::Timeout
         | Reason::NotFound
-        | Reason::Failed => {
+        | Reason::Failed
+        | Reason::Cancelled => {
             let undeclared = ["q", "$args.q", "zz", "$out.zz", "nope"];
             undeclared
                 .contains(&field)

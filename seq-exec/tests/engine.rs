@@ -453,7 +453,15 @@ async fn abort_cancels_the_other_items_and_continue_lets_them_finish() {
     let statuses: Vec<ItemStatus> = g.items.iter().map(|i| i.status).collect();
     assert_eq!(
         statuses,
-        [ItemStatus::Skipped, ItemStatus::Skipped, ItemStatus::Failed]
+        [
+            ItemStatus::Cancelled,
+            ItemStatus::Cancelled,
+            ItemStatus::Failed
+        ]
+    );
+    assert_eq!(
+        g.items[0].error.as_ref().map(|e| e.reason),
+        Some(Reason::Cancelled)
     );
     assert!(dropped.load(Ordering::SeqCst));
     assert!(!host.events().contains(&Event::End("late".into())));

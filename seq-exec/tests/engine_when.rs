@@ -42,7 +42,7 @@ async fn when(condition: &str, a: Option<Value>, b: Option<Value>) -> (Outcome, 
     let outcome = match g.status {
         GroupStatus::Ran => True,
         GroupStatus::Skipped => False,
-        GroupStatus::Failed | GroupStatus::Partial => Error,
+        GroupStatus::Failed | GroupStatus::Partial | GroupStatus::Cancelled => Error,
     };
     assert_eq!(host.calls("work") == 1, outcome == True, "{condition}");
     (outcome, g.error.clone())

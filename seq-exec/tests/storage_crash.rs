@@ -1,5 +1,5 @@
 //! Crash safety of the store against real process death (issue 7): a writer process replacing
-//! one sequence over and over is killed (SIGKILL) at a random moment, 200 times; after each kill
+//! one sequence over and over is killed (SIGKILL) at a random moment, 1,000 times; after each kill
 //! the sequence reads back whole, and it is either the last version the writer reported written
 //! or the one it was writing. Never torn, never lost, never a broken file in the listing.
 //!
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 const DATA_VAR: &str = "SEQC_CRASH_TEST_DATA";
 const WRITER_VAR: &str = "SEQC_CRASH_TEST_WRITER";
 const NAME: &str = "crash";
-const KILLS: u64 = 200;
+const KILLS: u64 = 1_000;
 
 /// Version `(writer, n)`: its description says which, and is long enough (64 KiB) that a write
 /// takes a while, so kills land inside writes.

@@ -8,6 +8,7 @@
 
 pub mod ide;
 mod server;
+pub mod source_file;
 
 pub use ide::is_sequence_document;
 pub use server::{Ending, ServerError, run, run_stdio};

@@ -331,3 +331,23 @@ fn edits_faster_than_checks_never_publish_stale_results_and_requests_are_answere
     }
     client.shutdown();
 }
+
+#[test]
+fn the_workspace_walk_skips_fifos_sockets_and_devices_without_blocking() {
+    let root = workspace("special-files", &[("z-disk.json", BROKEN)]);
+    // Walked in name order, all before the sequence file: a walk that blocked on any of them
+    // would never publish its diagnostics.
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join("a-pipe.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let _socket = std::os::unix::net::UnixListener::bind(root.join("b-socket.json")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("c-zero.json")).unwrap();
+    let mut client = Client::start(&root, Offer::Default);
+    let disk = client.uri("z-disk.json");
+    client.diagnostics_until(&disk, "the workspace file's diagnostics", |p| {
+        codes(&p.diagnostics) == ["E0101"]
+    });
+    client.shutdown();
+}

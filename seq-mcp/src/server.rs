@@ -24,6 +24,7 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_check::{Catalog, ParallelSafety, ToolDef};
 use seq_exec::builtin::{BuiltinHost, OutputSink};
+use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{
     self, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqOutcome, SeqTools,
@@ -33,7 +34,10 @@ use seq_exec::{Caller, ToolError, ToolHost};
 use serde_json::{Map, Value, json};
 use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, ReadBuf};
 
 /// Lists the tools a sequence may use here (the server's downstream tools).
 pub type Downstream = Arc<dyn Fn() -> Vec<ToolDef> + Send + Sync>;
@@ -45,6 +49,9 @@ pub struct SeqServer {
     caller: Caller,
     policy: Arc<Policy>,
     downstream: Downstream,
+    /// Cancelled when the client closes the session (its end of stdin): every run stops then,
+    /// without waiting for rmcp's drain of in-flight answers.
+    session: CancellationToken,
 }
 
 impl std::fmt::Debug for SeqServer {
@@ -82,6 +89,7 @@ impl SeqServer {
             caller,
             policy,
             downstream,
+            session: CancellationToken::new(),
         }
     }
 
@@ -124,8 +132,13 @@ impl SeqServer {
 
     /// Serves on stdin and stdout until the client closes them.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let (input, output) = rmcp::transport::stdio_pipes();
+        let input = UntilClosed {
+            inner: input,
+            closed: self.session.clone(),
+        };
         let running = self
-            .serve(rmcp::transport::stdio_pipes())
+            .serve((input, output))
             .await
             .map_err(|error| ServeError(format!("the MCP session did not start: {error}")))?;
         running
@@ -171,7 +184,11 @@ impl SeqServer {
         )
     }
 
-    async fn answer(&self, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+    async fn answer(
+        &self,
+        request: CallToolRequestParams,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
         if seq_tools::definition(&name).is_none() {
             return Err(ErrorData::invalid_params(
@@ -180,8 +197,36 @@ impl SeqServer {
             ));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = self.tools.call_full(&name, args, &self.caller).await;
+        let outcome = self
+            .tools
+            .call_cancellable(&name, args, &self.caller, cancel)
+            .await;
         Ok(to_result(outcome))
+    }
+}
+
+/// stdin of `seqc mcp`, which cancels `closed` once it ends or fails: the client closed the
+/// session.
+struct UntilClosed<R> {
+    inner: R,
+    closed: CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for UntilClosed<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let wanted = buf.remaining() > 0;
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        match &polled {
+            Poll::Ready(Ok(())) if wanted && buf.filled().len() == before => self.closed.cancel(),
+            Poll::Ready(Err(_)) => self.closed.cancel(),
+            Poll::Ready(Ok(())) | Poll::Pending => {}
+        }
+        polled
     }
 }
 
@@ -306,9 +351,22 @@ impl ServerHandler for SeqServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.answer(request).await.map(CallToolResponse::from)
+        // rmcp cancels `context.ct` on `notifications/cancelled` for this request (and once the
+        // session has ended); the session token comes first when the client closes stdin. The
+        // run then winds down and still answers, with its report saying `cancelled`.
+        let cancel = CancellationToken::new();
+        let answer = self.answer(request, &cancel);
+        tokio::pin!(answer);
+        tokio::select! {
+            biased;
+            result = &mut answer => return result.map(CallToolResponse::from),
+            () = context.ct.cancelled() => {}
+            () = self.session.cancelled() => {}
+        }
+        cancel.cancel();
+        answer.await.map(CallToolResponse::from)
     }
     // No `get_tool`: rmcp would then validate arguments itself, as protocol errors; the seq
     // tools validate their own and answer with a `ToolError` that names the field.

@@ -199,6 +199,7 @@ fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemRe
         ItemStatus::Failed => format!("  ✗ {tool}{error}"),
         ItemStatus::Skipped => format!("  ○ {tool} skipped{error}"),
         ItemStatus::Degraded => format!("  ~ {tool}{slot} degraded to the fallback{error}"),
+        ItemStatus::Cancelled => format!("  ⊘ {tool} cancelled"),
     };
     match report.retries {
         0 => {}
@@ -217,6 +218,7 @@ fn group_finished(report: &GroupReport) -> String {
         GroupStatus::Skipped => format!("■ group {name} skipped: its `when` is false"),
         GroupStatus::Failed => format!("■ group {name} failed in {ms} ms"),
         GroupStatus::Partial => format!("■ group {name} partly failed in {ms} ms"),
+        GroupStatus::Cancelled => format!("■ group {name} cancelled after {ms} ms"),
     };
     if let Some(error) = &report.error {
         line.push_str(&format!(": {error}"));

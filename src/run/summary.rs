@@ -72,6 +72,7 @@ fn counts(sequence: &Sequence, report: &RunReport) -> String {
         (of(GroupStatus::Skipped), "skipped"),
         (of(GroupStatus::Partial), "partly failed"),
         (of(GroupStatus::Failed), "failed"),
+        (of(GroupStatus::Cancelled), "cancelled"),
         (not_reached, "not reached"),
     ];
     let mut said: Vec<String> = Vec::new();
@@ -153,6 +154,7 @@ mod tests {
             ],
             out: Map::new(),
             error: None,
+            cancelled: false,
         };
         assert_eq!(
             rendered(&sequence(3), &report),
@@ -171,6 +173,7 @@ mod tests {
             groups: vec![timed_out],
             out: Map::new(),
             error: None,
+            cancelled: false,
         };
         assert_eq!(
             rendered(&sequence(1), &report),
@@ -188,6 +191,7 @@ mod tests {
             groups: Vec::new(),
             out: Map::new(),
             error: Some(error),
+            cancelled: false,
         };
         assert_eq!(
             rendered(&sequence(1), &report),
@@ -206,6 +210,7 @@ mod tests {
             ],
             out: Map::new(),
             error: None,
+            cancelled: false,
         };
         assert_eq!(
             rendered(&sequence(2), &report),

@@ -1,6 +1,8 @@
-//! `cmd_run`: a shell command in its own process group, so that a timeout or a cancelled run
-//! stops the shell *and* everything it started, leaving no process behind.
+//! `cmd_run`: a shell command in its own process group, tracked by [`procs`], so that when the
+//! item ends (however it ends) the shell *and* everything it started are stopped, leaving no
+//! process behind.
 
+use super::procs::{self, Tracked};
 use super::{MAX_READ_BYTES, args};
 use crate::error::{Reason, ToolError};
 use serde_json::{Value, json};
@@ -41,16 +43,15 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
         .kill_on_drop(true);
     #[cfg(unix)]
     shell.process_group(0);
+    // Dropped when this call ends or is dropped (finished, failed, timed out, cancelled): the
+    // item's processes are stopped then, also those the command left running.
+    let mut tracked = Tracked::new();
+    shell.env(procs::COOKIE_VAR, tracked.cookie());
     let mut child = shell.spawn().map_err(|error| {
         ToolError::new(Reason::Failed, format!("cannot start `sh`: {error}"))
             .with_hint("check that `sh` is installed and the root directory exists")
     })?;
-    // Armed until the command has finished: dropping it (timeout, cancelled run, too much
-    // output) kills the group.
-    let mut group = GroupGuard {
-        pgid: child.id(),
-        armed: true,
-    };
+    tracked.started(child.id());
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolError::new(
             Reason::Failed,
@@ -81,7 +82,7 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
             .with_hint("raise `timeout`, or make the command finish sooner"));
         }
     };
-    group.armed = false;
+    drop(tracked);
     let output = std::process::Output {
         status,
         stdout,
@@ -141,32 +142,3 @@ fn tail(text: &str) -> &str {
     }
     text.get(start..).unwrap_or(text)
 }
-
-struct GroupGuard {
-    pgid: Option<u32>,
-    armed: bool,
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let (true, Some(pgid)) = (self.armed, self.pgid) {
-            kill_group(pgid);
-        }
-    }
-}
-
-/// Sends SIGKILL to the process group (the shell was made its leader). `kill` with a negative id
-/// is POSIX and needs no unsafe code; the shell itself is also killed by `kill_on_drop`.
-#[cfg(unix)]
-fn kill_group(pgid: u32) {
-    // Best effort: a group that is already gone is what we want anyway.
-    let _ = std::process::Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{pgid}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pgid: u32) {}

@@ -17,10 +17,12 @@ pub(crate) mod args;
 mod cmd;
 mod files;
 mod output;
+mod procs;
 mod root;
 
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use output::{Captured, OutputSink, Stdout};
+pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items};
 pub use root::{PathError, resolve_under};
 
 use crate::error::{Reason, ToolError};

@@ -40,19 +40,29 @@ pub(crate) async fn run_sequence(
         groups: Vec::with_capacity(sequence.groups.len()),
         out: Map::new(),
         error: None,
+        cancelled: false,
     };
     for (group, inputs) in sequence.groups.iter().zip(inputs) {
         let ran = group::run(cx, sequence, group, inputs, &stack, observe).await;
         let status = ran.status;
         match status {
             GroupStatus::Skipped => {}
-            GroupStatus::Ran | GroupStatus::Partial | GroupStatus::Failed => {
+            GroupStatus::Ran
+            | GroupStatus::Partial
+            | GroupStatus::Failed
+            | GroupStatus::Cancelled => {
                 report
                     .out
                     .insert(ran.name.clone(), Value::Object(ran.out.clone()));
             }
         }
         report.groups.push(ran);
+        if status == GroupStatus::Cancelled {
+            report.ok = false;
+            report.cancelled = true;
+            report.error = Some(cancelled_error());
+            break;
+        }
         if status == GroupStatus::Failed {
             // `partial` was tolerated by the group's own `on_error: continue`; `failed` was not.
             report.ok = false;
@@ -69,7 +79,13 @@ pub(crate) fn failed_run(error: ToolError) -> RunReport {
         groups: Vec::new(),
         out: Map::new(),
         error: Some(error),
+        cancelled: false,
     }
+}
+
+/// The error of whatever the run's cancellation stopped.
+pub(crate) fn cancelled_error() -> ToolError {
+    ToolError::new(Reason::Cancelled, "the run was cancelled")
 }
 
 /// The run's arguments, routed to the groups that declare them (D-7) and admitted to their
@@ -327,7 +343,7 @@ fn to_target<'a>(
         match report.status {
             GroupStatus::Skipped => Ok(None),
             GroupStatus::Ran | GroupStatus::Partial => Ok(Some(Value::Object(report.out))),
-            GroupStatus::Failed => Err(failure_of(&report, &owner)),
+            GroupStatus::Failed | GroupStatus::Cancelled => Err(failure_of(&report, &owner)),
         }
     })
 }
@@ -361,7 +377,7 @@ async fn call_sequence(
     if let Some(failed) = report
         .groups
         .iter()
-        .find(|g| g.status == GroupStatus::Failed)
+        .find(|g| matches!(g.status, GroupStatus::Failed | GroupStatus::Cancelled))
     {
         return Err(failure_of(
             failed,

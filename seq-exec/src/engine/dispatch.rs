@@ -85,6 +85,9 @@ pub(crate) async fn host_tool(
     lock: &RwLock<()>,
     timeout: &ToolTimeout,
 ) -> Result<Value, Failure> {
+    if cx.cancel.is_cancelled() {
+        return Err(super::call::cancelled_error().into());
+    }
     let Some(def) = cx.host.lookup(tool) else {
         return Err(Failure::missing(not_found(tool)));
     };
@@ -102,7 +105,14 @@ pub(crate) async fn host_tool(
     };
     // A panicking host call is that tool's failure, not the run's: caught, it fails this item.
     let call = AssertUnwindSafe(async { cx.host.call(tool, args).await }).catch_unwind();
-    let result = match timeout.run(call).await {
+    // Cancellation drops the call (and whatever it started: `cmd_run`'s processes, an MCP
+    // request) at once.
+    let outcome = tokio::select! {
+        biased;
+        () = cx.cancel.cancelled() => return Err(super::call::cancelled_error().into()),
+        outcome = timeout.run(call) => outcome,
+    };
+    let result = match outcome {
         Some(Ok(result)) => result,
         Some(Err(panic)) => return Err(panicked(tool, panic.as_ref()).into()),
         None => {

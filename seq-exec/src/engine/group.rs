@@ -7,12 +7,15 @@
 //!   values in item order whatever the finishing order.
 //! - Serial: items run one after another, each seeing the slots the earlier ones wrote (`$out`).
 //! - `on_error: abort` (and `retry` once an item's retries are spent): the first failure fails
-//!   the group; items still running are cancelled (their futures dropped) and reported skipped.
+//!   the group; items still running are stopped (their futures dropped) and reported
+//!   `cancelled`, items not reached `skipped`.
 //!   `continue`: the group goes on and ends `partial`.
 //! - The group's `timeout` bounds its whole duration, retries included. When it runs out, the
 //!   items in flight are cancelled and reported failed with reason `timeout`, the items not
 //!   started are reported skipped, and the group fails whatever its `on_error` (its time is
 //!   spent, so nothing is retried). Slots already written stay in the report.
+//! - The run's cancellation stops the group the same way, whatever its `on_error`: items in
+//!   flight and not started are reported `cancelled`, and so is the group.
 
 use super::dispatch::Failure;
 use super::item::{self, ItemRun, Write};
@@ -86,6 +89,14 @@ pub(crate) async fn run(
     );
     let when = group.when.as_ref().map(|w| eval::eval(w, &scope));
     let report = match (entered, when) {
+        // Checked before anything starts: a cancelled run starts no group.
+        _ if cx.cancel.is_cancelled() => not_run(
+            group,
+            GroupStatus::Cancelled,
+            Some(super::call::cancelled_error()),
+            parallel,
+            started,
+        ),
         (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), parallel, started),
         (Ok(_), Some(Err(error))) => not_run(
             group,
@@ -163,6 +174,8 @@ enum Wake {
     Expired,
     /// The group has run as long as the per-tool bound (`ToolTimeout::horizon`).
     Horizon,
+    /// The run was cancelled.
+    Cancelled,
 }
 
 /// Why a group stopped before all its items finished.
@@ -171,6 +184,8 @@ enum Stop {
     /// Item `i` failed under `abort` (or `retry` with its retries spent).
     Abort(usize),
     Timeout,
+    /// The run was cancelled.
+    Cancelled,
 }
 
 struct Items {
@@ -179,8 +194,15 @@ struct Items {
     stop: Option<Stop>,
 }
 
-fn stops(g: &GroupCx<'_>, run: &ItemRun) -> bool {
-    run.failed() && g.group.on_error() != OnError::Continue
+/// Whether item `i`, finished as `run`, stops the group.
+fn stopping(g: &GroupCx<'_>, run: &ItemRun, i: usize) -> Option<Stop> {
+    if run.cancelled() {
+        Some(Stop::Cancelled)
+    } else if run.failed() && g.group.on_error() != OnError::Continue {
+        Some(Stop::Abort(i))
+    } else {
+        None
+    }
 }
 
 async fn parallel_items(
@@ -238,22 +260,27 @@ async fn parallel_items(
             next = pending.next() => Wake::Finished(next),
             () = &mut expired => Wake::Expired,
             () = &mut horizon, if g.tool_timeout.horizon().is_some() => Wake::Horizon,
+            () = g.cx.cancel.cancelled() => Wake::Cancelled,
         };
         match wake {
             Wake::Finished(Some((i, run))) => {
                 if let Some(observer) = observer {
                     observer.item_finished(group_name, i, &run.report);
                 }
-                let stopping = stops(g, &run);
+                let stopping = stopping(g, &run, i);
                 if let Some(slot) = runs.get_mut(i) {
                     *slot = Some(run);
                 }
-                if stopping {
-                    stop = Some(Stop::Abort(i));
+                if stopping.is_some() {
+                    stop = stopping;
                     break;
                 }
             }
             Wake::Finished(None) => break,
+            Wake::Cancelled => {
+                stop = Some(Stop::Cancelled);
+                break;
+            }
             Wake::Expired => {
                 stop = Some(Stop::Timeout);
                 break;
@@ -288,8 +315,15 @@ async fn serial_items(
         if let Some(observer) = observer {
             observer.item_started(group_name, i, &item.tool.value);
         }
-        let result = tokio::time::timeout_at(deadline, item::run(g, item, scope)).await;
-        let Ok(mut run) = result else {
+        let result = tokio::select! {
+            biased;
+            result = tokio::time::timeout_at(deadline, item::run(g, item, scope)) => result.ok(),
+            () = g.cx.cancel.cancelled() => {
+                stop = Some(Stop::Cancelled);
+                break;
+            }
+        };
+        let Some(mut run) = result else {
             stop = Some(Stop::Timeout);
             break;
         };
@@ -300,12 +334,12 @@ async fn serial_items(
         if let Some((slot, write)) = run.write.take() {
             apply(g, &mut scope.out, slot, write);
         }
-        let stopping = stops(g, &run);
+        let stopping = stopping(g, &run, i);
         if let Some(slot) = runs.get_mut(i) {
             *slot = Some(run);
         }
-        if stopping {
-            stop = Some(Stop::Abort(i));
+        if stopping.is_some() {
+            stop = stopping;
             break;
         }
     }
@@ -370,7 +404,7 @@ fn conclude(
                 run.report
             }
             None => {
-                let report = unfinished(group, tool, began && stop == Some(Stop::Timeout));
+                let report = unfinished(group, tool, began, stop);
                 if let Some(observer) = observer {
                     observer.item_finished(&group.name.value, i, &report);
                 }
@@ -382,6 +416,7 @@ fn conclude(
     let (status, error) = match stop {
         Some(Stop::Timeout) => (GroupStatus::Failed, Some(group_timeout(group))),
         Some(Stop::Abort(_)) => (GroupStatus::Failed, abort_error.or(first_failure)),
+        Some(Stop::Cancelled) => (GroupStatus::Cancelled, Some(super::call::cancelled_error())),
         None if first_failure.is_some() => (GroupStatus::Partial, first_failure),
         None => (GroupStatus::Ran, None),
     };
@@ -396,10 +431,22 @@ fn conclude(
     }
 }
 
-/// An item that never finished: in flight when the group timed out (failed), or cancelled
-/// after another item failed, or never reached (skipped).
-fn unfinished(group: &Group, tool: &str, in_flight_at_timeout: bool) -> ItemReport {
-    let (status, error) = if in_flight_at_timeout {
+/// An item that never finished: in flight when the group timed out (failed); stopped by the
+/// run's cancellation, or in flight when another item failed under `abort` (cancelled); or
+/// never reached (skipped).
+fn unfinished(group: &Group, tool: &str, began: bool, stop: Option<Stop>) -> ItemReport {
+    let (status, error) = if stop == Some(Stop::Cancelled) {
+        (ItemStatus::Cancelled, Some(super::call::cancelled_error()))
+    } else if began && matches!(stop, Some(Stop::Abort(_))) {
+        let error = ToolError::new(
+            Reason::Cancelled,
+            format!(
+                "stopped when another item of group `{}` failed under `on_error: abort`",
+                group.name.value
+            ),
+        );
+        (ItemStatus::Cancelled, Some(error))
+    } else if began && stop == Some(Stop::Timeout) {
         let error = ToolError::new(
             Reason::Timeout,
             format!(
@@ -453,7 +500,11 @@ fn not_run(
             .iter()
             .map(|item| ItemReport {
                 tool: item.tool.value.to_string(),
-                status: ItemStatus::Skipped,
+                status: if status == GroupStatus::Cancelled {
+                    ItemStatus::Cancelled
+                } else {
+                    ItemStatus::Skipped
+                },
                 error: None,
                 retries: 0,
             })

@@ -32,6 +32,10 @@ impl ItemRun {
     pub fn failed(&self) -> bool {
         self.report.status == ItemStatus::Failed
     }
+
+    pub fn cancelled(&self) -> bool {
+        self.report.status == ItemStatus::Cancelled
+    }
 }
 
 /// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
@@ -44,12 +48,31 @@ pub(crate) async fn run(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> ItemRun 
     };
     let mut retries = 0;
     loop {
+        if g.cx.cancel.is_cancelled() {
+            return finish(
+                item,
+                ItemStatus::Cancelled,
+                Some(call::cancelled_error()),
+                retries,
+                None,
+            );
+        }
         let outcome = attempt(g, item, scope).await;
         let failure = match outcome {
             Ok(Some(value)) => return written(g, item, value, retries),
             Ok(None) => return finish(item, ItemStatus::Skipped, None, retries, None),
             Err(failure) => failure,
         };
+        // Cancellation is never retried and never handled by `missing` or `on_error`.
+        if failure.error.reason == Reason::Cancelled {
+            return finish(
+                item,
+                ItemStatus::Cancelled,
+                Some(failure.error),
+                retries,
+                None,
+            );
+        }
         if failure.missing {
             return missing(g, item, scope, failure.error, retries);
         }

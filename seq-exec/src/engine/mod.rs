@@ -45,6 +45,7 @@ use serde_json::{Map, Value};
 use stack::Stack;
 use std::sync::Arc;
 use std::time::Duration;
+pub use tokio_util::sync::CancellationToken;
 
 /// Where `#name` calls find sequences: looked up afresh at every call, since stored sequences
 /// can change between calls (D-6: run-time bounds are enforced again).
@@ -120,6 +121,9 @@ pub(crate) struct Cx<'a> {
     pub limits: &'a Limits,
     pub observer: Option<&'a dyn Observer>,
     pub caller: &'a Caller,
+    /// The run's cancellation (docs/reference.md, "Cancellation"): checked before anything
+    /// starts and awaited beside everything that waits.
+    pub cancel: &'a CancellationToken,
 }
 
 impl Engine {
@@ -142,25 +146,39 @@ impl Engine {
         self
     }
 
-    fn cx<'a>(&'a self, caller: &'a Caller) -> Cx<'a> {
+    fn cx<'a>(&'a self, caller: &'a Caller, cancel: &'a CancellationToken) -> Cx<'a> {
         Cx {
             host: self.host.as_ref(),
             sequences: self.sequences.as_ref(),
             limits: &self.limits,
             observer: self.observer.as_deref(),
             caller,
+            cancel,
         }
     }
 
     /// Runs `sequence` (already checked: no error diagnostics) with the run's arguments, on
-    /// behalf of `caller`: `seq_run`.
+    /// behalf of `caller`: `seq_run`. Never cancelled except by dropping the future.
     pub async fn run(
         &self,
         sequence: &Sequence,
         args: Map<String, Value>,
         caller: &Caller,
     ) -> RunReport {
-        let cx = self.cx(caller);
+        self.run_cancellable(sequence, args, caller, &CancellationToken::new())
+            .await
+    }
+
+    /// [`Engine::run`] that stops when `cancel` is cancelled: what runs is stopped, nothing
+    /// new starts, and the report says `cancelled` (docs/reference.md, "Cancellation").
+    pub async fn run_cancellable(
+        &self,
+        sequence: &Sequence,
+        args: Map<String, Value>,
+        caller: &Caller,
+        cancel: &CancellationToken,
+    ) -> RunReport {
+        let cx = self.cx(caller, cancel);
         match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
             Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await,
             // The bottom of the stack can be neither deeper than the bound nor a cycle.
@@ -181,7 +199,20 @@ impl Engine {
         args: Map<String, Value>,
         caller: &Caller,
     ) -> Result<Value, ToolError> {
-        let cx = self.cx(caller);
+        self.call_cancellable(sequence, target, args, caller, &CancellationToken::new())
+            .await
+    }
+
+    /// [`Engine::call`] that stops when `cancel` is cancelled, failing with reason `cancelled`.
+    pub async fn call_cancellable(
+        &self,
+        sequence: Option<&Sequence>,
+        target: &str,
+        args: Map<String, Value>,
+        caller: &Caller,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ToolError> {
+        let cx = self.cx(caller, cancel);
         call::direct(cx, sequence, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))
@@ -200,6 +231,27 @@ impl Engine {
         when: &str,
         caller: &Caller,
     ) -> Result<Value, ToolError> {
+        self.when_call_cancellable(
+            sequence,
+            target,
+            args,
+            when,
+            caller,
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    /// [`Engine::when_call`] that stops when `cancel` is cancelled.
+    pub async fn when_call_cancellable(
+        &self,
+        sequence: Option<&Sequence>,
+        target: &str,
+        args: Map<String, Value>,
+        when: &str,
+        caller: &Caller,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ToolError> {
         let condition = eval::parse(when)?;
         let scope = values::Scope {
             args: args.clone(),
@@ -208,7 +260,8 @@ impl Engine {
         if !eval::eval(&condition, &scope)? {
             return Ok(Value::Null);
         }
-        self.call(sequence, target, args, caller).await
+        self.call_cancellable(sequence, target, args, caller, cancel)
+            .await
     }
 }
 

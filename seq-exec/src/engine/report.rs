@@ -14,9 +14,14 @@ pub struct RunReport {
     pub groups: Vec<GroupReport>,
     /// The final `out` snapshot: each group's slots that were set.
     pub out: Map<String, Value>,
-    /// Why the run could not start (an undeclared run argument, an input of the wrong type).
+    /// Why the run could not start (an undeclared run argument, an input of the wrong type), or
+    /// that it was cancelled (reason `cancelled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
+    /// The run was cancelled (docs/reference.md, "Cancellation"): `ok` is false, the group it
+    /// stopped in says `cancelled`, and no group after it ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,6 +51,8 @@ pub enum GroupStatus {
     Failed,
     /// Some items failed under `on_error: continue`; the others ran.
     Partial,
+    /// The run was cancelled while the group ran, or before it started.
+    Cancelled,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,9 +77,11 @@ pub enum ItemStatus {
     Failed,
     /// Not run, nothing written: `missing: skip` (the `not_found` error is kept), a
     /// `seq_when_call` whose `when` was false, a call to a group whose `when` was false,
-    /// cancelled after another item failed under `on_error: abort`, or not reached before the
-    /// group failed or timed out.
+    /// or not reached before the group failed or timed out.
     Skipped,
     /// The tool was missing and `missing: degrade` wrote the fallback.
     Degraded,
+    /// Stopped, or never started, because the run was cancelled; or stopped because another
+    /// item failed under `on_error: abort`.
+    Cancelled,
 }

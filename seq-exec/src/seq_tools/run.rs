@@ -2,7 +2,7 @@
 
 use super::{SeqOutcome, SeqTools, storage_error};
 use crate::builtin::args;
-use crate::engine::{GroupStatus, RunReport};
+use crate::engine::{CancellationToken, GroupStatus, RunReport};
 use crate::error::{Reason, ToolError};
 use crate::host::Caller;
 use crate::storage::StorageError;
@@ -10,7 +10,12 @@ use seq_check::catalog::SEQ_WHEN_CALL;
 use serde_json::{Map, Value};
 
 impl SeqTools {
-    pub(super) async fn run(&self, args: &Value, caller: &Caller) -> SeqOutcome {
+    pub(super) async fn run(
+        &self,
+        args: &Value,
+        caller: &Caller,
+        cancel: &CancellationToken,
+    ) -> SeqOutcome {
         let name = match args::string(args, "name") {
             Ok(name) => name,
             Err(error) => return SeqOutcome::of(Err(error)),
@@ -36,7 +41,10 @@ impl SeqTools {
             }
             Err(error) => return SeqOutcome::of(Err(storage_error(error))),
         };
-        let report = self.engine.run(&sequence, run_args, caller).await;
+        let report = self
+            .engine
+            .run_cancellable(&sequence, run_args, caller, cancel)
+            .await;
         let result = if report.ok {
             serde_json::to_value(&report).map_err(|error| {
                 ToolError::new(
@@ -60,6 +68,7 @@ impl SeqTools {
         tool: &str,
         args: &Value,
         caller: &Caller,
+        cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
         let target = args::string(args, "target")?;
         if !target.starts_with('#') {
@@ -76,10 +85,12 @@ impl SeqTools {
         if tool == SEQ_WHEN_CALL {
             let when = args::string(args, "when")?;
             self.engine
-                .when_call(None, target, call_args, when, caller)
+                .when_call_cancellable(None, target, call_args, when, caller, cancel)
                 .await
         } else {
-            self.engine.call(None, target, call_args, caller).await
+            self.engine
+                .call_cancellable(None, target, call_args, caller, cancel)
+                .await
         }
     }
 }
@@ -129,5 +140,6 @@ fn status_text(status: GroupStatus) -> &'static str {
         GroupStatus::Skipped => "was skipped",
         GroupStatus::Failed => "failed",
         GroupStatus::Partial => "partly failed",
+        GroupStatus::Cancelled => "was cancelled",
     }
 }

@@ -127,7 +127,8 @@ impl Store {
         if self.docs.get(&uri).is_some_and(|d| d.version.is_some()) {
             return;
         }
-        let text = std::fs::read(path)
+        // Never blocks on a FIFO, never reads a device or more than the parser takes.
+        let text = crate::source_file::read(path)
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok());
         match text {

@@ -1,0 +1,348 @@
+//! Stopping everything a `cmd_run` started, whatever way its processes went (docs/reference.md,
+//! "Cancellation"; docs/robustness.md, "Processes").
+//!
+//! Each command runs as the leader of its own process group, with a per-item cookie in its
+//! environment (`SEQC_ITEM`). When the item ends — success, failure, timeout, cancellation or a
+//! dropped future alike — the item's processes are found and stopped: SIGTERM at once, SIGKILL
+//! after [`GRACE`]. An item's processes are
+//! - its process group (signalled directly with kill(2), which cannot fail for lack of
+//!   resources as spawning `kill` did);
+//! - every process whose environment carries the item's cookie: the environment is inherited
+//!   through fork and exec, so this finds children that left the group with `setsid` or
+//!   `setpgid`, and double-forked daemons, wherever they were re-parented;
+//! - every descendant of those (by parent id in /proc), which covers a child that cleared its
+//!   environment while its parent lives.
+//!
+//! seqc makes itself the child subreaper ([`become_subreaper`]), so orphans are re-parented to
+//! it rather than to PID 1; those it killed are reaped here. A process that both clears its
+//! environment and is orphaned before the item ends is not found (documented in robustness.md).
+//!
+//! The work happens on one background thread, never on the engine's workers: dropping a future
+//! only hands the item over. [`kill_all_now`] is for a process about to exit.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The environment variable that marks an item's processes.
+pub(super) const COOKIE_VAR: &str = "SEQC_ITEM";
+
+/// Between SIGTERM and SIGKILL: long enough for a process to clean up, short enough that a
+/// cancelled run winds down at once.
+pub const GRACE: Duration = Duration::from_millis(500);
+
+/// One running item's processes; dropping it stops them.
+#[derive(Debug)]
+pub(super) struct Tracked {
+    cookie: String,
+    leader: Option<i32>,
+}
+
+impl Tracked {
+    pub(super) fn new() -> Tracked {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let cookie = format!("{}-{n}", std::process::id());
+        Tracked {
+            cookie,
+            leader: None,
+        }
+    }
+
+    pub(super) fn cookie(&self) -> &str {
+        &self.cookie
+    }
+
+    /// The group leader (the shell), once spawned: it is registered, so that
+    /// [`kill_all_now`] finds it.
+    pub(super) fn started(&mut self, leader: Option<u32>) {
+        self.leader = leader.and_then(|pid| i32::try_from(pid).ok());
+        if let Ok(mut live) = live().lock() {
+            live.insert(self.cookie.clone(), self.leader);
+        }
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let job = Job {
+            cookie: std::mem::take(&mut self.cookie),
+            leader: self.leader,
+        };
+        match killer() {
+            Some(sender) => {
+                if let Err(mpsc::SendError(job)) = sender.send(job) {
+                    stop(&job, Signal::Kill);
+                }
+            }
+            // No thread could be started: stop everything now, without a grace.
+            None => {
+                stop(&job, Signal::Kill);
+            }
+        }
+    }
+}
+
+/// Makes this process the child subreaper (Linux's `PR_SET_CHILD_SUBREAPER`, as init systems
+/// and tini do): orphaned descendants are re-parented to it, not to PID 1.
+pub fn become_subreaper() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
+    }
+    Ok(())
+}
+
+/// SIGKILL to the processes of every item still running or winding down: for a process that
+/// exits now (a second SIGINT) and cannot wait for the grace.
+pub fn kill_all_now() {
+    let jobs: Vec<Job> = match live().lock() {
+        Ok(live) => live
+            .iter()
+            .map(|(cookie, leader)| Job {
+                cookie: cookie.clone(),
+                leader: *leader,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    for job in &jobs {
+        stop(job, Signal::Kill);
+    }
+}
+
+/// How many items have processes that may still run (started and not yet killed after their
+/// grace).
+pub fn live_items() -> usize {
+    live().lock().map_or(0, |live| live.len())
+}
+
+#[derive(Debug)]
+struct Job {
+    cookie: String,
+    leader: Option<i32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+fn live() -> &'static Mutex<HashMap<String, Option<i32>>> {
+    static LIVE: OnceLock<Mutex<HashMap<String, Option<i32>>>> = OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn killer() -> Option<&'static Sender<Job>> {
+    static KILLER: OnceLock<Option<Sender<Job>>> = OnceLock::new();
+    KILLER
+        .get_or_init(|| {
+            let (sender, receiver) = mpsc::channel();
+            std::thread::Builder::new()
+                .name("seqc-killer".to_owned())
+                .spawn(move || killer_loop(&receiver))
+                .ok()
+                .map(|_| sender)
+        })
+        .as_ref()
+}
+
+/// SIGTERM as jobs arrive, SIGKILL once their grace is over.
+fn killer_loop(receiver: &Receiver<Job>) {
+    let mut waiting: Vec<(Instant, Job, HashSet<i32>)> = Vec::new();
+    loop {
+        let next = waiting.iter().map(|(deadline, _, _)| *deadline).min();
+        let received = match next {
+            Some(deadline) => {
+                receiver.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            }
+            None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        match received {
+            Ok(job) => {
+                let seen = stop(&job, Signal::Term);
+                waiting.push((Instant::now() + GRACE, job, seen));
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                for (_, job, _) in waiting.drain(..) {
+                    stop(&job, Signal::Kill);
+                }
+                return;
+            }
+        }
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = waiting
+            .into_iter()
+            .partition(|(deadline, _, _)| *deadline <= now);
+        waiting = later;
+        for (_, job, seen) in due {
+            let mut killed = stop(&job, Signal::Kill);
+            killed.extend(seen);
+            reap(&killed, job.leader);
+            if let Ok(mut live) = live().lock() {
+                live.remove(&job.cookie);
+            }
+        }
+    }
+}
+
+/// Signals the item's group and every process found to be the item's; returns their ids.
+/// SIGKILL is repeated until a scan finds no process left (one forking while it is killed).
+fn stop(job: &Job, signal: Signal) -> HashSet<i32> {
+    let mut all = HashSet::new();
+    let rounds = match signal {
+        Signal::Term => 1,
+        Signal::Kill => 5,
+    };
+    for _ in 0..rounds {
+        if let Some(leader) = job.leader {
+            signal_group(leader, signal);
+        }
+        let found = members(&job.cookie, job.leader);
+        if found.is_empty() {
+            break;
+        }
+        for &pid in &found {
+            signal_process(pid, signal);
+        }
+        all.extend(found);
+    }
+    all
+}
+
+#[cfg(unix)]
+fn signal_group(pgid: i32, signal: Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
+        // A group that is already gone (ESRCH) is what we want.
+        let _ = rustix::process::kill_process_group(pid, rustix_signal(signal));
+    }
+}
+
+#[cfg(unix)]
+fn signal_process(pid: i32, signal: Signal) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process(pid, rustix_signal(signal));
+    }
+}
+
+#[cfg(unix)]
+fn rustix_signal(signal: Signal) -> rustix::process::Signal {
+    match signal {
+        Signal::Term => rustix::process::Signal::TERM,
+        Signal::Kill => rustix::process::Signal::KILL,
+    }
+}
+
+#[cfg(not(unix))]
+fn signal_group(_pgid: i32, _signal: Signal) {}
+
+#[cfg(not(unix))]
+fn signal_process(_pid: i32, _signal: Signal) {}
+
+/// Waits for the killed processes that were re-parented to this process (the subreaper), and
+/// for those of the item's group that exited on their own once orphaned (a double fork's middle
+/// process), so that no zombie is left. The group leader is the runtime's child and is reaped
+/// by it.
+#[cfg(unix)]
+fn reap(killed: &HashSet<i32>, leader: Option<i32>) {
+    use rustix::process::{Pid, WaitOptions, waitpid};
+    let me = std::process::id();
+    let mut ours: Vec<i32> = killed
+        .iter()
+        .copied()
+        .filter(|&pid| Some(pid) != leader && stat(pid).is_some_and(|s| s.parent == me))
+        .collect();
+    if let (Some(leader), Ok(entries)) = (leader, std::fs::read_dir("/proc")) {
+        let orphans = entries.flatten().filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+            let stat = stat(pid)?;
+            (pid != leader && stat.zombie && stat.parent == me && stat.group == leader)
+                .then_some(pid)
+        });
+        ours.extend(orphans);
+    }
+    let ours: Vec<Pid> = ours.into_iter().filter_map(Pid::from_raw).collect();
+    for _ in 0..10 {
+        let left: usize = ours
+            .iter()
+            .filter(|&&pid| matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None)))
+            .count();
+        if left == 0 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(not(unix))]
+fn reap(_killed: &HashSet<i32>, _leader: Option<i32>) {}
+
+/// The processes that are the item's: its cookie in their environment, or descended from the
+/// leader or from one of those. Empty where there is no /proc.
+fn members(cookie: &str, leader: Option<i32>) -> HashSet<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return HashSet::new();
+    };
+    let me = i32::try_from(std::process::id()).unwrap_or(-1);
+    let needle = format!("{COOKIE_VAR}={cookie}");
+    let mut found: HashSet<i32> = HashSet::new();
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        if let Some(ppid) = stat(pid).and_then(|s| i32::try_from(s.parent).ok()) {
+            children.entry(ppid).or_default().push(pid);
+        }
+        let marked = std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+            environ
+                .split(|&b| b == 0)
+                .any(|var| var == needle.as_bytes())
+        });
+        if marked {
+            found.insert(pid);
+        }
+    }
+    let mut stack: Vec<i32> = found.iter().copied().chain(leader).collect();
+    while let Some(pid) = stack.pop() {
+        for &child in children.get(&pid).map_or(&[][..], Vec::as_slice) {
+            if child != me && found.insert(child) {
+                stack.push(child);
+            }
+        }
+    }
+    found
+}
+
+struct Stat {
+    zombie: bool,
+    parent: u32,
+    group: i32,
+}
+
+/// State, parent and process group of `pid`, from /proc/PID/stat (the fields after the
+/// parenthesised name, which may itself hold spaces and parentheses).
+fn stat(pid: i32) -> Option<Stat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let zombie = fields.next()? == "Z";
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some(Stat {
+        zombie,
+        parent,
+        group,
+    })
+}

@@ -1,0 +1,259 @@
+//! Cancellation and the processes of `cmd_run` (docs/reference.md, "Cancellation"): a cancelled
+//! or dropped run stops what runs and starts nothing new, and nothing an item started outlives
+//! it, however the item ended. Real processes on a real clock; every wait has a wide margin.
+//!
+//! "No process of the run is left" is looked for, not assumed: every process whose working
+//! directory is the run's root (each test has its own) is one of the run's.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use seq_exec::builtin::{BuiltinHost, KILL_GRACE, become_subreaper, live_items};
+use seq_exec::engine::{CancellationToken, GroupStatus, ItemStatus, RunReport};
+use seq_exec::{Caller, Engine, Reason, SequenceSource};
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+struct NoSequences;
+
+impl SequenceSource for NoSequences {
+    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
+        None
+    }
+}
+
+fn cmd(command: &str) -> String {
+    json!({"tool": "cmd_run", "args": {"command": command}}).to_string()
+}
+
+/// A sequence of groups `(fields, commands)`.
+fn sequence(groups: &[(Value, &[&str])]) -> Sequence {
+    let groups: Vec<Value> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, (fields, commands))| {
+            let mut group = fields.clone();
+            group["name"] = json!(format!("g{i}"));
+            let tools: Vec<String> = commands.iter().map(|c| format!("{} ;", cmd(c))).collect();
+            group["tools"] = json!(tools.join(" "));
+            group
+        })
+        .collect();
+    let text = json!({"name": "s", "groups": groups}).to_string();
+    let parse = seq_syntax::parse(&text);
+    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
+    parse.sequence.unwrap()
+}
+
+fn engine(root: &Path) -> Engine {
+    Engine::new(Arc::new(BuiltinHost::new(root)), Arc::new(NoSequences))
+}
+
+/// The processes whose working directory is `root`.
+fn left_in(root: &Path) -> Vec<String> {
+    let root = root.canonicalize().unwrap();
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == root) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            left.push(format!("{name}: {}", String::from_utf8_lossy(&cmdline)));
+        }
+    }
+    left
+}
+
+/// Waits past every sleep of the tests' commands, then asserts that no marker appeared and no
+/// process is left.
+async fn nothing_outlives(root: &Path, markers: &[&str]) {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for marker in markers {
+        assert!(!root.join(marker).exists(), "`{marker}` was created");
+    }
+    assert_eq!(left_in(root), Vec::<String>::new(), "processes left");
+    // The killer has finished with every item after the grace.
+    let deadline = std::time::Instant::now() + KILL_GRACE + Duration::from_secs(5);
+    while live_items() > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(live_items(), 0);
+}
+
+fn first_then_next() -> Sequence {
+    sequence(&[
+        (json!({}), &["sleep 2; touch LATE"]),
+        (json!({}), &["touch NEXT"]),
+    ])
+}
+
+fn assert_cancelled(report: &RunReport) {
+    assert!(!report.ok);
+    assert!(report.cancelled, "{report:#?}");
+    assert_eq!(
+        report.error.as_ref().map(|e| e.reason),
+        Some(Reason::Cancelled)
+    );
+    assert_eq!(report.groups.len(), 1, "no group after the cancelled one");
+    let group = &report.groups[0];
+    assert_eq!(group.status, GroupStatus::Cancelled);
+    assert_eq!(group.items[0].status, ItemStatus::Cancelled);
+    assert_eq!(
+        group.error.as_ref().map(|e| e.reason),
+        Some(Reason::Cancelled)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_stops_its_command_and_starts_no_next_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+    });
+    let report = engine
+        .run_cancellable(&first_then_next(), Map::new(), &Caller::new("t"), &token)
+        .await;
+    assert_cancelled(&report);
+    nothing_outlives(dir.path(), &["LATE", "NEXT"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_before_it_starts_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = CancellationToken::new();
+    token.cancel();
+    let report = engine(dir.path())
+        .run_cancellable(&first_then_next(), Map::new(), &Caller::new("t"), &token)
+        .await;
+    assert_cancelled(&report);
+    nothing_outlives(dir.path(), &["LATE", "NEXT"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_run_future_stops_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path());
+    let sequence = first_then_next();
+    let caller = Caller::new("t");
+    let run = engine.run(&sequence, Map::new(), &caller);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), run)
+            .await
+            .is_err()
+    );
+    nothing_outlives(dir.path(), &["LATE", "NEXT"]).await;
+}
+
+/// Children that leave the item's process group: a double fork (re-parented away from the
+/// shell) and `setsid` (a new session), each touching a marker a second later, their output
+/// detached so that the item itself ends at once.
+const ESCAPERS: &str = "(sh -c 'sleep 1; touch DOUBLE_FORKED' </dev/null >/dev/null 2>&1 &) ; \
+     setsid sh -c 'sleep 1; touch SETSID' </dev/null >/dev/null 2>&1 &";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
+    // As `seqc` does: orphans come back to this process, which must reap them.
+    become_subreaper().unwrap();
+    let cases: [(&str, Value, String, GroupStatus); 4] = [
+        (
+            "success",
+            json!({}),
+            format!("{ESCAPERS} true"),
+            GroupStatus::Ran,
+        ),
+        (
+            "failure",
+            json!({}),
+            format!("{ESCAPERS} exit 3"),
+            GroupStatus::Failed,
+        ),
+        (
+            "timeout",
+            json!({"timeout": "500ms"}),
+            format!("{ESCAPERS} sleep 30"),
+            GroupStatus::Failed,
+        ),
+        (
+            "cancel",
+            json!({}),
+            format!("{ESCAPERS} sleep 30"),
+            GroupStatus::Cancelled,
+        ),
+    ];
+    for (case, fields, command, status) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let sequence = sequence(&[(fields, &[command.as_str()])]);
+        let token = CancellationToken::new();
+        if case == "cancel" {
+            let cancel = token.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                cancel.cancel();
+            });
+        }
+        let report = engine(dir.path())
+            .run_cancellable(&sequence, Map::new(), &Caller::new("t"), &token)
+            .await;
+        assert_eq!(report.groups[0].status, status, "{case}: {report:#?}");
+        nothing_outlives(dir.path(), &["DOUBLE_FORKED", "SETSID"]).await;
+        assert!(zombies().is_empty(), "{case}: zombies {:?}", zombies());
+    }
+}
+
+/// This process's children that are zombies.
+fn zombies() -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str()) {
+            found.push(stat);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn siblings_stopped_by_abort_are_cancelled_and_cancellation_is_never_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let abort = sequence(&[(json!({}), &["sleep 2; touch LATE", "sleep 0.3; exit 1"])]);
+    let report = engine(dir.path())
+        .run(&abort, Map::new(), &Caller::new("t"))
+        .await;
+    let group = &report.groups[0];
+    assert_eq!(group.status, GroupStatus::Failed);
+    assert_eq!(group.items[0].status, ItemStatus::Cancelled);
+    assert_eq!(group.items[1].status, ItemStatus::Failed);
+    assert!(!report.cancelled, "the run itself was not cancelled");
+
+    let retry = sequence(&[(
+        json!({"on_error": "retry", "retries": 3, "parallel": false}),
+        &["sleep 2; touch LATE"],
+    )]);
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+    });
+    let report = engine(dir.path())
+        .run_cancellable(&retry, Map::new(), &Caller::new("t"), &token)
+        .await;
+    assert_cancelled(&report);
+    assert_eq!(report.groups[0].items[0].retries, 0);
+    nothing_outlives(dir.path(), &["LATE"]).await;
+}
