@@ -149,7 +149,11 @@ fn checker_codes() -> Vec<Code> {
     Code::ALL
         .iter()
         .copied()
-        .filter(|c| c.as_str().starts_with("E05") || c.as_str().starts_with("W05"))
+        .filter(|c| {
+            ["E05", "W05", "E07"]
+                .iter()
+                .any(|p| c.as_str().starts_with(p))
+        })
         .collect()
 }
 

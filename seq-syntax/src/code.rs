@@ -128,6 +128,11 @@ codes! {
     GroupNestingTooDeep = "E0606", Error, "groups nested too deep through calls";
     SlotMayBeUnset = "W0601", Warning, "a slot may be unset where it is read";
     CallResultFieldMayBeUnset = "W0602", Warning, "a field of a call's result may be unset";
+
+    // Shell text: `cmd_run`'s `command` and `argv` (docs/reference.md, "Shell text").
+    ShellUnclosed = "E0701", Error, "unclosed quote or substitution in shell text";
+    ShellUnsafePlace = "E0702", Error, "value where shell text cannot keep it literal";
+    CommandAndArgv = "E0703", Error, "`cmd_run` needs exactly one of `command` and `argv`";
 }
 
 impl Serialize for Code {

@@ -21,6 +21,7 @@ pub mod json;
 pub mod limits;
 mod lower;
 pub mod reference;
+pub mod shell;
 pub mod span;
 pub mod split;
 mod swar;

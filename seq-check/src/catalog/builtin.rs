@@ -89,15 +89,22 @@ pub(super) fn tools() -> Vec<ToolDef> {
         // The embedded host (D-9 flags).
         tool(
             "cmd_run",
-            "Runs `command` with `sh -c` in its own process, in the host's root directory, and \
-             returns `{stdout, stderr, exit_code}`. A non-zero exit is a failure whose detail \
-             gives the exit status and the end of stderr. When `timeout` passes, the command and \
-             every process it started are killed.",
+            "Runs `command` with `sh -c`, or the program and arguments of `argv` without a \
+             shell (exactly one of the two), in its own process, in the host's root directory, \
+             and returns `{stdout, stderr, exit_code}`. A `$args`/`$out` value inside `command` \
+             is escaped for the quoting it lands in, so it stays literal text. A non-zero exit \
+             is a failure whose detail gives the exit status and the end of stderr. When \
+             `timeout` passes, the command and every process it started are killed.",
             &[
-                req(
+                opt(
                     "command",
                     Some(JsonType::String),
-                    "The command line, run by the shell.",
+                    "The command line, run by the shell; interpolated values are escaped.",
+                ),
+                opt(
+                    "argv",
+                    Some(JsonType::Array),
+                    "The program and its arguments, an array of strings, run without a shell.",
                 ),
                 opt(
                     "timeout",

@@ -7,6 +7,7 @@ pub(crate) mod fix;
 mod groups;
 mod parallel;
 mod refs;
+mod shell;
 mod slots;
 mod targets;
 mod types;
@@ -100,6 +101,7 @@ pub(crate) fn check_sequence(
         args::check(&cx, &mut out);
         targets::check(&cx, &mut out);
         conditions::check(&cx, &mut out);
+        shell::check(&cx, &mut out);
     }
     out
 }

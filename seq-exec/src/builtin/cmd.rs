@@ -19,7 +19,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 const STDERR_TAIL: usize = 1000;
 
 pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolError> {
-    let command = args::string(args, "command")?;
+    let program = program(args)?;
     let timeout = match args::optional_string(args, "timeout")? {
         None => DEFAULT_TIMEOUT,
         Some(text) => seq_syntax::parse_duration(text).map_err(|problem| {
@@ -32,10 +32,23 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
         })?,
     };
 
-    let mut shell = Command::new("sh");
+    let mut shell = match &program {
+        Program::Shell(command) => {
+            let mut shell = Command::new("sh");
+            shell.arg("-c").arg(command);
+            shell
+        }
+        Program::Argv(program, rest) => {
+            let mut command = Command::new(program);
+            command.args(rest);
+            command
+        }
+    };
+    let name = match &program {
+        Program::Shell(_) => "sh",
+        Program::Argv(program, _) => program.as_str(),
+    };
     shell
-        .arg("-c")
-        .arg(command)
         .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -48,8 +61,9 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
     let mut tracked = Tracked::new();
     shell.env(procs::COOKIE_VAR, tracked.cookie());
     let mut child = shell.spawn().map_err(|error| {
-        ToolError::new(Reason::Failed, format!("cannot start `sh`: {error}"))
-            .with_hint("check that `sh` is installed and the root directory exists")
+        ToolError::new(Reason::Failed, format!("cannot start `{name}`: {error}")).with_hint(
+            format!("check that `{name}` is installed and the root directory exists"),
+        )
     })?;
     tracked.started(child.id());
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
@@ -102,6 +116,45 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
             Reason::Failed,
             format!("killed by a signal: {}", tail(&stderr)),
         )),
+    }
+}
+
+/// What `cmd_run` runs: shell text, or a program and its arguments without a shell.
+enum Program {
+    Shell(String),
+    /// The program, then its arguments.
+    Argv(String, Vec<String>),
+}
+
+/// Exactly one of `command` and `argv`.
+fn program(args: &Value) -> Result<Program, ToolError> {
+    let command = args::optional_string(args, "command")?;
+    let argv = args::optional(args, "argv")?;
+    match (command, argv) {
+        (Some(_), Some(_)) => Err(ToolError::new(
+            Reason::ArgError,
+            "give exactly one of `command` and `argv`, not both",
+        )
+        .with_field("argv")
+        .with_hint("keep `command` for shell text, or `argv` to run a program without a shell")),
+        (None, None) => Err(
+            ToolError::new(Reason::Required, "`command` or `argv` is required")
+                .with_field("command")
+                .with_hint("pass `command` (shell text) or `argv` (an array of strings)"),
+        ),
+        (Some(command), None) => Ok(Program::Shell(command.to_owned())),
+        (None, Some(argv)) => {
+            let not_strings = || args::wrong_type("argv", "a non-empty array of strings", argv);
+            let items = argv.as_array().ok_or_else(not_strings)?;
+            let mut words = items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(not_strings)?
+                .into_iter();
+            let program = words.next().ok_or_else(not_strings)?;
+            Ok(Program::Argv(program, words.collect()))
+        }
     }
 }
 

@@ -11,6 +11,9 @@ use seq_check::catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Missing, OnError, Type};
 use serde_json::Value;
 
+/// The embedded tool whose `command` is shell text (docs/reference.md, "Shell text").
+const CMD_RUN: &str = "cmd_run";
+
 /// What an item writes to its `as` slot.
 #[derive(Clone, Debug)]
 pub(crate) enum Write {
@@ -95,7 +98,19 @@ async fn attempt(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<Option<V
         return call::item(g, item, scope).await;
     }
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
-    let args = render::object(members, scope, None)?;
+    let args = if tool == CMD_RUN {
+        // Shell text: values are escaped for the quoting they land in.
+        let mut args = render::object(members, scope, Some("command"))?;
+        if let Some(command) = members.iter().find(|m| m.key.value == "command") {
+            args.insert(
+                "command".to_owned(),
+                render::shell_command(&command.value, scope)?,
+            );
+        }
+        args
+    } else {
+        render::object(members, scope, None)?
+    };
     dispatch::host_tool(g.cx, tool, args, &g.lock, &g.tool_timeout)
         .await
         .map(Some)

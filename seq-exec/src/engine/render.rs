@@ -6,8 +6,9 @@
 //! a value that does not exist.
 
 use super::values::{self, Scope};
-use crate::error::ToolError;
+use crate::error::{Reason, ToolError};
 use seq_syntax::ast::{Member, Template, TemplatePart, Value as Arg, ValueKind};
+use seq_syntax::shell::{self, Context};
 use serde_json::{Map, Value};
 
 /// The text of a value as a model or a template reads it (design §5.2): strings, numbers and
@@ -71,4 +72,47 @@ fn template_text(template: &Template, scope: &Scope) -> Result<String, ToolError
         }
     }
     Ok(text)
+}
+
+/// `cmd_run`'s `command` (docs/reference.md, "Shell text"): each interpolated value escaped for
+/// the quoting context it lands in, so that it reaches the shell as literal text. A bare
+/// reference is one word. Any other kind of value renders as usual (the tool refuses it).
+pub(crate) fn shell_command(arg: &Arg, scope: &Scope) -> Result<Value, ToolError> {
+    let template = match &arg.kind {
+        ValueKind::String(template) => template,
+        ValueKind::Ref(reference) => {
+            let value = values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
+            return Ok(Value::String(shell::escape(
+                &render_text(value),
+                Context::Word,
+            )));
+        }
+        ValueKind::Null
+        | ValueKind::Bool(_)
+        | ValueKind::Number(_)
+        | ValueKind::Array(_)
+        | ValueKind::Object(_) => return value(arg, scope),
+    };
+    let contexts = shell::contexts(&template.parts).map_err(|problem| {
+        ToolError::new(
+            Reason::ArgError,
+            format!("`command` cannot take values safely: {problem:?}"),
+        )
+        .with_field("command")
+        .with_hint("run `seqc check`: it explains the shell text it cannot follow")
+    })?;
+    let mut contexts = contexts.into_iter();
+    let mut text = String::new();
+    for part in &template.parts {
+        match part {
+            TemplatePart::Text(t) => text.push_str(t),
+            TemplatePart::Ref(reference) => {
+                let value =
+                    values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
+                let context = contexts.next().unwrap_or(Context::Word);
+                shell::escape_into(&mut text, &render_text(value), context);
+            }
+        }
+    }
+    Ok(Value::String(text))
 }

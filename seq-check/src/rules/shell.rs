@@ -1,0 +1,82 @@
+//! `cmd_run`'s shell text (docs/reference.md, "Shell text"): exactly one of `command` and `argv`,
+//! and every value interpolated into `command` in a place whose quoting the scan can follow.
+
+use super::Cx;
+use seq_syntax::ast::{Item, ValueKind};
+use seq_syntax::shell::{self, Problem};
+use seq_syntax::{Code, Diagnostic};
+
+/// The tool whose `command` is shell text.
+pub(crate) const CMD_RUN: &str = "cmd_run";
+
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    for item in cx.items.iter().map(|i| i.item) {
+        if item.tool.value == CMD_RUN {
+            check_item(item, out);
+        }
+    }
+}
+
+fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
+    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    let given = |key: &str| {
+        members
+            .iter()
+            .find(|m| m.key.value == key && !matches!(m.value.kind, ValueKind::Null))
+    };
+    if let (Some(_), Some(argv)) = (given("command"), given("argv")) {
+        out.push(
+            Diagnostic::new(
+                Code::CommandAndArgv,
+                argv.key.span,
+                "`cmd_run` is given both `command` and `argv`",
+            )
+            .with_help("keep `command` for shell text, or `argv` to run a program without a shell"),
+        );
+    }
+    if given("command").is_none() && given("argv").is_none() {
+        let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
+        out.push(
+            Diagnostic::new(
+                Code::MissingParameter,
+                at,
+                "`cmd_run` needs the parameter `command` (string) or `argv` (array), neither is given",
+            )
+            .with_help("add `\"command\": …` for shell text, or `\"argv\": […]` to run without a shell"),
+        );
+    }
+    let Some(command) = given("command") else {
+        return;
+    };
+    let ValueKind::String(template) = &command.value.kind else {
+        return;
+    };
+    let problem = match shell::contexts(&template.parts) {
+        Ok(_) => return,
+        Err(problem) => problem,
+    };
+    let d = match problem {
+        Problem::Unclosed(opener) => Diagnostic::new(
+            Code::ShellUnclosed,
+            command.value.span,
+            format!(
+                "the shell text opens `{}` and never closes it",
+                opener.spelling()
+            ),
+        )
+        .with_help(format!(
+            "close the `{}`; values are escaped for the quoting they land in",
+            opener.spelling()
+        )),
+        Problem::Unsafe(place) => Diagnostic::new(
+            Code::ShellUnsafePlace,
+            command.value.span,
+            format!(
+                "a value stands {}, where no escaping keeps it literal text",
+                place.describe()
+            ),
+        )
+        .with_help("move the reference, write `$(...)` for backquotes, or use `argv` to run without a shell"),
+    };
+    out.push(d);
+}
