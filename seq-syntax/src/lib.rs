@@ -18,6 +18,7 @@ pub mod condition;
 pub mod diagnostic;
 pub mod duration;
 pub mod escape;
+pub mod fields;
 pub mod json;
 pub mod limits;
 mod lower;

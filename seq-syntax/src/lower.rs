@@ -29,22 +29,13 @@ use fields::Fields;
 use std::borrow::Cow;
 use std::ops::Range;
 
-const SEQUENCE_FIELDS: &[&str] = &["name", "description", "groups"];
-const GROUP_FIELDS: &[&str] = &[
-    "name",
-    "description",
-    "in",
-    "out",
-    "tools",
-    "when",
-    "parallel",
-    "timeout",
-    "on_error",
-    "retries",
-    "missing",
-    "fallback",
-];
-const ITEM_FIELDS: &[&str] = &["tool", "args", "as", "unsafe_serial"];
+// The legal fields of each level, in the order of their one table.
+const SEQUENCE_FIELDS: &[&str] =
+    &crate::fields::names::<{ crate::fields::SEQUENCE.len() }>(crate::fields::SEQUENCE);
+const GROUP_FIELDS: &[&str] =
+    &crate::fields::names::<{ crate::fields::GROUP.len() }>(crate::fields::GROUP);
+const ITEM_FIELDS: &[&str] =
+    &crate::fields::names::<{ crate::fields::ITEM.len() }>(crate::fields::ITEM);
 const _: () = assert!(
     SEQUENCE_FIELDS.len() <= fields::MAX_FIELDS
         && GROUP_FIELDS.len() <= fields::MAX_FIELDS
