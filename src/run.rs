@@ -23,6 +23,7 @@ use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
 use seq_mcp::{Combined, McpHost};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
+use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -313,9 +314,9 @@ fn target(
     stored: &[Sequence],
     catalog: &Catalog,
 ) -> Result<Sequence, Status> {
-    match args.target.strip_prefix('#') {
-        Some(name) => stored_target(name, storage, stored, catalog),
-        None => file_target(&args.target, args.format, stored, catalog),
+    match CallTarget::parse(&args.target) {
+        CallTarget::Sequence(name) => stored_target(name, storage, stored, catalog),
+        CallTarget::Group(path) => file_target(path, args.format, stored, catalog),
     }
 }
 

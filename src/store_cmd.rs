@@ -238,7 +238,7 @@ fn write_table(out: &mut dyn Write, rows: &[Value]) -> io::Result<()> {
 
 pub fn delete(args: &DeleteArgs) -> Status {
     let storage = args.data.storage();
-    let name = args.name.strip_prefix('#').unwrap_or(&args.name);
+    let name = seq_syntax::names::strip_sequence_prefix(&args.name);
     match store_tools(&storage)
         .call_blocking(SEQ_DELETE, &json!({"name": name}))
         .result

@@ -8,7 +8,7 @@ mod builtin;
 mod load;
 mod schema;
 
-pub use builtin::{SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
+pub use builtin::{SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
 pub use load::CatalogError;
 pub use schema::{ArgProblem, ArgReason, JsonType, Schema, lenient_bool, type_accepts};
 

@@ -22,10 +22,11 @@
 mod report;
 
 use crate::catalog::{Catalog, SEQ_TOOLS, SEQ_WHEN_CALL};
-use crate::graph::model::{Names, Target, call_target};
+use crate::graph::model::{Names, call_target};
 use seq_syntax::ast::{
     Group, Item, Missing, OnError, Reference, Root, Segment, Sequence, Type, Value, ValueKind,
 };
+use seq_syntax::names::CallTarget;
 use seq_syntax::{Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
 
@@ -198,8 +199,8 @@ impl<'a> Flow<'a> {
             });
         }
         let may_be_missing = match target {
-            Some((Target::Group(_), _)) => false,
-            Some((Target::Sequence(_), _)) => true,
+            Some((CallTarget::Group(_), _)) => false,
+            Some((CallTarget::Sequence(_), _)) => true,
             None => {
                 Catalog::is_call(&item.tool.value) || !SEQ_TOOLS.contains(&item.tool.value.as_str())
             }

@@ -44,9 +44,8 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub const SEQ_CREATE: &str = "seq_create";
-pub const SEQ_LIST: &str = "seq_list";
-pub const SEQ_DELETE: &str = "seq_delete";
+/// Re-exported from their one home, [`seq_check::catalog`], for the CLI and the MCP server.
+pub use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE, SEQ_LIST};
 
 /// What the seq tools work with.
 #[derive(Clone, Debug)]

@@ -28,9 +28,6 @@ use std::time::{Duration, SystemTime};
 /// The version written in every stored file; a file with another is refused, not guessed at.
 pub const FORMAT: u32 = 1;
 
-/// Longest sequence name (D-8), the front end's bound too.
-pub const MAX_NAME_LEN: usize = 64;
-
 /// Deepest nesting of arrays and objects a stored file may have. The AST of a checked sequence
 /// needs up to about 530 levels (an `args` value nested to the front end's bound, several JSON
 /// levels per AST level); reading deeper would only risk the stack.
@@ -47,26 +44,14 @@ static WRITE_LOCK: Mutex<()> = Mutex::new(());
 /// Makes temporary names unique within the process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Why a name cannot name a stored sequence. The same rule as the front end's (E-code
-/// `InvalidName`), checked again here because storage is also reached by name alone
-/// (`seq_delete`, `seq_run`, `#name`).
+/// Why a name cannot name a stored sequence: the front end's rule
+/// ([`seq_syntax::names::sequence_name_problem`]), asked again here because storage is also
+/// reached by name alone (`seq_delete`, `seq_run`, `#name`).
 pub fn check_name(name: &str) -> Result<(), String> {
-    let problem = if name.is_empty() {
-        "a sequence name cannot be empty".to_owned()
-    } else if name == "." || name == ".." {
-        format!("`{name}` cannot name a sequence")
-    } else if name.contains(['/', '\\']) {
-        "a sequence name cannot hold path separators".to_owned()
-    } else if name.chars().any(char::is_control) {
-        "a sequence name cannot hold control characters".to_owned()
-    } else if name.starts_with('#') {
-        "a sequence name cannot start with `#` (callers write `#name`)".to_owned()
-    } else if name.chars().count() > MAX_NAME_LEN {
-        format!("a sequence name is at most {MAX_NAME_LEN} characters")
-    } else {
-        return Ok(());
-    };
-    Err(problem)
+    match seq_syntax::names::sequence_name_problem(name) {
+        Some(problem) => Err(problem.into_owned()),
+        None => Ok(()),
+    }
 }
 
 /// What went wrong with the store.

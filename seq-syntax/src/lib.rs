@@ -16,10 +16,13 @@ pub mod ast;
 pub mod code;
 pub mod condition;
 pub mod diagnostic;
+pub mod duration;
 pub mod escape;
+pub mod fields;
 pub mod json;
 pub mod limits;
 mod lower;
+pub mod names;
 pub mod reference;
 pub mod shell;
 pub mod span;
@@ -106,9 +109,9 @@ pub fn parse_value(value: &serde_json::Value) -> (String, Parse) {
     (text, parse)
 }
 
-/// Parses a duration in the grammar of group timeouts (D-5): `"500ms"`, `"30s"`, `"1m30s"`;
-/// whole numbers with units `h`, `m`, `s`, `ms`, largest first, positive. The error says what is
-/// wrong, for a message to a user.
+/// Parses a duration in the grammar of group timeouts ([`duration`]): `"500ms"`, `"30s"`,
+/// `"1m30s"`; whole numbers with units `h`, `m`, `s`, `ms`, largest first, positive. The error
+/// says what is wrong, for a message to a user.
 ///
 /// ```
 /// use std::time::Duration;
@@ -116,5 +119,5 @@ pub fn parse_value(value: &serde_json::Value) -> (String, Parse) {
 /// assert!(seq_syntax::parse_duration("30").is_err());
 /// ```
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, &'static str> {
-    lower::duration::parse(text)
+    duration::parse(text)
 }

@@ -5,7 +5,6 @@
 //! with an offset map and handed to the item and condition parsers, so every span that comes out
 //! of here — however deep inside a string — points at the file's bytes.
 
-pub(crate) mod duration;
 mod fields;
 
 use crate::Parse;
@@ -21,6 +20,7 @@ use crate::escape::{
 };
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::{MAX_GROUPS, MAX_ITEMS, MAX_SLOTS};
+use crate::names;
 use crate::reference::parse_reference;
 use crate::span::{Span, Spanned};
 use crate::split::{SplitErrorKind, split_items};
@@ -29,22 +29,13 @@ use fields::Fields;
 use std::borrow::Cow;
 use std::ops::Range;
 
-const SEQUENCE_FIELDS: &[&str] = &["name", "description", "groups"];
-const GROUP_FIELDS: &[&str] = &[
-    "name",
-    "description",
-    "in",
-    "out",
-    "tools",
-    "when",
-    "parallel",
-    "timeout",
-    "on_error",
-    "retries",
-    "missing",
-    "fallback",
-];
-const ITEM_FIELDS: &[&str] = &["tool", "args", "as", "unsafe_serial"];
+// The legal fields of each level, in the order of their one table.
+const SEQUENCE_FIELDS: &[&str] =
+    &crate::fields::names::<{ crate::fields::SEQUENCE.len() }>(crate::fields::SEQUENCE);
+const GROUP_FIELDS: &[&str] =
+    &crate::fields::names::<{ crate::fields::GROUP.len() }>(crate::fields::GROUP);
+const ITEM_FIELDS: &[&str] =
+    &crate::fields::names::<{ crate::fields::ITEM.len() }>(crate::fields::ITEM);
 const _: () = assert!(
     SEQUENCE_FIELDS.len() <= fields::MAX_FIELDS
         && GROUP_FIELDS.len() <= fields::MAX_FIELDS
@@ -56,9 +47,6 @@ pub(crate) const MAX_RETRIES: u32 = 10;
 
 /// The longest `tools` text whose offset map is spelled out (four bytes per byte).
 const DENSE_MAP_BYTES: usize = 1 << 20;
-
-/// Longest sequence name, so that it always fits a file name (D-8).
-pub(crate) const MAX_NAME_LEN: usize = 64;
 
 pub(crate) fn lower_file(text: &str) -> Parse {
     let (root, diagnostics) = json::parse(text, Mode::File);
@@ -378,27 +366,9 @@ impl Lower {
         );
     }
 
-    /// Sequence names become file names (D-8): checked before they touch the file system.
+    /// Sequence names become file names: checked before they touch the file system.
     fn check_sequence_name(&mut self, name: &Spanned<String>) {
-        let text = name.value.as_str();
-        let problem = if text.is_empty() {
-            Some("a sequence name cannot be empty".to_owned())
-        } else if text == "." || text == ".." {
-            Some(format!("`{text}` cannot name a sequence"))
-        } else if text.contains(['/', '\\']) {
-            Some("a sequence name cannot hold path separators".to_owned())
-        } else if text.chars().any(char::is_control) {
-            Some("a sequence name cannot hold control characters".to_owned())
-        } else if text.starts_with('#') {
-            Some("a sequence name cannot start with `#` (callers write `#name`)".to_owned())
-        } else if text.chars().count() > MAX_NAME_LEN {
-            Some(format!(
-                "a sequence name is at most {MAX_NAME_LEN} characters"
-            ))
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
+        if let Some(problem) = names::sequence_name_problem(&name.value) {
             self.report(
                 Diagnostic::new(Code::InvalidName, name.span, problem).with_help(
                     "use a short name without `/`, `\\`, control characters or a leading `#`",
@@ -408,17 +378,7 @@ impl Lower {
     }
 
     fn check_group_name(&mut self, name: &Spanned<String>) {
-        let text = name.value.as_str();
-        let problem = if text.is_empty() {
-            Some("a group name cannot be empty")
-        } else if text.starts_with('#') {
-            Some("a group name cannot start with `#` (that prefix calls a sequence)")
-        } else if text.chars().any(char::is_control) {
-            Some("a group name cannot hold control characters")
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
+        if let Some(problem) = names::group_name_problem(&name.value) {
             self.report(
                 Diagnostic::new(Code::InvalidName, name.span, problem)
                     .with_help("give the group a name that `seq_call` can use as its `target`"),
@@ -553,7 +513,7 @@ impl Lower {
         for (member, key) in keys.into_iter().take(MAX_SLOTS) {
             let key_range = fields::key_body(member);
             let name = Spanned::new(CompactString::from(key), span_in(map, &key_range));
-            if !crate::reference::is_identifier(&name.value) {
+            if !names::is_slot_name(&name.value) {
                 self.report(
                     Diagnostic::new(
                         Code::InvalidName,
@@ -619,7 +579,7 @@ impl Lower {
         match node.kind {
             NodeKind::String(body) => {
                 let span = span_in(map, &body_range(node));
-                match duration::parse(body) {
+                match crate::duration::parse(body) {
                     Ok(d) => Some(Spanned::new(d, span)),
                     Err(problem) => {
                         self.report(

@@ -4,18 +4,26 @@
 use super::schema::{JsonType, Schema};
 use super::{ParallelSafety, ToolDef};
 
+// The six `seq_*` names, one home for the checker, the engine and the MCP server.
+
+/// `seq_create`: checks a sequence and stores it.
+pub const SEQ_CREATE: &str = "seq_create";
+/// `seq_list`: lists the stored sequences.
+pub const SEQ_LIST: &str = "seq_list";
+/// `seq_delete`: deletes a stored sequence by name.
+pub const SEQ_DELETE: &str = "seq_delete";
 /// `seq_call`: calls a group of this sequence, or `#sequence`.
 pub const SEQ_CALL: &str = "seq_call";
-/// `seq_when_call`: `seq_call` guarded by its own condition (design §8.4).
+/// `seq_when_call`: `seq_call` guarded by its own condition (docs/reference.md §7 "Calls").
 pub const SEQ_WHEN_CALL: &str = "seq_when_call";
 /// `seq_run`: runs a stored sequence by name.
 pub const SEQ_RUN: &str = "seq_run";
 
 /// The names a catalog file can never redefine: the checker gives them meaning of its own.
 pub const SEQ_TOOLS: [&str; 6] = [
-    "seq_create",
-    "seq_list",
-    "seq_delete",
+    SEQ_CREATE,
+    SEQ_LIST,
+    SEQ_DELETE,
     SEQ_RUN,
     SEQ_CALL,
     SEQ_WHEN_CALL,
@@ -181,9 +189,9 @@ pub(super) fn tools() -> Vec<ToolDef> {
             // Sends to one channel keep their order even in a parallel group (§6.2).
             Safe,
         ),
-        // The six tools of the sequence plugin (design §8).
+        // The six tools of the sequence plugin (docs/reference.md §8).
         tool(
-            "seq_create",
+            SEQ_CREATE,
             "Checks a tool sequence and stores it under `name`. Give the groups inline as \
              `groups`, or a sequence file as `file` (a path under the configured root), not both; \
              `replace: true` overwrites a stored sequence of the same name. A sequence with \
@@ -227,7 +235,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
             Unsafe,
         ),
         tool(
-            "seq_list",
+            SEQ_LIST,
             "Lists the stored sequences: name, number of groups, number of tool items, and \
              description. A stored file that cannot be read is listed with its error.",
             &[],
@@ -235,7 +243,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
             Safe,
         ),
         tool(
-            "seq_delete",
+            SEQ_DELETE,
             "Deletes a stored sequence. Sequences that call it as `#name` are not changed: their \
              calls find nothing (`not_found`) until it exists again.",
             &[req("name", Some(JsonType::String), "The sequence's name.")],

@@ -5,18 +5,12 @@ use crate::catalog::Catalog;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use seq_syntax::Span;
 use seq_syntax::ast::{Item, Sequence, ValueKind};
+use seq_syntax::names::CallTarget;
 use std::collections::HashMap;
-
-/// What a call item names: a group of its own sequence, or `#name` of a sequence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Target<'a> {
-    Group(&'a str),
-    Sequence(&'a str),
-}
 
 /// The literal target of a call item and the span of its text. `None` for other items and for
 /// targets that are absent, dynamic or malformed: those are other rules' findings (8.2 rule 5).
-pub(crate) fn call_target(item: &Item) -> Option<(Target<'_>, Span)> {
+pub(crate) fn call_target(item: &Item) -> Option<(CallTarget<'_>, Span)> {
     if !Catalog::is_call(&item.tool.value) {
         return None;
     }
@@ -25,17 +19,12 @@ pub(crate) fn call_target(item: &Item) -> Option<(Target<'_>, Span)> {
         return None;
     };
     let text = template.as_literal()?;
-    let target = match text.strip_prefix('#') {
-        Some(name) => Target::Sequence(name),
-        None => Target::Group(text),
-    };
-    match target {
-        Target::Group(name) | Target::Sequence(name) if name.is_empty() => None,
-        // The name without its quotes, as the other rules about targets point at it.
-        Target::Group(_) | Target::Sequence(_) => {
-            Some((target, crate::rules::fix::string_body(value, text)))
-        }
+    let target = CallTarget::parse(text);
+    if target.name().is_empty() {
+        return None;
     }
+    // The name without its quotes, as the other rules about targets point at it.
+    Some((target, crate::rules::fix::string_body(value, text)))
 }
 
 /// Name lookup in a store. When names repeat, the first sequence (or group) wins: the repeat is
@@ -77,11 +66,11 @@ impl<'a> Names<'a> {
     pub(crate) fn resolve(
         &self,
         sequence: usize,
-        target: Target<'_>,
+        target: CallTarget<'_>,
     ) -> Option<(usize, Option<usize>)> {
         match target {
-            Target::Group(name) => Some((sequence, Some(self.group(sequence, name)?))),
-            Target::Sequence(name) => Some((self.sequence(name)?, None)),
+            CallTarget::Group(name) => Some((sequence, Some(self.group(sequence, name)?))),
+            CallTarget::Sequence(name) => Some((self.sequence(name)?, None)),
         }
     }
 }

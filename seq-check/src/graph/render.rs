@@ -3,7 +3,7 @@
 //! store points at a dashed node named after it. Node ids are positions (`s0`, `s0g1`), so any
 //! name, CJK or quoted, is only ever a label.
 
-use super::model::{Names, Target, call_target};
+use super::model::{Names, call_target};
 use seq_syntax::ast::Sequence;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -36,10 +36,7 @@ fn calls<'a>(sequences: &[&'a Sequence]) -> Vec<CallEdge<'a>> {
                     continue;
                 };
                 let to = names.resolve(seq, target);
-                let target = match target {
-                    Target::Group(name) => name.to_owned(),
-                    Target::Sequence(name) => format!("#{name}"),
-                };
+                let target = target.to_string();
                 edges.push(CallEdge {
                     from: group_id(seq, group),
                     to,

@@ -9,6 +9,7 @@ use super::{Cx, fix};
 use crate::catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Member, SlotDecl, Value, ValueKind};
 use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::names::CallTarget;
 use seq_syntax::{Code, Diagnostic};
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
@@ -144,7 +145,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
         ));
         return None;
     }
-    if let Some(name) = text.strip_prefix('#') {
+    if let CallTarget::Sequence(name) = CallTarget::parse(text) {
         if name.is_empty() {
             out.push(malformed(
                 "`#` must be followed by a sequence name".to_owned(),

@@ -19,6 +19,7 @@ use crate::error::{Reason, ToolError};
 use crate::host::BoxFuture;
 use seq_check::catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::ast::{Group, Item, Sequence, ValueKind};
+use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
@@ -179,7 +180,7 @@ pub(crate) async fn direct(
     args: Map<String, Value>,
 ) -> Result<Option<Value>, ToolError> {
     let stack = match sequence {
-        Some(sequence) if !target.starts_with('#') => {
+        Some(sequence) if !CallTarget::parse(target).is_sequence() => {
             Stack::default().enter_sequence(&sequence.name.value, cx.limits.max_depth)?
         }
         Some(_) | None => Stack::default(),
@@ -300,7 +301,7 @@ fn to_target<'a>(
     observe: bool,
 ) -> BoxFuture<'a, Result<Option<Value>, Failure>> {
     Box::pin(async move {
-        if let Some(name) = target.strip_prefix('#') {
+        if let CallTarget::Sequence(name) = CallTarget::parse(target) {
             return call_sequence(cx, name, args, stack, observe).await;
         }
         if target.trim().is_empty() {

@@ -274,24 +274,8 @@ pub(crate) fn within(mut error: ToolError, context: &str) -> ToolError {
     error
 }
 
-/// A duration as the sequence language writes it: `1m30s`, `500ms`.
-pub(crate) fn format_duration(duration: Duration) -> String {
-    let millis = duration.as_millis();
-    if millis == 0 {
-        return "0s".to_owned();
-    }
-    let mut out = String::new();
-    let mut push = |amount: u128, unit: &str| {
-        if amount > 0 {
-            out.push_str(&format!("{amount}{unit}"));
-        }
-    };
-    push(millis / 3_600_000, "h");
-    push(millis / 60_000 % 60, "m");
-    push(millis / 1_000 % 60, "s");
-    push(millis % 1_000, "ms");
-    out
-}
+/// Durations in messages are written as the language writes them.
+pub(crate) use seq_syntax::duration::format as format_duration;
 
 /// The error of an input or argument that does not fit the signature it goes to. An undeclared
 /// argument is a `type` error too: the arguments object does not fit the declared signature.

@@ -7,6 +7,7 @@ use crate::error::{Reason, ToolError};
 use crate::host::Caller;
 use crate::storage::StorageError;
 use seq_check::catalog::SEQ_WHEN_CALL;
+use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
 
 impl SeqTools {
@@ -20,7 +21,7 @@ impl SeqTools {
             Ok(name) => name,
             Err(error) => return SeqOutcome::of(Err(error)),
         };
-        if let Some(bare) = name.strip_prefix('#') {
+        if let CallTarget::Sequence(bare) = CallTarget::parse(name) {
             return SeqOutcome::of(Err(ToolError::new(
                 Reason::ArgError,
                 format!("`seq_run` takes a sequence's bare name, not `{name}`"),
@@ -71,7 +72,7 @@ impl SeqTools {
         cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
         let target = args::string(args, "target")?;
-        if !target.starts_with('#') {
+        if !CallTarget::parse(target).is_sequence() {
             return Err(ToolError::new(
                 Reason::ArgError,
                 format!("`{target}` names a group, and a call made outside a sequence has no sequence to find it in"),

@@ -16,6 +16,7 @@ use seq_check::{Catalog, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type};
 use seq_syntax::escape::MapOffset;
+use seq_syntax::names::CallTarget;
 use std::ops::Range;
 
 pub(crate) fn complete(analysis: &Analysis, file: FileId, offset: u32) -> Vec<CompletionItem> {
@@ -487,14 +488,14 @@ impl<'a> Work<'a> {
     /// The inputs of the group or sequence a call's `target` names.
     fn callee_inputs(&mut self, site: &Site<'_>, target: &str) {
         let analysis = self.analysis;
-        let groups: Vec<&seq_syntax::ast::Group> = match target.strip_prefix('#') {
-            Some(name) => analysis
+        let groups: Vec<&seq_syntax::ast::Group> = match CallTarget::parse(target) {
+            CallTarget::Sequence(name) => analysis
                 .index()
                 .sequence(name)
                 .and_then(|file| analysis.check.files.get(file)?.sequence.as_ref())
                 .map_or_else(Vec::new, |s| s.groups.iter().collect()),
-            None => self.sequence().map_or_else(Vec::new, |s| {
-                s.groups.iter().filter(|g| g.name.value == target).collect()
+            CallTarget::Group(name) => self.sequence().map_or_else(Vec::new, |s| {
+                s.groups.iter().filter(|g| g.name.value == name).collect()
             }),
         };
         let taken = site.cx.sibling_keys();

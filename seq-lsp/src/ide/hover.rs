@@ -5,8 +5,8 @@ use super::index::{Def, Name};
 use super::text::Embedded;
 use seq_check::{ParallelSafety, ToolDef};
 use seq_syntax::ast::{Group, Sequence, SlotDecl};
+use seq_syntax::duration;
 use std::fmt::Write;
-use std::time::Duration;
 
 pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
     match name {
@@ -82,7 +82,7 @@ fn group_markdown(sequence: &Sequence, group: &Group, text: &str) -> String {
         }
         .to_owned(),
     );
-    fields.push(format!("timeout {}", duration(group.timeout())));
+    fields.push(format!("timeout {}", duration::format(group.timeout())));
     fields.push(format!("on_error {}", group.on_error().as_str()));
     if group.retries() > 0 {
         fields.push(format!("retries {}", group.retries()));
@@ -167,34 +167,12 @@ pub(crate) fn code(text: &str) -> String {
     }
 }
 
-/// A duration as the language writes it: `1m30s`, `500ms`.
-pub(crate) fn duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms == 0 {
-        return "0s".to_owned();
-    }
-    let parts = [
-        (ms / 3_600_000, "h"),
-        (ms / 60_000 % 60, "m"),
-        (ms / 1000 % 60, "s"),
-        (ms % 1000, "ms"),
-    ];
-    parts
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, unit)| format!("{n}{unit}"))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn durations_are_written_as_the_language_does() {
-        assert_eq!(duration(Duration::from_secs(30)), "30s");
-        assert_eq!(duration(Duration::from_millis(90_500)), "1m30s500ms");
-        assert_eq!(duration(Duration::from_secs(7200)), "2h");
+    fn code_spans_fence_backticks() {
         assert_eq!(code("a`b"), "`` a`b ``");
     }
 }

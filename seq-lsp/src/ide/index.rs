@@ -8,6 +8,7 @@ use seq_check::catalog::SEQ_RUN;
 use seq_check::{Catalog, Check, Source};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
+use seq_syntax::names::CallTarget;
 use seq_syntax::template::parse_template;
 use std::collections::HashMap;
 
@@ -335,7 +336,7 @@ impl Builder<'_> {
     /// A call's `target`: a group of this sequence, or `#name`.
     fn target(&mut self, value: &Value) -> Option<Callee> {
         let (text, embedded) = literal(self.text, value)?;
-        if let Some(name) = text.strip_prefix('#') {
+        if let CallTarget::Sequence(name) = CallTarget::parse(&text) {
             let file = *self.by_name.get(name)?;
             let span = embedded.span_of(1..text.len());
             let region = embedded.span_of(0..text.len());

@@ -6,10 +6,7 @@ use super::index::{Def, Name, Occurrence};
 use super::text::escape_depth;
 use super::{Analysis, FileEdit, FileId, RenameError};
 use seq_syntax::ast::Sequence;
-use seq_syntax::reference::is_identifier;
-
-/// Longest sequence name (D-8; the front end's own bound).
-const MAX_SEQUENCE_NAME: usize = 64;
+use seq_syntax::names::{group_name_problem, is_slot_name, sequence_name_problem};
 
 /// The renamable name at `offset`, or why there is none.
 pub(crate) fn target(
@@ -62,7 +59,7 @@ fn validate(analysis: &Analysis, def: Def, new: &str) -> Result<(), RenameError>
     match def {
         Def::Input { file, group, slot } | Def::Output { file, group, slot } => {
             let input = matches!(def, Def::Input { .. });
-            if !is_identifier(new) {
+            if !is_slot_name(new) {
                 return fail(format!(
                     "`{new}` cannot name a slot: slot names are identifiers (letters, digits and `_`, not starting with a digit), so that `${}.NAME` can reach them",
                     if input { "args" } else { "out" }
@@ -107,7 +104,7 @@ fn validate(analysis: &Analysis, def: Def, new: &str) -> Result<(), RenameError>
         }
         Def::Sequence { file } => {
             if let Some(problem) = sequence_name_problem(new) {
-                return fail(problem);
+                return fail(problem.into_owned());
             }
             match analysis.index().sequence(new) {
                 Some(other) if other != file => {
@@ -119,39 +116,5 @@ fn validate(analysis: &Analysis, def: Def, new: &str) -> Result<(), RenameError>
                 Some(_) | None => Ok(()),
             }
         }
-    }
-}
-
-/// The rules of a group name (docs/reference.md §1, E0108).
-fn group_name_problem(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("a group name cannot be empty")
-    } else if name.starts_with('#') {
-        Some("a group name cannot start with `#` (that prefix calls a sequence)")
-    } else if name.chars().any(char::is_control) {
-        Some("a group name cannot hold control characters")
-    } else {
-        None
-    }
-}
-
-/// The rules of a sequence name (docs/reference.md §1, D-8, E0108): it becomes a file name.
-fn sequence_name_problem(name: &str) -> Option<String> {
-    if name.is_empty() {
-        Some("a sequence name cannot be empty".to_owned())
-    } else if name == "." || name == ".." {
-        Some(format!("`{name}` cannot name a sequence"))
-    } else if name.contains(['/', '\\']) {
-        Some("a sequence name cannot hold path separators".to_owned())
-    } else if name.chars().any(char::is_control) {
-        Some("a sequence name cannot hold control characters".to_owned())
-    } else if name.starts_with('#') {
-        Some("a sequence name cannot start with `#` (callers write `#name`)".to_owned())
-    } else if name.chars().count() > MAX_SEQUENCE_NAME {
-        Some(format!(
-            "a sequence name is at most {MAX_SEQUENCE_NAME} characters"
-        ))
-    } else {
-        None
     }
 }
