@@ -51,7 +51,11 @@ pub enum Command {
     /// Serve the six seq_* tools to an MCP client on stdin and stdout.
     ///
     /// Sequences created over MCP are stored in the data directory and run on the embedded
-    /// host plus the `--mcp` servers' tools; `seq_create`'s description lists those tools.
+    /// host plus the `--mcp` servers' tools; `seq_create`'s and `seq_run`'s descriptions list
+    /// the tools a client can reach. `--root DIR` is required and must not contain the data
+    /// directory. `cmd_run` and `files_write` are off unless `--enable` names them; the other
+    /// embedded tools (`echo`, `sleep`, `files_read`, `files_list`,
+    /// `output_send__stdout`) are on.
     /// `--allow`/`--deny` limit what the client may use, at every depth. The sequences'
     /// `output_send__stdout` lines go to stderr (stdout carries the protocol).
     Mcp(crate::mcp::ServeArgs),

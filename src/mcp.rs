@@ -11,7 +11,7 @@ use seq_exec::Caller;
 use seq_exec::policy::Policy;
 use seq_mcp::server::Stderr;
 use seq_mcp::{McpHost, Notice, Options, SeqServer};
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Debug, Args)]
@@ -90,17 +90,26 @@ pub fn report(mcp: &McpHost) {
     }
 }
 
+/// The embedded tools that `seqc mcp` leaves off unless `--enable` names them: a command line
+/// reaches everything the user running seqc can, and a file write can change what others run.
+pub const GATED: [&str; 2] = ["cmd_run", "files_write"];
+
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub data: DataDirArg,
     /// The directory the file tools are confined to, commands run in, and `seq_create`'s `file`
-    /// is read from [default: the current directory].
+    /// is read from (required; it must not contain the data directory).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// The calling identity of the MCP client, carried into every tool call at every depth.
     #[arg(long, value_name = "ID", default_value = "mcp")]
     pub caller: String,
+    /// Turn on an embedded tool that is off by default: `cmd_run` (a shell command line) or
+    /// `files_write` (repeatable). Without it the tool is refused as a denied one is, at every
+    /// depth, and not listed as available; `--allow` does not turn it on.
+    #[arg(long = "enable", value_name = "TOOL", value_parser = clap::builder::PossibleValuesParser::new(GATED))]
+    pub enable: Vec<String>,
     /// Let the client use only the tools matching PATTERN, at every depth: the seq tools it
     /// sees and the tools its sequences reach (repeatable; `*` matches any run of characters).
     #[arg(long = "allow", value_name = "PATTERN")]
@@ -112,11 +121,88 @@ pub struct ServeArgs {
     pub mcp: McpArgs,
 }
 
+/// The policy of `seqc mcp`: `--allow`/`--deny`, and a deny for every gated tool not enabled.
+pub fn serve_policy(args: &ServeArgs) -> Policy {
+    GATED
+        .iter()
+        .filter(|tool| !args.enable.iter().any(|enabled| enabled == *tool))
+        .fold(
+            crate::run::policy(&args.allow, &args.deny),
+            |policy, tool| policy.deny(*tool),
+        )
+}
+
+/// The root of `seqc mcp`: given, a directory, and not containing the data directory (whose
+/// stored sequences the file tools could otherwise rewrite, past the checker and the policy).
+fn serve_root(given: Option<&Path>, data: &Path) -> Result<PathBuf, String> {
+    let Some(given) = given else {
+        return Err(
+            "seqc mcp needs --root DIR: the directory the client's file tools and commands are \
+             confined to"
+                .to_owned(),
+        );
+    };
+    let root = crate::run::root(Some(given))?;
+    let canonical_root = std::fs::canonicalize(&root)
+        .map_err(|error| format!("cannot use --root {}: {}", root.display(), reason(&error)))?;
+    let canonical_data = canonical_beyond(data).map_err(|error| {
+        format!(
+            "cannot resolve the data directory {}: {}",
+            data.display(),
+            reason(&error)
+        )
+    })?;
+    if canonical_data.starts_with(&canonical_root) {
+        return Err(format!(
+            "--root {} contains the data directory {}: the file tools could rewrite the stored \
+             sequences; give a --data-dir outside the root",
+            canonical_root.display(),
+            canonical_data.display()
+        ));
+    }
+    Ok(root)
+}
+
+/// `path` canonicalized as far as it exists, the rest (not created yet) appended as written,
+/// `..` and `.` resolved lexically.
+fn canonical_beyond(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        match std::fs::canonicalize(existing) {
+            Ok(mut canonical) => {
+                for part in rest.iter().rev() {
+                    match part {
+                        Component::ParentDir => {
+                            canonical.pop();
+                        }
+                        Component::CurDir => {}
+                        other @ (Component::Prefix(_)
+                        | Component::RootDir
+                        | Component::Normal(_)) => {
+                            canonical.push(other);
+                        }
+                    }
+                }
+                return Ok(canonical);
+            }
+            Err(error) => match (existing.parent(), existing.components().next_back()) {
+                (Some(parent), Some(last)) if error.kind() == std::io::ErrorKind::NotFound => {
+                    rest.push(last);
+                    existing = parent;
+                }
+                _ => return Err(error),
+            },
+        }
+    }
+}
+
 /// `seqc mcp`: serves until the client closes stdin.
 pub fn serve(args: &ServeArgs) -> Status {
     // As for `seqc run`: orphans of the runs' commands come back to seqc, to be stopped.
     let _ = seq_exec::builtin::become_subreaper();
-    let root = match crate::run::root(args.root.as_deref()) {
+    let root = match serve_root(args.root.as_deref(), &args.data.resolve()) {
         Ok(root) => root,
         Err(message) => return trouble(message),
     };
@@ -127,7 +213,7 @@ pub fn serve(args: &ServeArgs) -> Status {
         Ok(runtime) => runtime,
         Err(error) => return trouble(format_args!("cannot start the runtime: {}", reason(&error))),
     };
-    let policy = Arc::new(crate::run::policy(&args.allow, &args.deny));
+    let policy = Arc::new(serve_policy(args));
     runtime.block_on(async {
         let mcp = match connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
             Ok(mcp) => mcp,

@@ -140,6 +140,8 @@ impl Session {
             .arg("mcp")
             .arg("--root")
             .arg(root)
+            .arg("--enable")
+            .arg("cmd_run")
             .arg("--data-dir")
             .arg(&data)
             .stdin(Stdio::piped())

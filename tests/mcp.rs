@@ -233,3 +233,153 @@ fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
     );
     assert_eq!(seen["list"]["structured"]["result"][0]["name"], "read-two");
 }
+
+/// `seqc mcp ARGS` driven by hand: initialize, then each request in turn, waiting for its answer.
+/// Returns the answers' `result`s (or `error`s), in order.
+fn serve(args: &[&str], requests: &[Value]) -> Vec<Value> {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        .arg("mcp")
+        .args(args)
+        .env_remove("SEQC_DATA_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // A message without an `id` is a notification: nothing comes back.
+    let mut ask = |message: Value| -> Value {
+        writeln!(stdin, "{message}").unwrap();
+        let Some(id) = message.get("id").cloned() else {
+            return Value::Null;
+        };
+        loop {
+            let line = lines.next().unwrap().unwrap();
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+    };
+    ask(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let answers = requests
+        .iter()
+        .enumerate()
+        .map(|(i, request)| {
+            let mut message = request.clone();
+            message["jsonrpc"] = json!("2.0");
+            message["id"] = json!(i + 1);
+            let answer = ask(message);
+            answer.get("result").unwrap_or(&answer["error"]).clone()
+        })
+        .collect();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    answers
+}
+
+fn call(tool: &str, arguments: Value) -> Value {
+    json!({"method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+}
+
+#[test]
+fn seqc_mcp_without_a_root_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let refused = seqc(&["mcp", "--data-dir", data.path().to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        text(&refused.stderr),
+        "seqc: seqc mcp needs --root DIR: the directory the client's file tools and commands are confined to\n"
+    );
+    assert!(refused.stdout.is_empty());
+}
+
+#[test]
+fn seqc_mcp_refuses_a_root_that_contains_its_data_dir() {
+    let (dir, root) = root();
+    // The data dir not created yet, and spelt through `..`: compared as it will resolve.
+    let inside = format!("{root}/sub/../.seqc");
+    let refused = seqc(&["mcp", "--root", &root, "--data-dir", &inside]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        text(&refused.stderr),
+        format!(
+            "seqc: --root {root} contains the data directory {root}/.seqc: the file tools could \
+             rewrite the stored sequences; give a --data-dir outside the root\n"
+        )
+    );
+    // The default data dir `./.seqc` under a root of `.`, spelt another way.
+    let same = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        .args(["mcp", "--root", "."])
+        .current_dir(dir.path())
+        .env_remove("SEQC_DATA_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(2));
+    assert!(
+        text(&same.stderr).contains(&format!("contains the data directory {root}/.seqc")),
+        "{}",
+        text(&same.stderr)
+    );
+    // The root itself as the data dir is inside it too.
+    let itself = seqc(&["mcp", "--root", &root, "--data-dir", &root]);
+    assert_eq!(itself.status.code(), Some(2));
+    assert!(!Path::new(&root).join("sequences").exists());
+}
+
+#[test]
+fn cmd_run_is_refused_under_seqc_mcp_unless_enabled() {
+    let (_dir, root) = root();
+    let sequence = json!({"name": "shell", "groups": [{"name": "g",
+        "tools": json!({"tool": "cmd_run", "args": {"command": "echo hi > made.txt"}}).to_string() + " ;"}]});
+    let requests = [
+        json!({"method": "tools/list"}),
+        call("seq_create", sequence),
+        call("seq_run", json!({"name": "shell"})),
+    ];
+    for enable in [false, true] {
+        let data = tempfile::tempdir().unwrap();
+        let mut args = vec!["--root", &root, "--data-dir", data.path().to_str().unwrap()];
+        if enable {
+            args.extend(["--enable", "cmd_run"]);
+        }
+        let answers = serve(&args, &requests);
+        let tools = answers[0]["tools"].as_array().unwrap();
+        let description = |name: &str| {
+            tools.iter().find(|t| t["name"] == name).unwrap()["description"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        for name in ["seq_create", "seq_run"] {
+            assert_eq!(
+                description(name).contains("`cmd_run`"),
+                enable,
+                "{name}: {}",
+                description(name)
+            );
+            assert!(description(name).contains("`files_read`"));
+            assert!(!description(name).contains("`files_write`"));
+        }
+        let run = &answers[2];
+        let made = Path::new(&root).join("made.txt");
+        if enable {
+            assert_eq!(run["isError"], false, "{run}");
+            assert_eq!(run["structuredContent"]["ok"], true, "{run}");
+            assert_eq!(std::fs::read_to_string(&made).unwrap(), "hi\n");
+            std::fs::remove_file(&made).unwrap();
+        } else {
+            assert_eq!(run["isError"], true, "{run}");
+            assert!(run.to_string().contains("unauthorized"), "{run}");
+            assert!(!made.exists());
+        }
+    }
+}

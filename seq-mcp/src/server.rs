@@ -161,6 +161,8 @@ impl SeqServer {
         let mut description = def.description.clone();
         if def.name == SEQ_CREATE {
             description.push_str(&self.available());
+        } else if def.name == SEQ_RUN {
+            description.push_str(&self.reachable());
         }
         // The seq tools' schemas are objects (`Schema::to_json`).
         let schema: JsonObject = def.raw_parameters.as_object().cloned().unwrap_or_default();
@@ -181,6 +183,24 @@ impl SeqServer {
         format!(
             " Tools available to sequences here (parameters, `?` optional; `parallel-safe` ones may share a parallel group): {}.",
             listed.join("; ")
+        )
+    }
+
+    /// " A run here can reach: ..." for `seq_run`'s description: the names only, since
+    /// `seq_create`'s description gives their parameters.
+    fn reachable(&self) -> String {
+        let mut names: Vec<String> = (self.downstream)()
+            .into_iter()
+            .filter(|def| self.policy.allows(&self.caller, &def.name))
+            .map(|def| format!("`{}`", def.name))
+            .collect();
+        names.sort();
+        if names.is_empty() {
+            return " A run here can reach no tools besides the seq_* ones.".to_owned();
+        }
+        format!(
+            " A run here can reach these tools (any other is refused as unauthorized): {}.",
+            names.join(", ")
         )
     }
 
