@@ -93,7 +93,9 @@ pub fn parse_bytes(bytes: &[u8]) -> Parse {
                         Span::from_range(at..at + len),
                         format!("the file is not valid UTF-8 (byte {at})"),
                     )
-                    .with_help("save the file as UTF-8; JSON text must be UTF-8 (RFC 8259 §8.1)"),
+                    .with_help(
+                        "save the file as UTF-8; JSON text must be UTF-8 (RFC 8259, section 8.1)",
+                    ),
                 ],
             }
         }

@@ -38,7 +38,7 @@ fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
             .with_help(format!("did you mean `{best}`?"))
             .with_replacement(format!("call `{best}`"), item.tool.span, fix::in_item_string(best)),
         None => d.with_help(
-            "if a host provides it, pass that host's tool list with `--catalog FILE`; tools may also appear at run time (§8.2 rule 1)",
+            "if a host provides it, pass that host's tool list with `--catalog FILE`; tools may also appear at run time",
         ),
     }
 }
@@ -246,7 +246,7 @@ pub(crate) fn check_value(
                     Some(reference) => {
                         let text = fix::reference_text(reference);
                         d.with_help(format!(
-                            "write the reference without quotes, `{text}`, to pass its value with its type (D-2)"
+                            "write the reference without quotes, `{text}`, to pass its value with its type"
                         ))
                         .with_replacement("pass the reference itself", value.span, text)
                     }
@@ -274,7 +274,7 @@ pub(crate) fn check_value(
                 )
                 .with_label(declared_at, "declared here")
                 .with_help(format!(
-                    "declare `{}` with the parameter's type, {} (D-3)",
+                    "declare `{}` with the parameter's type, {}",
                     reference.slot.value,
                     schema.type_text()
                 )),

@@ -84,7 +84,7 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                     when.lhs.span,
                     format!("a condition must be a bool, but this is {}", k.name()),
                 )
-                .with_help("compare it, such as `$args.x != \"\"` or `$args.n > 0` (D-4)"),
+                .with_help("compare it, such as `$args.x != \"\"` or `$args.n > 0`"),
                 declared,
             ));
         }
@@ -115,7 +115,7 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
             .with_label(when.lhs.span, l.name())
             .with_label(comparison.rhs.span, r.name())
             .with_help(
-                "compare values of the same type; `==` never converts (`1 == \"1\"` is false, D-4)",
+                "compare values of the same type; `==` never converts (`1 == \"1\"` is false)",
             );
             for declared in [l_decl, r_decl].into_iter().flatten() {
                 d = d.with_label(declared, "declared here");
@@ -134,9 +134,7 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                             format!("`{}` orders numbers, but this is {}", op.as_str(), k.name()),
                         )
                         .with_label(comparison.op.span, "ordering")
-                        .with_help(
-                            "ordering needs two numbers; use `==` or `!=` for other values (D-4)",
-                        ),
+                        .with_help("ordering needs two numbers; use `==` or `!=` for other values"),
                         declared,
                     ));
                 }
@@ -162,9 +160,7 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                                 ),
                             )
                             .with_label(when.lhs.span, "a string")
-                            .with_help(
-                                "look for a string, such as `$args.log contains \"error\"` (D-4)",
-                            ),
+                            .with_help("look for a string, such as `$args.log contains \"error\"`"),
                             r_decl,
                         ));
                     }
@@ -180,9 +176,7 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                             ),
                         )
                         .with_label(comparison.op.span, "membership")
-                        .with_help(
-                            "`contains` is substring on strings and membership on arrays (D-4)",
-                        ),
+                        .with_help("`contains` is substring on strings and membership on arrays"),
                         l_decl,
                     ));
                 }

@@ -50,7 +50,7 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 group.on_error().as_str()
             ),
         )
-        .with_help("set `\"on_error\": \"retry\"`, or remove `retries` (D-5)");
+        .with_help("set `\"on_error\": \"retry\"`, or remove `retries`");
         d = match &group.on_error {
             Some(on_error) => d.with_label(on_error.span, "not `retry`").with_replacement(
                 "set `on_error` to `retry`",
@@ -76,7 +76,7 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 "`missing: degrade` needs a `fallback` to write when a tool is missing",
             )
             .with_help(
-                "add `\"fallback\": {\"SLOT\": VALUE}` for the `out` slots the group writes (D-5)",
+                "add `\"fallback\": {\"SLOT\": VALUE}` for the `out` slots the group writes",
             );
             // `"fallback"` goes after the `missing` string, whose closing quote is next.
             if let Some(first) = group.outputs.first() {
@@ -195,7 +195,7 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 )
                 .with_label(decl.ty.span, "declared here")
                 .with_help(format!(
-                    "give `{name}` a fallback of type `{}` (D-5)",
+                    "give `{name}` a fallback of type `{}`",
                     ty.as_str()
                 )),
             );

@@ -44,7 +44,7 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .with_help(format!(
-                    "move `{tool}` to a group with `\"parallel\": false` and mark the item `\"unsafe_serial\": true` (§7.3 rule 4, D-5)"
+                    "move `{tool}` to a group with `\"parallel\": false` and mark the item `\"unsafe_serial\": true`"
                 ));
                 d = match &group.parallel {
                     Some(flag) => d.with_label(flag.span, "the group is parallel here"),
@@ -79,7 +79,7 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                         "`{tool}` is not parallel-safe; in a serial group it must be marked `\"unsafe_serial\": true`"
                     ),
                 )
-                .with_help("add `\"unsafe_serial\": true` to the item to acknowledge that it must not run concurrently (D-5, strict D2)");
+                .with_help("add `\"unsafe_serial\": true` to the item to acknowledge that it must not run concurrently");
                 if let Some(flag) = &item.unsafe_serial {
                     d = d.with_label(flag.span, "set to false here");
                 }

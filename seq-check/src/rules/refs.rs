@@ -100,7 +100,7 @@ fn undeclared_input(cx: &Cx<'_>, reference: &Reference, offer_declaration: bool)
             .with_replacement(format!("read `$args.{best}`"), reference.slot.span, best);
     }
     let d = d.with_help(format!(
-        "declare it in the group's `in`, such as `\"{name}\": \"string\"`; a group reads only its own inputs (§7.3 rule 2)"
+        "declare it in the group's `in`, such as `\"{name}\": \"string\"`; a group reads only its own inputs"
     ));
     match fix::declare(&cx.group.inputs, name, Type::Any) {
         Some(edit) if offer_declaration => {
@@ -127,7 +127,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
                     format!("`{text}` in the group's {place}: only items read `$out` slots"),
                 )
                 .with_help(format!(
-                    "the group's {place} reads only `$args` (§7.4); pass the value in as an input and read `$args.{name}`"
+                    "the group's {place} reads only `$args`; pass the value in as an input and read `$args.{name}`"
                 )),
             );
             return;
@@ -142,9 +142,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
                 "`{text}` is read in a parallel group, where items cannot see each other's slots"
             ),
         )
-        .with_help(
-            "set `\"parallel\": false` so that items run in order and see earlier writes (D-2)",
-        );
+        .with_help("set `\"parallel\": false` so that items run in order and see earlier writes");
         if let Some(parallel) = &cx.group.parallel {
             d = d.with_label(parallel.span, "the group is parallel here");
         }

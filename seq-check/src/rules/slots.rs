@@ -51,7 +51,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             .with_label(first, "first written here")
             .with_label(decl.ty.span, "declared here")
             .with_help(format!(
-                "declare `{name}` as `array` to collect every value in item order, or write the items to different slots (§7.3 rule 3)"
+                "declare `{name}` as `array` to collect every value in item order, or write the items to different slots"
             ))
             .with_replacement(format!("declare `{name}` as `array`"), decl.ty.span, "array"),
         );
@@ -111,7 +111,7 @@ fn undeclared_output(
     // Several writers need an `array` slot (rule 3).
     let ty = if writers > 1 { Type::Array } else { Type::Any };
     let d = d.with_help(format!(
-        "declare it in `out`, such as `\"{name}\": \"{}\"` (§7.3 rule 1)",
+        "declare it in `out`, such as `\"{name}\": \"{}\"`",
         if writers > 1 { "array" } else { "string" }
     ));
     match fix::declare(&cx.group.outputs, name, ty) {

@@ -43,7 +43,7 @@ fn nested_run(item: &Item) -> Diagnostic {
         "`seq_run` inside a group: the checker cannot follow it for cycles and depth",
     )
     .with_help(format!(
-        "call the sequence with `seq_call` and `\"target\": \"#{target}\"`, which the call graph checks (D-6)"
+        "call the sequence with `seq_call` and `\"target\": \"#{target}\"`, which the call graph checks"
     ))
 }
 
@@ -72,7 +72,7 @@ fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
                     group.key.span,
                     format!("`{tool}` names what it calls with `target`, not `group`"),
                 )
-                .with_help("rename `group` to `target` (the design's example spells it `group`; D-2 settles on `target`)")
+                .with_help("rename `group` to `target` (a call names its group in `target`)")
                 .with_replacement("rename to `target`", group.key.span, "target"),
             );
             group
@@ -116,7 +116,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             None => {
                 out.push(malformed(
                     "a call's `target` must be written out: it cannot interpolate references".to_owned(),
-                    "name the group or `#sequence` literally, so that the call graph can be checked before anything runs (§8.2 rule 5)",
+                    "name the group or `#sequence` literally, so that the call graph can be checked before anything runs",
                 ));
                 return None;
             }
@@ -141,7 +141,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
     if text.trim().is_empty() {
         out.push(malformed(
             "the call's `target` is empty".to_owned(),
-            "write a group name of this sequence, or `#` and a sequence name (§8.2 rule 5)",
+            "write a group name of this sequence, or `#` and a sequence name",
         ));
         return None;
     }
@@ -168,7 +168,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                         fix::in_item_string(&format!("#{best}")),
                     ),
                 None => d.with_help(
-                    "create it before running this one; sequences come and go, so this is a warning (D-6)",
+                    "create it before running this one; sequences come and go, so this is a warning",
                 ),
             });
             return None;

@@ -391,7 +391,7 @@ async fn call_sequence(
 fn malformed(target: &str) -> ToolError {
     ToolError::new(Reason::ArgError, format!("`{target}` is not a call target"))
         .with_field("target")
-        .with_hint("name a group of this sequence, or `#` and a sequence name (§8.2 rule 5)")
+        .with_hint("name a group of this sequence, or `#` and a sequence name")
 }
 
 /// The groups of `sequence`, cut when long.

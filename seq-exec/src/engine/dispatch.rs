@@ -215,7 +215,7 @@ fn format_bytes(bytes: usize) -> String {
 pub(crate) fn not_found(tool: &str) -> ToolError {
     ToolError::new(Reason::NotFound, format!("no host provides `{tool}` now"))
         .with_field("tool")
-        .with_hint("its host may be down or have removed it; `missing: \"skip\"` or `\"degrade\"` lets the group go on without it (§8.2)")
+        .with_hint("its host may be down or have removed it; `missing: \"skip\"` or `\"degrade\"` lets the group go on without it")
 }
 
 pub(crate) fn unauthorized(cx: Cx<'_>, tool: &str) -> ToolError {

@@ -160,7 +160,7 @@ pub(crate) fn parse(text: &str) -> Result<Condition, ToolError> {
             first
                 .help
                 .clone()
-                .unwrap_or_else(|| "write `operand` or `operand OP operand` (D-4)".to_owned()),
+                .unwrap_or_else(|| "write `operand` or `operand OP operand`".to_owned()),
         )),
         (None, None) => {
             Err(ToolError::new(Reason::ArgError, "`when` is not a condition").with_field("when"))

@@ -34,7 +34,7 @@ impl Stack {
                 Reason::Cycle,
                 format!("`#{name}` is already running: {}", self.path_to(&kind)),
             )
-            .with_hint("a sequence must not call itself, also not through others; stored sequences changed since this one was checked (D-6)"));
+            .with_hint("a sequence must not call itself, also not through others; stored sequences changed since this one was checked"));
         }
         let calls = self
             .frames()
@@ -48,7 +48,7 @@ impl Stack {
                     self.path_to(&kind)
                 ),
             )
-            .with_hint(format!("at most {max_depth} `#sequence` calls may be nested (D-6); flatten the chain")));
+            .with_hint(format!("at most {max_depth} `#sequence` calls may be nested; flatten the chain")));
         }
         Ok(self.push(kind))
     }
@@ -94,7 +94,7 @@ impl Stack {
                     self.path_to(&kind)
                 ),
             )
-            .with_hint("groups of a sequence must not call each other in a cycle (D-6)"));
+            .with_hint("groups of a sequence must not call each other in a cycle"));
         }
         Ok(self.push(kind))
     }

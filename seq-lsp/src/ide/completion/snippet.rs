@@ -89,9 +89,12 @@ mod tests {
     fn items_are_escaped_for_the_tools_string_and_for_snippets() {
         let catalog = Catalog::builtin();
         let cmd = catalog.get("cmd_run").map(|t| item(t, 1));
+        // `command` and `argv` are alternatives, neither required by the schema.
+        assert_eq!(cmd.as_deref(), Some(r#"{\\"tool\\":\\"cmd_run\\"\} ;"#));
+        let echo = catalog.get("echo").map(|t| item(t, 1));
         assert_eq!(
-            cmd.as_deref(),
-            Some(r#"{\\"tool\\":\\"cmd_run\\",\\"args\\":{\\"command\\":\\"${1:command}\\"\}\} ;"#)
+            echo.as_deref(),
+            Some(r#"{\\"tool\\":\\"echo\\",\\"args\\":{\\"value\\":${1:null}\}\} ;"#)
         );
         let list = catalog.get("seq_list").map(|t| item(t, 1));
         assert_eq!(list.as_deref(), Some(r#"{\\"tool\\":\\"seq_list\\"\} ;"#));
