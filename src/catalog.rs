@@ -1,4 +1,4 @@
-//! `--catalog FILE`: tool definitions of other hosts, added to the built-in catalog (D-9).
+//! `--catalog FILE`: tool definitions of other hosts, added to the built-in catalog.
 
 use crate::cli::warn;
 use crate::files::reason;

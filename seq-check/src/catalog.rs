@@ -1,8 +1,8 @@
-//! The tool catalog (D-9): what the checker knows about tools — parameters and parallel safety.
+//! The tool catalog: what the checker knows about tools — parameters and parallel safety.
 //!
 //! [`Catalog::builtin`] holds the embedded host's tools and the six `seq_*` tools; catalog files
 //! ([`load_json`]) add the tools of other hosts. A tool that no catalog knows is only a warning:
-//! existence is a run-time property (design §8.2 rule 1).
+//! existence is a run-time property.
 
 mod builtin;
 mod load;
@@ -14,13 +14,13 @@ pub use schema::{ArgProblem, ArgReason, JsonType, Schema, lenient_bool, type_acc
 
 use std::collections::BTreeMap;
 
-/// Whether a tool may run concurrently with others (design §6.1, D-5).
+/// Whether a tool may run concurrently with others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ParallelSafety {
     Safe,
-    /// The zero value of §6.1: whatever is not declared safe.
+    /// The zero value: whatever is not declared safe.
     Unsafe,
-    /// `seq_call`, `seq_when_call`: safe only if everything the target can reach is (D-5),
+    /// `seq_call`, `seq_when_call`: safe only if everything the target can reach is,
     /// which the call graph works out.
     ThroughTarget,
 }
@@ -43,7 +43,7 @@ pub struct Catalog {
     tools: BTreeMap<String, ToolDef>,
 }
 
-/// The built-in catalog: D-9 has its tools in every catalog.
+/// The built-in catalog: its tools are in every catalog.
 impl Default for Catalog {
     fn default() -> Catalog {
         Catalog::builtin()
@@ -68,7 +68,7 @@ impl Catalog {
         catalog
     }
 
-    /// Reads a catalog file (D-9): an array of `{name, description, parameters, parallel_safe}`,
+    /// Reads a catalog file: an array of `{name, description, parameters, parallel_safe}`,
     /// or MCP's `tools/list` result (`{"tools": [...]}` or its bare array, with `inputSchema`
     /// and `annotations.readOnlyHint` meaning parallel-safe). Add the result with [`merge`].
     ///

@@ -1,4 +1,4 @@
-//! Slot dataflow (issue rule 8; design §7.5, §8.2 rule 2, §8.4): a read that can see an unset slot
+//! Slot dataflow (issue rule 8): a read that can see an unset slot
 //! because its writer may not write it.
 //!
 //! - W0601: in a serial group, `$out.x` read by an item when every earlier writer of `x` may
@@ -13,8 +13,8 @@
 //! of the slots it set (`{"probe": {"summary": …}}`).
 //!
 //! Only the six `seq_*` tools and calls of a group of the same sequence cannot go missing at run
-//! time; any other tool, and a `#name` call, can (8.2). Reads inside the `when` of a
-//! `seq_when_call` are not reported: a condition reads an unset slot as `null` (D-4), which is
+//! time; any other tool, and a `#name` call, can. Reads inside the `when` of a
+//! `seq_when_call` are not reported: a condition reads an unset slot as `null`, which is
 //! how a sequence tests for it.
 //!
 //! Every group's writers are summarised once per slot, so the pass is linear in the store.
@@ -135,7 +135,7 @@ impl<'a> Flow<'a> {
                     continue;
                 }
                 let slot = reference.slot.value.as_str();
-                // No earlier writer at all is another rule's error (D-2).
+                // No earlier writer at all is another rule's error.
                 let Some(written) = seen.get(slot).filter(|s| s.writers > 0) else {
                     continue;
                 };

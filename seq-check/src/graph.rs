@@ -1,4 +1,4 @@
-//! The call graph of a store (D-5, D-6, 8.3): groups and sequences as nodes, `seq_call` and
+//! The call graph of a store: groups and sequences as nodes, `seq_call` and
 //! `seq_when_call` items with a literal target as edges. Checked here:
 //!
 //! - cycles between groups of one sequence (E0601) and across sequences (E0602);

@@ -1,5 +1,5 @@
-//! The checker of tool sequences: every static rule of design §7.3, §8 and decisions D-2…D-6,
-//! D-9, the tool catalog, and the call graph across groups and sequences.
+//! The checker of tool sequences: every static rule (see "Static rules (the checker)" in
+//! docs/reference.md), the tool catalog, and the call graph across groups and sequences.
 //!
 //! [`check`] is a pure function: text in, diagnostics and checked sequences out, no I/O. The
 //! command line, the language server and the engine's `seq_create` all call it.

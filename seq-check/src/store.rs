@@ -1,5 +1,5 @@
 //! Checking a store: several sequences checked together, so that `#name` calls, cycles and depth
-//! across files are seen (D-6).
+//! across files are seen.
 
 use crate::catalog::Catalog;
 use crate::{dataflow, graph, rules};

@@ -1,5 +1,5 @@
-//! The result contract (design §4): a failure is structured data with a machine-readable reason,
-//! never a string to be searched. "Not found" and "failed" are different reasons (§8.2 rule 3).
+//! The result contract: a failure is structured data with a machine-readable reason,
+//! never a string to be searched. "Not found" and "failed" are different reasons.
 
 use serde::{Deserialize, Serialize};
 
@@ -7,21 +7,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
-    /// A required parameter is missing (§4.4).
+    /// A required parameter is missing.
     Required,
-    /// A parameter or input has the wrong type (§4.4, D-3).
+    /// A parameter or input has the wrong type.
     Type,
-    /// The calling identity may not use this tool (D-7, §8.1).
+    /// The calling identity may not use this tool.
     Unauthorized,
     /// The tool or the group ran past its time bound.
     Timeout,
-    /// No host provides the tool right now (§8.2: existence is a run-time property).
+    /// No host provides the tool right now (existence is a run-time property).
     NotFound,
-    /// The arguments were truncated or malformed upstream (`__arg_error`, §7 table).
+    /// The arguments were truncated or malformed upstream (`__arg_error`).
     ArgError,
-    /// Cross-sequence calls nested deeper than the bound (D-6).
+    /// Cross-sequence calls nested deeper than the bound.
     Depth,
-    /// A call would re-enter a sequence already on the stack (D-6).
+    /// A call would re-enter a sequence already on the stack.
     Cycle,
     /// The tool ran and failed.
     Failed,
@@ -46,7 +46,7 @@ impl Reason {
         }
     }
 
-    /// Whether `on_error: retry` may re-run an item that failed for this reason (D-7: only
+    /// Whether `on_error: retry` may re-run an item that failed for this reason (only
     /// execution failures are retried).
     pub fn is_retryable(self) -> bool {
         match self {
@@ -69,7 +69,7 @@ impl std::fmt::Display for Reason {
     }
 }
 
-/// A structured failure (§4.1): which field, why, what happened, what to do.
+/// A structured failure: which field, why, what happened, what to do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolError {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,7 +1,7 @@
 //! The boundary between the engine and whatever provides tools: the embedded host, MCP servers,
 //! an agent runtime. The engine looks every tool up afresh for every call (no cached definitions:
-//! a tool may vanish or be replaced under the same name, §8.2) and asks the host, for every
-//! dispatch at every depth, whether the *calling identity* may use it (D-7, §8.1).
+//! a tool may vanish or be replaced under the same name) and asks the host, for every
+//! dispatch at every depth, whether the *calling identity* may use it.
 
 use crate::error::ToolError;
 use seq_check::catalog::ToolDef;
@@ -15,7 +15,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Who is calling: the agent (or user) on whose behalf a sequence runs. Carried unchanged into
 /// every nested dispatch, through `seq_call` and `#sequence` calls, so that a sequence can never
-/// reach a tool its caller may not use (§8.3 problem two).
+/// reach a tool its caller may not use.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Caller {
     pub id: String,

@@ -1,4 +1,4 @@
-//! Who may use which tool: the answer a host gives to `can_use` (D-7, §8.1).
+//! Who may use which tool: the answer a host gives to `can_use`.
 //!
 //! A policy has a global layer and, optionally, one layer per caller id. Each layer holds `allow`
 //! and `deny` patterns on tool names, where `*` matches any run of characters (`files_*`,

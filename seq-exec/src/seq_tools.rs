@@ -1,4 +1,4 @@
-//! The six `seq_*` tools (design §8) as handlers, so that an agent runtime can offer them.
+//! The six `seq_*` tools as handlers, so that an agent runtime can offer them.
 //!
 //! - [`StoreTools`]: `seq_create`, `seq_list`, `seq_delete` — the store and the checker, no
 //!   engine. They are also reachable from inside a sequence through a [`SeqHost`].
@@ -6,7 +6,7 @@
 //! - [`SeqHost`]: one [`ToolHost`] offering the seq tools in front of an inner host (the
 //!   embedded one, say).
 //!
-//! Results: [`SeqTools::call`] answers as every tool does (`Result<Value, ToolError>`, §4);
+//! Results: [`SeqTools::call`] answers as every tool does (`Result<Value, ToolError>`);
 //! [`SeqTools::call_full`] adds what a richer channel (MCP's structured content) can carry: the
 //! checker's findings of `seq_create` and the full run report of `seq_run`, also when the call
 //! failed. A sequence refused for its errors is an `arg_error` whose `field` is `groups` or
@@ -14,7 +14,7 @@
 //! same way) and whose `detail` lists every finding, one a line, as
 //! `error E0502 at 3:14: message (help: ...)` (see [`Finding`] for where positions come from).
 //!
-//! A run that does not succeed is a failed call (an honest success flag, §4.2): `seq_run`
+//! A run that does not succeed is a failed call (an honest success flag): `seq_run`
 //! answers the report's own error when the run could not start, else `failed` with a summary
 //! and the compact report in `detail`.
 //!
@@ -51,7 +51,7 @@ pub use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE, SEQ_LIST};
 #[derive(Clone, Debug)]
 pub struct SeqConfig {
     pub storage: Storage,
-    /// Where `seq_create(file=...)` may read from (the escape check of D-8 applies).
+    /// Where `seq_create(file=...)` may read from (the escape check of the root applies).
     pub root: PathBuf,
     /// What `seq_create` checks against: the built-in catalog plus any other host's tools.
     pub catalog: Catalog,
@@ -244,7 +244,7 @@ impl SeqTools {
     }
 
     /// Runs a seq tool on behalf of `caller`, with the findings and report (module comment).
-    /// The seq tool itself is checked against the policy and its parameters (§4.4) first; the
+    /// The seq tool itself is checked against the policy and its parameters first; the
     /// tools a run reaches are checked by the engine at every dispatch.
     pub async fn call_full(&self, name: &str, args: Value, caller: &Caller) -> SeqOutcome {
         self.call_cancellable(name, args, caller, &CancellationToken::new())

@@ -1,4 +1,4 @@
-//! Sequences on disk (D-8, design §7.1, §8.5): `<data_dir>/sequences/<name>.json` holding
+//! Sequences on disk: `<data_dir>/sequences/<name>.json` holding
 //! `{"format": 1, "sequence": <the checked AST>}`.
 //!
 //! - Names are checked before they touch the file system ([`check_name`]).
@@ -506,7 +506,7 @@ fn decode(name: &str, bytes: &[u8]) -> Result<Sequence, StorageError> {
     Ok(sequence)
 }
 
-/// `#name` calls read the store afresh each time: a sequence may change between calls (D-6).
+/// `#name` calls read the store afresh each time: a sequence may change between calls.
 /// A file that cannot be read counts as absent here; `seq_run` and `seq_list` report why.
 impl SequenceSource for Storage {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {

@@ -3,7 +3,7 @@
 //! splitter, and parse every item as JSON. This is the fair yardstick for a front end that does
 //! all of that and more (spans, offset maps, templates, typed AST).
 //!
-//! Items may hold bare references (`"host": $args.hosts[0]`, D-2), which are not JSON. The
+//! Items may hold bare references (`"host": $args.hosts[0]`), which are not JSON. The
 //! baseline quotes them into strings (`"$args.hosts[0]"`) before parsing: the item keeps the
 //! same number of nodes, every item is really parsed (none counts as a cheap early error), and
 //! the extra copy is paid only by the items that have a bare reference. [`Work::failed`] must be

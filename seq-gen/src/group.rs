@@ -407,7 +407,7 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
     }
 }
 
-/// A fallback value of a slot type (D-5: values of the slots' types).
+/// A fallback value of a slot type (values of the slots' types).
 fn fallback(ty: &str) -> &'static str {
     match ty {
         "string" => "\"不可用\"",

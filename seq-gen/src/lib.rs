@@ -23,7 +23,7 @@ use group::{Callee, Plan};
 use rng::Rng;
 
 /// The number of sequence levels of a store: a sequence only calls sequences one level down, so
-/// the deepest chain has `LEVELS - 1` = 4 cross-sequence calls, the legal maximum (D-6).
+/// the deepest chain has `LEVELS - 1` = 4 cross-sequence calls, the legal maximum.
 const LEVELS: usize = 5;
 
 /// How far back a group looks for groups to call, so that calls stay local as in real files.

@@ -9,7 +9,7 @@ pub use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// A named, stored list of groups, run in order (7.1, 8).
+/// A named, stored list of groups, run in order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sequence {
     pub span: Span,
@@ -18,7 +18,7 @@ pub struct Sequence {
     pub groups: Vec<Group>,
 }
 
-/// One layer of a sequence: a callable unit with a signature (7.2).
+/// One layer of a sequence: a callable unit with a signature.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Group {
     pub span: Span,
@@ -83,7 +83,7 @@ pub struct SlotDecl {
     pub ty: Spanned<Type>,
 }
 
-/// The types of slots and inputs (D-3).
+/// The types of slots and inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Type {
@@ -128,7 +128,7 @@ impl Type {
     }
 }
 
-/// `on_error` (7.2, D-5).
+/// `on_error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
@@ -158,7 +158,7 @@ impl OnError {
     }
 }
 
-/// `missing`: what happens when a tool is not there at run time (8.2 rule 2).
+/// `missing`: what happens when a tool is not there at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Missing {
@@ -199,7 +199,7 @@ pub struct Item {
     /// `as`: the `out` slot the result is written to.
     pub output: Option<Spanned<CompactString>>,
     /// `unsafe_serial: true`: the author's acknowledgement that a tool which is not parallel-safe
-    /// runs in a serial group (D-5, strict D2).
+    /// runs in a serial group.
     pub unsafe_serial: Option<Spanned<bool>>,
 }
 
@@ -220,7 +220,7 @@ pub struct Member {
     pub value: Value,
 }
 
-/// A JSON value inside an item's `args` (or a `fallback`), extended with references (D-2).
+/// A JSON value inside an item's `args` (or a `fallback`), extended with references.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Value {
     pub kind: ValueKind,
@@ -241,7 +241,7 @@ pub enum ValueKind {
     Object(Vec<Member>),
 }
 
-/// A string literal split into literal text and interpolated references (D-2).
+/// A string literal split into literal text and interpolated references.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Template {
     pub parts: Vec<TemplatePart>,
@@ -280,7 +280,7 @@ pub enum TemplatePart {
     Ref(Box<Reference>),
 }
 
-/// `$args.PATH` or `$out.PATH` (D-2). The span covers the whole reference, `$` included (and the
+/// `$args.PATH` or `$out.PATH`. The span covers the whole reference, `$` included (and the
 /// braces of `${...}`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
@@ -343,7 +343,7 @@ pub enum Segment {
     Index(u64),
 }
 
-/// A `when` condition (L1 + L2, D-4): an operand, or two compared.
+/// A `when` condition (L1 + L2): an operand, or two compared.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Condition {
     /// The condition's text in the file (inside the string's quotes).

@@ -45,7 +45,7 @@ macro_rules! codes {
 }
 
 codes! {
-    // The file's JSON (D-1).
+    // The file's JSON.
     JsonSyntax = "E0001", Error, "invalid JSON syntax";
     JsonComment = "E0002", Error, "comments are not JSON";
     JsonTrailingComma = "E0003", Error, "trailing comma";
@@ -56,7 +56,7 @@ codes! {
     DuplicateKey = "E0008", Error, "duplicate key";
     TooLarge = "E0009", Error, "input past a size bound";
 
-    // The shape of a sequence: fields and their values (D-1, D-3, D-5).
+    // The shape of a sequence: fields and their values.
     UnknownField = "E0101", Error, "unknown field";
     MissingField = "E0102", Error, "missing required field";
     WrongJsonType = "E0103", Error, "field has the wrong kind of value";
@@ -66,7 +66,7 @@ codes! {
     RetriesOutOfRange = "E0107", Error, "`retries` out of range";
     InvalidName = "E0108", Error, "invalid name";
 
-    // The item language inside `tools` (7.1).
+    // The item language inside `tools`.
     EmptyItem = "E0201", Error, "empty item";
     MissingSemicolon = "E0202", Error, "missing `;` between items";
     MissingFinalSemicolon = "E0203", Error, "missing `;` after the last item";
@@ -75,14 +75,14 @@ codes! {
     ItemSyntax = "E0206", Error, "invalid item syntax";
     NoItems = "E0207", Error, "group has no items";
 
-    // References and templates (D-2).
+    // References and templates.
     MalformedReference = "E0301", Error, "malformed reference";
 
-    // Conditions (D-4).
+    // Conditions.
     ConditionSyntax = "E0401", Error, "invalid condition";
     UnsupportedOperator = "E0402", Error, "operator not supported at level L2";
 
-    // The checker: rules of 7.3, D-2, D-3, D-5, D-9.
+    // The checker: the rules of one sequence.
     UndeclaredOutput = "E0501", Error, "`as` writes an undeclared slot";
     UndeclaredInput = "E0502", Error, "reference to an undeclared input";
     SlotWrittenTwice = "E0503", Error, "slot written by several items";
@@ -119,7 +119,7 @@ codes! {
     UnknownParameter = "W0507", Warning, "parameter the tool does not declare";
     NestedSeqRun = "W0508", Warning, "`seq_run` inside a group";
 
-    // The call graph and slot dataflow (D-5, D-6, 8.3).
+    // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";
     SequenceCallCycle = "E0602", Error, "calls across sequences form a cycle";
     CallChainTooDeep = "E0603", Error, "cross-sequence calls nested too deep";

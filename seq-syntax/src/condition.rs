@@ -1,4 +1,4 @@
-//! `when` conditions (D-4): `operand` or `operand OP operand`, OP one of
+//! `when` conditions: `operand` or `operand OP operand`, OP one of
 //! `== != < <= > >= contains`. The L3 operators `&&`, `||`, `!` and parentheses are recognised
 //! only to be rejected at their position (E0402), never misread.
 //!

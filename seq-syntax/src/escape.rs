@@ -1,5 +1,5 @@
 //! JSON string unescaping that remembers where every byte came from, so that a diagnostic about a
-//! word inside a `tools` or `when` string points at that word in the file (D-1).
+//! word inside a `tools` or `when` string points at that word in the file.
 
 use crate::span::Span;
 use crate::swar::{WORD, first_backslash};

@@ -1,5 +1,5 @@
-//! The fields of each level of a sequence file (docs/reference.md §1 "The file", "Groups", §2
-//! "Item fields"): the one table that lowering's field checks and "did you mean" lists, the
+//! The fields of each level of a sequence file ("The file", "Groups" and "Item fields" in
+//! docs/reference.md): the one table that lowering's field checks and "did you mean" lists, the
 //! editor's completion and hover, and a JSON Schema are derived from.
 
 /// Where a field is written.

@@ -104,7 +104,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Parse {
 
 /// Builds the AST from the parameter form of `seq_create` (`{"name", "groups": [...], ...}` as a
 /// JSON value). The value is rendered as pretty JSON and parsed like a file, so both forms build
-/// the same AST by construction (D-1, 7.2); spans point into the returned text.
+/// the same AST by construction; spans point into the returned text.
 pub fn parse_value(value: &serde_json::Value) -> (String, Parse) {
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
     let parse = parse(&text);

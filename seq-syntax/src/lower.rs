@@ -1,4 +1,4 @@
-//! Lowering: the untyped JSON tree into the typed AST (D-1, D-3, D-5).
+//! Lowering: the untyped JSON tree into the typed AST.
 //!
 //! Each object is checked against its level's legal fields (unknown ones are errors with a "did
 //! you mean"), each field against its kind of value. `tools` and `when` strings are unescaped
@@ -42,7 +42,7 @@ const _: () = assert!(
         && ITEM_FIELDS.len() <= fields::MAX_FIELDS
 );
 
-/// `retries` is bounded so that a typo cannot make a group retry for hours (D-5).
+/// `retries` is bounded so that a typo cannot make a group retry for hours.
 pub(crate) const MAX_RETRIES: u32 = 10;
 
 /// The longest `tools` text whose offset map is spelled out (four bytes per byte).

@@ -1,5 +1,5 @@
 //! What may name a sequence, a group and a slot, and how a call names its target
-//! (docs/reference.md §1 "The file" and "Groups", §7 "Calls"). The front end, storage, the
+//! ("The file", "Groups" and "Calls" in docs/reference.md). The front end, storage, the
 //! checker, the engine and the editor all ask here, so the rules cannot drift apart.
 
 use std::borrow::Cow;

@@ -1,4 +1,4 @@
-//! References (D-2): `$args.PATH` and `$out.PATH`, PATH = identifier (`.identifier` | `[index]`)*,
+//! References: `$args.PATH` and `$out.PATH`, PATH = identifier (`.identifier` | `[index]`)*,
 //! identifiers being Unicode identifiers (XID), so `$args.主机` works.
 //!
 //! One scanner, [`scan_path`], defines PATH for every place a reference can stand: a bare value

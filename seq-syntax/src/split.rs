@@ -1,4 +1,4 @@
-//! The splitter of the item language (7.1): a group's `tools` string, once unescaped, is a list of
+//! The splitter of the item language: a group's `tools` string, once unescaped, is a list of
 //! JSON objects each followed by `;`. A `;` separates only at brace/bracket depth 0 and outside
 //! strings, so shell commands full of `;` stay inside their item.
 //!
@@ -40,7 +40,7 @@ pub enum SplitErrorKind {
     NotObject,
 }
 
-/// Splits an unescaped `tools` string into its items (7.1, D-1).
+/// Splits an unescaped `tools` string into its items.
 ///
 /// The text must be a sequence of JSON objects, each followed by `;`, with whitespace (space, tab,
 /// CR, LF) allowed between them. The scan is a byte-level state machine (every structural
@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn semicolons_inside_a_command_stay_in_one_item() {
-        // The real model output quoted by the design (7.1), cut after 3 and 5 of its `;`, and
+        // The real model output quoted by the design, cut after 3 and 5 of its `;`, and
         // whole.
         let command = r#"echo \"=== raw (471B) ===\"; cat /tmp/x.json; echo; echo \"=== ps ===\"; ps aux | grep -c \"[r]un.py\"; echo \"=== log ===\"; cat /tmp/run.log"#;
         let cut = |semicolons: usize| {

@@ -1,4 +1,4 @@
-//! Interpolation templates inside argument strings (D-2): `$args.PATH` and `${args.PATH}` (also
+//! Interpolation templates inside argument strings: `$args.PATH` and `${args.PATH}` (also
 //! with `out`) are references; any other `$` is literal, so shell text such as `$HOME`, `${HOME}`
 //! or `$$` passes through unchanged.
 //!

@@ -1,4 +1,4 @@
-//! The tools every catalog holds (D-9): the embedded host's tools and the six `seq_*` tools.
+//! The tools every catalog holds: the embedded host's tools and the six `seq_*` tools.
 //! These are the only definitions of them; the engine implements exactly these signatures.
 
 use super::schema::{JsonType, Schema};
@@ -14,7 +14,7 @@ pub const SEQ_LIST: &str = "seq_list";
 pub const SEQ_DELETE: &str = "seq_delete";
 /// `seq_call`: calls a group of this sequence, or `#sequence`.
 pub const SEQ_CALL: &str = "seq_call";
-/// `seq_when_call`: `seq_call` guarded by its own condition (docs/reference.md §7 "Calls").
+/// `seq_when_call`: `seq_call` guarded by its own condition (see "Calls" in docs/reference.md).
 pub const SEQ_WHEN_CALL: &str = "seq_when_call";
 /// `seq_run`: runs a stored sequence by name.
 pub const SEQ_RUN: &str = "seq_run";
@@ -55,7 +55,7 @@ const fn opt(name: &'static str, ty: Option<JsonType>, description: &'static str
 }
 
 /// `closed`: unknown parameters are refused (the `seq_*` tools, whose implementation is ours);
-/// the host's tools ignore extra parameters, as run-time pre-validation (§4.4) does.
+/// the host's tools ignore extra parameters, as run-time pre-validation does.
 fn tool(
     name: &str,
     description: &str,
@@ -94,7 +94,7 @@ use ParallelSafety::{Safe, ThroughTarget, Unsafe};
 
 pub(super) fn tools() -> Vec<ToolDef> {
     vec![
-        // The embedded host (D-9 flags).
+        // The embedded host (its catalog flags).
         tool(
             "cmd_run",
             "Runs `command` with `sh -c`, or the program and arguments of `argv` without a \
@@ -186,10 +186,11 @@ pub(super) fn tools() -> Vec<ToolDef> {
              their order, even in a group whose items run at the same time.",
             &[req("text", Some(JsonType::String), "The text to send.")],
             false,
-            // Sends to one channel keep their order even in a parallel group (§6.2).
+            // Sends to one channel keep their order even in a parallel group.
             Safe,
         ),
-        // The six tools of the sequence plugin (docs/reference.md §8).
+        // The six tools of the sequence plugin (see "Execution (the engine)" in
+        // docs/reference.md).
         tool(
             SEQ_CREATE,
             "Checks a tool sequence and stores it under `name`. Give the groups inline as \

@@ -1,4 +1,4 @@
-//! Reading catalog files (D-9): an array of `{name, description, parameters, parallel_safe}`, or
+//! Reading catalog files: an array of `{name, description, parameters, parallel_safe}`, or
 //! MCP's `tools/list` result (`{"tools": [{name, description, inputSchema, annotations}]}`, or
 //! its bare array), where `annotations.readOnlyHint: true` means parallel-safe.
 
@@ -124,8 +124,8 @@ pub(crate) fn tool(entry: &Json) -> Result<ToolDef, CatalogError> {
     })
 }
 
-/// MCP: `annotations.readOnlyHint`. Absent means not parallel-safe (design §6.1: the zero value
-/// is the safe side).
+/// MCP: `annotations.readOnlyHint`. Absent means not parallel-safe (the zero value is the safe
+/// side).
 fn read_only_hint(object: &Map<String, Json>) -> Result<bool, CatalogError> {
     match object.get("annotations") {
         None | Some(Json::Null) => Ok(false),

@@ -1,9 +1,9 @@
-//! The JSON Schema subset of tool parameters (D-9): `type`, `properties`, `required`, and
+//! The JSON Schema subset of tool parameters: `type`, `properties`, `required`, and
 //! `additionalProperties: false` to close an object. Other keywords are kept in the raw schema
 //! and ignored by the checker.
 //!
-//! Lenient booleans (design §4.4): the host's `getBool` has met booleans sent as `true`, as the
-//! strings `"true"`/`"false"` and as numbers, and §4.4 makes that leniency the schema's declared
+//! Lenient booleans: the host's `getBool` has met booleans sent as `true`, as the strings
+//! `"true"`/`"false"` and as numbers, and the language makes that leniency the schema's declared
 //! contract. So a `boolean` parameter accepts `true`/`false`, the strings `"true"`/`"false"` in
 //! any ASCII case, and the numbers `1`/`0` (also written `1.0`/`0.0`); nothing else. The other
 //! types are strict JSON Schema: an `integer` is a number without a fractional part, a `number`
@@ -101,7 +101,7 @@ pub fn lenient_bool(value: &Json) -> Option<bool> {
     }
 }
 
-/// Whether `value` fits a slot or input declared `ty` (D-3), with the same leniency for `bool`
+/// Whether `value` fits a slot or input declared `ty`, with the same leniency for `bool`
 /// as a `boolean` parameter.
 pub fn type_accepts(ty: Type, value: &Json) -> bool {
     match ty {
@@ -213,7 +213,7 @@ impl Schema {
         Json::Object(object)
     }
 
-    /// Run-time pre-validation of arguments (design §4.4): the first problem, if any. Nested
+    /// Run-time pre-validation of arguments: the first problem, if any. Nested
     /// objects are validated against their own `properties`.
     pub fn validate(&self, args: &Json) -> Result<(), ArgProblem> {
         self.validate_at(args)

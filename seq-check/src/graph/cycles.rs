@@ -1,4 +1,4 @@
-//! Cycles (D-6): between groups of one sequence (E0601) and across sequences (E0602).
+//! Cycles: between groups of one sequence (E0601) and across sequences (E0602).
 //!
 //! Each strongly connected component with a cycle is reported once, with one cycle through it:
 //! the shortest one through its first member (the first group in file order; the sequence with

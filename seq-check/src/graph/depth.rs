@@ -1,7 +1,7 @@
-//! The depth bound (8.3, D-6): at most [`MAX_DEPTH`] cross-sequence calls nested on the stack.
+//! The depth bound: at most [`MAX_DEPTH`] cross-sequence calls nested on the stack.
 //!
 //! Depth is measured on the group-level graph, where a `#name` call weighs 1 and a call between
-//! groups of one sequence weighs 0 (8.3: they do not count), and a `#name` call reaches every
+//! groups of one sequence weighs 0 (they do not count), and a `#name` call reaches every
 //! group of the callee (it runs them all). The longest weighted path ending at each node is
 //! computed once, by dynamic programming over the components in topological order: linear, no
 //! path enumeration. Components that hold a cross-sequence cycle are already errors (E0602) and
@@ -18,7 +18,7 @@ use petgraph::graph::EdgeIndex;
 use seq_syntax::{Code, Diagnostic};
 use std::collections::HashSet;
 
-/// The most cross-sequence calls that may be nested on the stack (8.3): `#A → #B → #C → #D → #E`
+/// The most cross-sequence calls that may be nested on the stack: `#A → #B → #C → #D → #E`
 /// is the deepest legal chain. A structural bound, not a setting; the engine enforces it again
 /// at run time.
 pub const MAX_DEPTH: u32 = 4;

@@ -9,7 +9,7 @@ use seq_syntax::names::CallTarget;
 use std::collections::HashMap;
 
 /// The literal target of a call item and the span of its text. `None` for other items and for
-/// targets that are absent, dynamic or malformed: those are other rules' findings (8.2 rule 5).
+/// targets that are absent, dynamic or malformed: those are other rules' findings.
 pub(crate) fn call_target(item: &Item) -> Option<(CallTarget<'_>, Span)> {
     if !Catalog::is_call(&item.tool.value) {
         return None;
@@ -89,7 +89,7 @@ pub(crate) enum Node {
 pub(crate) enum EdgeKind {
     /// `seq_call` of a group of the same sequence: no new frame, does not count towards depth.
     GroupCall,
-    /// `seq_call` of `#name`: one more frame on the stack (8.3).
+    /// `seq_call` of `#name`: one more frame on the stack.
     SequenceCall,
     /// From a sequence node to each of its groups.
     Runs,

@@ -1,10 +1,10 @@
-//! Parallel safety through calls (D-5): a call item is parallel-safe only if everything it can
+//! Parallel safety through calls: a call item is parallel-safe only if everything it can
 //! reach is. A call in a parallel group that reaches a tool that is not parallel-safe is an error
-//! (E0604); in a serial group the call must say `"unsafe_serial": true` (strict D2, E0605).
+//! (E0604); in a serial group the call must say `"unsafe_serial": true` (E0605).
 //!
 //! For each component of the graph, sinks first, the first unsafe tool it reaches is found once
 //! (its own items first, in file order, then its calls in file order): linear. Tools that no
-//! catalog knows do not make a call unsafe: existence is a run-time property (8.2 rule 1), and
+//! catalog knows do not make a call unsafe: existence is a run-time property, and
 //! the unknown tool is already a warning where it is used.
 
 use super::model::{CallGraph, Node};

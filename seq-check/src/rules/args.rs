@@ -1,5 +1,5 @@
-//! Tool arguments against the catalog (issue rule 7, D-3, D-9): required parameters, literal
-//! types (lenient booleans, design §4.4), references whose declared type differs from the
+//! Tool arguments against the catalog (issue rule 7): required parameters, literal
+//! types (lenient booleans), references whose declared type differs from the
 //! parameter's, and unknown parameters. A tool no catalog knows is a warning.
 //!
 //! Unknown parameters: JSON Schema lets objects hold extra properties, and the host's tools
@@ -227,7 +227,7 @@ pub(crate) fn check_value(
                 });
             }
             None => {
-                // Interpolation renders text (§5.2); a lenient boolean may still read it.
+                // Interpolation renders text; a lenient boolean may still read it.
                 if allows(JsonType::String) || allows(JsonType::Boolean) {
                     return;
                 }

@@ -1,4 +1,4 @@
-//! Types in conditions (D-3, D-4): the group's `when` and the `when` of `seq_when_call`.
+//! Types in conditions: the group's `when` and the `when` of `seq_when_call`.
 //! `==`/`!=` compare without coercion, so operands of different kinds never compare equal;
 //! ordering needs numbers; `contains` a string (with a string) or an array; a bare operand is a
 //! bool. A reference's type is its slot's declared type; with a path it is unknown.

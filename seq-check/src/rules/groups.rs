@@ -1,5 +1,5 @@
-//! Group-level rules: unique group names (a call names its target), and the group fields of
-//! D-5 — `retries` only with `retry`, `missing: degrade` with a `fallback` of declared slots and
+//! Group-level rules: unique group names (a call names its target), and the group fields —
+//! `retries` only with `retry`, `missing: degrade` with a `fallback` of declared slots and
 //! their types, and a `fallback` only where it can apply.
 
 use super::types::{literal, reference_type};

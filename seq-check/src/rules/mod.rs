@@ -1,4 +1,4 @@
-//! The rules of design §7.3, §8.2, D-2, D-3, D-5 and D-9 that look at one sequence at a time
+//! The rules that look at one sequence at a time
 //! (with the store at hand to resolve `#name`). One module per family; each pushes diagnostics.
 
 mod args;

@@ -1,4 +1,4 @@
-//! Parallel safety (§7.3 rule 4, D-5 strict D2): a tool that is not `parallel_safe` is an
+//! Parallel safety: a tool that is not `parallel_safe` is an
 //! error in a parallel group, and in a serial group needs `"unsafe_serial": true`. Calls
 //! (`seq_call`, `seq_when_call`) are judged through their targets by the call graph.
 

@@ -1,4 +1,4 @@
-//! References (§7.3 rule 2, D-2): `$args.X` must be declared in `in`; `$out.X` is read only in
+//! References: `$args.X` must be declared in `in`; `$out.X` is read only in
 //! a serial group, by an item after the one that wrote it, and never in the group's `when` or
 //! `fallback`. A path must fit the slot's declared type.
 
@@ -186,7 +186,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
 }
 
 /// `.field` needs an object and `[i]` an array: a declared type that cannot have them makes the
-/// read an evaluation error every time (D-4).
+/// read an evaluation error every time.
 fn path_fits(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) {
     let (Some(first), Some(decl)) = (reference.path.first(), declaration(cx, reference)) else {
         return;

@@ -1,4 +1,4 @@
-//! Named slots (§7.3 rules 1, 3, 6): `as` writes a declared `out` slot; a slot that is not an
+//! Named slots: `as` writes a declared `out` slot; a slot that is not an
 //! `array` has one writer; inputs never read and outputs never written are warnings.
 
 use super::{Cx, fix};
@@ -108,7 +108,7 @@ fn undeclared_output(
             .with_help(format!("did you mean `{best}`?"))
             .with_replacement(format!("write `{best}`"), span, fix::in_item_string(best));
     }
-    // Several writers need an `array` slot (rule 3).
+    // Several writers need an `array` slot.
     let ty = if writers > 1 { Type::Array } else { Type::Any };
     let d = d.with_help(format!(
         "declare it in `out`, such as `\"{name}\": \"{}\"`",

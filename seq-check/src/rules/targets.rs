@@ -1,4 +1,4 @@
-//! Call targets (§7.3 rule 5, §8.2 rule 5, D-2, D-6): `seq_call` and `seq_when_call` need a
+//! Call targets: `seq_call` and `seq_when_call` need a
 //! `target` (not `group`), a literal that is a group of this sequence or `#sequence`; the
 //! arguments must be inputs the target declares, of their types. An unknown `#name` is only a
 //! warning: sequences come and go. `seq_run` inside a group hides its callee from the call graph.
@@ -100,7 +100,7 @@ fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
 }
 
 /// What a call resolves to: a group's inputs, or the inputs of every group of a sequence (a
-/// sequence run hands each group the arguments it declares, D-7).
+/// sequence run hands each group the arguments it declares).
 struct Callee<'a> {
     owner: String,
     inputs: Vec<&'a SlotDecl>,

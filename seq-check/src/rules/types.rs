@@ -1,4 +1,4 @@
-//! Static types (D-3): what the checker knows of a value's type before running it.
+//! Static types: what the checker knows of a value's type before running it.
 
 use super::Cx;
 use crate::catalog::{JsonType, Schema};
@@ -30,7 +30,7 @@ pub(crate) fn reference_type(cx: &Cx<'_>, reference: &Reference) -> Option<(Type
 
 /// Whether a slot of type `slot` may be passed where `schema` is declared. Declared types are
 /// the author's contract, so they must match (an `integer` slot passes for a `number`, not the
-/// reverse); the leniency of §4.4 is for literal values only.
+/// reverse); the boolean leniency is for literal values only.
 pub(crate) fn slot_fits(slot: Type, schema: &Schema) -> bool {
     if schema.types.is_empty() {
         return true;

@@ -1,4 +1,4 @@
-//! The `when` argument of `seq_when_call` (design §8.4): a condition written as a string inside
+//! The `when` argument of `seq_when_call`: a condition written as a string inside
 //! an item, so inside the `tools` string — escaped twice in the file.
 //!
 //! The AST keeps that string as a template whose references carry exact file spans but whose

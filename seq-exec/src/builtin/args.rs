@@ -1,4 +1,4 @@
-//! Reading a tool's arguments into Rust values, with the structured errors of §4.4. Hosts do not
+//! Reading a tool's arguments into Rust values, with structured errors. Hosts do not
 //! rely on the engine's pre-validation: they can be called directly.
 
 use crate::error::{Reason, ToolError};
@@ -58,7 +58,7 @@ pub(crate) fn whole_number(args: &Value, name: &str) -> Result<u64, ToolError> {
     number.ok_or_else(|| wrong_type(name, "a non-negative whole number", value))
 }
 
-/// A lenient boolean (§4.4: `true`, `"true"`, `1` alike); absent is `false`.
+/// A lenient boolean (`true`, `"true"`, `1` alike); absent is `false`.
 pub(crate) fn flag(args: &Value, name: &str) -> Result<bool, ToolError> {
     match optional(args, name)? {
         None => Ok(false),

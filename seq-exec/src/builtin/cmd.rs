@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-/// Without a `timeout` argument (the engine also caps every call at 60 s, D-7).
+/// Without a `timeout` argument (the engine also caps every call at 60 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How much of stderr a failure's detail quotes, from its end (where the error usually is).

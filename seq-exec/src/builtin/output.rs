@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// Receives the lines a sequence sends to its standard output channel, in the order sent (the
-/// engine keeps calls to one channel in order, §6.2).
+/// engine keeps calls to one channel in order).
 pub trait OutputSink: Send + Sync {
     fn send(&self, text: &str) -> io::Result<()>;
 }

@@ -1,4 +1,4 @@
-//! Confinement to a root directory (D-8, design §7.1 path check): the one escape check shared by
+//! Confinement to a root directory: the one escape check shared by
 //! the file tools and `seq_create(file=...)`.
 //!
 //! A path is refused when it is absolute, when it has a `..` component, or when any entry on the

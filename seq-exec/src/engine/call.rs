@@ -1,4 +1,4 @@
-//! Runs and calls (§8, D-6, D-7): `seq_run`, `seq_call` / `seq_when_call` and `seq_run` items,
+//! Runs and calls: `seq_run`, `seq_call` / `seq_when_call` and `seq_run` items,
 //! and calls made directly by a model. The engine handles them itself, because they need the
 //! stack and the caller's scope.
 //!
@@ -23,7 +23,7 @@ use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
-/// Runs every group of `sequence` in order (D-7), each with the arguments it declares.
+/// Runs every group of `sequence` in order, each with the arguments it declares.
 /// `stack` already holds the sequence. The run stops after a group that failed.
 pub(crate) async fn run_sequence(
     cx: Cx<'_>,
@@ -89,7 +89,7 @@ pub(crate) fn cancelled_error() -> ToolError {
     ToolError::new(Reason::Cancelled, "the run was cancelled")
 }
 
-/// The run's arguments, routed to the groups that declare them (D-7) and admitted to their
+/// The run's arguments, routed to the groups that declare them and admitted to their
 /// types. Checked for every group before any runs: an argument no group declares, or one that
 /// does not fit a group that declares it, fails the run before it starts (reason `type`).
 fn route(
@@ -122,7 +122,7 @@ fn route(
 }
 
 /// The arguments `group` declares, admitted to their types. `null` stands for "not passed"
-/// (as for tool parameters, §4.4): the input stays unset.
+/// (as for tool parameters): the input stays unset.
 fn admit(
     group: &Group,
     args: &Map<String, Value>,
@@ -191,8 +191,8 @@ pub(crate) async fn direct(
 }
 
 /// A `seq_call`, `seq_when_call` or `seq_run` item. Its dispatch follows the path of every
-/// tool (D-7): `__arg_error` (checked by the caller), then — for `seq_when_call` — its `when`
-/// in the caller's scope before anything of the callee is built (§8.4), the arguments,
+/// tool: `__arg_error` (checked by the caller), then — for `seq_when_call` — its `when`
+/// in the caller's scope before anything of the callee is built, the arguments,
 /// authorization of the caller for the call tool itself, pre-validation against the tool's
 /// built-in signature, and finally the callee, whose own tools pass the same path. The
 /// per-tool timeout does not apply to the call itself: a `#name` call may run several groups,
@@ -359,7 +359,7 @@ async fn call_sequence(
     if name.trim().is_empty() {
         return Err(malformed("#").into());
     }
-    // Looked up afresh at every call: stored sequences come and go (D-6).
+    // Looked up afresh at every call: stored sequences come and go.
     let Some(sequence) = cx.sequences.sequence(name) else {
         return Err(Failure::missing(
             ToolError::new(Reason::NotFound, format!("no sequence `#{name}` is stored"))

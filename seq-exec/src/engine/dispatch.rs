@@ -1,6 +1,6 @@
-//! The path of every host tool call, at every depth (D-7): the tool looked up afresh (no cached
-//! definitions, §8.2), authorization of the calling identity, parameter pre-validation (§4.4),
-//! the per-tool timeout, and the result contract of §4.2. The `__arg_error` short-circuit comes
+//! The path of every host tool call, at every depth: the tool looked up afresh (no cached
+//! definitions), authorization of the calling identity, parameter pre-validation,
+//! the per-tool timeout, and the result contract. The `__arg_error` short-circuit comes
 //! before all of it, in [`arg_error`].
 
 use super::tool_timeout::ToolTimeout;
@@ -21,7 +21,7 @@ use tokio::sync::RwLock;
 pub(crate) struct Failure {
     pub error: ToolError,
     /// The item's own tool, or its call's target, is not there: the group's `missing` policy
-    /// decides, not `on_error` (§8.2 rules 2 and 3). A `not_found` that comes back from inside
+    /// decides, not `on_error`. A `not_found` that comes back from inside
     /// a call is an ordinary failure of the call.
     pub missing: bool,
 }
@@ -138,7 +138,7 @@ pub(crate) async fn host_tool(
     })
 }
 
-/// The result contract of §4.2: a value returned as `Ok` that is a ToolError — an object whose
+/// The result contract: a value returned as `Ok` that is a ToolError — an object whose
 /// keys are only `field`, `reason`, `detail`, `hint`, with a `reason` the contract knows — is a
 /// failure, so hosts that report failures as values keep working. Anything else is success;
 /// requiring the exact shape keeps ordinary results that merely have a `reason` field (an HTTP
@@ -227,7 +227,7 @@ pub(crate) fn unauthorized(cx: Cx<'_>, tool: &str) -> ToolError {
     .with_hint("a sequence can only use the tools its caller may use; ask for access, or remove the tool from the sequence")
 }
 
-/// A pre-validation problem as the result contract says it (§4.4): `required` or `type`, with
+/// A pre-validation problem as the result contract says it: `required` or `type`, with
 /// the parameter as `field`. An unknown parameter of a closed schema is a `type` error: the
 /// arguments object does not fit the tool's signature.
 pub(crate) fn invalid(

@@ -1,10 +1,10 @@
-//! Evaluating conditions (D-4): a group's `when` and the `when` of `seq_when_call`.
+//! Evaluating conditions: a group's `when` and the `when` of `seq_when_call`.
 //!
 //! An unset input or slot reads as `null`, and a path from it is followed from `null`.
 //! `==`/`!=` compare without coercion, numbers by value (so `1 == 1.0`), arrays and objects
 //! member by member. Ordering needs two numbers; `contains` is a substring test on strings and
 //! membership on arrays; a bare operand must be a bool, `null` counting as false. Every other
-//! case is an evaluation error of reason `type` — surfaced, never taken as false (§8.4).
+//! case is an evaluation error of reason `type` — surfaced, never taken as false.
 
 use super::values::{self, Scope, describe};
 use crate::error::{Reason, ToolError};
@@ -145,7 +145,7 @@ fn error(detail: String, hint: &str) -> ToolError {
 }
 
 /// Parses a condition given as text at run time; a condition that does not parse is an
-/// `arg_error` (the arguments are malformed, §8.4), with the parser's first message.
+/// `arg_error` (the arguments are malformed), with the parser's first message.
 pub(crate) fn parse(text: &str) -> Result<Condition, ToolError> {
     let (condition, diagnostics) =
         seq_syntax::condition::parse_condition(text, &OffsetMap::identity(0));
@@ -170,7 +170,7 @@ pub(crate) fn parse(text: &str) -> Result<Condition, ToolError> {
 
 /// The text of the `when` argument of a `seq_when_call` item. The front end reads it as a
 /// template, so its references are parsed parts; they are written back as references (not
-/// interpolated), so that the condition reads them as operands in the caller's scope (§8.4),
+/// interpolated), so that the condition reads them as operands in the caller's scope,
 /// the way the checker reads them.
 pub(crate) fn condition_text(template: &Template) -> String {
     let mut text = String::new();

@@ -1,8 +1,8 @@
-//! One group (D-7, §6.2, §7): its `when`, its items in parallel or in order, the barrier where
+//! One group: its `when`, its items in parallel or in order, the barrier where
 //! slots are written, `on_error`, and the group's timeout.
 //!
 //! - Parallel: every item starts at once, except that an `output_send__<channel>` item waits
-//!   for the previous item of the group sending to the same channel (§6.2). Slots are written
+//!   for the previous item of the group sending to the same channel. Slots are written
 //!   at the barrier in item order, so an `array` slot that several items write collects their
 //!   values in item order whatever the finishing order.
 //! - Serial: items run one after another, each seeing the slots the earlier ones wrote (`$out`).
@@ -45,7 +45,7 @@ pub(crate) struct GroupCx<'a> {
     pub lock: RwLock<()>,
     /// The per-tool timeout of the group's host calls.
     pub tool_timeout: ToolTimeout,
-    /// The `array` slots: every value written to one is appended, in item order (7.3).
+    /// The `array` slots: every value written to one is appended, in item order.
     collect: HashSet<&'a str>,
 }
 
@@ -73,7 +73,7 @@ pub(crate) async fn run(
     let observer = cx.observer.filter(|_| observe);
     let after = predecessors(group);
     // Whether items really run side by side: a parallel group of one item, or whose items all
-    // send to one channel, reports false (§6.6).
+    // send to one channel, reports false.
     let parallel = group.is_parallel() && after.iter().filter(|p| p.is_none()).count() > 1;
     if let Some(observer) = observer {
         observer.group_started(&sequence.name.value, &group.name.value, parallel);
@@ -108,7 +108,7 @@ pub(crate) async fn run(
             parallel,
             started,
         ),
-        // A false `when` skips the group and leaves its slots unset (§7.5).
+        // A false `when` skips the group and leaves its slots unset.
         (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, parallel, started),
         (Ok(stack), None | Some(Ok(true))) => {
             let deadline = started + group.timeout();
@@ -141,7 +141,7 @@ pub(crate) async fn run(
 }
 
 /// For each item, the earlier item it must wait for: the previous `output_send__<channel>` item
-/// of the same channel (§6.2: sends to one channel keep their order).
+/// of the same channel (sends to one channel keep their order).
 fn predecessors(group: &Group) -> Vec<Option<usize>> {
     let mut last: HashMap<&str, usize> = HashMap::new();
     group

@@ -42,7 +42,7 @@ impl ItemRun {
 }
 
 /// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
-/// (D-7: never not-found, unauthorized or argument errors; `Reason::is_retryable`).
+/// (never not-found, unauthorized or argument errors; `Reason::is_retryable`).
 pub(crate) async fn run(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> ItemRun {
     let group = g.group;
     let allowed = match group.on_error() {
@@ -116,8 +116,8 @@ async fn attempt(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<Option<V
         .map(Some)
 }
 
-/// The item succeeded with `value`: checked against its slot's type (D-3: values written to
-/// slots are checked at run time).
+/// The item succeeded with `value`: checked against its slot's type (values written to slots
+/// are checked at run time).
 fn written(g: &GroupCx<'_>, item: &Item, value: Value, retries: u32) -> ItemRun {
     let Some(slot) = &item.output else {
         return finish(item, ItemStatus::Ok, None, retries, None);
@@ -160,7 +160,7 @@ fn written(g: &GroupCx<'_>, item: &Item, value: Value, retries: u32) -> ItemRun 
     }
 }
 
-/// The item's tool (or call target) is not there: `missing` decides (§8.2 rule 2). The report
+/// The item's tool (or call target) is not there: `missing` decides. The report
 /// keeps the `not_found` error, so what was missing is said even when the group goes on.
 fn missing(g: &GroupCx<'_>, item: &Item, scope: &Scope, error: ToolError, retries: u32) -> ItemRun {
     match g.group.missing() {

@@ -1,4 +1,4 @@
-//! The interpreter of checked sequences (D-7).
+//! The interpreter of checked sequences.
 //!
 //! The engine walks the checked AST, never text. Its modules, from the outside in:
 //! - `call`: runs (`seq_run`), calls (`seq_call`, `seq_when_call`, `seq_run` items) and the
@@ -7,16 +7,16 @@
 //!   the group timeout;
 //! - `item`: one item — retries, `missing`, the type check of the value it writes;
 //! - `dispatch`: the path of every host tool call (`__arg_error`, lookup, authorization,
-//!   pre-validation, the per-tool timeout, the result contract of §4.2);
+//!   pre-validation, the per-tool timeout, the result contract);
 //! - `tool_timeout`: the per-tool timeout of one group's calls, sharing the group's timers;
-//! - `values`, `eval`, `render`: references, conditions (D-4) and templates (§5.2);
-//! - `stack`: the call stack behind the run-time depth and cycle bounds (D-6).
+//! - `values`, `eval`, `render`: references, conditions and templates;
+//! - `stack`: the call stack behind the run-time depth and cycle bounds.
 //!
-//! Where the design and the decisions are silent, the choice is written next to the code that
+//! Where the language leaves a choice open, the choice is written next to the code that
 //! makes it. The main ones:
 //! - input problems (an argument no group declares, a value that does not fit its declared
 //!   type) are reason `type`, with the argument as `field`; `null` passed for an input means
-//!   "not passed"; a lenient boolean (§4.4) entering a `bool` input or slot becomes a boolean;
+//!   "not passed"; a lenient boolean entering a `bool` input or slot becomes a boolean;
 //! - an `array` slot written by several items collects their values; written by one item, it
 //!   takes that item's value;
 //! - a `partial` group (failures tolerated by `on_error: continue`) does not make a run fail;
@@ -48,7 +48,7 @@ use std::time::Duration;
 pub use tokio_util::sync::CancellationToken;
 
 /// Where `#name` calls find sequences: looked up afresh at every call, since stored sequences
-/// can change between calls (D-6: run-time bounds are enforced again).
+/// can change between calls (run-time bounds are enforced again).
 pub trait SequenceSource: Send + Sync {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>>;
 }
@@ -56,9 +56,9 @@ pub trait SequenceSource: Send + Sync {
 /// Bounds the engine enforces at run time.
 #[derive(Clone, Debug)]
 pub struct Limits {
-    /// Cross-sequence calls nested on the stack (D-6): 4.
+    /// Cross-sequence calls nested on the stack: 4.
     pub max_depth: u32,
-    /// Per tool call (D-7): 60 s.
+    /// Per tool call: 60 s.
     pub tool_timeout: Duration,
     /// Groups running one inside another through calls (group and `#name` calls alike): 32,
     /// the checker's bound (E0606). Each nesting is a frame of the future being polled; the
@@ -113,7 +113,7 @@ impl std::fmt::Debug for Engine {
 }
 
 /// What every part of a run shares: the host, the store, the bounds, the observer, and the
-/// calling identity, which is carried unchanged into every nested dispatch (§8.3 problem two).
+/// calling identity, which is carried unchanged into every nested dispatch.
 #[derive(Clone, Copy)]
 pub(crate) struct Cx<'a> {
     pub host: &'a dyn ToolHost,
@@ -219,9 +219,9 @@ impl Engine {
     }
 
     /// `seq_when_call` made directly by a model: [`Engine::call`] when `when` holds, `null`
-    /// without calling when it does not (§8.4). The condition is evaluated before anything
+    /// without calling when it does not. The condition is evaluated before anything
     /// else; its `$args` are the arguments of this call (a model has no other scope). A
-    /// condition that does not parse is an `arg_error`; one that cannot be evaluated (D-4) is
+    /// condition that does not parse is an `arg_error`; one that cannot be evaluated is
     /// a `type` error, never "false".
     pub async fn when_call(
         &self,

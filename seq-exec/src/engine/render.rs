@@ -1,8 +1,8 @@
-//! Turning an item's arguments (and a `fallback`) into the JSON a tool receives (D-2, §5.2).
+//! Turning an item's arguments (and a `fallback`) into the JSON a tool receives.
 //!
 //! A bare reference substitutes the typed value; a reference inside a string interpolates the
-//! value rendered as text by §5.2. Reading an unset input or slot is an error of reason
-//! `required` naming the reference (D-7): a tool never receives an empty string that stands for
+//! value rendered as text. Reading an unset input or slot is an error of reason
+//! `required` naming the reference: a tool never receives an empty string that stands for
 //! a value that does not exist.
 
 use super::values::{self, Scope};
@@ -11,7 +11,7 @@ use seq_syntax::ast::{Member, Template, TemplatePart, Value as Arg, ValueKind};
 use seq_syntax::shell::{self, Context};
 use serde_json::{Map, Value};
 
-/// The text of a value as a model or a template reads it (design §5.2): strings, numbers and
+/// The text of a value as a model or a template reads it: strings, numbers and
 /// bools as they are, arrays and objects as compact JSON, `null` as the empty string.
 pub fn render_text(value: &Value) -> String {
     match value {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     /// True only when every group ran or was skipped by its `when`, and no item failed in a way
-    /// its group did not tolerate (an honest success flag, §4.2).
+    /// its group did not tolerate (an honest success flag).
     pub ok: bool,
     /// The groups reached, in order: the run stops after a group that failed.
     pub groups: Vec<GroupReport>,
@@ -28,9 +28,9 @@ pub struct RunReport {
 pub struct GroupReport {
     pub name: String,
     pub status: GroupStatus,
-    /// Whether items ran side by side (§6.6): a parallel group with at least two items that
+    /// Whether items ran side by side: a parallel group with at least two items that
     /// do not wait for each other. A serial group, a group of one item, or one whose items all
-    /// send to one output channel (kept in order, §6.2) says false.
+    /// send to one output channel (kept in order) says false.
     pub parallel: bool,
     pub duration_ms: u64,
     /// The slots this group set.

@@ -1,5 +1,5 @@
 //! The call stack of a run: the sequences and groups being executed, carried into every nested
-//! call so that the bounds of D-6 hold at run time even when stored sequences changed after
+//! call so that the call bounds hold at run time even when stored sequences changed after
 //! they were checked.
 //!
 //! A persistent list: concurrent items of a parallel group share their parent's frames, and

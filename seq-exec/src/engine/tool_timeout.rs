@@ -1,4 +1,4 @@
-//! The per-tool timeout (D-7) of one group's host calls, with as few timers as the group allows.
+//! The per-tool timeout of one group's host calls, with as few timers as the group allows.
 //!
 //! Every call of a group starts after the group does, so no call can reach the bound before the
 //! group has run that long: the group's *horizon*. Until then a call needs no timer of its own,

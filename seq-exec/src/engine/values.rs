@@ -1,8 +1,8 @@
-//! Reading references (D-2, D-4): `$args.PATH` from the group's inputs, `$out.PATH` from the
+//! Reading references: `$args.PATH` from the group's inputs, `$out.PATH` from the
 //! slots its earlier items wrote.
 //!
 //! An input that was not passed, or a slot that was not written, is *unset*: conditions read it
-//! as `null`, templates and bare references refuse it (D-7). Along a path, a missing field of an
+//! as `null`, templates and bare references refuse it. Along a path, a missing field of an
 //! object reads as `null`, and so (seqc's choice, by analogy) does an index past the end of an
 //! array; a field of anything but an object, or an index into anything but an array, is an
 //! error of reason `type`.
@@ -24,7 +24,7 @@ pub(crate) struct Scope {
 static NULL: Value = Value::Null;
 
 /// The value `reference` reads; `None` when its slot or input is unset (templates and bare
-/// references refuse that, D-7).
+/// references refuse that).
 pub(crate) fn read<'s>(
     scope: &'s Scope,
     reference: &Reference,
@@ -39,7 +39,7 @@ pub(crate) fn read<'s>(
     }
 }
 
-/// The value `reference` reads in a condition (D-4): an unset slot or input is `null`, and its
+/// The value `reference` reads in a condition: an unset slot or input is `null`, and its
 /// path, if any, is followed from there — so `.field` of an unset input is an error like `.field`
 /// of any other null, not a quiet `null`.
 pub(crate) fn read_in_condition<'s>(
@@ -107,7 +107,7 @@ fn path_error(
     ))
 }
 
-/// The error of a template or bare reference that reads an unset input or slot (D-7).
+/// The error of a template or bare reference that reads an unset input or slot.
 pub(crate) fn unset(reference: &Reference) -> ToolError {
     let name = &reference.slot.value;
     let (detail, hint) = match reference.root.value {
@@ -148,9 +148,9 @@ pub(crate) fn describe(value: &Value) -> &'static str {
     }
 }
 
-/// `value` as it enters an input or slot declared `ty` (D-3), or `None` when it does not fit.
-/// A lenient boolean (§4.4: `"true"`, `1`) becomes a JSON boolean, so that conditions, which
-/// take only real booleans (D-4), read the input the way its declaration promises.
+/// `value` as it enters an input or slot declared `ty`, or `None` when it does not fit.
+/// A lenient boolean (`"true"`, `1`) becomes a JSON boolean, so that conditions, which
+/// take only real booleans, read the input the way its declaration promises.
 pub(crate) fn admit(ty: Type, value: Value) -> Option<Value> {
     if !type_accepts(ty, &value) {
         return None;

@@ -1,7 +1,7 @@
 //! `seq_create`: parse (parameter form or file), check against the whole store, store.
 //!
 //! The checker runs over every stored sequence plus the new one (replacing a stored one of the
-//! same name), so that cycles and depth across sequences are seen (D-6). The new sequence is
+//! same name), so that cycles and depth across sequences are seen. The new sequence is
 //! refused for its own errors, and also for errors it would cause in *other* stored sequences
 //! (a stored `#A` whose chain gets too deep once `#B` exists): those are the errors the store
 //! gets with it that it did not have before.

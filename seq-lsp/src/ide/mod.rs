@@ -384,7 +384,8 @@ impl Analysis {
     /// Renames the group, slot or sequence at `offset` to `new_name`, everywhere: its
     /// declaration and every reference, also inside `tools` strings and in other files. Fails
     /// when nothing renamable is there, when `new_name` is not a legal name for it (slots are
-    /// identifiers; group and sequence names follow docs/reference.md §1), or when it is taken.
+    /// identifiers; group and sequence names follow "Files" in docs/reference.md), or when it is
+    /// taken.
     pub fn rename(
         &self,
         file: FileId,

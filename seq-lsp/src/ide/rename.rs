@@ -1,6 +1,6 @@
 //! Rename of a group, slot or sequence: the declaration and every reference, each edit escaped
-//! for the strings around it. New names are checked against the rules of docs/reference.md §1
-//! before anything is edited, and against the names already taken.
+//! for the strings around it. New names are checked against the rules of "Files" in
+//! docs/reference.md before anything is edited, and against the names already taken.
 
 use super::index::{Def, Name, Occurrence};
 use super::text::escape_depth;

@@ -1,4 +1,4 @@
-//! The workspace catalog (D-9): `seq-catalog.json` in a workspace folder's root, merged into the
+//! The workspace catalog: `seq-catalog.json` in a workspace folder's root, merged into the
 //! built-in catalog. A broken catalog file is reported in that file, and the built-in catalog
 //! (plus any other folder's good file) is used meanwhile.
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// tooling JSON, never the user's sequences.
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules", ".git"];
 
-/// The name of the workspace catalog file (D-9), read from each workspace folder's root.
+/// The name of the workspace catalog file, read from each workspace folder's root.
 pub const CATALOG_FILE: &str = "seq-catalog.json";
 
 #[derive(Clone, Debug)]

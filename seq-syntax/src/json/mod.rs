@@ -1,5 +1,5 @@
 //! Strict JSON (RFC 8259) with a span on every key and value, for the file level and — with bare
-//! references allowed as values (D-2) — for the items inside `tools`.
+//! references allowed as values — for the items inside `tools`.
 //!
 //! The result is an untyped tree that may hold [`NodeKind::Error`] where recovery skipped input;
 //! lowering turns it into the typed AST and never lets an error node through.

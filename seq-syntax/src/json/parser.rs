@@ -25,7 +25,7 @@ pub const MAX_DEPTH: usize = 128;
 pub enum Mode {
     /// The sequence file: strict JSON.
     File,
-    /// An item of a `tools` string: JSON plus bare references as values (D-2).
+    /// An item of a `tools` string: JSON plus bare references as values.
     Item,
 }
 

@@ -309,7 +309,8 @@ impl<'src> Scanner<'src> {
         self.push(Token::Unknown(slice), span);
     }
 
-    /// A leading byte order mark is not JSON whitespace (RFC 8259 §8.1): reported, then skipped
+    /// A leading byte order mark is not JSON whitespace (RFC 8259, section 8.1): reported, then
+    /// skipped
     /// so that the value after it is still parsed.
     fn byte_order_mark(&mut self) {
         let span = Span::from_range(0..'\u{feff}'.len_utf8());

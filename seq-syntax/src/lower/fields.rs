@@ -101,7 +101,7 @@ pub(super) fn plainly_unique(members: &[Member<'_>]) -> bool {
 /// a hash map, so that an object of many keys is not quadratic.
 const LINEAR: usize = 16;
 
-/// The members of an object without repeated keys (D-1: duplicate keys are an error), each with
+/// The members of an object without repeated keys (duplicate keys are an error), each with
 /// its unescaped key; the first occurrence is kept and each repeat reported with a label on the
 /// first.
 pub(super) fn unique_members<'a, 'n>(
