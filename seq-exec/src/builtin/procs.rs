@@ -127,6 +127,8 @@ struct Job {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Signal {
+    Stop,
+    Cont,
     Term,
     Kill,
 }
@@ -150,11 +152,23 @@ fn killer() -> Option<&'static Sender<Job>> {
         .as_ref()
 }
 
-/// SIGTERM as jobs arrive, SIGKILL once their grace is over.
+/// How long a killed process that is this process's child may take to die before it is
+/// reaped; past it, it is left (it cannot be: SIGKILL always ends a process).
+const REAP_PATIENCE: Duration = Duration::from_secs(10);
+
+/// How often the processes killed but not yet dead are looked at again.
+const REAP_TICK: Duration = Duration::from_millis(20);
+
+/// SIGTERM as jobs arrive, SIGKILL once their grace is over, and the killed reaped once dead.
 fn killer_loop(receiver: &Receiver<Job>) {
     let mut waiting: Vec<(Instant, Job, HashSet<i32>)> = Vec::new();
+    let mut unreaped: Vec<(Instant, i32)> = Vec::new();
     loop {
-        let next = waiting.iter().map(|(deadline, _, _)| *deadline).min();
+        let next = waiting
+            .iter()
+            .map(|(deadline, _, _)| *deadline)
+            .chain((!unreaped.is_empty()).then(|| Instant::now() + REAP_TICK))
+            .min();
         let received = match next {
             Some(deadline) => {
                 receiver.recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -182,36 +196,61 @@ fn killer_loop(receiver: &Receiver<Job>) {
         for (_, job, seen) in due {
             let mut killed = stop(&job, Signal::Kill);
             killed.extend(seen);
-            reap(&killed, job.leader);
+            unreaped.extend(to_reap(&killed, job.leader).map(|pid| (now + REAP_PATIENCE, pid)));
             if let Ok(mut live) = live().lock() {
                 live.remove(&job.cookie);
             }
         }
+        unreaped.retain(|&(give_up, pid)| give_up > now && !reaped(pid));
     }
 }
 
 /// Signals the item's group and every process found to be the item's; returns their ids.
-/// SIGKILL is repeated until a scan finds no process left (one forking while it is killed).
+///
+/// They are stopped (SIGSTOP) first, scan after scan until a scan finds none that is not yet
+/// stopped: a stopped process can neither fork nor react to the death of a child (a shell that
+/// would go on to its next command once its `sleep` is killed), so the set is complete before
+/// any of them is signalled. After SIGTERM they are continued, so that they can end cleanly in
+/// their grace.
 fn stop(job: &Job, signal: Signal) -> HashSet<i32> {
-    let mut all = HashSet::new();
-    let rounds = match signal {
-        Signal::Term => 1,
-        Signal::Kill => 5,
-    };
-    for _ in 0..rounds {
+    const ROUNDS: usize = 20;
+    let mut stopped = HashSet::new();
+    for _ in 0..ROUNDS {
         if let Some(leader) = job.leader {
-            signal_group(leader, signal);
+            signal_group(leader, Signal::Stop);
         }
-        let found = members(&job.cookie, job.leader);
-        if found.is_empty() {
+        let (found, uncertain) = members(&job.cookie, job.leader);
+        let new: Vec<i32> = found
+            .into_iter()
+            .filter(|pid| !stopped.contains(pid))
+            .collect();
+        if new.is_empty() && !uncertain {
             break;
         }
-        for &pid in &found {
-            signal_process(pid, signal);
+        for &pid in &new {
+            signal_process(pid, Signal::Stop);
         }
-        all.extend(found);
+        stopped.extend(new);
+        if uncertain {
+            // A process in the middle of exec shows no environment for an instant.
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
-    all
+    if let Some(leader) = job.leader {
+        signal_group(leader, signal);
+    }
+    for &pid in &stopped {
+        signal_process(pid, signal);
+    }
+    if signal == Signal::Term {
+        if let Some(leader) = job.leader {
+            signal_group(leader, Signal::Cont);
+        }
+        for &pid in &stopped {
+            signal_process(pid, Signal::Cont);
+        }
+    }
+    stopped
 }
 
 #[cfg(unix)]
@@ -232,6 +271,8 @@ fn signal_process(pid: i32, signal: Signal) {
 #[cfg(unix)]
 fn rustix_signal(signal: Signal) -> rustix::process::Signal {
     match signal {
+        Signal::Stop => rustix::process::Signal::STOP,
+        Signal::Cont => rustix::process::Signal::CONT,
         Signal::Term => rustix::process::Signal::TERM,
         Signal::Kill => rustix::process::Signal::KILL,
     }
@@ -243,13 +284,11 @@ fn signal_group(_pgid: i32, _signal: Signal) {}
 #[cfg(not(unix))]
 fn signal_process(_pid: i32, _signal: Signal) {}
 
-/// Waits for the killed processes that were re-parented to this process (the subreaper), and
-/// for those of the item's group that exited on their own once orphaned (a double fork's middle
-/// process), so that no zombie is left. The group leader is the runtime's child and is reaped
-/// by it.
+/// Of the killed processes, those this process must reap: the ones re-parented to it (the
+/// subreaper), and the zombies of the item's group that exited on their own once orphaned (a
+/// double fork's middle process). The group leader is the runtime's child and is reaped by it.
 #[cfg(unix)]
-fn reap(killed: &HashSet<i32>, leader: Option<i32>) {
-    use rustix::process::{Pid, WaitOptions, waitpid};
+fn to_reap(killed: &HashSet<i32>, leader: Option<i32>) -> impl Iterator<Item = i32> {
     let me = std::process::id();
     let mut ours: Vec<i32> = killed
         .iter()
@@ -265,28 +304,38 @@ fn reap(killed: &HashSet<i32>, leader: Option<i32>) {
         });
         ours.extend(orphans);
     }
-    let ours: Vec<Pid> = ours.into_iter().filter_map(Pid::from_raw).collect();
-    for _ in 0..10 {
-        let left: usize = ours
-            .iter()
-            .filter(|&&pid| matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None)))
-            .count();
-        if left == 0 {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    ours.sort_unstable();
+    ours.dedup();
+    ours.into_iter()
+}
+
+/// Whether `pid` has been reaped now (or is not a child to wait for).
+#[cfg(unix)]
+fn reaped(pid: i32) -> bool {
+    use rustix::process::{Pid, WaitOptions, waitpid};
+    Pid::from_raw(pid)
+        .is_none_or(|pid| !matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None)))
 }
 
 #[cfg(not(unix))]
-fn reap(_killed: &HashSet<i32>, _leader: Option<i32>) {}
+fn to_reap(_killed: &HashSet<i32>, _leader: Option<i32>) -> impl Iterator<Item = i32> {
+    std::iter::empty()
+}
+
+#[cfg(not(unix))]
+fn reaped(_pid: i32) -> bool {
+    true
+}
 
 /// The processes that are the item's: its cookie in their environment, or descended from the
-/// leader or from one of those. Empty where there is no /proc.
-fn members(cookie: &str, leader: Option<i32>) -> HashSet<i32> {
+/// leader or from one of those; and whether a process re-parented to this one showed no
+/// environment (one in the middle of exec), so that the scan should be repeated. Empty where
+/// there is no /proc.
+fn members(cookie: &str, leader: Option<i32>) -> (HashSet<i32>, bool) {
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return HashSet::new();
+        return (HashSet::new(), false);
     };
+    let mut uncertain = false;
     let me = i32::try_from(std::process::id()).unwrap_or(-1);
     let needle = format!("{COOKIE_VAR}={cookie}");
     let mut found: HashSet<i32> = HashSet::new();
@@ -302,16 +351,20 @@ fn members(cookie: &str, leader: Option<i32>) -> HashSet<i32> {
         if pid == me {
             continue;
         }
-        if let Some(ppid) = stat(pid).and_then(|s| i32::try_from(s.parent).ok()) {
+        let stat = stat(pid);
+        if let Some(ppid) = stat.as_ref().and_then(|s| i32::try_from(s.parent).ok()) {
             children.entry(ppid).or_default().push(pid);
         }
-        let marked = std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-            environ
-                .split(|&b| b == 0)
-                .any(|var| var == needle.as_bytes())
-        });
-        if marked {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        if environ
+            .split(|&b| b == 0)
+            .any(|var| var == needle.as_bytes())
+        {
             found.insert(pid);
+        } else if environ.is_empty()
+            && stat.is_some_and(|s| !s.zombie && i32::try_from(s.parent).ok() == Some(me))
+        {
+            uncertain = true;
         }
     }
     let mut stack: Vec<i32> = found.iter().copied().chain(leader).collect();
@@ -322,7 +375,7 @@ fn members(cookie: &str, leader: Option<i32>) -> HashSet<i32> {
             }
         }
     }
-    found
+    (found, uncertain)
 }
 
 struct Stat {
