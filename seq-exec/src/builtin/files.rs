@@ -1,31 +1,27 @@
-//! `files_read`, `files_write`, `files_list`: confined to the host's root by [`resolve_under`].
-//! The work is blocking file I/O, done on tokio's blocking pool.
+//! `files_read`, `files_write`, `files_list`: confined to the host's root. A path is resolved
+//! by [`resolve_beneath`] (which says why an escape is refused) and then opened entry by entry
+//! without following links ([`beneath`]), so a link swapped in meanwhile cannot lead outside.
+//! Only regular files are read or replaced: a FIFO, a socket or a device is refused before it
+//! is opened, and checked again on the descriptor, so nothing blocks. The work is blocking file
+//! I/O, done on tokio's blocking pool.
 
-use super::root::resolve_under;
+use super::beneath::{self, Stat};
+use super::root::{Beneath, resolve_beneath};
 use super::{MAX_READ_BYTES, args};
 use crate::error::{Reason, ToolError};
+use rustix::fs::{FileType, OFlags};
 use serde_json::{Value, json};
-use std::fs;
-use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(super) async fn files_read(root: &Path, args: &Value) -> Result<Value, ToolError> {
     let path = args::string(args, "path")?;
-    let target = resolve(root, path)?;
+    let place = resolve(root, path)?;
     let shown = path.to_owned();
     blocking(move || {
-        let bytes = read_capped(&target).map_err(|error| io_error("reading", &shown, &error))?;
-        if bytes.len() > MAX_READ_BYTES {
-            return Err(ToolError::new(
-                Reason::Failed,
-                format!(
-                    "`{shown}` is larger than {} MiB",
-                    MAX_READ_BYTES / (1024 * 1024)
-                ),
-            )
-            .with_field("path")
-            .with_hint("read a smaller file, or a part of it with `cmd_run` (`head -c`)"));
-        }
+        let bytes = read_regular(&place, MAX_READ_BYTES).map_err(|error| error.at(&shown))?;
         String::from_utf8(bytes).map(Value::String).map_err(|_| {
             ToolError::new(Reason::Failed, format!("`{shown}` is not UTF-8 text"))
                 .with_field("path")
@@ -35,15 +31,155 @@ pub(super) async fn files_read(root: &Path, args: &Value) -> Result<Value, ToolE
     .await
 }
 
-/// At most one byte more than [`MAX_READ_BYTES`]: enough to tell that a file is too large
-/// without reading all of it (a FIFO or a device never ends).
-fn read_capped(path: &Path) -> io::Result<Vec<u8>> {
+/// Why a file could not be read or written.
+#[derive(Debug)]
+pub(crate) enum FileError {
+    /// Not a regular file: refused without reading or writing.
+    NotRegular(&'static str),
+    /// Larger than the bound, told from its size before reading.
+    TooLarge(usize),
+    /// More than one name: replacing it would leave the other names on the old content.
+    Linked(u64),
+    /// `files_write` of the root or of a path ending in a directory.
+    NoFileName,
+    Io(&'static str, io::Error),
+}
+
+impl FileError {
+    pub(crate) fn at(&self, shown: &str) -> ToolError {
+        match self {
+            FileError::NotRegular(kind) => ToolError::new(
+                Reason::Failed,
+                format!("`{shown}` is {kind}, not a regular file"),
+            )
+            .with_field("path")
+            .with_hint("the file tools read and write regular files only"),
+            FileError::TooLarge(bound) => ToolError::new(
+                Reason::Failed,
+                format!("`{shown}` is larger than {} MiB", bound / (1024 * 1024)),
+            )
+            .with_field("path")
+            .with_hint("read a smaller file, or a part of it with `cmd_run` (`head -c`)"),
+            FileError::Linked(links) => ToolError::new(
+                Reason::Unauthorized,
+                format!("`{shown}` has {links} names (hard links); it is not replaced"),
+            )
+            .with_field("path")
+            .with_hint("write to a file with a single name, or a new file"),
+            FileError::NoFileName => ToolError::new(
+                Reason::ArgError,
+                format!("`{shown}` names no file to write"),
+            )
+            .with_field("path")
+            .with_hint("give the path of a file, such as `out/report.txt`"),
+            FileError::Io(doing, error) => {
+                // The canonical path holds no link: meeting one means it was swapped in.
+                let changed = error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error());
+                let error = ToolError::new(Reason::Failed, format!("{doing} `{shown}`: {error}"))
+                    .with_field("path");
+                if changed {
+                    error.with_hint(
+                        "an entry on the way changed while it was opened (a directory \
+                         replaced by a link?); nothing outside the root was touched",
+                    )
+                } else {
+                    error
+                }
+            }
+        }
+    }
+}
+
+/// A regular file's bytes, at most `bound` of them (a file larger than that is refused from
+/// its size, or, when it grows meanwhile, after one byte more).
+pub(crate) fn read_regular(place: &Beneath, bound: usize) -> Result<Vec<u8>, FileError> {
+    let reading = |error: io::Error| FileError::Io("reading", error);
+    let (parent, name) = split(&place.relative);
+    let dir = beneath::open_dir(&place.root, parent).map_err(reading)?;
+    let Some(name) = name else {
+        return Err(FileError::NotRegular(beneath::describe(
+            FileType::Directory,
+        )));
+    };
+    match beneath::kind_of(&dir, name).map_err(reading)? {
+        Some((FileType::RegularFile, _)) | None => {}
+        Some((kind, _)) => return Err(FileError::NotRegular(beneath::describe(kind))),
+    }
+    // Non-blocking: what was a regular file a moment ago may be a FIFO now.
+    let file = File::from(
+        beneath::open_in(&dir, name, OFlags::RDONLY | OFlags::NONBLOCK, 0).map_err(reading)?,
+    );
+    let metadata = file.metadata().map_err(reading)?;
+    if !metadata.is_file() {
+        let kind = FileType::from_raw_mode(std::os::unix::fs::MetadataExt::mode(&metadata));
+        return Err(FileError::NotRegular(beneath::describe(kind)));
+    }
+    let limit = u64::try_from(bound).unwrap_or(u64::MAX);
+    if metadata.len() > limit {
+        return Err(FileError::TooLarge(bound));
+    }
     let mut bytes = Vec::new();
-    let bound = u64::try_from(MAX_READ_BYTES).unwrap_or(u64::MAX);
-    fs::File::open(path)?
-        .take(bound.saturating_add(1))
-        .read_to_end(&mut bytes)?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(reading)?;
+    if bytes.len() > bound {
+        return Err(FileError::TooLarge(bound));
+    }
     Ok(bytes)
+}
+
+/// Replaces (or creates) a regular file with `content`, atomically: the bytes go to a new file
+/// beside it, flushed to disk, which is then renamed over it. A failed write (a full disk)
+/// leaves the old file as it was; a reader sees the old content or the new, never a part.
+fn write_regular(place: &Beneath, content: &[u8]) -> Result<(), FileError> {
+    let writing = |error: io::Error| FileError::Io("writing", error);
+    let (parent, name) = split(&place.relative);
+    let name = name.ok_or(FileError::NoFileName)?;
+    let dir = beneath::create_dirs(&place.root, parent)
+        .map_err(|error| FileError::Io("creating the directories of", error))?;
+    let mode = match beneath::kind_of(&dir, name).map_err(writing)? {
+        None => None,
+        Some((FileType::RegularFile, Stat { links, .. })) if links > 1 => {
+            return Err(FileError::Linked(links));
+        }
+        Some((FileType::RegularFile, Stat { mode, .. })) => Some(mode),
+        Some((kind, _)) => return Err(FileError::NotRegular(beneath::describe(kind))),
+    };
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let temporary = format!(
+        ".seqc-write-{}-{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+    let fd = beneath::open_in(&dir, &temporary, flags, mode.unwrap_or(0o666)).map_err(writing)?;
+    let written = (|| {
+        let mut file = File::from(fd);
+        if let Some(mode) = mode {
+            // The umask applied at creation; the replaced file's own bits are kept.
+            rustix::fs::fchmod(&file, rustix::fs::Mode::from_raw_mode(mode))?;
+        }
+        file.write_all(content)?;
+        file.sync_data()?;
+        rustix::fs::renameat(&dir, temporary.as_str(), &dir, name)?;
+        Ok::<(), io::Error>(())
+    })();
+    if let Err(error) = written {
+        let _ = rustix::fs::unlinkat(&dir, temporary.as_str(), rustix::fs::AtFlags::empty());
+        return Err(writing(error));
+    }
+    Ok(())
+}
+
+/// The directory part and the last name of a canonical relative path.
+fn split(relative: &Path) -> (&Path, Option<&str>) {
+    match (
+        relative.parent(),
+        relative.file_name().and_then(|name| name.to_str()),
+    ) {
+        (Some(parent), Some(name)) => (parent, Some(name)),
+        (None, _) | (_, None) => (relative, None),
+    }
 }
 
 /// `content` is written as is when it is a string; any other value is written as compact JSON,
@@ -58,14 +194,10 @@ pub(super) async fn files_write(root: &Path, args: &Value) -> Result<Value, Tool
         | Value::Array(_)
         | Value::Object(_)) => other.to_string(),
     };
-    let target = resolve(root, path)?;
+    let place = resolve(root, path)?;
     let shown = path.to_owned();
     blocking(move || {
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(|error| io_error("creating", &shown, &error))?;
-        }
-        fs::write(&target, content.as_bytes())
-            .map_err(|error| io_error("writing", &shown, &error))?;
+        write_regular(&place, content.as_bytes()).map_err(|error| error.at(&shown))?;
         Ok(json!({"path": shown, "bytes": content.len()}))
     })
     .await
@@ -74,15 +206,34 @@ pub(super) async fn files_write(root: &Path, args: &Value) -> Result<Value, Tool
 /// The entries' names, sorted; directories end in `/`. Links are listed as themselves.
 pub(super) async fn files_list(root: &Path, args: &Value) -> Result<Value, ToolError> {
     let path = args::string(args, "path")?;
-    let target = resolve(root, path)?;
+    let place = resolve(root, path)?;
     let shown = path.to_owned();
     blocking(move || {
-        let listing = |error: io::Error| io_error("listing", &shown, &error);
+        let listing = |error: io::Error| FileError::Io("listing", error).at(&shown);
+        let dir = beneath::open_dir(&place.root, &place.relative).map_err(listing)?;
+        let entries = rustix::fs::Dir::read_from(&dir).map_err(|e| listing(e.into()))?;
         let mut names = Vec::new();
-        for entry in fs::read_dir(&target).map_err(listing)? {
-            let entry = entry.map_err(listing)?;
-            let mut name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().map_err(listing)?.is_dir() {
+        for entry in entries {
+            let entry = entry.map_err(|e| listing(e.into()))?;
+            let bytes = entry.file_name().to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let mut name = String::from_utf8_lossy(bytes).into_owned();
+            let kind = match entry.file_type() {
+                FileType::Unknown => beneath::kind_of(&dir, &name)
+                    .ok()
+                    .flatten()
+                    .map_or(FileType::Unknown, |(kind, _)| kind),
+                known @ (FileType::RegularFile
+                | FileType::Directory
+                | FileType::Symlink
+                | FileType::Fifo
+                | FileType::Socket
+                | FileType::CharacterDevice
+                | FileType::BlockDevice) => known,
+            };
+            if kind == FileType::Directory {
                 name.push('/');
             }
             names.push(name);
@@ -93,8 +244,8 @@ pub(super) async fn files_list(root: &Path, args: &Value) -> Result<Value, ToolE
     .await
 }
 
-fn resolve(root: &Path, path: &str) -> Result<PathBuf, ToolError> {
-    resolve_under(root, path).map_err(|error| error.to_tool_error("path"))
+fn resolve(root: &Path, path: &str) -> Result<Beneath, ToolError> {
+    resolve_beneath(root, path).map_err(|error| error.to_tool_error("path"))
 }
 
 async fn blocking<F>(work: F) -> Result<Value, ToolError>
@@ -109,8 +260,4 @@ where
                 format!("the file operation did not complete: {error}"),
             ))
         })
-}
-
-fn io_error(doing: &str, path: &str, error: &io::Error) -> ToolError {
-    ToolError::new(Reason::Failed, format!("{doing} `{path}`: {error}")).with_field("path")
 }

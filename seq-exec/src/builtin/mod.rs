@@ -1,21 +1,23 @@
-//! The embedded host: the tools that make seqc run out of the box (issue 4).
+//! The embedded host: the tools that make seqc run out of the box.
 //!
 //! | tool | does | parallel-safe |
 //! | --- | --- | --- |
 //! | `cmd_run {command, timeout?}` | `sh -c` in the root; `{stdout, stderr, exit_code}`; a non-zero exit fails | yes |
 //! | `echo {value}` | returns `value` | yes |
 //! | `sleep {ms}` | waits | yes |
-//! | `files_read {path}` | a file's text | yes |
-//! | `files_write {path, content}` | writes a file (creating parent directories) | no |
+//! | `files_read {path}` | a regular file's text | yes |
+//! | `files_write {path, content}` | replaces a regular file atomically (creating parent directories) | no |
 //! | `files_list {path}` | sorted entry names, directories with a trailing `/` | yes |
 //! | `output_send__stdout {text}` | a line on the output sink | yes (ordered per channel) |
 //!
 //! Definitions come from [`Catalog::builtin`], the one place they are written. The file tools
-//! are confined to the root by [`resolve_under`]; `can_use` is answered by a [`Policy`].
+//! are confined to the root by [`resolve_beneath`] and `beneath`; `can_use` is answered by a
+//! [`Policy`].
 
 pub(crate) mod args;
+mod beneath;
 mod cmd;
-mod files;
+pub(crate) mod files;
 mod output;
 mod procs;
 mod root;
@@ -23,7 +25,7 @@ mod root;
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use output::{Captured, OutputSink, Stdout};
 pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items};
-pub use root::{PathError, resolve_under};
+pub use root::{Beneath, PathError, resolve_beneath, resolve_under};
 
 use crate::error::{Reason, ToolError};
 use crate::host::{BoxFuture, Caller, ToolHost};

@@ -5,8 +5,9 @@
 //! way to it is a symbolic link that leads outside the root (or whose target does not exist, so
 //! that where it leads cannot be verified: writing through it could create a file anywhere).
 //! Every existing prefix is canonicalized and checked against the canonical root, so a link that
-//! leaves the root and comes back is refused too. Races with a concurrent writer of the tree
-//! (a link swapped in between the check and the use) are outside what this guards against.
+//! leaves the root and comes back is refused too. The file tools then open the canonical path
+//! entry by entry without following links (`beneath`), so a link swapped in between the check
+//! and the use makes the open fail rather than escape.
 
 use crate::error::{Reason, ToolError};
 use std::fmt;
@@ -82,6 +83,19 @@ impl PathError {
 /// the deepest existing entry, with the components that do not exist yet appended (so a write
 /// creates them inside the root). An empty path or `.` is the root itself.
 pub fn resolve_under(root: &Path, path: &str) -> Result<PathBuf, PathError> {
+    resolve_beneath(root, path).map(|place| place.root.join(place.relative))
+}
+
+/// A path resolved beneath a root: the canonical root, and the canonical location relative to
+/// it (no link, no `..`), the components that do not exist yet appended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Beneath {
+    pub root: PathBuf,
+    pub relative: PathBuf,
+}
+
+/// [`resolve_under`], with the root and the path inside it apart.
+pub fn resolve_beneath(root: &Path, path: &str) -> Result<Beneath, PathError> {
     let mut names = Vec::new();
     for component in Path::new(path).components() {
         match component {
@@ -133,5 +147,13 @@ pub fn resolve_under(root: &Path, path: &str) -> Result<PathBuf, PathError> {
         resolved = canonical;
     }
     resolved.extend(rest);
-    Ok(resolved)
+    let relative = match resolved.strip_prefix(&canonical_root) {
+        Ok(relative) => relative.to_path_buf(),
+        // Every step above stayed under the canonical root.
+        Err(_) => return Err(PathError::Outside { entry: relative }),
+    };
+    Ok(Beneath {
+        root: canonical_root,
+        relative,
+    })
 }

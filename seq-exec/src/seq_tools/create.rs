@@ -8,7 +8,8 @@
 
 use super::findings::{self, Finding, Origin};
 use super::{SeqOutcome, StoreTools, storage_error};
-use crate::builtin::{args, resolve_under};
+use crate::builtin::files::read_regular;
+use crate::builtin::{args, resolve_beneath};
 use crate::error::{Reason, ToolError};
 use crate::storage::{self, StorageError, Summary};
 use seq_syntax::ast::Sequence;
@@ -150,13 +151,12 @@ fn source(tools: &StoreTools, args: &Value) -> Result<(Form, String, Parse), Too
                 .with_field("description")
                 .with_hint("drop `description`, or write it into the file"));
             }
-            let path = resolve_under(&tools.config.root, file)
+            let place = resolve_beneath(&tools.config.root, file)
                 .map_err(|error| error.to_tool_error("file"))?;
-            let bytes = read_bounded(&path).map_err(|error| {
-                ToolError::new(Reason::Failed, format!("reading `{file}`: {error}"))
-                    .with_field("file")
-                    .with_hint("give the path of a sequence file under the root")
-            })?;
+            // Confined and bounded as `files_read` is: a regular file only, sized from its
+            // metadata before it is read.
+            let bytes = read_regular(&place, seq_syntax::limits::MAX_FILE_BYTES)
+                .map_err(|error| error.at(file).with_field("file"))?;
             let parse = seq_syntax::parse_bytes(&bytes);
             let text = String::from_utf8_lossy(&bytes).into_owned();
             Ok((Form::File, text, parse))
@@ -174,18 +174,6 @@ fn source(tools: &StoreTools, args: &Value) -> Result<(Form, String, Parse), Too
         .with_field("groups")
         .with_hint("give the groups inline as `groups`, or a sequence file as `file`")),
     }
-}
-
-/// The file's bytes, but never more than one byte past the front end's bound: a larger file is
-/// then reported (E0009) without being read whole into memory.
-fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let bound = u64::try_from(seq_syntax::limits::MAX_FILE_BYTES).unwrap_or(u64::MAX);
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(bound.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// The new sequence's findings, and the errors it causes in stored ones.
