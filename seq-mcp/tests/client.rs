@@ -1,5 +1,5 @@
 //! The MCP client side against real servers: name clashes, `tools/list_changed`, `isError`,
-//! streamable HTTP, servers that do not start.
+//! cancellation passed on, streamable HTTP, servers that do not start.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
@@ -114,6 +114,30 @@ async fn is_error_is_a_failed_tool_error_with_the_server_text() {
             .contains("Invalid arguments for tool fail"),
         "{refused:?}"
     );
+    host.shutdown().await;
+}
+
+/// A call in flight that the run drops (a cancelled run, a timed-out group) is cancelled on the
+/// server too: it receives `notifications/cancelled` and stops, rather than finishing unseen.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_call_is_cancelled_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let host = connect(vec![changing(None)]).await;
+    let call = host.call(
+        "wait",
+        json!({"ms": 5000, "marker": marker.to_string_lossy()}),
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), call)
+            .await
+            .is_err()
+    );
+    let seen = marker.clone();
+    eventually("the server to see the cancellation", move || seen.exists()).await;
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
+    // The connection goes on serving calls.
+    assert_eq!(host.call("grow", json!({})).await.unwrap(), json!("grown"));
     host.shutdown().await;
 }
 

@@ -1,6 +1,9 @@
 // A small MCP server whose tool list changes while it runs, for the tests of seqc's MCP client
 // (seq-mcp/tests/): `grow` adds the tool `extra` (the SDK then sends
-// notifications/tools/list_changed), `fail` answers with `isError: true`.
+// notifications/tools/list_changed), `fail` answers with `isError: true`, `wait` waits and,
+// when the client cancels the call (notifications/cancelled, which the SDK turns into an abort
+// signal), writes the request's reason into the file `marker`.
+import { writeFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -28,6 +31,27 @@ server.registerTool(
   "fail",
   { description: "Always fails, as a tool error.", inputSchema: { why: z.string() } },
   async ({ why }) => ({ content: [{ type: "text", text: `failed: ${why}` }], isError: true }),
+);
+
+server.registerTool(
+  "wait",
+  {
+    description: "Waits `ms` milliseconds; if cancelled first, writes `cancelled` into `marker`.",
+    inputSchema: { ms: z.number(), marker: z.string() },
+    annotations: { readOnlyHint: true },
+  },
+  async ({ ms, marker }, extra) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        writeFileSync(marker, "finished");
+        resolve({ content: [{ type: "text", text: "waited" }] });
+      }, ms);
+      extra.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        writeFileSync(marker, "cancelled");
+        resolve({ content: [{ type: "text", text: "cancelled" }] });
+      });
+    }),
 );
 
 await server.connect(new StdioServerTransport());
