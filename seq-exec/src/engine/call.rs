@@ -206,7 +206,7 @@ pub(crate) async fn item(
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let mut when = None;
     if tool == SEQ_WHEN_CALL {
-        let text = when_text(item, scope)?;
+        let text = when_text(item, scope, g.cx.limits.max_argument_bytes)?;
         let condition = eval::parse(&text)?;
         if !eval::eval(&condition, scope).map_err(|e| within(e, "`when` of `seq_when_call`"))? {
             return Ok(None);
@@ -214,7 +214,8 @@ pub(crate) async fn item(
         when = Some(text);
     }
     let skip = when.as_ref().map(|_| "when");
-    let mut args = render::object(members, scope, skip)?;
+    let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes);
+    let mut args = render::object(members, scope, skip, budget)?;
     if let Some(text) = when {
         args.insert("when".to_owned(), Value::String(text));
     }
@@ -251,7 +252,7 @@ pub(crate) async fn item(
 }
 
 /// The condition text of a `seq_when_call` item's `when`.
-fn when_text(item: &Item, scope: &Scope) -> Result<String, ToolError> {
+fn when_text(item: &Item, scope: &Scope, bound: usize) -> Result<String, ToolError> {
     let Some(when) = item.arg("when") else {
         return Err(
             ToolError::new(Reason::Required, "`seq_when_call` needs `when`")
@@ -266,22 +267,26 @@ fn when_text(item: &Item, scope: &Scope) -> Result<String, ToolError> {
         | ValueKind::Number(_)
         | ValueKind::Ref(_)
         | ValueKind::Array(_)
-        | ValueKind::Object(_) => match render::value(when, scope)? {
-            Value::String(text) => Ok(text),
-            other @ (Value::Null
-            | Value::Bool(_)
-            | Value::Number(_)
-            | Value::Array(_)
-            | Value::Object(_)) => Err(ToolError::new(
-                Reason::Type,
-                format!(
-                    "`when` of `seq_when_call` must be a condition string, found {}",
-                    describe(&other)
-                ),
-            )
-            .with_field("when")
-            .with_hint("write the condition as a string, such as `\"$args.host != \\\"\\\"\"`")),
-        },
+        | ValueKind::Object(_) => {
+            match render::value(when, scope, &mut render::Budget::new(bound))? {
+                Value::String(text) => Ok(text),
+                other @ (Value::Null
+                | Value::Bool(_)
+                | Value::Number(_)
+                | Value::Array(_)
+                | Value::Object(_)) => Err(ToolError::new(
+                    Reason::Type,
+                    format!(
+                        "`when` of `seq_when_call` must be a condition string, found {}",
+                        describe(&other)
+                    ),
+                )
+                .with_field("when")
+                .with_hint(
+                    "write the condition as a string, such as `\"$args.host != \\\"\\\"\"`",
+                )),
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! the per-tool timeout, and the result contract. The `__arg_error` short-circuit comes
 //! before all of it, in [`arg_error`].
 
+use super::size;
 use super::tool_timeout::ToolTimeout;
 use super::values::describe;
 use super::{Cx, format_duration};
@@ -168,48 +169,17 @@ fn panicked(tool: &str, panic: &(dyn Any + Send)) -> ToolError {
 /// `value`, unless it is larger than `bound` bytes as compact JSON: then the item fails rather
 /// than the run holding (and passing on) a value of any size.
 fn within_output_bound(tool: &str, value: Value, bound: usize) -> Result<Value, ToolError> {
-    /// Counts bytes, and stops the serialization once past the bound.
-    struct Counter {
-        written: usize,
-        bound: usize,
-    }
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.written = self.written.saturating_add(buf.len());
-            if self.written > self.bound {
-                return Err(std::io::Error::other("past the output bound"));
-            }
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter { written: 0, bound };
-    if serde_json::to_writer(&mut counter, &value).is_ok() {
+    if size::json_size_within(&value, bound).is_some() {
         return Ok(value);
     }
     Err(ToolError::new(
         Reason::Failed,
         format!(
             "`{tool}` returned more than {} of JSON, the bound on one tool result",
-            format_bytes(bound)
+            size::format_bytes(bound)
         ),
     )
     .with_hint("make the tool return less: write large output to a file and pass its path"))
-}
-
-/// `16 MiB`, `512 KiB`, `100 bytes`.
-fn format_bytes(bytes: usize) -> String {
-    const KIB: usize = 1024;
-    const MIB: usize = 1024 * KIB;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{} MiB", bytes / MIB)
-    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
-        format!("{} KiB", bytes / KIB)
-    } else {
-        format!("{bytes} bytes")
-    }
 }
 
 pub(crate) fn not_found(tool: &str) -> ToolError {

@@ -98,18 +98,19 @@ async fn attempt(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<Option<V
         return call::item(g, item, scope).await;
     }
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes);
     let args = if tool == CMD_RUN {
         // Shell text: values are escaped for the quoting they land in.
-        let mut args = render::object(members, scope, Some("command"))?;
+        let mut args = render::object(members, scope, Some("command"), budget)?;
         if let Some(command) = members.iter().find(|m| m.key.value == "command") {
             args.insert(
                 "command".to_owned(),
-                render::shell_command(&command.value, scope)?,
+                render::shell_command(&command.value, scope, budget)?,
             );
         }
         args
     } else {
-        render::object(members, scope, None)?
+        render::object(members, scope, None, budget)?
     };
     dispatch::host_tool(g.cx, tool, args, &g.lock, &g.tool_timeout)
         .await
@@ -180,7 +181,8 @@ fn missing(g: &GroupCx<'_>, item: &Item, scope: &Scope, error: ToolError, retrie
             let Some(fallback) = fallback else {
                 return finish(item, ItemStatus::Degraded, Some(error), retries, None);
             };
-            match render::value(&fallback.value, scope) {
+            let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes);
+            match render::value(&fallback.value, scope, budget) {
                 Ok(value) => finish(
                     item,
                     ItemStatus::Degraded,

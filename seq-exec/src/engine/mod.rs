@@ -31,6 +31,7 @@ mod group;
 mod item;
 mod render;
 mod report;
+mod size;
 mod stack;
 mod tool_timeout;
 mod values;
@@ -68,6 +69,9 @@ pub struct Limits {
     /// Largest result one tool call may return, as compact JSON: 16 MiB. A larger one fails
     /// the item with reason `failed`.
     pub max_output_bytes: usize,
+    /// Largest an item's arguments may grow as their references are filled in: 16 MiB. Past
+    /// it the item fails with reason `failed`, before the bytes are held.
+    pub max_argument_bytes: usize,
 }
 
 impl Default for Limits {
@@ -77,6 +81,7 @@ impl Default for Limits {
             tool_timeout: Duration::from_secs(60),
             max_nested_groups: seq_check::graph::MAX_NESTED_GROUPS,
             max_output_bytes: 16 * 1024 * 1024,
+            max_argument_bytes: 16 * 1024 * 1024,
         }
     }
 }

@@ -4,12 +4,56 @@
 //! value rendered as text. Reading an unset input or slot is an error of reason
 //! `required` naming the reference: a tool never receives an empty string that stands for
 //! a value that does not exist.
+//!
+//! Rendering is bounded ([`Budget`]): a template that names a large value many times
+//! (`"$out.a $out.a ..."`) fails the item once its arguments pass the bound, before the bytes
+//! are held, instead of multiplying a 16 MiB result into gigabytes.
 
 use super::values::{self, Scope};
 use crate::error::{Reason, ToolError};
 use seq_syntax::ast::{Member, Template, TemplatePart, Value as Arg, ValueKind};
 use seq_syntax::shell::{self, Context};
 use serde_json::{Map, Value};
+
+/// What one item's rendered arguments may still take, in bytes (of text, and of JSON for the
+/// values substituted whole).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: usize,
+    bound: usize,
+}
+
+impl Budget {
+    pub(crate) fn new(bound: usize) -> Budget {
+        Budget { left: bound, bound }
+    }
+
+    fn take(&mut self, bytes: usize) -> Result<(), ToolError> {
+        match self.left.checked_sub(bytes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(ToolError::new(
+                Reason::Failed,
+                format!(
+                    "the item's arguments come to more than {} once their references are \
+                     filled in, the bound on one call's arguments",
+                    super::size::format_bytes(self.bound)
+                ),
+            )
+            .with_hint(
+                "pass large data by file: write it with `files_write` and give the tool its path",
+            )),
+        }
+    }
+
+    /// A value substituted whole, counted by its size as compact JSON.
+    fn take_value(&mut self, value: &Value) -> Result<(), ToolError> {
+        let size = super::size::json_size_within(value, self.left).unwrap_or(usize::MAX);
+        self.take(size)
+    }
+}
 
 /// The text of a value as a model or a template reads it: strings, numbers and
 /// bools as they are, arrays and objects as compact JSON, `null` as the empty string.
@@ -24,22 +68,24 @@ pub fn render_text(value: &Value) -> String {
 }
 
 /// The value of `arg` in `scope`.
-pub(crate) fn value(arg: &Arg, scope: &Scope) -> Result<Value, ToolError> {
+pub(crate) fn value(arg: &Arg, scope: &Scope, budget: &mut Budget) -> Result<Value, ToolError> {
     Ok(match &arg.kind {
         ValueKind::Null => Value::Null,
         ValueKind::Bool(b) => Value::Bool(*b),
         ValueKind::Number(n) => Value::Number(n.clone()),
-        ValueKind::String(template) => Value::String(template_text(template, scope)?),
-        ValueKind::Ref(reference) => values::read(scope, reference)?
-            .ok_or_else(|| values::unset(reference))?
-            .clone(),
+        ValueKind::String(template) => Value::String(template_text(template, scope, budget)?),
+        ValueKind::Ref(reference) => {
+            let value = values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
+            budget.take_value(value)?;
+            value.clone()
+        }
         ValueKind::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|item| value(item, scope))
+                .map(|item| value(item, scope, budget))
                 .collect::<Result<_, _>>()?,
         ),
-        ValueKind::Object(members) => Value::Object(object(members, scope, None)?),
+        ValueKind::Object(members) => Value::Object(object(members, scope, None, budget)?),
     })
 }
 
@@ -48,26 +94,38 @@ pub(crate) fn object(
     members: &[Member],
     scope: &Scope,
     skip: Option<&str>,
+    budget: &mut Budget,
 ) -> Result<Map<String, Value>, ToolError> {
     let mut out = Map::new();
     for member in members {
         if skip == Some(member.key.value.as_str()) {
             continue;
         }
-        out.insert(member.key.value.to_string(), value(&member.value, scope)?);
+        out.insert(
+            member.key.value.to_string(),
+            value(&member.value, scope, budget)?,
+        );
     }
     Ok(out)
 }
 
-fn template_text(template: &Template, scope: &Scope) -> Result<String, ToolError> {
+fn template_text(
+    template: &Template,
+    scope: &Scope,
+    budget: &mut Budget,
+) -> Result<String, ToolError> {
     let mut text = String::new();
     for part in &template.parts {
         match part {
-            TemplatePart::Text(t) => text.push_str(t),
+            TemplatePart::Text(t) => {
+                budget.take(t.len())?;
+                text.push_str(t);
+            }
             TemplatePart::Ref(reference) => {
                 let value =
                     values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
-                text.push_str(&render_text(value));
+                let rendered = render_text_within(value, budget)?;
+                text.push_str(&rendered);
             }
         }
     }
@@ -77,21 +135,23 @@ fn template_text(template: &Template, scope: &Scope) -> Result<String, ToolError
 /// `cmd_run`'s `command` (docs/reference.md, "Shell text"): each interpolated value escaped for
 /// the quoting context it lands in, so that it reaches the shell as literal text. A bare
 /// reference is one word. Any other kind of value renders as usual (the tool refuses it).
-pub(crate) fn shell_command(arg: &Arg, scope: &Scope) -> Result<Value, ToolError> {
+pub(crate) fn shell_command(
+    arg: &Arg,
+    scope: &Scope,
+    budget: &mut Budget,
+) -> Result<Value, ToolError> {
     let template = match &arg.kind {
         ValueKind::String(template) => template,
         ValueKind::Ref(reference) => {
             let value = values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
-            return Ok(Value::String(shell::escape(
-                &render_text(value),
-                Context::Word,
-            )));
+            let escaped = shell::escape(&render_text_within(value, budget)?, Context::Word);
+            return Ok(Value::String(escaped));
         }
         ValueKind::Null
         | ValueKind::Bool(_)
         | ValueKind::Number(_)
         | ValueKind::Array(_)
-        | ValueKind::Object(_) => return value(arg, scope),
+        | ValueKind::Object(_) => return value(arg, scope, budget),
     };
     let contexts = shell::contexts(&template.parts).map_err(|problem| {
         ToolError::new(
@@ -105,14 +165,33 @@ pub(crate) fn shell_command(arg: &Arg, scope: &Scope) -> Result<Value, ToolError
     let mut text = String::new();
     for part in &template.parts {
         match part {
-            TemplatePart::Text(t) => text.push_str(t),
+            TemplatePart::Text(t) => {
+                budget.take(t.len())?;
+                text.push_str(t);
+            }
             TemplatePart::Ref(reference) => {
                 let value =
                     values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
                 let context = contexts.next().unwrap_or(Context::Word);
-                shell::escape_into(&mut text, &render_text(value), context);
+                let raw = render_text_within(value, budget)?;
+                let before = text.len();
+                shell::escape_into(&mut text, &raw, context);
+                // What the escaping added (a `'` becomes `'\''`) counts too.
+                budget.take((text.len() - before).saturating_sub(raw.len()))?;
             }
         }
     }
     Ok(Value::String(text))
+}
+
+/// [`render_text`], charged to the budget first (so that a huge value is refused before it is
+/// copied).
+fn render_text_within(value: &Value, budget: &mut Budget) -> Result<String, ToolError> {
+    match value {
+        Value::String(s) => budget.take(s.len())?,
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => {
+            budget.take_value(value)?;
+        }
+    }
+    Ok(render_text(value))
 }
