@@ -38,6 +38,16 @@ pub struct Framer<R> {
     eof: bool,
     /// Skip to the next `Content-Length:` before reading a header block.
     resync: bool,
+    /// A header block too long was reported: further ones in the same run of junk are skipped
+    /// without another report (a stream of `Content-Length:` without line ends would otherwise
+    /// be one report every 17 bytes).
+    in_junk: bool,
+    /// Where the header block last reported bad ends (an index into `buffer`): the blocks that
+    /// start inside it and end at the same blank line are the same mistake, skipped quietly.
+    reported_end: Option<usize>,
+    /// `buffer[..clean_to]` holds no blank line: the search for a header block's end resumes
+    /// there, so that a block read a byte at a time is scanned once, not once per byte.
+    clean_to: usize,
 }
 
 impl<R: Read> Framer<R> {
@@ -48,6 +58,9 @@ impl<R: Read> Framer<R> {
             start: 0,
             eof: false,
             resync: false,
+            in_junk: false,
+            reported_end: None,
+            clean_to: 0,
         }
     }
 
@@ -75,11 +88,20 @@ impl<R: Read> Framer<R> {
                 self.fill()?;
                 continue;
             }
-            let Some(end) = header_end(self.pending()) else {
+            let from = self.clean_to.saturating_sub(self.start);
+            let Some(end) = header_end(self.pending(), from) else {
+                self.clean_to = self.buffer.len();
                 if self.pending().len() > MAX_HEADER_BYTES {
-                    // Past this block's own `Content-Length:`, if it has one.
-                    self.start += 1;
-                    return Ok(Some(self.bad("a header block longer than 8 KiB")));
+                    // Nothing buffered holds a blank line, so no header block that starts more
+                    // than 8 KiB before the end of it can end in time either: skip those at
+                    // once (and at least this block's own `Content-Length:`).
+                    self.start += (self.pending().len() - MAX_HEADER_BYTES).max(1);
+                    let reported = std::mem::replace(&mut self.in_junk, true);
+                    let frame = self.bad("a header block longer than 8 KiB");
+                    if reported {
+                        continue;
+                    }
+                    return Ok(Some(frame));
                 }
                 if self.eof {
                     let frame = self.bad("the input ended inside a header");
@@ -89,13 +111,21 @@ impl<R: Read> Framer<R> {
                 self.fill()?;
                 continue;
             };
+            let block_end = self.start + end.block;
+            if std::mem::take(&mut self.in_junk) {
+                self.reported_end = Some(block_end);
+            }
             let length = match content_length(self.pending().get(..end.lines).unwrap_or(&[])) {
                 Ok(length) => length,
                 Err(why) => {
                     // The next frame's header may be inside this block: a body cut short by
                     // its Content-Length runs into it.
                     self.start += 1;
-                    return Ok(Some(self.bad(&why)));
+                    let frame = self.bad(&why);
+                    if self.reported_end.replace(block_end) == Some(block_end) {
+                        continue;
+                    }
+                    return Ok(Some(frame));
                 }
             };
             while self.pending().len() < end.block + length && !self.eof {
@@ -127,6 +157,8 @@ impl<R: Read> Framer<R> {
         buffer.extend_from_slice(self.pending());
         self.buffer = buffer;
         self.start = 0;
+        self.clean_to = 0;
+        self.reported_end = None;
     }
 
     fn pending(&self) -> &[u8] {
@@ -159,6 +191,9 @@ impl<R: Read> Framer<R> {
     fn fill(&mut self) -> io::Result<()> {
         if self.start > 0 && self.start * 2 >= self.buffer.len() {
             self.buffer.drain(..self.start);
+            self.clean_to = self.clean_to.saturating_sub(self.start);
+            let drained = self.start;
+            self.reported_end = self.reported_end.map(|end| end.saturating_sub(drained));
             self.start = 0;
         }
         let mut chunk = [0u8; 64 * 1024];
@@ -192,22 +227,28 @@ struct HeaderEnd {
 }
 
 /// The end of a header block: the first empty line, lines ending in `\r\n` (or a bare `\n`).
-fn header_end(bytes: &[u8]) -> Option<HeaderEnd> {
-    let mut line_start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b != b'\n' {
-            continue;
+/// `bytes` does not start with a line end (blank lines before a message are skipped), so an
+/// empty line is a `\n` right after another `\n`, or after `\n\r`. The search starts at `from`
+/// (bytes before it are known to hold none), backed up over a line end cut there.
+fn header_end(bytes: &[u8], from: usize) -> Option<HeaderEnd> {
+    let from = from.saturating_sub(2);
+    let at = bytes.get(from..)?.iter().enumerate().find_map(|(i, &b)| {
+        let i = from + i;
+        if b != b'\n' || i == 0 {
+            return None;
         }
-        let line = bytes.get(line_start..i).unwrap_or(&[]);
-        if line.is_empty() || line == b"\r" {
-            return Some(HeaderEnd {
-                lines: line_start,
-                block: i + 1,
-            });
+        let before = bytes.get(..i)?;
+        match before {
+            [.., b'\n'] => Some((i, i)),
+            [.., b'\n', b'\r'] => Some((i - 1, i)),
+            _ => None,
         }
-        line_start = i + 1;
-    }
-    None
+    })?;
+    let (lines, newline) = at;
+    Some(HeaderEnd {
+        lines,
+        block: newline + 1,
+    })
 }
 
 /// The body's length from the header lines. Other headers (`Content-Type`) are ignored.
@@ -340,6 +381,25 @@ mod tests {
         framer.put_back(&swallowed[at..]);
         assert_eq!(framer.next_frame().unwrap(), Some(body("{\"next\":1}")));
         assert_eq!(framer.next_frame().unwrap(), None);
+    }
+
+    /// Header lines that never end, each starting like a header: one report for the whole run,
+    /// and the frame after it read.
+    #[test]
+    fn a_run_of_endless_headers_is_one_report() {
+        let junk = "Content-Length: 1".repeat(60_000);
+        let input = format!("{junk}x\r\n\r\n{}", framed("{\"after\":1}"));
+        for chunk in [1, 4096, 64 * 1024] {
+            let got = frames(input.as_bytes(), chunk);
+            let bad = got.iter().filter(|f| matches!(f, Frame::Bad(_))).count();
+            assert_eq!(
+                bad,
+                1,
+                "chunk {chunk}: {:?}",
+                got.iter().take(3).collect::<Vec<_>>()
+            );
+            assert_eq!(got.last(), Some(&body("{\"after\":1}")), "chunk {chunk}");
+        }
     }
 
     #[test]
