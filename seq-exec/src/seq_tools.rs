@@ -327,7 +327,15 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
     match error {
         StorageError::InvalidName { .. } => ToolError::new(Reason::ArgError, detail)
             .with_field("name")
-            .with_hint("use a name without `/`, `\\`, control characters or a leading `#`, at most 64 characters"),
+            .with_hint("use a name without `/`, `\\`, control or invisible characters, spaces at the ends or a leading `#`, at most 64 characters"),
+        StorageError::Confusable { ref stored, .. } => {
+            let hint = format!(
+                "choose a name that cannot be mistaken for `{stored}`, or replace `{stored}` itself"
+            );
+            ToolError::new(Reason::ArgError, detail)
+                .with_field("name")
+                .with_hint(hint)
+        }
         StorageError::Exists { .. } => ToolError::new(Reason::ArgError, detail)
             .with_field("name")
             .with_hint("pass `replace: true` to overwrite it, or choose another name"),

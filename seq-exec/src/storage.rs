@@ -65,6 +65,12 @@ pub enum StorageError {
     Exists {
         name: String,
     },
+    /// Creating a sequence whose name looks like a stored one's (the same UTS #39 skeleton):
+    /// a caller asking for one would be shown the other.
+    Confusable {
+        name: String,
+        stored: String,
+    },
     NotFound {
         name: String,
     },
@@ -94,6 +100,10 @@ impl fmt::Display for StorageError {
                 write!(f, "invalid sequence name `{name}`: {problem}")
             }
             StorageError::Exists { name } => write!(f, "a sequence named `{name}` already exists"),
+            StorageError::Confusable { name, stored } => write!(
+                f,
+                "`{name}` looks like the stored sequence `{stored}` but is another name"
+            ),
             StorageError::NotFound { name } => write!(f, "no stored sequence is named `{name}`"),
             StorageError::Corrupt { name, detail } => {
                 write!(f, "the stored sequence `{name}` cannot be read: {detail}")
@@ -250,6 +260,12 @@ impl Storage {
                 name: name.to_owned(),
             });
         }
+        if let Some(stored) = self.look_alike(name) {
+            return Err(StorageError::Confusable {
+                name: name.to_owned(),
+                stored,
+            });
+        }
         let temp = self.dir.join(format!(
             ".{name}{EXTENSION}.{}-{}{TEMP_EXTENSION}",
             std::process::id(),
@@ -280,6 +296,20 @@ impl Storage {
             });
         }
         self.sync_dir()
+    }
+
+    /// A stored name other than `name` that looks like it (the same UTS #39 skeleton).
+    fn look_alike(&self, name: &str) -> Option<String> {
+        let skeleton = seq_syntax::names::confusable_skeleton(name);
+        let entries = fs::read_dir(&self.dir).ok()?;
+        entries.flatten().find_map(|entry| {
+            let file = entry.file_name();
+            let stored = file.to_str()?.strip_suffix(EXTENSION)?;
+            (stored != name
+                && !stored.starts_with('.')
+                && seq_syntax::names::confusable_skeleton(stored) == skeleton)
+                .then(|| stored.to_owned())
+        })
     }
 
     fn write_temp(&self, temp: &Path, bytes: &[u8]) -> Result<(), StorageError> {

@@ -158,12 +158,38 @@ fn unreadable_files_are_reported_not_fatal() {
     assert_eq!(broken, ["future", "renamed", "shape", "torn"]);
 }
 
+/// `dеploy` with a Cyrillic `е` lists like `deploy`: a caller asking for one would get the
+/// other. Refused, naming the stored one; replacing `deploy` itself stays possible.
+#[test]
+fn a_name_that_looks_like_a_stored_one_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let storage = Storage::new(data.path());
+    storage.put(&sequence("deploy", "hi"), false).unwrap();
+    match storage.put(&sequence("d\u{435}ploy", "planted"), false) {
+        Err(StorageError::Confusable { name, stored }) => {
+            assert_eq!((name.as_str(), stored.as_str()), ("d\u{435}ploy", "deploy"));
+        }
+        other => panic!("{other:?}"),
+    }
+    storage.put(&sequence("deploy", "again"), true).unwrap();
+    storage
+        .put(&sequence("deploy-prod", "other"), false)
+        .unwrap();
+    assert_eq!(files_in(storage.dir()), ["deploy-prod.json", "deploy.json"]);
+}
+
 #[test]
 fn names_are_checked_before_touching_the_file_system() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
     let long = "x".repeat(65);
+    // 64 characters, but 256 bytes: `<name>.json` would not fit a file name.
+    let wide = "\u{1F680}".repeat(64);
     for bad in [
+        wide.as_str(),
+        "deploy\u{200B}",
+        "de\u{202E}ploy",
+        "deploy ",
         "",
         ".",
         "..",

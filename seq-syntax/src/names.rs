@@ -4,8 +4,13 @@
 
 use std::borrow::Cow;
 
-/// Longest sequence name, in characters, so that `<name>.json` always fits a file name.
+/// Longest sequence name, in characters.
 pub const MAX_SEQUENCE_NAME_LEN: usize = 64;
+
+/// Longest sequence name, in bytes of UTF-8: `<name>.json`, and storage's temporary
+/// `.<name>.json.<pid>-<n>.tmp`, fit the 255 bytes a file name may take (64 four-byte
+/// characters would not).
+pub const MAX_SEQUENCE_NAME_BYTES: usize = 200;
 
 /// The prefix by which a call's `target` names a sequence rather than a group: `#name`.
 pub const SEQUENCE_PREFIX: char = '#';
@@ -31,22 +36,70 @@ pub fn sequence_name_problem(name: &str) -> Option<Cow<'static, str>> {
         Some(Cow::Owned(format!(
             "a sequence name is at most {MAX_SEQUENCE_NAME_LEN} characters"
         )))
+    } else if name.len() > MAX_SEQUENCE_NAME_BYTES {
+        Some(Cow::Owned(format!(
+            "a sequence name is at most {MAX_SEQUENCE_NAME_BYTES} bytes of UTF-8 (this one is {})",
+            name.len()
+        )))
     } else {
-        None
+        unicode_problem(name, "sequence").map(Cow::Owned)
     }
+}
+
+/// What makes a name read as something it is not: a space at either end, a character that
+/// shows as nothing (zero-width space, joiners, soft hyphen...), a bidirectional control that
+/// reorders what is shown (U+202E), or a spelling that is not Unicode's composed form (NFC), so
+/// that two names that look the same would be stored apart.
+fn unicode_problem(name: &str, what: &str) -> Option<String> {
+    use icu_properties::CodePointSetData;
+    use icu_properties::props::{BidiControl, DefaultIgnorableCodePoint};
+    use unicode_normalization::UnicodeNormalization;
+    if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
+        return Some(format!("a {what} name cannot start or end with a space"));
+    }
+    let bidi = CodePointSetData::new::<BidiControl>();
+    if let Some(c) = name.chars().find(|&c| bidi.contains(c)) {
+        return Some(format!(
+            "a {what} name cannot hold the bidirectional control U+{:04X}, which changes the \
+             order in which it is shown",
+            u32::from(c)
+        ));
+    }
+    let invisible = CodePointSetData::new::<DefaultIgnorableCodePoint>();
+    if let Some(c) = name.chars().find(|&c| invisible.contains(c)) {
+        return Some(format!(
+            "a {what} name cannot hold U+{:04X}, a character that shows as nothing",
+            u32::from(c)
+        ));
+    }
+    if !unicode_normalization::is_nfc(name) {
+        let composed: String = name.nfc().collect();
+        return Some(format!(
+            "a {what} name must be in Unicode's composed form (NFC): write `{composed}`"
+        ));
+    }
+    None
+}
+
+/// The UTS #39 skeleton of a name: two names with the same skeleton look alike (`deploy` and
+/// `dеploy` with a Cyrillic `е`). Only for comparing; never shown or stored.
+pub fn confusable_skeleton(name: &str) -> String {
+    unicode_security::skeleton(name).collect()
 }
 
 /// Why `name` cannot name a group, or `None` when it can: a group is a call's `target`, so it
 /// cannot look like a `#name` sequence call.
-pub fn group_name_problem(name: &str) -> Option<&'static str> {
+pub fn group_name_problem(name: &str) -> Option<Cow<'static, str>> {
     if name.is_empty() {
-        Some("a group name cannot be empty")
+        Some(Cow::Borrowed("a group name cannot be empty"))
     } else if name.starts_with(SEQUENCE_PREFIX) {
-        Some("a group name cannot start with `#` (that prefix calls a sequence)")
+        Some(Cow::Borrowed(
+            "a group name cannot start with `#` (that prefix calls a sequence)",
+        ))
     } else if name.chars().any(char::is_control) {
-        Some("a group name cannot hold control characters")
+        Some(Cow::Borrowed("a group name cannot hold control characters"))
     } else {
-        None
+        unicode_problem(name, "group").map(Cow::Owned)
     }
 }
 
@@ -113,8 +166,51 @@ mod tests {
         assert_eq!(CallTarget::parse(""), CallTarget::Group(""));
     }
 
+    /// Names that list like `deploy` but are not it.
+    #[test]
+    fn names_that_read_as_something_else_are_refused() {
+        for (name, problem) in [
+            (
+                "deploy\u{200B}",
+                "U+200B, a character that shows as nothing",
+            ),
+            ("de\u{202E}ploy", "the bidirectional control U+202E"),
+            ("deploy ", "cannot start or end with a space"),
+            (" deploy", "cannot start or end with a space"),
+            ("cafe\u{301}", "composed form (NFC): write `caf\u{e9}`"),
+        ] {
+            let found = sequence_name_problem(name).unwrap_or_default();
+            assert!(found.contains(problem), "{name:?}: {found}");
+            let found = group_name_problem(name).unwrap_or_default();
+            assert!(found.contains(problem), "{name:?}: {found}");
+        }
+        assert_eq!(sequence_name_problem("caf\u{e9}"), None);
+        assert_eq!(sequence_name_problem("部署 prod"), None);
+    }
+
+    #[test]
+    fn look_alikes_share_a_skeleton() {
+        assert_eq!(
+            confusable_skeleton("d\u{435}ploy"),
+            confusable_skeleton("deploy")
+        );
+        assert_ne!(confusable_skeleton("deploy"), confusable_skeleton("deplay"));
+    }
+
+    #[test]
+    fn the_sequence_bound_counts_bytes_too() {
+        let wide = "\u{1F680}".repeat(MAX_SEQUENCE_NAME_LEN);
+        assert_eq!(wide.chars().count(), MAX_SEQUENCE_NAME_LEN);
+        assert!(
+            sequence_name_problem(&wide)
+                .unwrap_or_default()
+                .contains("at most 200 bytes")
+        );
+    }
+
     #[test]
     fn the_sequence_bound_counts_characters() {
+        // 64 three-byte characters: 192 bytes, within both bounds.
         assert_eq!(
             sequence_name_problem(&"巡".repeat(MAX_SEQUENCE_NAME_LEN)),
             None

@@ -84,7 +84,7 @@ fn validate(analysis: &Analysis, def: Def, new: &str) -> Result<(), RenameError>
         }
         Def::Group { file, group } => {
             if let Some(problem) = group_name_problem(new) {
-                return fail(problem.to_owned());
+                return fail(problem.into_owned());
             }
             let Some(sequence) = sequence(analysis, file) else {
                 return Ok(());
