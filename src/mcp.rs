@@ -11,7 +11,7 @@ use seq_exec::Caller;
 use seq_exec::policy::Policy;
 use seq_mcp::server::Stderr;
 use seq_mcp::{McpHost, Notice, Options, SeqServer};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Debug, Args)]
@@ -145,7 +145,7 @@ fn serve_root(given: Option<&Path>, data: &Path) -> Result<PathBuf, String> {
     let root = crate::run::root(Some(given))?;
     let canonical_root = std::fs::canonicalize(&root)
         .map_err(|error| format!("cannot use --root {}: {}", root.display(), reason(&error)))?;
-    let canonical_data = canonical_beyond(data).map_err(|error| {
+    let canonical_data = seq_exec::builtin::canonical_beyond(data).map_err(|error| {
         format!(
             "cannot resolve the data directory {}: {}",
             data.display(),
@@ -161,41 +161,6 @@ fn serve_root(given: Option<&Path>, data: &Path) -> Result<PathBuf, String> {
         ));
     }
     Ok(root)
-}
-
-/// `path` canonicalized as far as it exists, the rest (not created yet) appended as written,
-/// `..` and `.` resolved lexically.
-fn canonical_beyond(path: &Path) -> std::io::Result<PathBuf> {
-    let absolute = std::path::absolute(path)?;
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    loop {
-        match std::fs::canonicalize(existing) {
-            Ok(mut canonical) => {
-                for part in rest.iter().rev() {
-                    match part {
-                        Component::ParentDir => {
-                            canonical.pop();
-                        }
-                        Component::CurDir => {}
-                        other @ (Component::Prefix(_)
-                        | Component::RootDir
-                        | Component::Normal(_)) => {
-                            canonical.push(other);
-                        }
-                    }
-                }
-                return Ok(canonical);
-            }
-            Err(error) => match (existing.parent(), existing.components().next_back()) {
-                (Some(parent), Some(last)) if error.kind() == std::io::ErrorKind::NotFound => {
-                    rest.push(last);
-                    existing = parent;
-                }
-                _ => return Err(error),
-            },
-        }
-    }
 }
 
 /// `seqc mcp`: serves until the client closes stdin.

@@ -154,9 +154,11 @@ fn run_with(
         }
         RunFormat::Json => (None, Arc::new(Stdout)),
     };
+    // The file tools never reach the stored sequences, whatever the root.
     let builtin = BuiltinHost::new(&root)
         .with_policy(Arc::clone(&policy))
-        .with_output(output);
+        .with_output(output)
+        .with_hidden(storage.dir());
     let tools: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
         Arc::new(builtin),
         Arc::clone(mcp) as Arc<dyn ToolHost>,

@@ -264,3 +264,53 @@ async fn a_directory_swapped_for_a_link_never_leads_outside() {
         "{read_inside} read, {refused} refused"
     );
 }
+
+/// The data directory under the root is out of the file tools' reach, however it is named: a
+/// sequence cannot rewrite a stored sequence past the checker and the policy.
+#[tokio::test]
+async fn the_hidden_data_directory_is_out_of_reach() {
+    let dir = tempfile::tempdir().unwrap();
+    let sequences = dir.path().join(".seqc/sequences");
+    std::fs::create_dir_all(&sequences).unwrap();
+    std::fs::write(sequences.join("deploy.json"), "stored").unwrap();
+    std::os::unix::fs::symlink(dir.path().join(".seqc"), dir.path().join("alias")).unwrap();
+    let host = BuiltinHost::new(dir.path()).with_hidden(&sequences);
+    for (tool, args) in [
+        (
+            "files_write",
+            json!({"path": ".seqc/sequences/deploy.json", "content": "planted"}),
+        ),
+        (
+            "files_write",
+            json!({"path": "alias/sequences/new.json", "content": "planted"}),
+        ),
+        (
+            "files_read",
+            json!({"path": "./.seqc/sequences/deploy.json"}),
+        ),
+        ("files_list", json!({"path": ".seqc/sequences"})),
+    ] {
+        let error = call(&host, tool, args.clone()).await.unwrap_err();
+        assert_eq!(error.reason, Reason::Unauthorized, "{tool} {args}");
+        assert!(
+            error
+                .detail
+                .as_deref()
+                .unwrap_or_default()
+                .contains("inside seqc's data directory"),
+            "{error:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(sequences.join("deploy.json")).unwrap(),
+        "stored"
+    );
+    assert!(!sequences.join("new.json").exists());
+    // The rest of the root is as reachable as ever, the data directory's parent included.
+    assert_eq!(
+        call(&host, "files_list", json!({"path": ".seqc"}))
+            .await
+            .unwrap(),
+        json!(["sequences/"])
+    );
+}

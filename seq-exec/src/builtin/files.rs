@@ -13,12 +13,16 @@ use rustix::fs::{FileType, OFlags};
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub(super) async fn files_read(root: &Path, args: &Value) -> Result<Value, ToolError> {
+pub(super) async fn files_read(
+    root: &Path,
+    hidden: &[PathBuf],
+    args: &Value,
+) -> Result<Value, ToolError> {
     let path = args::string(args, "path")?;
-    let place = resolve(root, path)?;
+    let place = resolve(root, hidden, path)?;
     let shown = path.to_owned();
     blocking(move || {
         let bytes = read_regular(&place, MAX_READ_BYTES).map_err(|error| error.at(&shown))?;
@@ -184,7 +188,11 @@ fn split(relative: &Path) -> (&Path, Option<&str>) {
 
 /// `content` is written as is when it is a string; any other value is written as compact JSON,
 /// so that a structured result can be saved without a conversion step.
-pub(super) async fn files_write(root: &Path, args: &Value) -> Result<Value, ToolError> {
+pub(super) async fn files_write(
+    root: &Path,
+    hidden: &[PathBuf],
+    args: &Value,
+) -> Result<Value, ToolError> {
     let path = args::string(args, "path")?;
     let content = match args::required(args, "content")? {
         Value::String(text) => text.clone(),
@@ -194,7 +202,7 @@ pub(super) async fn files_write(root: &Path, args: &Value) -> Result<Value, Tool
         | Value::Array(_)
         | Value::Object(_)) => other.to_string(),
     };
-    let place = resolve(root, path)?;
+    let place = resolve(root, hidden, path)?;
     let shown = path.to_owned();
     blocking(move || {
         write_regular(&place, content.as_bytes()).map_err(|error| error.at(&shown))?;
@@ -204,9 +212,13 @@ pub(super) async fn files_write(root: &Path, args: &Value) -> Result<Value, Tool
 }
 
 /// The entries' names, sorted; directories end in `/`. Links are listed as themselves.
-pub(super) async fn files_list(root: &Path, args: &Value) -> Result<Value, ToolError> {
+pub(super) async fn files_list(
+    root: &Path,
+    hidden: &[PathBuf],
+    args: &Value,
+) -> Result<Value, ToolError> {
     let path = args::string(args, "path")?;
-    let place = resolve(root, path)?;
+    let place = resolve(root, hidden, path)?;
     let shown = path.to_owned();
     blocking(move || {
         let listing = |error: io::Error| FileError::Io("listing", error).at(&shown);
@@ -244,8 +256,18 @@ pub(super) async fn files_list(root: &Path, args: &Value) -> Result<Value, ToolE
     .await
 }
 
-fn resolve(root: &Path, path: &str) -> Result<Beneath, ToolError> {
-    resolve_beneath(root, path).map_err(|error| error.to_tool_error("path"))
+fn resolve(root: &Path, hidden: &[PathBuf], path: &str) -> Result<Beneath, ToolError> {
+    let place = resolve_beneath(root, path).map_err(|error| error.to_tool_error("path"))?;
+    let full = place.root.join(&place.relative);
+    if hidden.iter().any(|dir| full.starts_with(dir)) {
+        return Err(ToolError::new(
+            Reason::Unauthorized,
+            format!("`{path}` is inside seqc's data directory, which the file tools do not reach"),
+        )
+        .with_field("path")
+        .with_hint("stored sequences change through `seq_create` and `seq_delete`"));
+    }
+    Ok(place)
 }
 
 async fn blocking<F>(work: F) -> Result<Value, ToolError>

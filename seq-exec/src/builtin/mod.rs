@@ -25,7 +25,7 @@ mod root;
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use output::{Captured, OutputSink, Stdout};
 pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items};
-pub use root::{Beneath, PathError, resolve_beneath, resolve_under};
+pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_under};
 
 use crate::error::{Reason, ToolError};
 use crate::host::{BoxFuture, Caller, ToolHost};
@@ -55,6 +55,8 @@ pub const TOOLS: [&str; 7] = [
 /// The embedded host.
 pub struct BuiltinHost {
     root: PathBuf,
+    /// Directories under the root that the file tools do not reach (the data directory).
+    hidden: Arc<[PathBuf]>,
     policy: Arc<Policy>,
     output: Arc<dyn OutputSink>,
     /// Sorted by name. Every call looks its tool up, and over seven names a scan (`==` compares
@@ -84,6 +86,7 @@ impl BuiltinHost {
         definitions.sort_by(|a, b| a.name.cmp(&b.name));
         BuiltinHost {
             root: root.into(),
+            hidden: Arc::from([]),
             policy: Arc::new(Policy::allow_all()),
             output: Arc::new(Stdout),
             definitions,
@@ -92,6 +95,17 @@ impl BuiltinHost {
 
     pub fn with_policy(mut self, policy: Arc<Policy>) -> BuiltinHost {
         self.policy = policy;
+        self
+    }
+
+    /// Keeps the file tools out of `dir` (and what is below it), wherever it is: `seqc run`
+    /// hides its data directory, so that a sequence cannot rewrite stored sequences past the
+    /// checker and the policy. The directory need not exist yet.
+    pub fn with_hidden(mut self, dir: &Path) -> BuiltinHost {
+        let dir = canonical_beyond(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mut hidden = self.hidden.to_vec();
+        hidden.push(dir);
+        self.hidden = Arc::from(hidden);
         self
     }
 
@@ -123,9 +137,15 @@ impl BuiltinHost {
                 }),
                 Err(error) => ready(Err(error)),
             },
-            "files_read" => Box::pin(async move { files::files_read(&self.root, &args).await }),
-            "files_write" => Box::pin(async move { files::files_write(&self.root, &args).await }),
-            "files_list" => Box::pin(async move { files::files_list(&self.root, &args).await }),
+            "files_read" => {
+                Box::pin(async move { files::files_read(&self.root, &self.hidden, &args).await })
+            }
+            "files_write" => {
+                Box::pin(async move { files::files_write(&self.root, &self.hidden, &args).await })
+            }
+            "files_list" => {
+                Box::pin(async move { files::files_list(&self.root, &self.hidden, &args).await })
+            }
             "output_send__stdout" => ready(args::string(&args, "text").and_then(|text| {
                 self.output.send(text).map_err(|error| {
                     ToolError::new(

@@ -157,3 +157,38 @@ pub fn resolve_beneath(root: &Path, path: &str) -> Result<Beneath, PathError> {
         relative,
     })
 }
+
+/// `path` canonicalized as far as it exists, the rest (not created yet) appended as written,
+/// `..` and `.` resolved lexically.
+pub fn canonical_beyond(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        match std::fs::canonicalize(existing) {
+            Ok(mut canonical) => {
+                for part in rest.iter().rev() {
+                    match part {
+                        Component::ParentDir => {
+                            canonical.pop();
+                        }
+                        Component::CurDir => {}
+                        other @ (Component::Prefix(_)
+                        | Component::RootDir
+                        | Component::Normal(_)) => {
+                            canonical.push(other);
+                        }
+                    }
+                }
+                return Ok(canonical);
+            }
+            Err(error) => match (existing.parent(), existing.components().next_back()) {
+                (Some(parent), Some(last)) if error.kind() == std::io::ErrorKind::NotFound => {
+                    rest.push(last);
+                    existing = parent;
+                }
+                _ => return Err(error),
+            },
+        }
+    }
+}
