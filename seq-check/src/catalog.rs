@@ -1,7 +1,7 @@
 //! The tool catalog: what the checker knows about tools — parameters and parallel safety.
 //!
 //! [`Catalog::builtin`] holds the embedded host's tools and the six `seq_*` tools; catalog files
-//! ([`load_json`]) add the tools of other hosts. A tool that no catalog knows is only a warning:
+//! ([`Catalog::load_json`]) add the tools of other hosts. A tool that no catalog knows is only a warning:
 //! existence is a run-time property.
 
 mod builtin;
