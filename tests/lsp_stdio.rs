@@ -1,4 +1,4 @@
-//! `seqc lsp` over real pipes, fed bytes that are not JSON-RPC (issue 7): broken headers, bodies
+//! `seqc lsp` over real pipes, fed bytes that are not JSON-RPC: broken headers, bodies
 //! that are not JSON, JSON that is not a message, wrong lengths. The server answers what has an
 //! id, logs what has none, finds the next frame and goes on serving; the session's order
 //! (before `initialize`, `exit` without `shutdown`) is answered as the protocol says.

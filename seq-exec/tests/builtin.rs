@@ -1,4 +1,4 @@
-//! The embedded host: its tools, the root confinement (D-8), the output sink, the policy.
+//! The embedded host: its tools, the root confinement, the output sink, the policy.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 

@@ -1,4 +1,4 @@
-//! The six `seq_*` tools (design §8): creation checked against the whole store, listing,
+//! The six `seq_*` tools: creation checked against the whole store, listing,
 //! deletion, runs and direct calls, and the combined host.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
@@ -107,7 +107,7 @@ fn definitions_are_the_catalogs() {
     }
 }
 
-/// The execution contract of §6.5, told where a model decides how to write and run a sequence.
+/// The execution contract, told where a model decides how to write and run a sequence.
 #[test]
 fn descriptions_state_the_execution_contract() {
     for name in ["seq_create", "seq_run", "seq_call"] {

@@ -1,4 +1,4 @@
-//! The embedded host: the tools that make seqc run out of the box (issue 4).
+//! The embedded host: the tools that make seqc run out of the box.
 //!
 //! | tool | does | parallel-safe |
 //! | --- | --- | --- |
