@@ -205,8 +205,8 @@ fn catalogs_merge_in_order_and_built_in_seq_tools_are_kept_with_a_warning() {
     assert_eq!(
         stderr(&output),
         format!(
-            "seqc: warning: catalog {mcp} redefines the built-in `seq_call`; \
-             the built-in definitions are kept\n"
+            "seqc: {mcp}:14:15: warning[W0801]: `seq_call` is a built-in tool; \
+             the built-in definition is kept and this one ignored\n"
         )
     );
 }
@@ -221,7 +221,7 @@ fn a_catalog_that_cannot_be_loaded_is_one_line_with_its_position_and_status_2() 
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(
         message.starts_with(&format!(
-            "seqc: {broken}:3:22: the catalog is not valid JSON"
+            "seqc: {broken}:3:22: error[E0802]: the catalog is not valid JSON"
         )),
         "{message}"
     );
@@ -232,7 +232,7 @@ fn a_catalog_that_cannot_be_loaded_is_one_line_with_its_position_and_status_2() 
     let message = stderr(&output);
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(
-        message.starts_with(&format!("seqc: {shape}: invalid catalog: ")),
+        message.starts_with(&format!("seqc: {shape}:1:1: error[E0803]: a catalog is ")),
         "{message}"
     );
 
@@ -254,7 +254,7 @@ fn a_catalog_that_is_not_utf8_points_at_the_first_bad_byte() {
     assert_eq!(status(&output), 2);
     assert_eq!(
         stderr(&output),
-        format!("seqc: {path}:2:16: invalid catalog: the file is not UTF-8\n")
+        format!("seqc: {path}:2:16: error[E0801]: the catalog file is not UTF-8\n")
     );
 }
 

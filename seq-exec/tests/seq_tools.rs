@@ -515,6 +515,29 @@ async fn seq_run_runs_a_stored_sequence() {
 }
 
 #[tokio::test]
+async fn seq_run_checks_a_stored_sequence_again_and_runs_none_with_errors() {
+    let f = fixture();
+    // Stored past `seq_create` (by hand, say): `$args.whom` reads an input no group declares.
+    let text = r#"{"name": "typo", "groups": [{"name": "g", "in": {"who": "string"},
+        "tools": "{\"tool\":\"output_send__stdout\",\"args\":{\"text\":\"$args.who $args.whom\"}} ;"}]}"#;
+    let sequence = seq_syntax::parse(text).sequence.unwrap();
+    Storage::new(f.data.path()).put(&sequence, false).unwrap();
+    let outcome = f
+        .full("seq_run", json!({"name": "typo", "args": {"who": "Ada"}}))
+        .await;
+    let error = outcome.result.unwrap_err();
+    assert_eq!(
+        (error.reason, error.field.as_deref()),
+        (Reason::Failed, Some("name"))
+    );
+    let detail = error.detail.unwrap();
+    assert!(detail.contains("error E0502 in `#typo`"), "{detail}");
+    assert_eq!(codes(&outcome.diagnostics), ["E0502"]);
+    assert!(outcome.report.is_none(), "nothing ran");
+    assert!(f.output.lines().is_empty(), "nothing ran");
+}
+
+#[tokio::test]
 async fn a_failed_run_is_a_failed_call_with_its_report() {
     let f = fixture();
     let groups = json!([{
