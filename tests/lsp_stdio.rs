@@ -8,9 +8,11 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
@@ -27,7 +29,7 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        let mut child = common::command()
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -6,34 +6,16 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{scratch, seqc, status, stderr, stdout};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 const STORE: &str = "tests/fixtures/store";
 const CATALOGS: &str = "tests/fixtures/catalogs";
 const RELEASE: &str = "tests/fixtures/with_catalog/release.json";
-
-fn seqc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("the seqc binary runs")
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().expect("seqc exits with a status")
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).expect("stderr is UTF-8")
-}
 
 /// `(file, code, culprit text)` of every diagnostic of a `--format json` run.
 fn findings(output: &Output) -> Vec<(String, String, String)> {
@@ -55,14 +37,6 @@ fn findings(output: &Output) -> Vec<(String, String, String)> {
 
 fn finding(file: &str, code: &str, culprit: &str) -> (String, String, String) {
     (file.to_owned(), code.to_owned(), culprit.to_owned())
-}
-
-/// A scratch directory of its own for each test, under cargo's target directory.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
