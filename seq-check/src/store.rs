@@ -190,10 +190,10 @@ impl StoreCheck {
 /// use seq_check::{Catalog, check_into_store};
 ///
 /// let parse = |text: &str| seq_syntax::parse(text).sequence.unwrap();
-/// let a = parse(r#"{"name": "a", "groups": [{"name": "g",
-///     "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#b\"}} ;"}]}"#);
-/// let b = parse(r#"{"name": "b", "groups": [{"name": "g",
-///     "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#a\"}} ;"}]}"#);
+/// let a = parse(r##"{"name": "a", "groups": [{"name": "g",
+///     "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#b\"}} ;"}]}"##);
+/// let b = parse(r##"{"name": "b", "groups": [{"name": "g",
+///     "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#a\"}} ;"}]}"##);
 /// // `#a` alone calls a sequence that does not exist yet: a warning, not an error.
 /// let alone = check_into_store(&a, &[], &Catalog::builtin());
 /// assert!(!alone.has_errors());
