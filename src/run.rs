@@ -322,8 +322,8 @@ fn target(
     }
 }
 
-/// A stored sequence, checked again against the store as it is now: what it calls may have
-/// changed since it was created.
+/// A stored sequence, checked again against the store as it is now (as `seq_run` does): what it
+/// calls may have changed since it was created.
 fn stored_target(
     name: &str,
     storage: &Storage,
@@ -344,7 +344,8 @@ fn stored_target(
             Err(error) => return Err(trouble(error)),
         },
     };
-    let errors: Vec<Diagnostic> = stored::check_in_store(&sequence, stored, catalog)
+    let errors: Vec<Diagnostic> = seq_check::check_into_store(&sequence, stored, catalog)
+        .own
         .into_iter()
         .filter(Diagnostic::is_error)
         .collect();

@@ -62,7 +62,8 @@ pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
 }
 
 /// Checks a sequence file as `seqc check` would, with the stored sequences in the store (a
-/// stored one of the same name is replaced by the file's, as `seq_create` would replace it).
+/// stored one of the same name is replaced by the file's, as `seq_create` would replace it):
+/// the store check of `seq_create`, of which the file's own diagnostics are shown.
 /// Returns the file as the renderers see it, and its sequence when one could be built.
 pub fn check_file(
     path: &str,
@@ -76,7 +77,7 @@ pub fn check_file(
     if let Some(sequence) = &parse.sequence
         && !diagnostics.iter().any(Diagnostic::is_error)
     {
-        diagnostics.extend(check_in_store(sequence, stored, catalog));
+        diagnostics.extend(seq_check::check_into_store(sequence, stored, catalog).own);
     }
     seq_syntax::diagnostic::sort(&mut diagnostics);
     let file = SourceFile {
@@ -85,25 +86,6 @@ pub fn check_file(
         diagnostics,
     };
     (file, parse.sequence)
-}
-
-/// The semantic diagnostics of `sequence` in a store of `stored` (where it replaces a stored
-/// sequence of its name).
-pub fn check_in_store(
-    sequence: &Sequence,
-    stored: &[Sequence],
-    catalog: &Catalog,
-) -> Vec<Diagnostic> {
-    let mut store: Vec<&Sequence> = vec![sequence];
-    store.extend(
-        stored
-            .iter()
-            .filter(|s| s.name.value != sequence.name.value),
-    );
-    seq_check::check_store(&store, catalog)
-        .into_iter()
-        .next()
-        .unwrap_or_default()
 }
 
 /// Renders checked files on stderr with the human renderer of `seqc check` (colour when stderr

@@ -4,11 +4,13 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+mod common;
+
 use rustix::process::{Pid, Signal, kill_process};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// First group `sleep 2; touch LATE`, second group `touch NEXT`.
@@ -57,7 +59,7 @@ fn a_signal_cancels_the_run_and_nothing_of_it_is_left() {
         let root = dir.path().join("root");
         std::fs::create_dir(&root).unwrap();
         let file = write_sequence(dir.path());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        let mut child = common::command()
             .arg("run")
             .arg(&file)
             .arg("--root")
@@ -128,7 +130,7 @@ impl Session {
     fn start(dir: &Path, root: &Path) -> Session {
         let data = dir.join("data");
         let file = write_sequence(dir);
-        let created = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        let created = common::command()
             .arg("create")
             .arg(&file)
             .arg("--data-dir")
@@ -136,7 +138,7 @@ impl Session {
             .output()
             .unwrap();
         assert!(created.status.success(), "{created:?}");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        let mut child = common::command()
             .arg("mcp")
             .arg("--root")
             .arg(root)

@@ -10,10 +10,13 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{scratch, seqc, status, stderr, stdout};
 use serde::{Deserialize, Serialize};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 const FIXTURES: &str = "tests/fixtures/syntax";
 
@@ -104,27 +107,6 @@ struct JsonDiagnostic {
     line: usize,
     column: usize,
     hint: Option<String>,
-}
-
-fn seqc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("the seqc binary runs")
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().expect("seqc exits with a status")
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).expect("stderr is UTF-8")
 }
 
 /// `(name, path relative to the package)` of every fixture, sorted.
@@ -401,14 +383,6 @@ fn help_and_version_exit_with_0() {
         assert_eq!(status(&output), 0, "seqc {args:?}");
         assert!(!stdout(&output).is_empty());
     }
-}
-
-/// A scratch directory of its own for each test, under cargo's target directory.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]

@@ -8,8 +8,10 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{broken_examples, seqc, stdout};
 use std::path::Path;
-use std::process::{Command, Output};
 
 /// Each broken example and the code it is there to show.
 const BROKEN: &[(&str, &str)] = &[
@@ -22,32 +24,6 @@ const BROKEN: &[(&str, &str)] = &[
     ("undeclared-arg", "E0502"),
     ("when-and", "E0402"),
 ];
-
-fn seqc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("the seqc binary runs")
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).expect("stdout is UTF-8")
-}
-
-/// `examples/broken/*.json.broken`, relative to the package, sorted.
-fn broken_files() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/broken");
-    let mut files: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
-        .filter(|name| name.ends_with(".json.broken"))
-        .map(|name| format!("examples/broken/{name}"))
-        .collect();
-    files.sort();
-    files
-}
 
 #[test]
 fn the_examples_check_clean_without_even_a_warning() {
@@ -79,7 +55,7 @@ fn the_examples_check_clean_without_even_a_warning() {
 
 #[test]
 fn the_broken_examples_render_their_diagnostics() {
-    let files = broken_files();
+    let files = broken_examples();
     let names: Vec<&str> = files
         .iter()
         .map(|f| {
@@ -106,7 +82,7 @@ fn the_broken_examples_render_their_diagnostics() {
 /// Each broken example reports the code it was written for (among whatever else it trips).
 #[test]
 fn each_broken_example_shows_its_code() {
-    let files = broken_files();
+    let files = broken_examples();
     let mut args = vec!["check", "--format", "json"];
     args.extend(files.iter().map(String::as_str));
     let output = seqc(&args);

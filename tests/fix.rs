@@ -9,26 +9,20 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{status, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURES: &str = "tests/fixtures/fix";
 
 fn seqc(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
+    common::command()
         .args(args)
         .current_dir(dir)
-        .env_remove("NO_COLOR")
         .output()
         .expect("the seqc binary runs")
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().expect("seqc exits with a status")
-}
-
-fn text(bytes: &[u8]) -> &str {
-    std::str::from_utf8(bytes).expect("UTF-8 output")
 }
 
 /// `(name, path)` of every fixture, sorted.

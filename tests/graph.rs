@@ -6,26 +6,12 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{seqc, stderr, stdout};
 use serde_json::Value;
-use std::process::{Command, Output};
 
 const STORE: &str = "tests/fixtures/store";
-
-fn seqc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the seqc binary runs")
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).expect("stderr is UTF-8")
-}
 
 /// Runs `seqc graph` and snapshots its stdout under `name`; it must succeed silently.
 fn snapshot_graph(name: &str, args: &[&str]) -> String {

@@ -1,4 +1,4 @@
-//! `seqc lsp` over real pipes, fed bytes that are not JSON-RPC (issue 7): broken headers, bodies
+//! `seqc lsp` over real pipes, fed bytes that are not JSON-RPC: broken headers, bodies
 //! that are not JSON, JSON that is not a message, wrong lengths. The server answers what has an
 //! id, logs what has none, finds the next frame and goes on serving; the session's order
 //! (before `initialize`, `exit` without `shutdown`) is answered as the protocol says.
@@ -8,9 +8,11 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
@@ -27,7 +29,7 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+        let mut child = common::command()
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -9,6 +9,9 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::text;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -49,17 +52,11 @@ fn command_line(words: &[String]) -> String {
 }
 
 fn seqc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
+    common::command()
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("SEQC_DATA_DIR")
         .env("NO_COLOR", "1")
         .output()
         .unwrap()
-}
-
-fn text(bytes: &[u8]) -> &str {
-    std::str::from_utf8(bytes).unwrap()
 }
 
 /// A root with `a.txt` and `b.txt`, by its canonical path (server-filesystem resolves links).
@@ -188,11 +185,7 @@ fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
     let data = tempfile::tempdir().unwrap();
     let output = Command::new(python)
         .arg(mcp_dir().join("client.py"))
-        .args([
-            env!("CARGO_BIN_EXE_seqc"),
-            data.path().to_str().unwrap(),
-            &path,
-        ])
+        .args([common::SEQC, data.path().to_str().unwrap(), &path])
         .args(filesystem(dir.path()))
         .output()
         .unwrap();
@@ -239,10 +232,9 @@ fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
 fn serve(args: &[&str], requests: &[Value]) -> Vec<Value> {
     use std::io::{BufRead, Write};
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+    let mut child = common::command()
         .arg("mcp")
         .args(args)
-        .env_remove("SEQC_DATA_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -317,10 +309,9 @@ fn seqc_mcp_refuses_a_root_that_contains_its_data_dir() {
         )
     );
     // The default data dir `./.seqc` under a root of `.`, spelt another way.
-    let same = Command::new(env!("CARGO_BIN_EXE_seqc"))
+    let same = common::command()
         .args(["mcp", "--root", "."])
         .current_dir(dir.path())
-        .env_remove("SEQC_DATA_DIR")
         .output()
         .unwrap();
     assert_eq!(same.status.code(), Some(2));

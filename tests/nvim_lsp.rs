@@ -11,6 +11,8 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -71,7 +73,7 @@ fn neovim_shows_the_diagnostics_of_a_broken_file() {
     let mut child = Command::new(nvim)
         .args(["--headless", "--clean", "-c"])
         .arg(format!("luafile {}", init.display()))
-        .env("SEQC_BIN", env!("CARGO_BIN_EXE_seqc"))
+        .env("SEQC_BIN", common::SEQC)
         .env("SEQC_ROOT", &dir)
         .env("SEQC_FILE", &file)
         .env("SEQC_OUT", &out)

@@ -7,25 +7,22 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{status, stderr};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Runs `seqc` in the package directory with the data directory `data`.
 fn seqc(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
+    common::command()
         .args(args)
         .arg("--data-dir")
         .arg(data)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("SEQC_DATA_DIR")
         .env("NO_COLOR", "1")
         .output()
         .unwrap()
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().unwrap()
 }
 
 fn stdout_lines(output: &Output) -> Vec<&str> {
@@ -33,10 +30,6 @@ fn stdout_lines(output: &Output) -> Vec<&str> {
         .unwrap()
         .lines()
         .collect()
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).unwrap()
 }
 
 /// The report: the last line of stdout, with every `duration_ms` set to 0.

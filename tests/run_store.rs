@@ -7,21 +7,20 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{status, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURES: &str = "tests/fixtures/run";
 
 /// Runs `seqc` in the package directory; the data directory comes from `--data-dir` or the
 /// environment the test sets.
 fn seqc_in(env: &[(&str, &Path)], args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_seqc"));
-    command
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("SEQC_DATA_DIR")
-        .env("NO_COLOR", "1");
+    let mut command = common::command();
+    command.args(args).env("NO_COLOR", "1");
     for (name, value) in env {
         command.env(name, value);
     }
@@ -33,18 +32,6 @@ fn seqc(data: &Path, args: &[&str]) -> Output {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--data-dir", data.to_str().unwrap()]);
     seqc_in(&[], &all)
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().unwrap()
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).unwrap()
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).unwrap()
 }
 
 fn fixture(name: &str) -> String {
@@ -119,11 +106,10 @@ fn the_data_directory_defaults_to_the_variable_then_dot_seqc() {
 
     let cwd = tempfile::tempdir().unwrap();
     let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello.json");
-    let output = Command::new(env!("CARGO_BIN_EXE_seqc"))
+    let output = common::command()
         .arg("create")
         .arg(&hello)
         .current_dir(cwd.path())
-        .env_remove("SEQC_DATA_DIR")
         .output()
         .unwrap();
     assert_eq!(status(&output), 0, "{}", stderr(&output));

@@ -7,35 +7,14 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{broken_examples, seqc, stdout};
 use seq_syntax::{Code, LineIndex};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn seqc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the seqc binary runs")
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).expect("stdout is UTF-8")
-}
-
-fn broken_examples() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/broken");
-    let mut files: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|name| name.ends_with(".json.broken"))
-        .map(|name| format!("examples/broken/{name}"))
-        .collect();
-    files.sort();
-    files
-}
+use std::process::Output;
 
 fn run(format: &str, paths: &[&str]) -> Output {
     let mut args = vec!["check", "--format", format];

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,7 +26,7 @@ fn check_dir_refuses_fifos_sockets_and_devices_at_once() {
     std::os::unix::fs::symlink("/dev/zero", path.join("zero.json")).unwrap();
 
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_seqc"))
+    let mut child = common::command()
         .arg("check")
         .arg(path)
         .stdin(Stdio::null())

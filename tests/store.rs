@@ -6,34 +6,16 @@
     reason = "a test that cannot set up should stop there"
 )]
 
+mod common;
+
+use common::{scratch, seqc, status, stderr, stdout};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 const STORE: &str = "tests/fixtures/store";
 const CATALOGS: &str = "tests/fixtures/catalogs";
 const RELEASE: &str = "tests/fixtures/with_catalog/release.json";
-
-fn seqc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_seqc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("the seqc binary runs")
-}
-
-fn status(output: &Output) -> i32 {
-    output.status.code().expect("seqc exits with a status")
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).expect("stderr is UTF-8")
-}
 
 /// `(file, code, culprit text)` of every diagnostic of a `--format json` run.
 fn findings(output: &Output) -> Vec<(String, String, String)> {
@@ -55,14 +37,6 @@ fn findings(output: &Output) -> Vec<(String, String, String)> {
 
 fn finding(file: &str, code: &str, culprit: &str) -> (String, String, String) {
     (file.to_owned(), code.to_owned(), culprit.to_owned())
-}
-
-/// A scratch directory of its own for each test, under cargo's target directory.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
@@ -205,8 +179,8 @@ fn catalogs_merge_in_order_and_built_in_seq_tools_are_kept_with_a_warning() {
     assert_eq!(
         stderr(&output),
         format!(
-            "seqc: warning: catalog {mcp} redefines the built-in `seq_call`; \
-             the built-in definitions are kept\n"
+            "seqc: {mcp}:14:15: warning[W0801]: `seq_call` is a built-in tool; \
+             the built-in definition is kept and this one ignored\n"
         )
     );
 }
@@ -221,7 +195,7 @@ fn a_catalog_that_cannot_be_loaded_is_one_line_with_its_position_and_status_2() 
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(
         message.starts_with(&format!(
-            "seqc: {broken}:3:22: the catalog is not valid JSON"
+            "seqc: {broken}:3:22: error[E0802]: the catalog is not valid JSON"
         )),
         "{message}"
     );
@@ -232,7 +206,7 @@ fn a_catalog_that_cannot_be_loaded_is_one_line_with_its_position_and_status_2() 
     let message = stderr(&output);
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(
-        message.starts_with(&format!("seqc: {shape}: invalid catalog: ")),
+        message.starts_with(&format!("seqc: {shape}:1:1: error[E0803]: a catalog is ")),
         "{message}"
     );
 
@@ -254,7 +228,7 @@ fn a_catalog_that_is_not_utf8_points_at_the_first_bad_byte() {
     assert_eq!(status(&output), 2);
     assert_eq!(
         stderr(&output),
-        format!("seqc: {path}:2:16: invalid catalog: the file is not UTF-8\n")
+        format!("seqc: {path}:2:16: error[E0801]: the catalog file is not UTF-8\n")
     );
 }
 

@@ -1,4 +1,4 @@
-//! The condition parser (D-4) on arbitrary text, alone and as the `when` of a group checked
+//! The condition parser on arbitrary text, alone and as the `when` of a group checked
 //! in a whole file: never a panic, every span inside the text it is about.
 
 #![no_main]

@@ -1,4 +1,4 @@
-//! The checker on a generated store (issue 3, "Performance"): 1,000 sequences × 10 groups with
+//! The checker on a generated store: 1,000 sequences × 10 groups with
 //! cross-sequence calls four deep and diamonds, and the same store four times over, to show that
 //! checking grows linearly. In the same run serde_json parses the same bytes: every file as a
 //! `Value` (the floor), and the front end's logical work (`seq_gen::baseline::same_work`).

@@ -1,7 +1,7 @@
 //! The tool catalog: what the checker knows about tools — parameters and parallel safety.
 //!
 //! [`Catalog::builtin`] holds the embedded host's tools and the six `seq_*` tools; catalog files
-//! ([`load_json`]) add the tools of other hosts. A tool that no catalog knows is only a warning:
+//! ([`Catalog::load_json`]) add the tools of other hosts. A tool that no catalog knows is only a warning:
 //! existence is a run-time property.
 
 mod builtin;
@@ -9,9 +9,10 @@ mod load;
 mod schema;
 
 pub use builtin::{SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
-pub use load::CatalogError;
+pub use load::{CatalogError, CatalogFile};
 pub use schema::{ArgProblem, ArgReason, JsonType, Schema, lenient_bool, type_accepts};
 
+use seq_syntax::{Code, Diagnostic, Span};
 use std::collections::BTreeMap;
 
 /// Whether a tool may run concurrently with others.
@@ -91,6 +92,52 @@ impl Catalog {
         load::load_json(text)
     }
 
+    /// Reads a catalog file's bytes as [`load_json`] does, its problems as diagnostics in the
+    /// file (E0801–E0804). The one reader of catalog files for the command line and the
+    /// language server; pure, so the caller reads the file and renders what comes back.
+    ///
+    /// ```
+    /// use seq_check::Catalog;
+    /// use seq_syntax::Code;
+    ///
+    /// let file = Catalog::read_file(b"[{\"name\": \"deploy\"}, {\"name\": \"deploy\"}]");
+    /// assert!(file.tools.is_empty());
+    /// assert_eq!(file.diagnostics[0].code, Code::CatalogDuplicateTool);
+    /// assert_eq!(file.diagnostics[0].span.start, 30);
+    /// ```
+    ///
+    /// [`load_json`]: Catalog::load_json
+    pub fn read_file(bytes: &[u8]) -> CatalogFile {
+        load::read_file(bytes)
+    }
+
+    /// Reads a catalog file ([`read_file`]) and merges its tools ([`merge`]): what comes back is
+    /// the file's problems plus a warning (W0801) at each `seq_*` definition that was kept out.
+    /// A file with an error adds nothing.
+    ///
+    /// [`read_file`]: Catalog::read_file
+    /// [`merge`]: Catalog::merge
+    pub fn load_file(&mut self, bytes: &[u8]) -> Vec<Diagnostic> {
+        let CatalogFile {
+            tools,
+            mut diagnostics,
+        } = load::read_file(bytes);
+        let text = String::from_utf8_lossy(bytes);
+        let whole = Span::from_range(0..text.find('\n').unwrap_or(text.len()));
+        for name in self.merge(tools) {
+            let span = load::name_span(&text, &name, 0).unwrap_or(whole);
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::CatalogRedefinesSeqTool,
+                    span,
+                    format!("`{name}` is a built-in tool; the built-in definition is kept and this one ignored"),
+                )
+                .with_help(format!("remove `{name}` from the catalog")),
+            );
+        }
+        diagnostics
+    }
+
     /// Reads one tool definition already parsed as JSON, in either shape of [`load_json`] (a live
     /// MCP `tools/list` entry, say).
     ///
@@ -156,7 +203,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_flags_follow_d9() {
+    fn builtin_flags_follow_the_reference() {
         let catalog = Catalog::builtin();
         for safe in [
             "cmd_run",

@@ -1,4 +1,4 @@
-//! Slot dataflow (issue rule 8): a read that can see an unset slot
+//! Slot dataflow: a read that can see an unset slot
 //! because its writer may not write it.
 //!
 //! - W0601: in a serial group, `$out.x` read by an item when every earlier writer of `x` may

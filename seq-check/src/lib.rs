@@ -13,4 +13,4 @@ mod store;
 
 pub use catalog::{Catalog, ParallelSafety, ToolDef, is_parallel_safe_tool};
 pub use fix_all::{AppliedFix, FixedFile, Fixing, MAX_PASSES, fix_all};
-pub use store::{Check, FileCheck, Source, check, check_store};
+pub use store::{Check, FileCheck, Source, StoreCheck, check, check_into_store, check_store};

@@ -161,3 +161,76 @@ pub fn check_store(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Diagno
     }
     found
 }
+
+/// What putting one sequence into a store would bring, checked: the sequence's own diagnostics,
+/// and the errors it would cause in the sequences already stored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoreCheck {
+    /// The sequence's semantic diagnostics in the store, sorted.
+    pub own: Vec<Diagnostic>,
+    /// Errors of stored sequences, by name, that they do not have without this sequence (a
+    /// cycle through it, a chain of calls that gets too deep once it exists). Warnings of other
+    /// sequences are not its business.
+    pub caused: Vec<(String, Diagnostic)>,
+}
+
+impl StoreCheck {
+    pub fn has_errors(&self) -> bool {
+        !self.caused.is_empty() || self.own.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Checks `sequence` as a member of the store `stored`, where it replaces a stored sequence of
+/// its name: the one store check behind `seq_create`, `seqc create` and running a stored or a
+/// file's sequence (`seqc run`, `seq_run`), so that every one of them refuses the same
+/// sequences. `sequence` is parsed and free of syntax errors; a stored sequence that could not
+/// be read is left out of `stored` (`#name` calls cannot reach it either).
+///
+/// ```
+/// use seq_check::{Catalog, check_into_store};
+///
+/// let parse = |text: &str| seq_syntax::parse(text).sequence.unwrap();
+/// let a = parse(r##"{"name": "a", "groups": [{"name": "g",
+///     "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#b\"}} ;"}]}"##);
+/// let b = parse(r##"{"name": "b", "groups": [{"name": "g",
+///     "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#a\"}} ;"}]}"##);
+/// // `#a` alone calls a sequence that does not exist yet: a warning, not an error.
+/// let alone = check_into_store(&a, &[], &Catalog::builtin());
+/// assert!(!alone.has_errors());
+/// // `#b` closes a cycle through the stored `#a`: an error in both.
+/// let found = check_into_store(&b, &[a], &Catalog::builtin());
+/// assert_eq!(found.own[0].code.as_str(), "E0602");
+/// assert_eq!(found.caused[0].0, "a");
+/// ```
+pub fn check_into_store(sequence: &Sequence, stored: &[Sequence], catalog: &Catalog) -> StoreCheck {
+    let before: Vec<&Sequence> = stored.iter().collect();
+    let others: Vec<&Sequence> = stored
+        .iter()
+        .filter(|s| s.name.value != sequence.name.value)
+        .collect();
+    let mut after = others.clone();
+    after.push(sequence);
+    let mut checked = check_store(&after, catalog);
+    let own = checked.pop().unwrap_or_default();
+    // Only a store that holds something else can get new errors from this sequence.
+    let baseline = if others.is_empty() {
+        Vec::new()
+    } else {
+        check_store(&before, catalog)
+    };
+    let mut caused = Vec::new();
+    for (other, diagnostics) in others.iter().zip(&checked) {
+        let had: &[Diagnostic] = before
+            .iter()
+            .position(|s| s.name.value == other.name.value)
+            .and_then(|i| baseline.get(i))
+            .map_or(&[], Vec::as_slice);
+        caused.extend(
+            diagnostics
+                .iter()
+                .filter(|d| d.is_error() && !had.contains(d))
+                .map(|d| (other.name.value.to_string(), d.clone())),
+        );
+    }
+    StoreCheck { own, caused }
+}

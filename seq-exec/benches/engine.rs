@@ -1,4 +1,4 @@
-//! The engine's costs on the embedded host (issue 4, "Performance"), on a multi-thread tokio
+//! The engine's costs on the embedded host, on a multi-thread tokio
 //! runtime:
 //!
 //! - `dispatch`: a serial group of `echo` items run by `Engine::run`, against two baselines in

@@ -37,6 +37,6 @@ pub trait ToolHost: Send + Sync {
     /// `Reason::NotFound`; a tool that ran and failed answers `Reason::Failed`.
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>>;
 
-    /// Whether `caller` may run `tool` with `args` (the design's device authorization gate).
+    /// Whether `caller` may run `tool` with `args` (the authorization gate of every dispatch).
     fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool;
 }

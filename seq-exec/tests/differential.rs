@@ -1,4 +1,4 @@
-//! The checker and the engine never disagree about the language (issue 7). Generated sequences,
+//! The checker and the engine never disagree about the language. Generated sequences,
 //! valid and slightly broken (undeclared inputs and slots, bad enums and types, unknown fields,
 //! `$out` in parallel groups, calls to unknown groups or with undeclared arguments, cycles,
 //! broken item syntax), go through three doors:

@@ -1,5 +1,5 @@
 //! The engine on a scripted host: concurrency, order, slots, timeouts, retries, `on_error`,
-//! `missing`, and the dispatch path (D-7). Every test runs on a paused clock: sleeps and
+//! `missing`, and the dispatch path. Every test runs on a paused clock: sleeps and
 //! timeouts advance virtual time, and order is read from the host's event log, never from wall
 //! time.
 
@@ -620,7 +620,7 @@ async fn pre_validation_reports_the_field() {
         );
     }
     assert_eq!(host.calls("fs"), 0);
-    // Lenient booleans (§4.4) pass, and the tool receives them as written.
+    // Lenient booleans pass, and the tool receives them as written.
     for force in [json!("TRUE"), json!(0), json!(false)] {
         let report = engine
             .run(
@@ -757,7 +757,7 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
             )],
         ),
     );
-    // Replaced under the same name by an implementation that is not parallel-safe (§8.2).
+    // Replaced under the same name by an implementation that is not parallel-safe.
     host.add(def("writer", params, false), sleeper());
     let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
     assert!(report.ok);

@@ -1,4 +1,4 @@
-//! Calls (§8, D-6, D-7): what `seq_call` writes, `#sequence` calls, the run-time depth and
+//! Calls: what `seq_call` writes, `#sequence` calls, the run-time depth and
 //! cycle bounds, and the caller's identity carried into every nested dispatch.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]

@@ -1,4 +1,4 @@
-//! Conditions (D-4), skipping (§7.5, D-7) and rendering (§5.2, D-2) at run time.
+//! Conditions, skipping and rendering at run time.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 

@@ -1,4 +1,4 @@
-//! Faults of tools, contained to their item (issue 7): a tool that panics, hangs past its
+//! Faults of tools, contained to their item: a tool that panics, hangs past its
 //! timeout, returns enormous output, or returns a value of the wrong shape fails that item with
 //! a reason, and the rest of the run behaves as its group's `on_error` says. Also the run-time
 //! bounds on nesting: a long chain of calls fails with `depth` instead of overflowing the stack,
@@ -211,7 +211,7 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
     let host = ScriptedHost::new();
     // A host that answers with text that merely looks like JSON: it stays a string.
     host.add_simple("text", returns(json!("{\"status\": \"ok\"")));
-    // A legacy host reporting failures as values (§4.2).
+    // A legacy host reporting failures as values.
     host.add_simple(
         "legacy_error",
         returns(json!({"reason": "failed", "detail": "disk full"})),

@@ -1,4 +1,4 @@
-//! The six `seq_*` tools (design §8): creation checked against the whole store, listing,
+//! The six `seq_*` tools: creation checked against the whole store, listing,
 //! deletion, runs and direct calls, and the combined host.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
@@ -107,7 +107,7 @@ fn definitions_are_the_catalogs() {
     }
 }
 
-/// The execution contract of §6.5, told where a model decides how to write and run a sequence.
+/// The execution contract, told where a model decides how to write and run a sequence.
 #[test]
 fn descriptions_state_the_execution_contract() {
     for name in ["seq_create", "seq_run", "seq_call"] {
@@ -512,6 +512,29 @@ async fn seq_run_runs_a_stored_sequence() {
         (missing.reason, missing.field.as_deref()),
         (Reason::NotFound, Some("name"))
     );
+}
+
+#[tokio::test]
+async fn seq_run_checks_a_stored_sequence_again_and_runs_none_with_errors() {
+    let f = fixture();
+    // Stored past `seq_create` (by hand, say): `$args.whom` reads an input no group declares.
+    let text = r#"{"name": "typo", "groups": [{"name": "g", "in": {"who": "string"},
+        "tools": "{\"tool\":\"output_send__stdout\",\"args\":{\"text\":\"$args.who $args.whom\"}} ;"}]}"#;
+    let sequence = seq_syntax::parse(text).sequence.unwrap();
+    Storage::new(f.data.path()).put(&sequence, false).unwrap();
+    let outcome = f
+        .full("seq_run", json!({"name": "typo", "args": {"who": "Ada"}}))
+        .await;
+    let error = outcome.result.unwrap_err();
+    assert_eq!(
+        (error.reason, error.field.as_deref()),
+        (Reason::Failed, Some("name"))
+    );
+    let detail = error.detail.unwrap();
+    assert!(detail.contains("error E0502 in `#typo`"), "{detail}");
+    assert_eq!(codes(&outcome.diagnostics), ["E0502"]);
+    assert!(outcome.report.is_none(), "nothing ran");
+    assert!(f.output.lines().is_empty(), "nothing ran");
 }
 
 #[tokio::test]

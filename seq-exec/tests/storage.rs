@@ -1,4 +1,4 @@
-//! Storage (D-8): the stored format, atomic writes under a simulated crash, names checked before
+//! Storage: the stored format, atomic writes under a simulated crash, names checked before
 //! they touch the file system, unreadable files reported.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]

@@ -1,5 +1,5 @@
 //! The text the generator draws from: inputs, commands, values and conditions modelled on what
-//! models really write (the design's own examples, shell one-liners full of `;` and quotes).
+//! models really write (calls fanned out and gathered, shell one-liners full of `;` and quotes).
 //!
 //! Item-level texts are written as they stand *inside an item* (already JSON-escaped once:
 //! `\"`, `\\`, `\n`, `\u00e9`); the file level escapes them a second time.

@@ -1,5 +1,5 @@
 //! Time from a `didChange` notification to the published diagnostics on a 1 MB sequence file
-//! (issue 5, "Performance": target under 50 ms), through the in-memory connection: the server's
+//! (target: under 50 ms), through the in-memory connection: the server's
 //! whole path — applying the edit, the snapshot, the check on the worker thread, converting and
 //! publishing — and nothing of a pipe's.
 //!

@@ -236,7 +236,7 @@ fn the_workspace_catalog_is_loaded_watched_and_reported_when_broken() {
     let broken = client.diagnostics_until(&catalog, "the catalog's problem", |p| {
         !p.diagnostics.is_empty()
     });
-    assert_eq!(broken.diagnostics.len(), 1);
+    assert_eq!(codes(&broken.diagnostics), ["E0802"]);
     assert_eq!(
         broken.diagnostics[0].severity,
         Some(DiagnosticSeverity::ERROR)

@@ -1,4 +1,4 @@
-//! The server survives clients that break the protocol's order or outrun it (issue 7): messages
+//! The server survives clients that break the protocol's order or outrun it: messages
 //! before `initialize` and after `shutdown`, notifications about documents in states they are
 //! not in, and edits faster than it can check. (Frames that are not JSON-RPC at all are the
 //! stdio transport's to survive: `tests/lsp_stdio.rs` at the root drives the real binary.)

@@ -1,6 +1,6 @@
 //! Calls per second through seqc's MCP client against a real server (server-everything's
 //! `echo`, over stdio), beside the same calls made directly with rmcp's own client to another
-//! instance of the same server, in the same run (issue 6, "Performance"):
+//! instance of the same server, in the same run:
 //!
 //! - `serial`: one call at a time — rmcp's `call_tool` (the baseline), `McpHost::call` (lookup,
 //!   arguments, result mapping), and `Engine::run` of a serial group of `ev.echo` items (the

@@ -1,4 +1,4 @@
-//! MCP on both sides of seqc (issue 6), with `rmcp`, the official Rust SDK.
+//! MCP on both sides of seqc, with `rmcp`, the official Rust SDK.
 //!
 //! - Client: [`McpHost`] offers the tools of MCP servers — child processes speaking stdio, or
 //!   URLs speaking streamable HTTP ([`spec`]) — as a [`seq_exec::ToolHost`]; [`Combined`] puts it

@@ -1,4 +1,4 @@
-//! The front end against serde_json on a generated 10 MB sequence file (issue 2, "Performance"):
+//! The front end against serde_json on a generated 10 MB sequence file:
 //!
 //! - `serde_json_floor`: the file parsed as a `serde_json::Value`, the floor for any front end;
 //! - `serde_json_same_work`: serde_json doing the front end's logical work: the file, then every

@@ -1,5 +1,5 @@
 //! Peak heap of `seq_syntax::parse` on the generated 10 MB file, as a multiple of the file's
-//! size (issue 2, "Performance"), next to serde_json's `Value` of the same file. A counting
+//! size, next to serde_json's `Value` of the same file. A counting
 //! global allocator sees every byte allocated; the file itself, allocated before, is not counted.
 //!
 //! `cargo bench -p seq-syntax --bench memory`. Under `cargo test --benches` or

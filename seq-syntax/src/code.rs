@@ -133,6 +133,14 @@ codes! {
     ShellUnclosed = "E0701", Error, "unclosed quote or substitution in shell text";
     ShellUnsafePlace = "E0702", Error, "value where shell text cannot keep it literal";
     CommandAndArgv = "E0703", Error, "`cmd_run` needs exactly one of `command` and `argv`";
+
+    // Catalog files: `--catalog` files and a workspace's `seq-catalog.json` ("Tool arguments and
+    // the catalog" in docs/reference.md).
+    CatalogNotUtf8 = "E0801", Error, "catalog file is not UTF-8";
+    CatalogJson = "E0802", Error, "catalog file is not valid JSON";
+    CatalogInvalid = "E0803", Error, "invalid catalog";
+    CatalogDuplicateTool = "E0804", Error, "tool defined twice in one catalog";
+    CatalogRedefinesSeqTool = "W0801", Warning, "catalog redefines a built-in `seq_*` tool";
 }
 
 impl Serialize for Code {

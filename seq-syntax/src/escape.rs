@@ -360,7 +360,7 @@ fn unescape_sparse<'a>(
 }
 
 /// Copies `bytes` from `at` up to the next backslash into `text`, a word at a time as
-/// [`Out::run_until_escape`] does, and returns where it stopped.
+/// [`unescape_dense`] does, and returns where it stopped.
 fn copy_run(bytes: &[u8], mut at: usize, text: &mut Vec<u8>) -> usize {
     while let Some(word) = bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()) {
         text.extend_from_slice(word);

@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn semicolons_inside_a_command_stay_in_one_item() {
-        // The real model output quoted by the design, cut after 3 and 5 of its `;`, and
+        // A real model output, cut after 3 and 5 of its `;`, and
         // whole.
         let command = r#"echo \"=== raw (471B) ===\"; cat /tmp/x.json; echo; echo \"=== ps ===\"; ps aux | grep -c \"[r]un.py\"; echo \"=== log ===\"; cat /tmp/run.log"#;
         let cut = |semicolons: usize| {

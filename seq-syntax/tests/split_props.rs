@@ -1,5 +1,5 @@
-//! Properties of the `tools` splitter (7.1): well-formed lists round-trip, and no input loses an
-//! item without an error ("静默吞掉一个 tool" is the worst failure the design names).
+//! Properties of the `tools` splitter: well-formed lists round-trip, and no input loses an
+//! item without an error (silently swallowing a tool is the worst failure a splitter can have).
 
 use proptest::prelude::*;
 use proptest::sample::Index;

@@ -121,7 +121,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
                 ),
             ],
             false,
-            // Separate processes; the design's own example runs two in a parallel group.
+            // Separate processes; fanning commands out in a parallel group is the common case.
             Safe,
         ),
         tool(

@@ -4,12 +4,12 @@
 
 use super::schema::{JsonType, Schema};
 use super::{ParallelSafety, ToolDef};
-use seq_syntax::Span;
+use seq_syntax::{Code, Diagnostic, Span};
 use serde_json::{Map, Value as Json};
 use std::fmt;
 
-/// Why a catalog file was refused. The CLI renders it; a catalog file is not a sequence, so it
-/// has no diagnostic code.
+/// Why a catalog file (or one definition) was refused, as text; [`CatalogFile`] has the same as a
+/// diagnostic with a code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CatalogError {
     pub message: String,
@@ -34,40 +34,129 @@ fn error(message: impl Into<String>) -> CatalogError {
 
 /// Parses a catalog file. Every definition is validated; the first problem is the error.
 pub(crate) fn load_json(text: &str) -> Result<Vec<ToolDef>, CatalogError> {
-    let root: Json = serde_json::from_str(text).map_err(|e| CatalogError {
-        message: format!("the catalog is not valid JSON: {e}"),
-        span: Some(position(text, e.line(), e.column())),
+    read(text).map_err(|refusal| refusal.error)
+}
+
+/// Why a catalog file was refused, with its code and the name of the tool it is about, when
+/// that tool has one.
+struct Refusal {
+    code: Code,
+    error: CatalogError,
+    tool: Option<String>,
+}
+
+fn read(text: &str) -> Result<Vec<ToolDef>, Refusal> {
+    let not_a_catalog = |message: &str| Refusal {
+        code: Code::CatalogInvalid,
+        error: error(message),
+        tool: None,
+    };
+    let root: Json = serde_json::from_str(text).map_err(|e| Refusal {
+        code: Code::CatalogJson,
+        error: CatalogError {
+            message: format!("the catalog is not valid JSON: {e}"),
+            span: Some(position(text, e.line(), e.column())),
+        },
+        tool: None,
     })?;
     let list = match &root {
         Json::Array(list) => list,
         Json::Object(object) => match object.get("tools") {
             Some(Json::Array(list)) => list,
-            Some(_) => return Err(error("`tools` must be an array of tool definitions")),
-            None => {
-                return Err(error(
-                    "a catalog is an array of tool definitions, or an object with a `tools` array (MCP `tools/list`)",
+            Some(_) => {
+                return Err(not_a_catalog(
+                    "`tools` must be an array of tool definitions",
                 ));
             }
+            None => return Err(not_a_catalog(NOT_A_CATALOG)),
         },
         Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_) => {
-            return Err(error(
-                "a catalog is an array of tool definitions, or an object with a `tools` array (MCP `tools/list`)",
-            ));
+            return Err(not_a_catalog(NOT_A_CATALOG));
         }
     };
     let mut tools: Vec<ToolDef> = Vec::with_capacity(list.len());
     for (i, entry) in list.iter().enumerate() {
-        let tool = tool(entry).map_err(|e| error(format!("tool #{}: {}", i + 1, e.message)))?;
+        let named = entry.get("name").and_then(Json::as_str).map(str::to_owned);
+        let tool = tool(entry).map_err(|e| Refusal {
+            code: Code::CatalogInvalid,
+            error: error(format!("tool #{}: {}", i + 1, e.message)),
+            tool: named.clone(),
+        })?;
         if tools.iter().any(|t| t.name == tool.name) {
-            return Err(error(format!(
-                "tool #{}: `{}` is defined twice",
-                i + 1,
-                tool.name
-            )));
+            return Err(Refusal {
+                code: Code::CatalogDuplicateTool,
+                error: error(format!("tool #{}: `{}` is defined twice", i + 1, tool.name)),
+                tool: named,
+            });
         }
         tools.push(tool);
     }
     Ok(tools)
+}
+
+const NOT_A_CATALOG: &str = "a catalog is an array of tool definitions, or an object with a `tools` array (MCP `tools/list`)";
+
+/// One catalog file as the checker reads it: its tools and what is wrong with it, as
+/// diagnostics in the file. A file with an error gives no tools: checking against part of a
+/// catalog would mislead.
+#[derive(Clone, Debug, Default)]
+pub struct CatalogFile {
+    pub tools: Vec<ToolDef>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads a catalog file's bytes (see [`Catalog::read_file`]).
+///
+/// [`Catalog::read_file`]: super::Catalog::read_file
+pub(crate) fn read_file(bytes: &[u8]) -> CatalogFile {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            let at = err.valid_up_to();
+            let span = Span::from_range(at..(at + err.error_len().unwrap_or(1)).min(bytes.len()));
+            let diagnostic =
+                Diagnostic::new(Code::CatalogNotUtf8, span, "the catalog file is not UTF-8")
+                    .with_help("save the catalog as UTF-8");
+            return CatalogFile {
+                tools: Vec::new(),
+                diagnostics: vec![diagnostic],
+            };
+        }
+    };
+    match read(text) {
+        Ok(tools) => CatalogFile {
+            tools,
+            diagnostics: Vec::new(),
+        },
+        Err(refusal) => {
+            let span = refusal.error.span.unwrap_or_else(|| {
+                // A duplicate is shown at the later definition.
+                let nth = usize::from(refusal.code == Code::CatalogDuplicateTool);
+                refusal
+                    .tool
+                    .as_deref()
+                    .and_then(|name| name_span(text, name, nth))
+                    .unwrap_or_else(|| first_line(text))
+            });
+            CatalogFile {
+                tools: Vec::new(),
+                diagnostics: vec![Diagnostic::new(refusal.code, span, refusal.error.message)],
+            }
+        }
+    }
+}
+
+/// The `nth` (0-based) `"name"` string literal in the text: close enough to point at a tool's
+/// definition, since serde_json's tree keeps no positions.
+pub(crate) fn name_span(text: &str, name: &str, nth: usize) -> Option<Span> {
+    let quoted = format!("\"{name}\"");
+    let at = text.match_indices(&quoted).nth(nth)?.0;
+    Some(Span::from_range(at..at + quoted.len()))
+}
+
+/// The first line, where a problem of the file as a whole is shown.
+fn first_line(text: &str) -> Span {
+    Span::from_range(0..text.find('\n').unwrap_or(text.len()))
 }
 
 /// The byte span of serde_json's 1-based line and column (a column of 0 means the line's end).

@@ -86,7 +86,7 @@ pub(super) fn parallel_safety(
             )
             .with_help(
                 "add `\"unsafe_serial\": true` to this item to acknowledge that it runs a tool that \
-                 is not parallel-safe (strict D2)",
+                 is not parallel-safe",
             )
             .with_fix(Fix {
                 title: "mark the call `unsafe_serial`".to_owned(),

@@ -1,4 +1,4 @@
-//! Tool arguments against the catalog (issue rule 7): required parameters, literal
+//! Tool arguments against the catalog: required parameters, literal
 //! types (lenient booleans), references whose declared type differs from the
 //! parameter's, and unknown parameters. A tool no catalog knows is a warning.
 //!

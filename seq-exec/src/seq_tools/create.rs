@@ -183,32 +183,14 @@ fn check_with(
     sequence: &Sequence,
     origin: &Origin<'_>,
 ) -> Vec<Finding> {
-    let catalog = &tools.config.catalog;
-    let before: Vec<&Sequence> = stored.iter().collect();
-    let baseline = seq_check::check_store(&before, catalog);
-    let others: Vec<&Sequence> = stored
-        .iter()
-        .filter(|s| s.name.value != sequence.name.value)
-        .collect();
-    let mut after = others.clone();
-    after.push(sequence);
-    let mut checked = seq_check::check_store(&after, catalog);
-    let mine = checked.pop().unwrap_or_default();
-    let mut found = own(&mine, origin);
-    for (other, diagnostics) in others.iter().zip(&checked) {
-        let had: &[Diagnostic] = before
+    let checked = seq_check::check_into_store(sequence, stored, &tools.config.catalog);
+    let mut found = own(&checked.own, origin);
+    found.extend(
+        checked
+            .caused
             .iter()
-            .position(|s| s.name.value == other.name.value)
-            .and_then(|i| baseline.get(i))
-            .map_or(&[], Vec::as_slice);
-        let stored_origin = Origin::Stored(&other.name.value);
-        found.extend(
-            diagnostics
-                .iter()
-                .filter(|d| d.is_error() && !had.contains(d))
-                .map(|d| Finding::new(d, &stored_origin)),
-        );
-    }
+            .map(|(name, d)| Finding::new(d, &Origin::Stored(name))),
+    );
     found
 }
 

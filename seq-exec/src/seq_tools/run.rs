@@ -1,5 +1,6 @@
 //! `seq_run`, `seq_call`, `seq_when_call` made directly, outside any sequence.
 
+use super::findings::{self, Finding, Origin};
 use super::{SeqOutcome, SeqTools, storage_error};
 use crate::builtin::args;
 use crate::engine::{CancellationToken, GroupStatus, RunReport};
@@ -7,6 +8,7 @@ use crate::error::{Reason, ToolError};
 use crate::host::Caller;
 use crate::storage::StorageError;
 use seq_check::catalog::SEQ_WHEN_CALL;
+use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
 
@@ -42,6 +44,9 @@ impl SeqTools {
             }
             Err(error) => return SeqOutcome::of(Err(storage_error(error))),
         };
+        if let Some(refused) = self.recheck(name, &sequence) {
+            return refused;
+        }
         let report = self
             .engine
             .run_cancellable(&sequence, run_args, caller, cancel)
@@ -61,6 +66,42 @@ impl SeqTools {
             diagnostics: Vec::new(),
             report: Some(report),
         }
+    }
+
+    /// A stored sequence is checked again before it runs, as `seqc run '#name'` does: what it
+    /// calls may have changed since it was stored, and the engine runs only sequences without
+    /// errors. `None` when it may run; otherwise the refusal, its errors as findings.
+    fn recheck(&self, name: &str, sequence: &Sequence) -> Option<SeqOutcome> {
+        let stored: Vec<Sequence> = match self.store.storage().load_all() {
+            // Unreadable stored files are left out: `#name` calls cannot reach them either.
+            Ok(loaded) => loaded
+                .into_iter()
+                .filter_map(|(_, read)| read.ok())
+                .collect(),
+            Err(error) => return Some(SeqOutcome::of(Err(storage_error(error)))),
+        };
+        let checked = seq_check::check_into_store(sequence, &stored, &self.store.config.catalog);
+        let origin = Origin::Stored(name);
+        let errors: Vec<Finding> = checked
+            .own
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| Finding::new(d, &origin))
+            .collect();
+        if errors.is_empty() {
+            return None;
+        }
+        let error = ToolError::new(
+            Reason::Failed,
+            format!("stored sequence `{name}` is not run: {}", findings::render(&errors)),
+        )
+        .with_field("name")
+        .with_hint("fix the errors listed and store the sequence again with `seq_create` (`replace: true`)");
+        Some(SeqOutcome {
+            result: Err(error),
+            diagnostics: errors,
+            report: None,
+        })
     }
 
     /// `seq_call` / `seq_when_call` from outside any sequence: only `#name` has a meaning.

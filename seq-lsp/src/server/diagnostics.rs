@@ -1,7 +1,7 @@
 //! The checker's diagnostics as LSP diagnostics. The only rendering of a `Diagnostic` in the
 //! server: code, severity, range in the negotiated encoding, labels as related information.
 
-use super::catalog::{CatalogFile, Problem};
+use super::catalog::CatalogFile;
 use super::encoding::{Encoding, Lines};
 use lsp_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
@@ -42,7 +42,7 @@ pub fn to_lsp(diagnostic: &seq_syntax::Diagnostic, lines: Lines<'_>, uri: &Uri) 
     }
 }
 
-/// A catalog file's problems (they have no code: a catalog is not a sequence).
+/// A catalog file's diagnostics, rendered as the checker's are.
 pub fn catalog_problems(file: &CatalogFile, encoding: Encoding) -> Vec<Diagnostic> {
     let index = LineIndex::new(&file.text);
     let lines = Lines {
@@ -50,15 +50,9 @@ pub fn catalog_problems(file: &CatalogFile, encoding: Encoding) -> Vec<Diagnosti
         index: &index,
         encoding,
     };
-    file.problems
+    file.diagnostics
         .iter()
-        .map(|problem: &Problem| Diagnostic {
-            range: lines.range(problem.span),
-            severity: Some(severity(problem.severity)),
-            source: Some(SOURCE.to_owned()),
-            message: problem.message.clone(),
-            ..Diagnostic::default()
-        })
+        .map(|diagnostic| to_lsp(diagnostic, lines, &file.uri))
         .collect()
 }
 

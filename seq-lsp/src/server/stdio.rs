@@ -1,4 +1,4 @@
-//! `seqc lsp`'s transport: stdin read by [`framing`], stdout written by lsp-server's
+//! `seqc lsp`'s transport: stdin read by [`framing`](super::framing), stdout written by lsp-server's
 //! [`Message::write`], and lsp-server's [`Connection`] between them and the server, as with its
 //! own stdio transport — whose reader ends the session at the first frame that is not a
 //! JSON-RPC message. This one answers such a frame and reads on:

@@ -4,8 +4,8 @@
 //! The result is an untyped tree that may hold [`NodeKind::Error`] where recovery skipped input;
 //! lowering turns it into the typed AST and never lets an error node through.
 //!
-//! Stages: [`lexer`] (logos) → `scan` (token-level errors, comments, trailing commas, the depth
-//! bound) → [`parser`] (the chumsky grammar with recovery) → `report` (errors as diagnostics).
+//! Stages: `lexer` (logos) → `scan` (token-level errors, comments, trailing commas, the depth
+//! bound) → `parser` (the chumsky grammar with recovery) → `report` (errors as diagnostics).
 
 mod lexer;
 mod parser;

@@ -92,7 +92,7 @@ fn input<'tok, 'src>(text: &str, tokens: Tokens<'tok, 'src>) -> In<'tok, 'src> {
     tokens.map(eoi, project as fn(_) -> _)
 }
 
-/// The tree of `tokens` if they are one valid value, by the [`plain`] grammar.
+/// The tree of `tokens` if they are one valid value, by the [`plain`](mod@super::plain) grammar.
 pub(super) fn plain<'src>(tokens: Tokens<'_, 'src>) -> Option<Node<'src>> {
     plain::document().parse(tokens).into_result().ok()
 }

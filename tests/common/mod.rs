@@ -1,0 +1,69 @@
+//! What the CLI's test binaries share: the built `seqc`, started from the package's directory
+//! (fixture paths are relative to it), and what it printed.
+
+#![allow(dead_code, reason = "each test binary uses a part of this module")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test.
+pub const SEQC: &str = env!("CARGO_BIN_EXE_seqc");
+
+/// The package's directory, where every `seqc` of these tests starts.
+pub const PACKAGE: &str = env!("CARGO_MANIFEST_DIR");
+
+/// `seqc`, started from the package's directory, inheriting neither a data directory nor
+/// `NO_COLOR` from the environment the tests run in.
+pub fn command() -> Command {
+    let mut command = Command::new(SEQC);
+    command
+        .current_dir(PACKAGE)
+        .env_remove("SEQC_DATA_DIR")
+        .env_remove("NO_COLOR");
+    command
+}
+
+/// Runs `seqc ARGS` to its end.
+pub fn seqc(args: &[&str]) -> Output {
+    command().args(args).output().expect("the seqc binary runs")
+}
+
+pub fn status(output: &Output) -> i32 {
+    output.status.code().expect("seqc exits with a status")
+}
+
+pub fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).expect("seqc writes UTF-8")
+}
+
+pub fn stdout(output: &Output) -> &str {
+    text(&output.stdout)
+}
+
+pub fn stderr(output: &Output) -> &str {
+    text(&output.stderr)
+}
+
+/// An empty directory of its own for the test `test`, under cargo's temporary directory.
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the scratch directory can be made");
+    dir
+}
+
+/// `examples/broken/*.json.broken`, relative to the package, sorted.
+pub fn broken_examples() -> Vec<String> {
+    let dir = Path::new(PACKAGE).join("examples/broken");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .expect("examples/broken is there")
+        .map(|entry| entry.expect("examples/broken can be listed").path())
+        .filter(|path| path.to_string_lossy().ends_with(".json.broken"))
+        .map(|path| {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            format!("examples/broken/{}", name.unwrap_or_default())
+        })
+        .collect();
+    files.sort();
+    files
+}
