@@ -111,11 +111,17 @@ pub(crate) fn tool(entry: &Json) -> Result<ToolDef, CatalogError> {
         Some(_) => return Err(in_tool(error("`parallel_safe` must be a boolean"))),
         None => read_only_hint(object).map_err(in_tool)?,
     };
+    // A result schema that is not an object says nothing: the result is any value.
+    let output = object
+        .get("outputSchema")
+        .filter(|schema| schema.is_object())
+        .cloned();
     Ok(ToolDef {
         name,
         description,
         parameters,
         raw_parameters: raw,
+        output,
         parallel_safe: if parallel_safe {
             ParallelSafety::Safe
         } else {
