@@ -352,7 +352,12 @@ fn cmd_run_is_refused_under_seqc_mcp_unless_enabled() {
         };
         for name in ["seq_create", "seq_run"] {
             assert_eq!(
-                description(name).contains("`cmd_run`"),
+                // `seq_create` lists signatures (and its guide names `cmd_run` regardless).
+                description(name).contains(if name == "seq_create" {
+                    "`cmd_run` {"
+                } else {
+                    "`cmd_run`"
+                }),
                 enable,
                 "{name}: {}",
                 description(name)
@@ -372,5 +377,38 @@ fn cmd_run_is_refused_under_seqc_mcp_unless_enabled() {
             assert!(run.to_string().contains("unauthorized"), "{run}");
             assert!(!made.exists());
         }
+    }
+}
+
+/// Whether `text` cites the design: a `§` or a decision such as `D-10`.
+fn cites_the_design(text: &str) -> bool {
+    text.contains('§')
+        || text.match_indices("D-").any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + 2..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && after.is_some_and(|c| c.is_ascii_digit())
+        })
+}
+
+/// The whole `tools/list` answer of `seqc mcp` is an interface: a model writes sequences from it
+/// alone. Its default tools (`cmd_run` and `files_write` off), reviewed as a snapshot.
+#[test]
+fn the_tools_list_of_seqc_mcp() {
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let args = ["--root", &root, "--data-dir", data.path().to_str().unwrap()];
+    let enabled = [
+        &args[..],
+        &["--enable", "cmd_run", "--enable", "files_write"],
+    ]
+    .concat();
+    for (name, args) in [
+        ("tools_list", &args[..]),
+        ("tools_list_enabled", &enabled[..]),
+    ] {
+        let answers = serve(args, &[json!({"method": "tools/list"})]);
+        let listed = &answers[0];
+        assert!(!cites_the_design(&listed.to_string()), "{listed}");
+        insta::assert_json_snapshot!(name, listed);
     }
 }

@@ -8,9 +8,13 @@ mod builtin;
 mod load;
 mod schema;
 
-pub use builtin::{SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
+pub use builtin::{
+    GUIDE_EXAMPLE, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
+};
 pub use load::{CatalogError, CatalogFile};
-pub use schema::{ArgProblem, ArgReason, JsonType, Schema, lenient_bool, type_accepts};
+pub use schema::{
+    ArgProblem, ArgReason, JsonType, Schema, lenient_bool, result_shape, type_accepts,
+};
 
 use seq_syntax::{Code, Diagnostic, Span};
 use std::collections::BTreeMap;
@@ -35,6 +39,8 @@ pub struct ToolDef {
     pub parameters: Schema,
     /// The parameters as written, every keyword kept (for listing tools to a model).
     pub raw_parameters: serde_json::Value,
+    /// The JSON Schema of the tool's result (MCP's `outputSchema`); `None`: any value.
+    pub output: Option<serde_json::Value>,
     pub parallel_safe: ParallelSafety,
 }
 
@@ -242,6 +248,31 @@ mod tests {
         let call = catalog.get(SEQ_WHEN_CALL).unwrap();
         assert_eq!(call.parameters.required, ["target", "when"]);
         assert!(!call.parameters.additional_properties);
+    }
+
+    #[test]
+    fn seq_create_shows_the_language_in_brief_and_every_tool_its_result() {
+        let catalog = Catalog::builtin();
+        let create = catalog.get(SEQ_CREATE).unwrap();
+        // A guide a model reads whole, before the tool list the server appends.
+        assert!(
+            create.description.len() <= 2500,
+            "{}",
+            create.description.len()
+        );
+        assert!(create.description.contains(GUIDE_EXAMPLE));
+        assert_eq!(
+            create.raw_parameters["properties"]["groups"]["items"],
+            seq_syntax::fields::schema::group()
+        );
+        for tool in catalog.tools().filter(|t| t.name != "echo") {
+            assert!(tool.output.is_some(), "{}", tool.name);
+        }
+        assert_eq!(
+            result_shape(catalog.get("cmd_run").unwrap().output.as_ref()),
+            "{exit_code, stderr, stdout}"
+        );
+        assert_eq!(result_shape(None), "any");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use rmcp::model::{
 };
 use rmcp::service::{MaybeSendFuture, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
-use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL, result_shape};
 use seq_check::{Catalog, ParallelSafety, ToolDef};
 use seq_exec::builtin::{BuiltinHost, OutputSink};
 use seq_exec::engine::CancellationToken;
@@ -166,7 +166,12 @@ impl SeqServer {
         }
         // The seq tools' schemas are objects (`Schema::to_json`).
         let schema: JsonObject = def.raw_parameters.as_object().cloned().unwrap_or_default();
-        Tool::new(def.name.clone(), description, schema).with_annotations(annotations(&def.name))
+        let tool = Tool::new(def.name.clone(), description, schema)
+            .with_annotations(annotations(&def.name));
+        match output_schema(def.output.as_ref()) {
+            Some(output) => tool.with_raw_output_schema(Arc::new(output)),
+            None => tool,
+        }
     }
 
     /// " Tools available to sequences here: ..." for `seq_create`'s description.
@@ -181,7 +186,7 @@ impl SeqServer {
         }
         let listed: Vec<String> = tools.iter().map(signature).collect();
         format!(
-            " Tools available to sequences here (parameters, `?` optional; `parallel-safe` ones may share a parallel group): {}.",
+            "\nTools available to sequences here (`name {{parameters}} -> result`, `?` marking an optional parameter; `parallel-safe` ones may share a parallel group): {}.",
             listed.join("; ")
         )
     }
@@ -264,7 +269,20 @@ impl OutputSink for Stderr {
     }
 }
 
-/// `name {a, b?}` and whether it is parallel-safe.
+/// MCP's `outputSchema` of a result schema, as [`to_result`] shapes the structured content: an
+/// object result as it is, any other under `result`. A result that may or may not be an object
+/// (several types, or none) has no schema here: a client checks every success against it.
+fn output_schema(output: Option<&Value>) -> Option<JsonObject> {
+    let output = output?.as_object()?;
+    match output.get("type")?.as_str()? {
+        "object" => Some(output.clone()),
+        _ => json!({"type": "object", "properties": {"result": output}, "required": ["result"]})
+            .as_object()
+            .cloned(),
+    }
+}
+
+/// `name {a, b?} -> result` and whether it is parallel-safe.
 fn signature(def: &ToolDef) -> String {
     let params: Vec<String> = def
         .parameters
@@ -282,7 +300,12 @@ fn signature(def: &ToolDef) -> String {
         ParallelSafety::Safe => ", parallel-safe",
         ParallelSafety::Unsafe | ParallelSafety::ThroughTarget => "",
     };
-    format!("`{}` {{{}}}{safety}", def.name, params.join(", "))
+    format!(
+        "`{}` {{{}}} -> {}{safety}",
+        def.name,
+        params.join(", "),
+        result_shape(def.output.as_ref())
+    )
 }
 
 /// What each seq tool does to the world, as MCP's hints say it.

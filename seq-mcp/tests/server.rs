@@ -86,8 +86,9 @@ async fn the_six_tools_are_listed_with_honest_annotations() {
     assert_eq!(create.input_schema["required"], json!(["name"]));
     let description = create.description.as_deref().unwrap();
     assert!(
-        description.contains("`files_write` {path, content};")
-            && description.contains("`echo` {value}, parallel-safe"),
+        description.contains("`files_write` {path, content} -> {bytes, path};")
+            && description.contains("`echo` {value} -> any, parallel-safe")
+            && description.contains("`files_list` {path} -> [string], parallel-safe"),
         "{description}"
     );
 }
@@ -98,7 +99,14 @@ async fn the_policy_hides_and_refuses_tools() {
     let tools = s.client.list_all_tools().await.unwrap();
     assert!(tools.iter().all(|t| t.name != "seq_delete"));
     let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
-    assert!(!create.description.as_deref().unwrap().contains("`cmd_run`"));
+    // Listed as available, `cmd_run` would have its signature (the guide names it regardless).
+    assert!(
+        !create
+            .description
+            .as_deref()
+            .unwrap()
+            .contains("`cmd_run` {")
+    );
     let refused = call(&s, "seq_delete", json!({"name": "x"})).await;
     assert_eq!(refused.is_error, Some(true));
     assert_eq!(
@@ -197,4 +205,64 @@ async fn a_sequence_created_over_mcp_runs_downstream_mcp_tools() {
     assert_eq!(structured["error"]["reason"], "failed");
     assert_eq!(structured["report"]["ok"], false);
     mcp.shutdown().await;
+}
+
+/// The worked example of `seq_create`'s description is stored without a finding and runs: the
+/// guide's one example is a sequence that works.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_example_in_seq_creates_description_is_accepted_and_runs() {
+    let s = session(Policy::allow_all(), None).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
+    let description = create.description.as_deref().unwrap();
+    let example = seq_check::catalog::GUIDE_EXAMPLE;
+    assert!(description.contains(example), "{description}");
+    std::fs::write(s.root.path().join("notes.txt"), "buy milk").unwrap();
+    let created = call(&s, "seq_create", serde_json::from_str(example).unwrap()).await;
+    assert_eq!(created.is_error, Some(false), "{created:?}");
+    let created = created.structured_content.unwrap();
+    assert_eq!(created["warnings"], json!([]), "{created}");
+    let run = call(
+        &s,
+        "seq_run",
+        json!({"name": "notes", "args": {"file": "notes.txt"}}),
+    )
+    .await;
+    assert_eq!(run.is_error, Some(false), "{run:?}");
+    let report = run.structured_content.unwrap();
+    assert_eq!(report["out"]["report"]["g"]["text"], "buy milk", "{report}");
+    // `any` keeps `files_list`'s array as it is.
+    assert_eq!(
+        report["out"]["report"]["g"]["names"],
+        json!(["notes.txt"]),
+        "{report}"
+    );
+}
+
+/// Every seq tool whose result has one schema declares it as `outputSchema`, shaped as the
+/// structured content is (a non-object under `result`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_seq_tools_declare_their_result_schemas() {
+    let s = session(Policy::allow_all(), None).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let output = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .output_schema
+            .as_ref()
+            .map(|schema| Value::Object(schema.as_ref().clone()))
+    };
+    assert_eq!(
+        output("seq_list").unwrap()["properties"]["result"]["type"],
+        "array"
+    );
+    assert_eq!(
+        output("seq_run").unwrap()["required"],
+        json!(["ok", "groups", "out"])
+    );
+    assert_eq!(output("seq_when_call"), None);
+    let listed = call(&s, "seq_list", json!({})).await;
+    assert_eq!(listed.structured_content.unwrap(), json!({"result": []}));
 }

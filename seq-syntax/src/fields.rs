@@ -1,6 +1,10 @@
 //! The fields of each level of a sequence file ("The file", "Groups" and "Item fields" in
 //! docs/reference.md): the one table that lowering's field checks and "did you mean" lists, the
-//! editor's completion and hover, and a JSON Schema are derived from.
+//! editor's completion and hover, and the JSON Schema of [`schema`] are derived from.
+
+pub mod schema;
+
+use crate::ast::{Missing, OnError};
 
 /// Where a field is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -13,14 +17,65 @@ pub enum Level {
     Item,
 }
 
-/// One field: its name, level, whether it must be written, the type of its value as a reader
-/// sees it, its default when left out, and its one-line meaning.
+/// The kind of value a field holds, as lowering reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    String,
+    Bool,
+    /// An integer from `min` to `max`, both included.
+    Int {
+        min: u32,
+        max: u32,
+    },
+    /// One of these strings.
+    Enum(&'static [&'static str]),
+    /// A duration string such as `"30s"`.
+    Duration,
+    /// A condition string.
+    Condition,
+    /// `{"slot": "type"}`, the types of [`crate::ast::Type::NAMES`].
+    Types,
+    /// A slot name of the group's `out`.
+    Slot,
+    /// Any JSON object.
+    Object,
+    /// The array of groups.
+    Groups,
+    /// The string of items.
+    Items,
+}
+
+impl Ty {
+    /// The type as a reader sees it, for hover and the item grammar's text.
+    pub fn describe(self) -> String {
+        match self {
+            Ty::String => "string".to_owned(),
+            Ty::Bool => "boolean".to_owned(),
+            Ty::Int { min, max } => format!("integer {min}..{max}"),
+            Ty::Enum(values) => values
+                .iter()
+                .map(|v| format!("`{v}`"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            Ty::Duration => "duration string".to_owned(),
+            Ty::Condition => "condition string".to_owned(),
+            Ty::Types => "object of slot types".to_owned(),
+            Ty::Slot => "slot name".to_owned(),
+            Ty::Object => "object".to_owned(),
+            Ty::Groups => "array of groups".to_owned(),
+            Ty::Items => "string of items".to_owned(),
+        }
+    }
+}
+
+/// One field: its name, level, whether it must be written, the type of its value, its default
+/// when left out, and its one-line meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {
     pub name: &'static str,
     pub level: Level,
     pub required: bool,
-    pub ty: &'static str,
+    pub ty: Ty,
     /// The value a left-out field means, as JSON; `None` when leaving it out means "none".
     pub default: Option<&'static str>,
     pub doc: &'static str,
@@ -30,7 +85,7 @@ const fn field(
     level: Level,
     name: &'static str,
     required: bool,
-    ty: &'static str,
+    ty: Ty,
     default: Option<&'static str>,
     doc: &'static str,
 ) -> Field {
@@ -64,7 +119,7 @@ pub const SEQUENCE: &[Field] = &[
         Level::Sequence,
         "name",
         true,
-        "string",
+        Ty::String,
         None,
         "The sequence's name; `#name` calls it from other sequences.",
     ),
@@ -72,7 +127,7 @@ pub const SEQUENCE: &[Field] = &[
         Level::Sequence,
         "description",
         false,
-        "string",
+        Ty::String,
         None,
         "Shown by `seq_list` and to models.",
     ),
@@ -80,7 +135,7 @@ pub const SEQUENCE: &[Field] = &[
         Level::Sequence,
         "groups",
         true,
-        "array of groups",
+        Ty::Groups,
         None,
         "The groups, run in array order by `seq_run`.",
     ),
@@ -92,7 +147,7 @@ pub const GROUP: &[Field] = &[
         Level::Group,
         "name",
         true,
-        "string",
+        Ty::String,
         None,
         "The group's signature name, the `target` of `seq_call`.",
     ),
@@ -100,7 +155,7 @@ pub const GROUP: &[Field] = &[
         Level::Group,
         "description",
         false,
-        "string",
+        Ty::String,
         None,
         "Documentation.",
     ),
@@ -108,31 +163,31 @@ pub const GROUP: &[Field] = &[
         Level::Group,
         "in",
         false,
-        "object of slot types",
+        Ty::Types,
         None,
-        "Inputs: `{\"name\": \"type\"}`, read as `$args.name`.",
+        "Inputs: `{\"name\": \"type\"}`, read as `$args.name`, filled by `seq_run`'s or a call's `args`.",
     ),
     field(
         Level::Group,
         "out",
         false,
-        "object of slot types",
+        Ty::Types,
         None,
-        "Outputs: `{\"name\": \"type\"}`, written by `\"as\": \"name\"`.",
+        "Outputs: `{\"name\": \"type\"}`, written by an item's `\"as\": \"name\"`; an `array` slot collects every value written to it.",
     ),
     field(
         Level::Group,
         "tools",
         true,
-        "string of items",
+        Ty::Items,
         None,
-        "A string of items, each followed by `;`.",
+        "A string of items, each a JSON object followed by `;`.",
     ),
     field(
         Level::Group,
         "when",
         false,
-        "condition string",
+        Ty::Condition,
         None,
         "A condition; when false the group is skipped and its slots stay unset.",
     ),
@@ -140,47 +195,50 @@ pub const GROUP: &[Field] = &[
         Level::Group,
         "parallel",
         false,
-        "boolean",
+        Ty::Bool,
         Some("true"),
-        "`false` runs the items one after another (default `true`).",
+        "`false` runs the items one after another, and `$out.x` reads an earlier item's slot (default `true`).",
     ),
     field(
         Level::Group,
         "timeout",
         false,
-        "duration string",
+        Ty::Duration,
         Some("\"30s\""),
-        "The group's wall-clock bound, such as `\"30s\"` (default `\"30s\"`).",
+        "The group's wall-clock bound, retries included, such as `\"30s\"` (default `\"30s\"`).",
     ),
     field(
         Level::Group,
         "on_error",
         false,
-        "`abort` | `continue` | `retry`",
+        Ty::Enum(OnError::NAMES),
         Some("\"abort\""),
-        "`abort`, `continue` or `retry` (default `abort`).",
+        "On a failed item: `abort` fails the group and stops the run, `continue` makes the group `partial` and goes on, `retry` re-runs the item (default `abort`).",
     ),
     field(
         Level::Group,
         "retries",
         false,
-        "integer 0..=10",
+        Ty::Int {
+            min: 0,
+            max: crate::lower::MAX_RETRIES,
+        },
         Some("0"),
-        "0…10, only with `on_error: \"retry\"` (default 0).",
+        "How many more attempts `on_error: \"retry\"` gives a failed item, 0…10 (default 0).",
     ),
     field(
         Level::Group,
         "missing",
         false,
-        "`fail` | `skip` | `degrade`",
+        Ty::Enum(Missing::NAMES),
         Some("\"fail\""),
-        "When a tool is not there at run time: `fail`, `skip` or `degrade` (default `fail`).",
+        "When a tool is not found at run time: `fail` fails the item, `skip` skips it (no slot), `degrade` writes `fallback` (default `fail`).",
     ),
     field(
         Level::Group,
         "fallback",
         false,
-        "object",
+        Ty::Object,
         None,
         "With `missing: \"degrade\"`: `{\"slot\": value}` written when a tool is missing.",
     ),
@@ -192,7 +250,7 @@ pub const ITEM: &[Field] = &[
         Level::Item,
         "tool",
         true,
-        "string",
+        Ty::String,
         None,
         "The tool's name (`seq_call` / `seq_when_call` call groups and sequences).",
     ),
@@ -200,7 +258,7 @@ pub const ITEM: &[Field] = &[
         Level::Item,
         "args",
         false,
-        "object",
+        Ty::Object,
         None,
         "The arguments, an object; values may use `$args.x` / `$out.x`.",
     ),
@@ -208,7 +266,7 @@ pub const ITEM: &[Field] = &[
         Level::Item,
         "as",
         false,
-        "slot name",
+        Ty::Slot,
         None,
         "The `out` slot the result is written to.",
     ),
@@ -216,7 +274,7 @@ pub const ITEM: &[Field] = &[
         Level::Item,
         "unsafe_serial",
         false,
-        "boolean",
+        Ty::Bool,
         None,
         "`true` acknowledges a tool that is not parallel-safe in a serial group.",
     ),

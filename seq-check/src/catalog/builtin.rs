@@ -3,6 +3,7 @@
 
 use super::schema::{JsonType, Schema};
 use super::{ParallelSafety, ToolDef};
+use serde_json::{Value as Json, json};
 
 // The six `seq_*` names, one home for the checker, the engine and the MCP server.
 
@@ -86,13 +87,157 @@ fn tool(
         description: description.to_owned(),
         raw_parameters: parameters.to_json(),
         parameters,
+        output: None,
         parallel_safe,
     }
 }
 
+fn string() -> Json {
+    json!({"type": "string"})
+}
+
+fn integer() -> Json {
+    json!({"type": "integer"})
+}
+
+fn null() -> Json {
+    json!({"type": "null"})
+}
+
+/// An object whose listed properties are always there.
+fn record(properties: &[(&str, Json)]) -> Json {
+    let names: Vec<&str> = properties.iter().map(|(name, _)| *name).collect();
+    let properties: serde_json::Map<String, Json> = properties
+        .iter()
+        .map(|(name, schema)| ((*name).to_owned(), schema.clone()))
+        .collect();
+    json!({"type": "object", "properties": properties, "required": names})
+}
+
 use ParallelSafety::{Safe, ThroughTarget, Unsafe};
 
+/// A sequence-level field's one-line meaning, from the field table.
+fn sequence_doc(name: &str) -> &'static str {
+    seq_syntax::fields::SEQUENCE
+        .iter()
+        .find(|f| f.name == name)
+        .map_or("", |f| f.doc)
+}
+
+/// `seq_create` as listed to a model: `groups` is the full schema of a group, generated from the
+/// field table that lowering reads, so the two cannot drift.
+fn seq_create(mut def: ToolDef) -> ToolDef {
+    let groups = seq_syntax::fields::schema::sequence()["properties"]["groups"].clone();
+    if let Some(properties) = def
+        .raw_parameters
+        .get_mut("properties")
+        .and_then(Json::as_object_mut)
+    {
+        properties.insert("groups".to_owned(), groups);
+    }
+    def
+}
+
+/// A complete sequence of two groups, as `seq_create`'s arguments: one home for the guide and
+/// the test that stores and runs it.
+pub const GUIDE_EXAMPLE: &str = r#"{"name":"notes","groups":[{"name":"gather","in":{"file":"string"},"out":{"names":"any","text":"string"},"tools":"{\"tool\":\"files_list\",\"args\":{\"path\":\".\"},\"as\":\"names\"}; {\"tool\":\"files_read\",\"args\":{\"path\":$args.file},\"as\":\"text\"};"},{"name":"report","in":{"file":"string"},"out":{"g":"object"},"parallel":false,"tools":"{\"tool\":\"seq_call\",\"args\":{\"target\":\"gather\",\"args\":{\"file\":$args.file}},\"as\":\"g\"}; {\"tool\":\"output_send__stdout\",\"args\":{\"text\":\"${args.file}: $out.g.text\"}};"}]}"#;
+
+/// `seq_create`'s description: the language in brief (the schema has every field).
+fn seq_create_guide() -> String {
+    format!(
+        "Checks a tool sequence and stores it as `name` (`groups` inline, or `file` under the \
+         root; `replace: true` overwrites); errors come back with code, position and hint. \
+         Example (run: `seq_run {{\"name\":\"notes\",\"args\":{{\"file\":\"notes.txt\"}}}}`):\n\
+         {GUIDE_EXAMPLE}\n\
+         Groups run in array order. `tools` is a string of JSON items, each followed by `;`: \
+         `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};` (`as` names an `out` slot). A \
+         group's items run at the same time unless it says `\"parallel\": false`, so never rely \
+         on one item's output in a sibling item; calls to the same `output_send__<channel>` \
+         keep their order, and tools that are not parallel-safe never run concurrently (put one \
+         in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
+         group's input `x` (`in`), `$args.xs[0].name` a path; bare as a value it keeps its \
+         type, in a string it becomes text; `${{args.x}}` delimits it (`\"${{args.f}}.txt\"`). \
+         `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
+         `when` (`$args.verbose`, `$args.n > 0`; `==` `!=` `<` `<=` `>` `>=` `contains`, no \
+         `&&` `||` `!`) skips it when false. Data between groups: a group sees only its own \
+         `in` and `out` (`seq_run`'s `args` go to each group declaring them); to use another \
+         group's outputs, call it with `seq_call` from a `parallel: false` group, `as` an \
+         `object` slot, and read `$out.SLOT.x`. An `array` slot collects every value written \
+         to it: one `files_list` into it gives `[[\"a.txt\",\"b.txt\"]]` (`any` keeps a value \
+         as it is). A non-zero exit fails `cmd_run`, and its slot stays unset. `on_error`: \
+         `abort` (default) fails the group and stops the run; `continue` makes it `partial`, \
+         which does not fail the run; `retry` with `retries: 5` gives a failed item five more \
+         attempts. `missing` (tool not found at run time): `fail`, `skip` (no slot) or \
+         `degrade` (writes `fallback`). The group `timeout` (default \"30s\") covers its \
+         retries; `cmd_run`'s own `timeout` is a duration such as \"1m30s\" (default 60s)."
+    )
+}
+
 pub(super) fn tools() -> Vec<ToolDef> {
+    let mut tools = definitions();
+    for def in &mut tools {
+        def.output = output(&def.name);
+    }
+    tools
+}
+
+/// What each tool returns on success, as the engine's implementations build it (a failure is
+/// never a result: a non-zero exit of `cmd_run` is a failed call, so `exit_code` is always 0).
+fn output(name: &str) -> Option<Json> {
+    let report = json!({
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean"},
+            "groups": {"type": "array", "items": {"type": "object"}},
+            "out": {"type": "object"},
+            "error": {"type": "object"},
+            "cancelled": {"type": "boolean"},
+        },
+        "required": ["ok", "groups", "out"],
+    });
+    Some(match name {
+        "cmd_run" => record(&[
+            ("stdout", string()),
+            ("stderr", string()),
+            ("exit_code", integer()),
+        ]),
+        // Its `value`, whatever it is.
+        "echo" => return None,
+        "sleep" | "output_send__stdout" => null(),
+        "files_read" => string(),
+        "files_write" => record(&[("path", string()), ("bytes", integer())]),
+        "files_list" => json!({"type": "array", "items": string()}),
+        SEQ_CREATE => record(&[
+            ("name", string()),
+            ("groups", integer()),
+            ("items", integer()),
+            (
+                "warnings",
+                json!({"type": "array", "items": {"type": "object"}}),
+            ),
+        ]),
+        SEQ_LIST => json!({"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "name": string(),
+                "groups": integer(),
+                "items": integer(),
+                "description": string(),
+                "error": string(),
+            },
+            "required": ["name"],
+        }}),
+        SEQ_DELETE => record(&[("deleted", string())]),
+        SEQ_RUN => report,
+        // The target's `out` slots (`{group: {slot: value}}` for `#name`).
+        SEQ_CALL => json!({"type": "object"}),
+        // As `seq_call`, or null when `when` is false.
+        SEQ_WHEN_CALL => json!({"type": ["object", "null"]}),
+        _ => return None,
+    })
+}
+
+fn definitions() -> Vec<ToolDef> {
     vec![
         // The embedded host (its catalog flags).
         tool(
@@ -191,30 +336,16 @@ pub(super) fn tools() -> Vec<ToolDef> {
         ),
         // The six tools of the sequence plugin (see "Execution (the engine)" in
         // docs/reference.md).
-        tool(
+        seq_create(tool(
             SEQ_CREATE,
-            "Checks a tool sequence and stores it under `name`. Give the groups inline as \
-             `groups`, or a sequence file as `file` (a path under the configured root), not both; \
-             `replace: true` overwrites a stored sequence of the same name. A sequence with \
-             errors is refused (`arg_error`) and every error comes back with its code, position \
-             and hint; warnings come back with the stored result. How sequences run: groups run \
-             one after another, in array order; the items of a group run at the same time unless \
-             the group says `\"parallel\": false`, so never rely on one item's output in a \
-             sibling item (in a `parallel: false` group a later item reads an earlier one's slot \
-             as `$out.SLOT`); calls to the same `output_send__<channel>` keep their order; tools \
-             that are not parallel-safe never run concurrently (they go in a `parallel: false` \
-             group, marked `\"unsafe_serial\": true`).",
+            &seq_create_guide(),
             &[
                 req(
                     "name",
                     Some(JsonType::String),
                     "The sequence's name; with `file`, the name the file gives it.",
                 ),
-                opt(
-                    "groups",
-                    Some(JsonType::Array),
-                    "The groups: an array of group objects, as in a sequence file.",
-                ),
+                opt("groups", Some(JsonType::Array), sequence_doc("groups")),
                 opt(
                     "file",
                     Some(JsonType::String),
@@ -234,7 +365,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
             true,
             // Writes the store.
             Unsafe,
-        ),
+        )),
         tool(
             SEQ_LIST,
             "Lists the stored sequences: name, number of groups, number of tool items, and \

@@ -200,11 +200,17 @@ pub(crate) fn tool(entry: &Json) -> Result<ToolDef, CatalogError> {
         Some(_) => return Err(in_tool(error("`parallel_safe` must be a boolean"))),
         None => read_only_hint(object).map_err(in_tool)?,
     };
+    // A result schema that is not an object says nothing: the result is any value.
+    let output = object
+        .get("outputSchema")
+        .filter(|schema| schema.is_object())
+        .cloned();
     Ok(ToolDef {
         name,
         description,
         parameters,
         raw_parameters: raw,
+        output,
         parallel_safe: if parallel_safe {
             ParallelSafety::Safe
         } else {
@@ -338,6 +344,18 @@ mod tests {
         assert_eq!(tools[0].description, "");
         assert!(tools[0].parameters.additional_properties);
         assert_eq!(tools[1].parallel_safe, ParallelSafety::Unsafe);
+        // No `outputSchema`: the result is any value.
+        assert_eq!(tools[0].output, None);
+        let typed = r#"[{"name": "stat", "outputSchema": {"type": "object",
+            "properties": {"size": {"type": "integer"}}}},
+            {"name": "odd", "outputSchema": 3}]"#;
+        let typed = load_json(typed).unwrap();
+        assert_eq!(
+            typed[0].output.as_ref().unwrap()["properties"]["size"]["type"],
+            "integer"
+        );
+        // A result schema that is not a schema says nothing, and refuses nothing.
+        assert_eq!(typed[1].output, None);
         // The bare array of MCP definitions is accepted too.
         let bare = r#"[{"name": "search", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": false}}]"#;
         assert_eq!(

@@ -266,6 +266,34 @@ impl Schema {
 }
 
 /// `name` followed by the path below it, if any.
+/// A result schema in a few words, for a model reading a tool list: `{stdout, stderr, exit_code}`,
+/// `[string]`, `string`, `null`; `any` without a schema (or past a small depth, so that a large
+/// downstream schema stays short).
+pub fn result_shape(schema: Option<&Json>) -> String {
+    shape_at(schema, 2)
+}
+
+fn shape_at(schema: Option<&Json>, depth: usize) -> String {
+    let Some(Json::Object(schema)) = schema else {
+        return "any".to_owned();
+    };
+    let ty = match schema.get("type") {
+        Some(Json::String(ty)) => ty.as_str(),
+        Some(_) | None => return "any".to_owned(),
+    };
+    match ty {
+        "object" => match schema.get("properties") {
+            Some(Json::Object(properties)) if depth > 0 && !properties.is_empty() => {
+                let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+                format!("{{{}}}", names.join(", "))
+            }
+            Some(_) | None => "object".to_owned(),
+        },
+        "array" if depth > 0 => format!("[{}]", shape_at(schema.get("items"), depth - 1)),
+        other => other.to_owned(),
+    }
+}
+
 fn join(name: &str, below: &str) -> String {
     if below.is_empty() {
         name.to_owned()

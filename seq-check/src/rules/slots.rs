@@ -2,6 +2,7 @@
 //! `array` has one writer; inputs never read and outputs never written are warnings.
 
 use super::{Cx, fix};
+use crate::catalog::{Catalog, JsonType};
 use seq_syntax::ast::{CompactString, Type};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::{Code, Diagnostic, Span};
@@ -27,7 +28,13 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
         let Some(decl) = group.output(name) else {
             let count = writers.get(name).map_or(0, Vec::len);
             let offer = offered_declaration.insert(name);
-            out.push(undeclared_output(cx, name, output.span, count, offer));
+            let ty = if count > 1 {
+                // Several writers need an `array` slot.
+                Type::Array
+            } else {
+                result_type(cx, &item.item.tool.value)
+            };
+            out.push(undeclared_output(cx, name, output.span, ty, offer));
             continue;
         };
         if decl.ty.value == Type::Array {
@@ -89,13 +96,30 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
     }
 }
 
-fn undeclared_output(
-    cx: &Cx<'_>,
-    name: &str,
-    span: Span,
-    writers: usize,
-    offer: bool,
-) -> Diagnostic {
+/// The slot type that holds what `tool` returns: a call's object, else the type of the catalog's
+/// result schema; `any` when the tool or its result is unknown, of several types, or a list.
+fn result_type(cx: &Cx<'_>, tool: &str) -> Type {
+    if Catalog::is_call(tool) {
+        return Type::Object;
+    }
+    let ty = cx
+        .catalog
+        .get(tool)
+        .and_then(|def| def.output.as_ref())
+        .and_then(|output| output.get("type"))
+        .and_then(serde_json::Value::as_str);
+    match ty.and_then(JsonType::parse) {
+        Some(JsonType::String) => Type::String,
+        Some(JsonType::Integer) => Type::Integer,
+        Some(JsonType::Number) => Type::Number,
+        Some(JsonType::Boolean) => Type::Bool,
+        Some(JsonType::Object) => Type::Object,
+        // An `array` slot would wrap the one list in another (it collects every value written).
+        Some(JsonType::Array | JsonType::Null) | None => Type::Any,
+    }
+}
+
+fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, ty: Type, offer: bool) -> Diagnostic {
     let group = &cx.group.name.value;
     let d = Diagnostic::new(
         Code::UndeclaredOutput,
@@ -108,11 +132,9 @@ fn undeclared_output(
             .with_help(format!("did you mean `{best}`?"))
             .with_replacement(format!("write `{best}`"), span, fix::in_item_string(best));
     }
-    // Several writers need an `array` slot.
-    let ty = if writers > 1 { Type::Array } else { Type::Any };
     let d = d.with_help(format!(
         "declare it in `out`, such as `\"{name}\": \"{}\"`",
-        if writers > 1 { "array" } else { "string" }
+        ty.as_str()
     ));
     match fix::declare(&cx.group.outputs, name, ty) {
         Some(edit) if offer => {
