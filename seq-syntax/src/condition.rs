@@ -2,7 +2,7 @@
 //! `== != < <= > >= contains`. The L3 operators `&&`, `||`, `!` and parentheses are recognised
 //! only to be rejected at their position (E0402), never misread.
 //!
-//! [`lexer`] reports what is wrong inside single tokens; the chumsky grammar here reports the
+//! `lexer` reports what is wrong inside single tokens; the chumsky grammar here reports the
 //! structure (E0401). When an L3 operator is present every one is reported and the structure is
 //! not parsed: a condition written for L3 fails on its operators, not on a missing comparison.
 

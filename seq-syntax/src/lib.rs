@@ -3,7 +3,7 @@
 //!
 //! The pipeline, each stage its own module:
 //! 1. [`json`]: the file's strict JSON into an untyped spanned tree (logos + chumsky);
-//! 2. [`lower`]: that tree into the typed AST, checking fields, enums, types and durations;
+//! 2. `lower`: that tree into the typed AST, checking fields, enums, types and durations;
 //!    on the way each `tools` string is [`escape`]d back to text with an offset map,
 //!    [`split`] into items, and each item parsed by [`json`] in item mode; `when` strings go to
 //!    [`condition`], argument strings to [`template`].

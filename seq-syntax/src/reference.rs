@@ -1,9 +1,9 @@
 //! References: `$args.PATH` and `$out.PATH`, PATH = identifier (`.identifier` | `[index]`)*,
 //! identifiers being Unicode identifiers (XID), so `$args.主机` works.
 //!
-//! One scanner, [`scan_path`], defines PATH for every place a reference can stand: a bare value
-//! in an item ([`parse_reference`]), a condition operand ([`scan_reference`]) and interpolation in
-//! a string ([`scan_interpolation`]). They differ only in what a `$` that does not start a
+//! One scanner, `scan_path`, defines PATH for every place a reference can stand: a bare value
+//! in an item ([`parse_reference`]), a condition operand (`scan_reference`) and interpolation in
+//! a string (`scan_interpolation`). They differ only in what a `$` that does not start a
 //! reference means (an error, or literal text) and in whether a `.` after PATH belongs to it.
 
 use crate::ast::{CompactString, Reference, Root, Segment};
