@@ -43,7 +43,7 @@ impl DataDirArg {
 }
 
 /// Every stored sequence that can be read. An unreadable file is warned about and left out:
-/// `#name` calls cannot reach it either. A store that cannot be listed is a problem of the
+/// `#name` calls cannot reach it either. Storage that cannot be listed is a problem of the
 /// command (one line).
 pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
     let loaded = storage
@@ -61,7 +61,7 @@ pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
     Ok(sequences)
 }
 
-/// Checks a sequence file as `seqc check` would, with the stored sequences in the store (a
+/// Checks a sequence file as `seqc check` would, with the stored sequences in its batch (a
 /// stored one of the same name is replaced by the file's, as `seq_create` would replace it).
 /// Returns the file as the renderers see it, and its sequence when one could be built.
 pub fn check_file(
@@ -76,7 +76,7 @@ pub fn check_file(
     if let Some(sequence) = &parse.sequence
         && !diagnostics.iter().any(Diagnostic::is_error)
     {
-        diagnostics.extend(check_in_store(sequence, stored, catalog));
+        diagnostics.extend(check_with_stored(sequence, stored, catalog));
     }
     seq_syntax::diagnostic::sort(&mut diagnostics);
     let file = SourceFile {
@@ -87,20 +87,20 @@ pub fn check_file(
     (file, parse.sequence)
 }
 
-/// The semantic diagnostics of `sequence` in a store of `stored` (where it replaces a stored
+/// The semantic diagnostics of `sequence` checked as one batch with `stored` (where it replaces a stored
 /// sequence of its name).
-pub fn check_in_store(
+pub fn check_with_stored(
     sequence: &Sequence,
     stored: &[Sequence],
     catalog: &Catalog,
 ) -> Vec<Diagnostic> {
-    let mut store: Vec<&Sequence> = vec![sequence];
-    store.extend(
+    let mut batch: Vec<&Sequence> = vec![sequence];
+    batch.extend(
         stored
             .iter()
             .filter(|s| s.name.value != sequence.name.value),
     );
-    seq_check::check_store(&store, catalog)
+    seq_check::check_batch(&batch, catalog)
         .into_iter()
         .next()
         .unwrap_or_default()

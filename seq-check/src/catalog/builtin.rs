@@ -232,7 +232,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
                 ),
             ],
             true,
-            // Writes the store.
+            // Writes to the storage.
             Unsafe,
         ),
         tool(

@@ -33,7 +33,7 @@ impl SeqTools {
             Ok(found) => found.cloned().unwrap_or_default(),
             Err(error) => return SeqOutcome::of(Err(error)),
         };
-        let sequence = match self.store.storage().get(name) {
+        let sequence = match self.storage_tools.storage().get(name) {
             Ok(Some(sequence)) => sequence,
             Ok(None) => {
                 return SeqOutcome::of(Err(storage_error(StorageError::NotFound {
