@@ -63,8 +63,8 @@ pub fn run(args: &CheckArgs) -> Status {
     }
 }
 
-/// Checks every input together, as one store. A file that is not UTF-8 has no text to check:
-/// it gets the front end's E0007 and stays out of the store (a `#name` call into it is then
+/// Checks every input together, as one batch. A file that is not UTF-8 has no text to check:
+/// it gets the front end's E0007 and stays out of the batch (a `#name` call into it is then
 /// an unknown sequence, as it would be once it failed to load).
 fn diagnose(inputs: Vec<Input>, catalog: &Catalog) -> Vec<SourceFile> {
     let mut split = Split::of(inputs);
@@ -81,14 +81,14 @@ fn diagnose(inputs: Vec<Input>, catalog: &Catalog) -> Vec<SourceFile> {
     split.merge(files)
 }
 
-/// The inputs parted into the store (UTF-8 text) and the files outside it.
+/// The inputs parted into the batch (UTF-8 text) and the files outside it.
 #[derive(Debug)]
 pub struct Split {
     /// The UTF-8 inputs, in input order.
     pub sources: Vec<Source>,
     /// Where each source was read from, in the same order.
     pub files: Vec<std::path::PathBuf>,
-    /// In input order: `None` for a file in the store, the report of one outside it.
+    /// In input order: `None` for a file in the batch, the report of one outside it.
     unreadable: Vec<Option<SourceFile>>,
 }
 
@@ -120,7 +120,7 @@ impl Split {
         split
     }
 
-    /// The reports of every input in input order: `checked` gives those of the store's files.
+    /// The reports of every input in input order: `checked` gives those of the batch's files.
     pub fn merge(self, mut checked: impl Iterator<Item = SourceFile>) -> Vec<SourceFile> {
         self.unreadable
             .into_iter()

@@ -43,11 +43,11 @@ pub enum Command {
     /// problem of the command (usage, unreadable files).
     Run(crate::run::RunArgs),
     /// Check a sequence file against the stored ones and store it in the data directory.
-    Create(crate::store_cmd::CreateArgs),
+    Create(crate::storage_cmd::CreateArgs),
     /// List the sequences stored in the data directory.
-    List(crate::store_cmd::ListArgs),
+    List(crate::storage_cmd::ListArgs),
     /// Delete a sequence from the data directory.
-    Delete(crate::store_cmd::DeleteArgs),
+    Delete(crate::storage_cmd::DeleteArgs),
     /// Serve the six seq_* tools to an MCP client on stdin and stdout.
     ///
     /// Sequences created over MCP are stored in the data directory and run on the embedded
@@ -182,9 +182,9 @@ pub fn run() -> ExitCode {
         Command::Graph(args) => crate::graph::run(&args),
         Command::Lsp => crate::lsp::run(),
         Command::Run(args) => crate::run::run(&args),
-        Command::Create(args) => crate::store_cmd::create(&args),
-        Command::List(args) => crate::store_cmd::list(&args),
-        Command::Delete(args) => crate::store_cmd::delete(&args),
+        Command::Create(args) => crate::storage_cmd::create(&args),
+        Command::List(args) => crate::storage_cmd::list(&args),
+        Command::Delete(args) => crate::storage_cmd::delete(&args),
         Command::Mcp(args) => crate::mcp::serve(&args),
     };
     status.into()

@@ -12,7 +12,7 @@ mod lsp;
 mod mcp;
 mod render;
 mod run;
-mod store_cmd;
+mod storage_cmd;
 mod stored;
 
 fn main() -> std::process::ExitCode {

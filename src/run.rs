@@ -1,4 +1,4 @@
-//! `seqc run`: check a sequence against the store, run it on the embedded host with a live
+//! `seqc run`: check a sequence against the storage, run it on the embedded host with a live
 //! view, and report.
 //!
 //! stdout carries what the sequence itself prints (`output_send__stdout`) and, with
@@ -17,7 +17,7 @@ use seq_check::Catalog;
 use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
-use seq_exec::seq_tools::{SeqConfig, SeqHost, StoreTools};
+use seq_exec::seq_tools::{SeqConfig, SeqHost, StorageTools};
 use seq_exec::storage::Storage;
 use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
 use seq_mcp::{Combined, McpHost};
@@ -170,7 +170,8 @@ fn run_with(
         policy,
     };
     // Sequences may create, list and delete sequences; `seq_call` & co. the engine runs itself.
-    let host: Arc<dyn ToolHost> = Arc::new(SeqHost::new(Arc::new(StoreTools::new(config)), tools));
+    let host: Arc<dyn ToolHost> =
+        Arc::new(SeqHost::new(Arc::new(StorageTools::new(config)), tools));
     let sequences = Arc::new(WithFile {
         sequence: Arc::clone(&sequence),
         storage,
@@ -357,7 +358,7 @@ fn stored_target(
     }
 }
 
-/// A sequence file, checked against the store. Errors are printed as `seqc check` prints them
+/// A sequence file, checked against the storage. Errors are printed as `seqc check` prints them
 /// (as its JSON object on stdout with `--format json`); warnings go to stderr and the run goes
 /// on.
 fn file_target(
@@ -389,7 +390,7 @@ fn file_target(
 }
 
 /// `#name` calls find the sequence being run under its own name (the file's version, as the
-/// check saw it), every other one in the store, read afresh at each call.
+/// check saw it), every other one in the storage, read afresh at each call.
 struct WithFile {
     sequence: Arc<Sequence>,
     storage: Storage,

@@ -43,7 +43,7 @@ impl DataDirArg {
 }
 
 /// Every stored sequence that can be read. An unreadable file is warned about and left out:
-/// `#name` calls cannot reach it either. A store that cannot be listed is a problem of the
+/// `#name` calls cannot reach it either. Storage that cannot be listed is a problem of the
 /// command (one line).
 pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
     let loaded = storage
@@ -61,9 +61,9 @@ pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
     Ok(sequences)
 }
 
-/// Checks a sequence file as `seqc check` would, with the stored sequences in the store (a
+/// Checks a sequence file as `seqc check` would, with the stored sequences (a
 /// stored one of the same name is replaced by the file's, as `seq_create` would replace it):
-/// the store check of `seq_create`, of which the file's own diagnostics are shown.
+/// the check of `seq_create`, of which the file's own diagnostics are shown.
 /// Returns the file as the renderers see it, and its sequence when one could be built.
 pub fn check_file(
     path: &str,

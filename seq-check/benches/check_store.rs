@@ -1,11 +1,11 @@
-//! The checker on a generated store: 1,000 sequences × 10 groups with
-//! cross-sequence calls four deep and diamonds, and the same store four times over, to show that
+//! The checker on a generated batch: 1,000 sequences × 10 groups with
+//! cross-sequence calls four deep and diamonds, and the same batch four times over, to show that
 //! checking grows linearly. In the same run serde_json parses the same bytes: every file as a
 //! `Value` (the floor), and the front end's logical work (`seq_gen::baseline::same_work`).
 //!
 //! `cargo bench -p seq-check --bench check_store`; `SEQC_BENCH_CLOCK=cpu` measures CPU time
 //! instead of wall time, for a machine busy with other work (see `seq_gen::clock`). Under
-//! `cargo test --benches` or `cargo bench -- --test` the stores shrink to 50 and 200
+//! `cargo test --benches` or `cargo bench -- --test` the batches shrink to 50 and 200
 //! sequences, a quick smoke test.
 
 use criterion::{
@@ -42,7 +42,7 @@ fn bench_store(
     sequences: usize,
     scale: usize,
 ) {
-    let sources: Vec<Source> = seq_gen::store(sequences, GROUPS)
+    let sources: Vec<Source> = seq_gen::batch(sequences, GROUPS)
         .into_iter()
         .map(|(path, text)| Source { path, text })
         .collect();

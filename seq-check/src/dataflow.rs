@@ -17,7 +17,7 @@
 //! `seq_when_call` are not reported: a condition reads an unset slot as `null`, which is
 //! how a sequence tests for it.
 //!
-//! Every group's writers are summarised once per slot, so the pass is linear in the store.
+//! Every group's writers are summarised once per slot, so the pass is linear in the batch.
 
 mod report;
 

@@ -1,4 +1,4 @@
-//! Every machine fix applied to a store of files (`seqc check --fix`): check, apply the fixes
+//! Every machine fix applied to a batch of files (`seqc check --fix`): check, apply the fixes
 //! that do not touch each other, check again, until a pass finds nothing left to apply or
 //! [`MAX_PASSES`] have run. The fixes are the diagnostics' own, the same the language server
 //! offers as code actions; nothing here knows a rule.
@@ -7,8 +7,8 @@
 //! its semantic diagnostics, and their fixes, only once the syntax is fixed) and because two
 //! fixes may edit the same place (two calls in one parallel group both make the group serial).
 
+use crate::batch::{Check, Source, check};
 use crate::catalog::Catalog;
-use crate::store::{Check, Source, check};
 use seq_syntax::apply::{apply_fixes, origin};
 use seq_syntax::diagnostic::Edit;
 use seq_syntax::{Code, Span};
@@ -17,7 +17,7 @@ use seq_syntax::{Code, Span};
 /// would loop; real fixes settle in two or three passes.
 pub const MAX_PASSES: u32 = 8;
 
-/// What fixing a store did.
+/// What fixing a batch did.
 #[derive(Clone, Debug)]
 pub struct Fixing {
     /// One entry per source, in the order given.
@@ -64,7 +64,7 @@ pub struct AppliedFix {
     pub span: Span,
 }
 
-/// Applies every diagnostic's fix to `sources`, checked together as one store against
+/// Applies every diagnostic's fix to `sources`, checked together as one batch against
 /// `catalog`, and checks the result.
 ///
 /// ```

@@ -1,4 +1,4 @@
-//! The call graph of a store: groups and sequences as nodes, `seq_call` and
+//! The call graph of a batch: groups and sequences as nodes, `seq_call` and
 //! `seq_when_call` items with a literal target as edges. Checked here:
 //!
 //! - cycles between groups of one sequence (E0601) and across sequences (E0602);
@@ -7,7 +7,7 @@
 //! - parallel safety through calls (E0604, E0605).
 //!
 //! Targets that are not literal or do not resolve are left out of the graph: they are other
-//! rules' findings. Every pass is linear in the size of the store.
+//! rules' findings. Every pass is linear in the size of the batch.
 
 mod cycles;
 mod depth;
@@ -27,7 +27,7 @@ use scc::Components;
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 
-/// Checks the call graph of `sequences`, checked together as one store. Returns one list of
+/// Checks the call graph of `sequences`, checked together as one batch. Returns one list of
 /// diagnostics per sequence, in the order given (unsorted).
 pub fn check_graph(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Diagnostic>> {
     let mut out = vec![Vec::new(); sequences.len()];

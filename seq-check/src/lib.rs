@@ -4,13 +4,13 @@
 //! [`check`] is a pure function: text in, diagnostics and checked sequences out, no I/O. The
 //! command line, the language server and the engine's `seq_create` all call it.
 
+mod batch;
 pub mod catalog;
 pub mod dataflow;
 mod fix_all;
 pub mod graph;
 mod rules;
-mod store;
 
+pub use batch::{Check, FileCheck, Source, StoreCheck, check, check_batch, check_into_store};
 pub use catalog::{Catalog, ParallelSafety, ToolDef, is_parallel_safe_tool};
 pub use fix_all::{AppliedFix, FixedFile, Fixing, MAX_PASSES, fix_all};
-pub use store::{Check, FileCheck, Source, StoreCheck, check, check_into_store, check_store};

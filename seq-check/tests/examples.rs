@@ -1,4 +1,4 @@
-//! The repository's own examples (`examples/*.json`, checked together as one store) are clean:
+//! The repository's own examples (`examples/*.json`, checked together as one batch) are clean:
 //! no rule fires on them, not even a warning.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]

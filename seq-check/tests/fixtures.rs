@@ -1,6 +1,6 @@
 //! Data-driven tests of every code the front end and the checker's rules emit.
 //! `tests/fixtures/CODE/` holds files named `fail_*.json` (which must raise CODE) and
-//! `pass_*.json` (which must not). A directory `fail_*/` or `pass_*/` is a store: its files are
+//! `pass_*.json` (which must not). A directory `fail_*/` or `pass_*/` is a batch: its files are
 //! checked together. The call graph's codes (E06xx, W06xx) have their own harness
 //! (tests/graph.rs); catalog files' codes (E08xx, W08xx) are not about sequences.
 //!
@@ -19,7 +19,7 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// The fixture's files: itself, or the `*.json` files of a store directory, sorted.
+/// The fixture's files: itself, or the `*.json` files of a batch directory, sorted.
 fn sources(path: &Path) -> Vec<Source> {
     let files = if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
@@ -113,7 +113,7 @@ fn apply(text: &str, fix: &seq_syntax::diagnostic::Fix) -> String {
     fixed
 }
 
-/// Applies each fix of `code` in `file` alone and re-checks the store: the result must be free
+/// Applies each fix of `code` in `file` alone and re-checks the batch: the result must be free
 /// of syntax errors and hold one diagnostic of `code` fewer.
 fn check_fixes(name: &str, code: Code, sources: &[Source], result: &Check, catalog: &Catalog) {
     for (i, file) in result.files.iter().enumerate() {

@@ -1,7 +1,7 @@
 //! The call graph (E0601–E0605, `seqc graph`) and slot dataflow (W0601, W0602).
 //!
 //! Fixtures share the layout of `tests/fixtures.rs`: `tests/fixtures/CODE/fail_*` must report
-//! CODE, `pass_*` must not; a directory is a store of files checked together. Here they are run
+//! CODE, `pass_*` must not; a directory is a batch of files checked together. Here they are run
 //! through the graph and dataflow passes alone, so that the snapshots show exactly what these
 //! passes find (with the culprit's text) whatever the other rules say; a `pass_*` fixture must
 //! get nothing at all from them.
@@ -190,7 +190,7 @@ fn fixtures_of_the_graph_and_dataflow_codes() {
 /// A sequence's name and its groups, each a name and raw item JSON.
 type Spec<'a> = (&'a str, Vec<(&'a str, Vec<String>)>);
 
-fn store(sequences: &[Spec<'_>]) -> Vec<File> {
+fn batch(sequences: &[Spec<'_>]) -> Vec<File> {
     sequences
         .iter()
         .map(|(name, groups)| {
@@ -239,7 +239,7 @@ fn chain(calls: usize) -> Vec<File> {
             (name.as_str(), vec![("g", items)])
         })
         .collect();
-    store(&sequences)
+    batch(&sequences)
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn group_chain(groups: usize) -> Vec<File> {
             (name.as_str(), items)
         })
         .collect();
-    store(&[("chain", spec)])
+    batch(&[("chain", spec)])
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn a_longer_chain_reports_the_first_call_past_the_bound_once() {
 fn a_sequence_call_reaches_every_group_of_the_callee() {
     // `#b` runs b's groups in order; the second one calls `#c`: two nested calls, which with
     // three more makes five.
-    let files = store(&[
+    let files = batch(&[
         ("a", vec![("g", vec![call("#b")])]),
         (
             "b",
@@ -342,7 +342,7 @@ fn a_sequence_call_reaches_every_group_of_the_callee() {
 #[test]
 fn group_calls_do_not_count_but_lead_to_calls_that_do() {
     // a/top → a/mid → a/low → #b: one nested call, however many group calls lead to it.
-    let files = store(&[
+    let files = batch(&[
         (
             "a",
             vec![
@@ -366,7 +366,7 @@ fn group_calls_do_not_count_but_lead_to_calls_that_do() {
 
 #[test]
 fn diamonds_are_not_cycles() {
-    let files = store(&[
+    let files = batch(&[
         (
             "a",
             vec![("g", vec![call("#b"), call("#c")]), ("h", vec![call("#b")])],
@@ -385,7 +385,7 @@ fn diamonds_are_not_cycles() {
 
 #[test]
 fn unknown_targets_are_left_to_other_rules() {
-    let files = store(&[(
+    let files = batch(&[(
         "a",
         vec![("g", vec![call("#nowhere"), call("nothing"), call("g2")])],
     )]);
@@ -399,7 +399,7 @@ fn unknown_targets_are_left_to_other_rules() {
 
 #[test]
 fn a_cycle_is_reported_the_same_whatever_the_order_of_the_files() {
-    let mut files = store(&[
+    let mut files = batch(&[
         ("b", vec![("g", vec![call("#c")])]),
         ("a", vec![("g", vec![call("#b")])]),
         ("c", vec![("g", vec![call("#a")])]),
@@ -422,7 +422,7 @@ fn a_cycle_is_reported_the_same_whatever_the_order_of_the_files() {
 /// 2,000 sequences: pairs that call each other (a cycle each), the pairs in a chain, and in
 /// every sequence two groups that call each other and a parallel group calling the next
 /// sequence, whose last one writes a file. Every finding is reported once, and no message grows
-/// with the store.
+/// with the batch.
 #[test]
 fn a_big_store_reports_each_finding_once_with_bounded_messages() {
     const N: usize = 2_000;
@@ -442,7 +442,7 @@ fn a_big_store_reports_each_finding_once_with_bounded_messages() {
         groups.push(("forward", forward));
         sequences.push((name.as_str(), groups));
     }
-    let files = store(&sequences);
+    let files = batch(&sequences);
     let found = run(&files, graph::check_graph);
     let count = |code: Code| found.iter().flatten().filter(|d| d.code == code).count();
     assert_eq!(count(Code::GroupCallCycle), N);
@@ -474,7 +474,7 @@ fn a_long_cycle_is_cut_in_the_middle() {
             )
         })
         .collect();
-    let files = store(&sequences);
+    let files = batch(&sequences);
     let found = run(&files, graph::check_graph);
     let all: Vec<&Diagnostic> = found.iter().flatten().collect();
     assert_eq!(all.len(), N);
@@ -502,7 +502,7 @@ fn a_long_path_to_an_unsafe_tool_is_cut_in_the_middle() {
             (name.as_str(), vec![("g", vec![item])])
         })
         .collect();
-    let files = store(&sequences);
+    let files = batch(&sequences);
     let found = run(&files, graph::check_graph);
     let unsafe_call = |seq: usize| {
         let d = found[seq]
@@ -526,9 +526,9 @@ fn a_long_path_to_an_unsafe_tool_is_cut_in_the_middle() {
 #[test]
 fn the_graph_renders_as_dot_and_json() {
     // CJK names, a quote and a backslash in a name, a conditional call, a call whose target is
-    // not in the store, and a sequence without groups.
+    // not in the batch, and a sequence without groups.
     let when_call = r##"{"tool":"seq_when_call","args":{"target":"#报告","when":"true"}}"##;
-    let mut files = store(&[
+    let mut files = batch(&[
         (
             "巡检",
             vec![

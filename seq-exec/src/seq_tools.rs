@@ -1,6 +1,6 @@
 //! The six `seq_*` tools as handlers, so that an agent runtime can offer them.
 //!
-//! - [`StoreTools`]: `seq_create`, `seq_list`, `seq_delete` — the store and the checker, no
+//! - [`StorageTools`]: `seq_create`, `seq_list`, `seq_delete` — the storage and the checker, no
 //!   engine. They are also reachable from inside a sequence through a [`SeqHost`].
 //! - [`SeqTools`]: all six, with an [`Engine`] for `seq_run`, `seq_call` and `seq_when_call`.
 //! - [`SeqHost`]: one [`ToolHost`] offering the seq tools in front of an inner host (the
@@ -19,7 +19,7 @@
 //! and the compact report in `detail`.
 //!
 //! The engine's host has to offer `seq_create` & co. to sequences, and the engine is part of
-//! `SeqTools`; to avoid a cycle of `Arc`s the engine's host is a store-only [`SeqHost`]
+//! `SeqTools`; to avoid a cycle of `Arc`s the engine's host is a storage-only [`SeqHost`]
 //! (sequences never send `seq_run`/`seq_call` to a host: the engine runs them itself).
 //! [`SeqTools::assemble`] wires it all.
 
@@ -117,16 +117,16 @@ pub fn definition(name: &str) -> Option<&'static Arc<ToolDef>> {
 
 /// `seq_create`, `seq_list`, `seq_delete`.
 #[derive(Debug)]
-pub struct StoreTools {
+pub struct StorageTools {
     config: SeqConfig,
-    /// `seq_create` checks against the whole store and then writes: one at a time, so that two
+    /// `seq_create` checks against the whole storage and then writes: one at a time, so that two
     /// creations cannot each pass the check without the other (a cycle across both).
     lock: Mutex<()>,
 }
 
-impl StoreTools {
-    pub fn new(config: SeqConfig) -> StoreTools {
-        StoreTools {
+impl StorageTools {
+    pub fn new(config: SeqConfig) -> StorageTools {
+        StorageTools {
             config,
             lock: Mutex::new(()),
         }
@@ -159,7 +159,7 @@ impl StoreTools {
             })
     }
 
-    /// [`StoreTools::call`] on the current thread.
+    /// [`StorageTools::call`] on the current thread.
     pub fn call_blocking(&self, name: &str, args: &Value) -> SeqOutcome {
         match name {
             SEQ_CREATE => create::create(self, args),
@@ -200,18 +200,21 @@ impl StoreTools {
 /// All six tools.
 #[derive(Clone, Debug)]
 pub struct SeqTools {
-    store: Arc<StoreTools>,
+    storage_tools: Arc<StorageTools>,
     engine: Arc<Engine>,
 }
 
 impl SeqTools {
-    /// `engine` should run on a host that offers `store`'s tools (a [`SeqHost`]) and read
+    /// `engine` should run on a host that offers `storage_tools`' tools (a [`SeqHost`]) and read
     /// sequences from the same storage; [`SeqTools::assemble`] does that.
-    pub fn new(engine: Arc<Engine>, store: Arc<StoreTools>) -> SeqTools {
-        SeqTools { store, engine }
+    pub fn new(engine: Arc<Engine>, storage_tools: Arc<StorageTools>) -> SeqTools {
+        SeqTools {
+            storage_tools,
+            engine,
+        }
     }
 
-    /// The usual wiring: an engine on `SeqHost(store tools, inner)` reading `config.storage`,
+    /// The usual wiring: an engine on `SeqHost(storage tools, inner)` reading `config.storage`,
     /// set up further by `configure` (limits, an observer).
     pub fn assemble(
         inner: Arc<dyn ToolHost>,
@@ -219,23 +222,26 @@ impl SeqTools {
         configure: impl FnOnce(Engine) -> Engine,
     ) -> SeqTools {
         let sequences = Arc::new(config.storage.clone());
-        let store = Arc::new(StoreTools::new(config));
-        let host = Arc::new(SeqHost::new(Arc::clone(&store), inner));
+        let storage_tools = Arc::new(StorageTools::new(config));
+        let host = Arc::new(SeqHost::new(Arc::clone(&storage_tools), inner));
         let engine = Arc::new(configure(Engine::new(host, sequences)));
-        SeqTools { store, engine }
+        SeqTools {
+            storage_tools,
+            engine,
+        }
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
 
-    pub fn store(&self) -> &Arc<StoreTools> {
-        &self.store
+    pub fn storage_tools(&self) -> &Arc<StorageTools> {
+        &self.storage_tools
     }
 
     /// A host offering all six tools (run on behalf of `caller`) in front of `inner`.
     pub fn host_for(&self, caller: Caller, inner: Arc<dyn ToolHost>) -> SeqHost {
-        SeqHost::new(Arc::clone(&self.store), inner).running(self.clone(), caller)
+        SeqHost::new(Arc::clone(&self.storage_tools), inner).running(self.clone(), caller)
     }
 
     /// Runs a seq tool on behalf of `caller`.
@@ -268,7 +274,7 @@ impl SeqTools {
             SEQ_CALL | SEQ_WHEN_CALL => {
                 SeqOutcome::of(self.call_target(name, &args, caller, cancel).await)
             }
-            other => self.store.call(other, args).await,
+            other => self.storage_tools.call(other, args).await,
         }
     }
 
@@ -276,7 +282,7 @@ impl SeqTools {
         let Some(definition) = definition(name) else {
             return Err(not_here(name));
         };
-        if !self.store.policy().allows(caller, name) {
+        if !self.storage_tools.policy().allows(caller, name) {
             return Err(ToolError::new(
                 Reason::Unauthorized,
                 format!("caller `{}` may not use `{name}`", caller.id),
@@ -320,8 +326,8 @@ impl SeqTools {
     }
 }
 
-/// A store error as the result contract says it: a name that cannot be, a name that is taken
-/// or absent (`not_found`, as for a missing `#name`), or a store that cannot be read.
+/// A storage error as the result contract says it: a name that cannot be, a name that is taken
+/// or absent (`not_found`, as for a missing `#name`), or storage that cannot be read.
 pub(crate) fn storage_error(error: StorageError) -> ToolError {
     let detail = error.to_string();
     match error {

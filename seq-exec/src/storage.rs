@@ -54,7 +54,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// What went wrong with the store.
+/// What went wrong with the storage.
 #[derive(Debug)]
 pub enum StorageError {
     InvalidName {
@@ -185,7 +185,7 @@ struct EnvelopeIn {
 /// A stored sequence's name and what reading it gave.
 pub type Loaded = (String, Result<Sequence, StorageError>);
 
-/// The store under one data directory. Cheap to clone.
+/// The storage under one data directory. Cheap to clone.
 #[derive(Clone)]
 pub struct Storage {
     dir: PathBuf,
@@ -202,7 +202,7 @@ impl fmt::Debug for Storage {
 }
 
 impl Storage {
-    /// The store of `data_dir` (its `sequences` directory is created by the first write).
+    /// The storage of `data_dir` (its `sequences` directory is created by the first write).
     pub fn new(data_dir: impl AsRef<Path>) -> Storage {
         Storage {
             dir: data_dir.as_ref().join("sequences"),
@@ -398,7 +398,7 @@ impl Storage {
     }
 
     /// Every stored sequence, by name. Files that are not `<valid name>.json` (temporary files
-    /// among them) are not the store's and are passed over; unreadable ones are in `broken`.
+    /// among them) are not the storage's and are passed over; unreadable ones are in `broken`.
     pub fn list(&self) -> Result<Listing, StorageError> {
         let mut listing = Listing::default();
         for (name, result) in self.load_all()? {
@@ -536,7 +536,7 @@ fn decode(name: &str, bytes: &[u8]) -> Result<Sequence, StorageError> {
     Ok(sequence)
 }
 
-/// `#name` calls read the store afresh each time: a sequence may change between calls.
+/// `#name` calls read the storage afresh each time: a sequence may change between calls.
 /// A file that cannot be read counts as absent here; `seq_run` and `seq_list` report why.
 impl SequenceSource for Storage {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {

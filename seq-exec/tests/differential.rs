@@ -4,7 +4,7 @@
 //! broken item syntax), go through three doors:
 //!
 //! 1. `seq_check::check` of the text;
-//! 2. `seq_create` of the same text as a file (a fresh store): it refuses exactly what the
+//! 2. `seq_create` of the same text as a file (fresh storage): it refuses exactly what the
 //!    checker rejects, with `arg_error` on `file`, and stores exactly what it accepts;
 //! 3. for what was accepted, a run on a host whose only tool is a pure `echo`, with arguments of
 //!    the declared types. The run must end without a *check-time* failure.

@@ -18,7 +18,7 @@ use std::time::Duration;
 #[tokio::test(start_paused = true)]
 async fn parallel_items_overlap_and_serial_items_do_not() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -41,7 +41,7 @@ async fn parallel_items_overlap_and_serial_items_do_not() {
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(report.ok, "{report:#?}");
     assert!(host.overlapped("p1", "p2"), "{:?}", host.events());
     assert!(host.before("s1", "s2"), "{:?}", host.events());
@@ -56,7 +56,7 @@ async fn parallel_items_overlap_and_serial_items_do_not() {
 #[tokio::test(start_paused = true)]
 async fn sends_to_one_channel_keep_their_order_while_others_overlap() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -82,7 +82,7 @@ async fn sends_to_one_channel_keep_their_order_while_others_overlap() {
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(report.ok, "{report:#?}");
     assert!(
         host.before("c1", "c2") && host.before("c2", "c3"),
@@ -99,7 +99,7 @@ async fn sends_to_one_channel_keep_their_order_while_others_overlap() {
 #[tokio::test(start_paused = true)]
 async fn array_slots_collect_in_item_order_whatever_the_finishing_order() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -115,7 +115,7 @@ async fn array_slots_collect_in_item_order_whatever_the_finishing_order() {
             )],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(report.ok, "{report:#?}");
     let end = |id: &str| host.at(&Event::End(id.into()));
     assert!(
@@ -135,7 +135,7 @@ async fn array_slots_collect_in_item_order_whatever_the_finishing_order() {
 #[tokio::test(start_paused = true)]
 async fn values_written_to_slots_are_type_checked() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -146,7 +146,7 @@ async fn values_written_to_slots_are_type_checked() {
             )],
         ),
     );
-    let engine = engine(&host, &store);
+    let engine = engine(&host, &source);
     let good = engine.run(&seq, args(json!({"v": 3})), &alice()).await;
     assert_eq!(good.out["g"], json!({"n": 3}));
     let bad = engine
@@ -173,12 +173,12 @@ async fn retry_reruns_the_failed_item_up_to_retries_times() {
     host.add_simple("flaky", fails(2, Reason::Failed));
     host.add_simple("flakier", fails(2, Reason::Failed));
     host.add_simple("slow", sleeper());
-    let store = Store::new();
+    let source = MemorySource::new();
     let limits = Limits {
         tool_timeout: Duration::from_millis(50),
         ..Limits::default()
     };
-    let engine = engine_with(&host, &store, limits);
+    let engine = engine_with(&host, &source, limits);
 
     let enough = one(
         &host,
@@ -238,8 +238,8 @@ async fn retry_never_reruns_not_found_unauthorized_or_argument_errors() {
     let host = ScriptedHost::new();
     host.add_simple("denied", returns(json!(1)));
     host.deny("alice", "denied");
-    let store = Store::new();
-    let engine = engine(&host, &store);
+    let source = MemorySource::new();
+    let engine = engine(&host, &source);
     let cases = [
         (r#"{"tool":"absent"}"#, Reason::NotFound),
         (r#"{"tool":"denied"}"#, Reason::Unauthorized),
@@ -266,7 +266,7 @@ async fn group_timeout_cancels_items_in_flight() {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -286,7 +286,7 @@ async fn group_timeout_cancels_items_in_flight() {
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(!report.ok);
     assert_eq!(
         report.groups.len(),
@@ -314,7 +314,7 @@ async fn serial_group_timeout_skips_the_items_not_reached() {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -328,7 +328,7 @@ async fn serial_group_timeout_skips_the_items_not_reached() {
             )],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Failed);
     assert_eq!(g.items[0].error.as_ref().unwrap().reason, Reason::Timeout);
@@ -340,7 +340,7 @@ async fn serial_group_timeout_skips_the_items_not_reached() {
 #[tokio::test(start_paused = true)]
 async fn per_tool_timeout_bounds_one_call() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let limits = Limits {
         tool_timeout: Duration::from_millis(50),
         ..Limits::default()
@@ -358,7 +358,7 @@ async fn per_tool_timeout_bounds_one_call() {
             )],
         ),
     );
-    let report = engine_with(&host, &store, limits)
+    let report = engine_with(&host, &source, limits)
         .run(&seq, Map::new(), &alice())
         .await;
     let g = &report.groups[0];
@@ -378,7 +378,7 @@ async fn per_tool_timeout_bounds_one_call() {
 #[tokio::test(start_paused = true)]
 async fn per_tool_timeout_counts_from_each_calls_own_start() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let limits = Limits {
         tool_timeout: Duration::from_millis(50),
         ..Limits::default()
@@ -401,7 +401,7 @@ async fn per_tool_timeout_counts_from_each_calls_own_start() {
             )],
         ),
     );
-    let report = engine_with(&host, &store, limits)
+    let report = engine_with(&host, &source, limits)
         .run(&seq, Map::new(), &alice())
         .await;
     let g = &report.groups[0];
@@ -430,7 +430,7 @@ async fn abort_cancels_the_other_items_and_continue_lets_them_finish() {
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
     host.add_simple("boom", fails(u32::MAX, Reason::Failed));
-    let store = Store::new();
+    let source = MemorySource::new();
     let abort = one(
         &host,
         file(
@@ -445,7 +445,7 @@ async fn abort_cancels_the_other_items_and_continue_lets_them_finish() {
             )],
         ),
     );
-    let engine = engine(&host, &store);
+    let engine = engine(&host, &source);
     let report = engine.run(&abort, Map::new(), &alice()).await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Failed);
@@ -500,8 +500,8 @@ async fn abort_cancels_the_other_items_and_continue_lets_them_finish() {
 async fn missing_tools_follow_missing_and_failed_tools_follow_on_error() {
     let host = ScriptedHost::new();
     host.add_simple("broken", fails(u32::MAX, Reason::Failed));
-    let store = Store::new();
-    let engine = engine(&host, &store);
+    let source = MemorySource::new();
+    let engine = engine(&host, &source);
     let run = |fields: serde_json::Value, items: &[&str]| {
         let seq = one(&host, file("s", vec![group(fields, items)]));
         let engine = &engine;
@@ -561,7 +561,7 @@ async fn missing_tools_follow_missing_and_failed_tools_follow_on_error() {
 async fn a_tool_removed_after_checking_is_not_found() {
     let host = ScriptedHost::new();
     host.add_simple("plugin", returns(json!("v")));
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -572,7 +572,7 @@ async fn a_tool_removed_after_checking_is_not_found() {
             )],
         ),
     );
-    let engine = engine(&host, &store);
+    let engine = engine(&host, &source);
     assert_eq!(
         engine.run(&seq, Map::new(), &alice()).await.groups[0].items[0].status,
         ItemStatus::Ok
@@ -591,7 +591,7 @@ async fn pre_validation_reports_the_field() {
         "path": {"type": "string"}, "force": {"type": "boolean"}
     }, "required": ["path"]});
     host.add(def("fs", params, true), echo_args());
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -604,7 +604,7 @@ async fn pre_validation_reports_the_field() {
             )],
         ),
     );
-    let engine = engine(&host, &store);
+    let engine = engine(&host, &source);
     let cases = [
         (json!({}), Reason::Required, "path"),
         (json!({"path": 1}), Reason::Type, "path"),
@@ -637,7 +637,7 @@ async fn pre_validation_reports_the_field() {
 #[tokio::test(start_paused = true)]
 async fn arg_error_short_circuits_before_the_host_is_asked() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -648,7 +648,7 @@ async fn arg_error_short_circuits_before_the_host_is_asked() {
             )],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     let error = report.groups[0].items[0].error.clone().unwrap();
     assert_eq!(error.reason, Reason::ArgError);
     assert_eq!(host.calls("work"), 0);
@@ -657,7 +657,7 @@ async fn arg_error_short_circuits_before_the_host_is_asked() {
 #[tokio::test(start_paused = true)]
 async fn run_arguments_are_routed_and_checked_before_any_group_runs() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -674,7 +674,7 @@ async fn run_arguments_are_routed_and_checked_before_any_group_runs() {
             ],
         ),
     );
-    let engine = engine(&host, &store);
+    let engine = engine(&host, &source);
     let undeclared = engine
         .run(&seq, args(json!({"n": 1, "nope": 2})), &alice())
         .await;
@@ -715,7 +715,7 @@ async fn returned_tool_errors_are_failures() {
         "chatty",
         returns(json!({"reason": "failed", "status": 200})),
     );
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -726,7 +726,7 @@ async fn returned_tool_errors_are_failures() {
             )],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     let g = &report.groups[0];
     let error = g.items[0].error.clone().unwrap();
     assert_eq!(
@@ -742,7 +742,7 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
     let host = ScriptedHost::new();
     let params = json!({"type": "object", "properties": {"id": {"type": "string"}, "ms": {"type": "integer"}}});
     host.add(def("writer", params.clone(), true), sleeper());
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -759,7 +759,7 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
     );
     // Replaced under the same name by an implementation that is not parallel-safe.
     host.add(def("writer", params, false), sleeper());
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(report.ok);
     assert!(
         !host.overlapped("w1", "w2") && !host.overlapped("w1", "other"),
@@ -771,7 +771,7 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
 #[tokio::test(start_paused = true)]
 async fn the_observer_sees_groups_and_items_in_order() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -792,7 +792,7 @@ async fn the_observer_sees_groups_and_items_in_order() {
         ),
     );
     let recorder = Arc::new(Recorder::default());
-    let engine = engine(&host, &store).with_observer(recorder.clone());
+    let engine = engine(&host, &source).with_observer(recorder.clone());
     let report = engine.run(&seq, Map::new(), &Caller::new("alice")).await;
     assert!(report.ok);
     assert_eq!(report.groups[0].status, GroupStatus::Skipped);

@@ -34,12 +34,12 @@ fn leaf(name: &str) -> String {
     )
 }
 
-fn store_of(sequences: Vec<Sequence>) -> std::sync::Arc<Store> {
-    let store = Store::new();
+fn source_of(sequences: Vec<Sequence>) -> std::sync::Arc<MemorySource> {
+    let source = MemorySource::new();
     for sequence in sequences {
-        store.put(sequence);
+        source.put(sequence);
     }
-    store
+    source
 }
 
 #[tokio::test(start_paused = true)]
@@ -66,8 +66,8 @@ async fn a_group_call_writes_the_slots_the_group_set() {
             ],
         ),
     );
-    let store = Store::new();
-    let report = engine(&host, &store)
+    let source = MemorySource::new();
+    let report = engine(&host, &source)
         .run(
             &seq,
             args(json!({"host": "top", "hosts": ["h1", "h2"]})),
@@ -119,8 +119,10 @@ async fn a_sequence_call_writes_the_slots_of_the_groups_that_ran() {
     );
     let sequences = checked(&host, &[lib, main]);
     let main = sequences[1].clone();
-    let store = store_of(sequences);
-    let report = engine(&host, &store).run(&main, Map::new(), &alice()).await;
+    let source = source_of(sequences);
+    let report = engine(&host, &source)
+        .run(&main, Map::new(), &alice())
+        .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(
         report.out["g"],
@@ -132,7 +134,7 @@ async fn a_sequence_call_writes_the_slots_of_the_groups_that_ran() {
 #[tokio::test(start_paused = true)]
 async fn four_nested_sequence_calls_run_and_a_fifth_fails_with_depth() {
     let host = ScriptedHost::new();
-    // c1 → c2 → c3 → c4 → c5: four calls, the deepest legal chain, checked as one store.
+    // c1 → c2 → c3 → c4 → c5: four calls, the deepest legal chain, checked as one batch.
     let chain: Vec<String> = (1..=5)
         .map(|i| {
             if i < 5 {
@@ -147,8 +149,8 @@ async fn four_nested_sequence_calls_run_and_a_fifth_fails_with_depth() {
     let c0 = one(&host, caller_of("c0", "#c1"));
     sequences.push(c0.clone());
     let c1 = sequences[0].clone();
-    let store = store_of(sequences);
-    let engine = engine(&host, &store);
+    let source = source_of(sequences);
+    let engine = engine(&host, &source);
 
     let report = engine.run(&c1, Map::new(), &alice()).await;
     assert!(report.ok, "{report:#?}");
@@ -171,12 +173,12 @@ async fn a_cycle_made_after_checking_fails_with_cycle() {
     let host = ScriptedHost::new();
     let a = one(&host, caller_of("a", "#b"));
     let b = one(&host, leaf("b"));
-    let store = store_of(vec![a.clone(), b]);
-    let engine = engine(&host, &store);
+    let source = source_of(vec![a.clone(), b]);
+    let engine = engine(&host, &source);
     assert!(engine.run(&a, Map::new(), &alice()).await.ok);
 
     // `b` is replaced by a version that calls back into `a`; each was fine on its own.
-    store.put(one(&host, caller_of("b", "#a")));
+    source.put(one(&host, caller_of("b", "#a")));
     let report = engine.run(&a, Map::new(), &alice()).await;
     let error = report.groups[0].error.clone().unwrap();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
@@ -186,7 +188,7 @@ async fn a_cycle_made_after_checking_fails_with_cycle() {
 #[tokio::test(start_paused = true)]
 async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
     let host = ScriptedHost::new();
-    // The checker refuses this (E0601); a store edited behind its back must still not loop.
+    // The checker refuses this (E0601); storage edited behind its back must still not loop.
     let text = file(
         "loop",
         vec![
@@ -201,8 +203,8 @@ async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
         ],
     );
     let seq = parsed(&text);
-    let store = Store::new();
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let source = MemorySource::new();
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     let error = report.groups[0].error.clone().unwrap();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
     assert!(error.detail.unwrap().contains("ping → pong → ping"));
@@ -228,9 +230,9 @@ async fn the_caller_identity_reaches_tools_behind_sequence_calls() {
         ],
     );
     let outer = sequences[0].clone();
-    let store = store_of(sequences);
+    let source = source_of(sequences);
     host.deny("alice", "secret");
-    let engine = engine(&host, &store);
+    let engine = engine(&host, &source);
 
     let report = engine.run(&outer, Map::new(), &alice()).await;
     assert!(!report.ok);
@@ -269,8 +271,8 @@ async fn a_missing_sequence_follows_missing_but_a_failure_inside_a_call_does_not
     );
     let sequences = checked(&host, &[inner, outer]);
     let outer = sequences[1].clone();
-    let store = store_of(sequences);
-    let report = engine(&host, &store)
+    let source = source_of(sequences);
+    let report = engine(&host, &source)
         .run(&outer, Map::new(), &alice())
         .await;
     let g = &report.groups[0];
@@ -300,9 +302,11 @@ async fn a_call_with_an_argument_its_target_no_longer_declares_fails_with_type()
     );
     let sequences = checked(&host, &[lib, main]);
     let main = sequences[1].clone();
-    let store = store_of(sequences);
-    store.put(one(&host, leaf("lib")));
-    let report = engine(&host, &store).run(&main, Map::new(), &alice()).await;
+    let source = source_of(sequences);
+    source.put(one(&host, leaf("lib")));
+    let report = engine(&host, &source)
+        .run(&main, Map::new(), &alice())
+        .await;
     let error = report.groups[0].error.clone().unwrap();
     assert_eq!(
         (error.reason, error.field.as_deref()),
@@ -324,8 +328,8 @@ async fn direct_calls_from_a_model() {
             )],
         ),
     );
-    let store = store_of(vec![seq.clone()]);
-    let engine = engine(&host, &store);
+    let source = source_of(vec![seq.clone()]);
+    let engine = engine(&host, &source);
     let host_args = || args(json!({"host": "h"}));
 
     let value = engine

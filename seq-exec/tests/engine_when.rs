@@ -23,7 +23,7 @@ use Outcome::{Error, False, True};
 /// passed) and says what the condition came to.
 async fn when(condition: &str, a: Option<Value>, b: Option<Value>) -> (Outcome, Option<ToolError>) {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -37,7 +37,7 @@ async fn when(condition: &str, a: Option<Value>, b: Option<Value>) -> (Outcome, 
     let mut passed = Map::new();
     passed.extend(a.map(|v| ("a".to_owned(), v)));
     passed.extend(b.map(|v| ("b".to_owned(), v)));
-    let report = engine(&host, &store).run(&seq, passed, &alice()).await;
+    let report = engine(&host, &source).run(&seq, passed, &alice()).await;
     let g = &report.groups[0];
     let outcome = match g.status {
         GroupStatus::Ran => True,
@@ -205,7 +205,7 @@ async fn conditions_evaluate_as_d4_says() {
 #[tokio::test(start_paused = true)]
 async fn a_false_when_skips_the_group_and_leaves_its_slots_unset() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -222,7 +222,7 @@ async fn a_false_when_skips_the_group_and_leaves_its_slots_unset() {
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(report.ok);
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Skipped);
@@ -234,7 +234,7 @@ async fn a_false_when_skips_the_group_and_leaves_its_slots_unset() {
 #[tokio::test(start_paused = true)]
 async fn templates_and_bare_references_refuse_unset_values() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -258,7 +258,7 @@ async fn templates_and_bare_references_refuse_unset_values() {
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     let g = &report.groups[1];
     assert_eq!(g.status, GroupStatus::Partial);
     assert_eq!(g.items[0].status, ItemStatus::Skipped);
@@ -284,7 +284,7 @@ async fn templates_and_bare_references_refuse_unset_values() {
 #[tokio::test(start_paused = true)]
 async fn templates_render_values_and_bare_references_keep_their_type() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -303,7 +303,7 @@ async fn templates_render_values_and_bare_references_keep_their_type() {
         ),
     );
     let passed = json!({"n": 1.5, "s": "x y", "b": "true", "o": {"k": [1, null]}, "a": [1, "x"]});
-    let report = engine(&host, &store)
+    let report = engine(&host, &source)
         .run(&seq, args(passed), &alice())
         .await;
     assert!(report.ok, "{report:#?}");
@@ -317,7 +317,7 @@ async fn templates_render_values_and_bare_references_keep_their_type() {
 #[tokio::test(start_paused = true)]
 async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -338,7 +338,7 @@ async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
             ],
         ),
     );
-    let engine = engine(&host, &store);
+    let engine = engine(&host, &source);
     let report = engine
         .run(
             &seq,

@@ -51,7 +51,7 @@ async fn a_panicking_tool_fails_its_item_and_the_group_goes_on_under_continue() 
     let host = ScriptedHost::new();
     host.add_simple("boom", panics(u32::MAX));
     host.add_simple("boom_now", panics_at_once());
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         run_group(
@@ -63,7 +63,7 @@ async fn a_panicking_tool_fails_its_item_and_the_group_goes_on_under_continue() 
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     assert!(report.ok);
@@ -80,7 +80,7 @@ async fn a_panicking_tool_is_retried_and_aborts_its_group_when_retries_run_out()
     let host = ScriptedHost::new();
     host.add_simple("flaky", panics(2));
     host.add_simple("broken", panics(u32::MAX));
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         file(
@@ -104,7 +104,7 @@ async fn a_panicking_tool_is_retried_and_aborts_its_group_when_retries_run_out()
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(!report.ok);
     assert_eq!(report.groups[0].status, GroupStatus::Ran);
     assert_eq!(report.groups[0].items[0].retries, 2);
@@ -125,7 +125,7 @@ async fn a_tool_that_hangs_is_cut_off_by_the_per_tool_timeout_and_dropped() {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("stuck", hangs(dropped.clone()));
-    let store = Store::new();
+    let source = MemorySource::new();
     let limits = Limits {
         tool_timeout: Duration::from_secs(5),
         ..Limits::default()
@@ -140,7 +140,7 @@ async fn a_tool_that_hangs_is_cut_off_by_the_per_tool_timeout_and_dropped() {
             ],
         ),
     );
-    let report = engine_with(&host, &store, limits)
+    let report = engine_with(&host, &source, limits)
         .run(&seq, Map::new(), &alice())
         .await;
     let g = &report.groups[0];
@@ -159,7 +159,7 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
     host.add_simple("fits", returns(json!("x".repeat(bound - 2))));
     host.add_simple("floods", returns(json!("x".repeat(bound - 1))));
     host.add_simple("wide", returns(json!(vec![0; bound])));
-    let store = Store::new();
+    let source = MemorySource::new();
     let limits = Limits {
         max_output_bytes: bound,
         ..Limits::default()
@@ -175,7 +175,7 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
             ],
         ),
     );
-    let report = engine_with(&host, &store, limits)
+    let report = engine_with(&host, &source, limits)
         .run(&seq, Map::new(), &alice())
         .await;
     let g = &report.groups[0];
@@ -196,12 +196,12 @@ async fn the_default_output_bound_is_sixteen_mebibytes() {
     assert_eq!(Limits::default().max_output_bytes, 16 * 1024 * 1024);
     let host = ScriptedHost::new();
     host.add_simple("floods", returns(json!("x".repeat(16 * 1024 * 1024))));
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         run_group(json!({"name": "g"}), &[r#"{"tool":"floods","args":{}}"#]),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     assert!(!report.ok);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Failed));
 }
@@ -219,7 +219,7 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
     host.add_simple("legacy_gone", returns(json!({"reason": "not_found"})));
     // An ordinary result that merely has a `reason` key is a success.
     host.add_simple("http", returns(json!({"reason": "OK", "status": 200})));
-    let store = Store::new();
+    let source = MemorySource::new();
     let seq = one(
         &host,
         run_group(
@@ -237,7 +237,7 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
             ],
         ),
     );
-    let report = engine(&host, &store).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     // Declared `object`, got a string: a type failure of that item.
@@ -278,10 +278,10 @@ fn chain(n: usize) -> String {
 #[tokio::test(start_paused = true)]
 async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the_stack() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let bound = Limits::default().max_nested_groups as usize;
     let fits = one(&host, chain(bound));
-    let report = engine(&host, &store)
+    let report = engine(&host, &source)
         .call(Some(&fits), "g0", Map::new(), &alice())
         .await;
     assert!(report.is_ok(), "{report:?}");
@@ -289,7 +289,7 @@ async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the
 
     for n in [bound + 1, 1_000] {
         // The checker refuses the chain (E0606) at the same bound; the engine, handed it
-        // unchecked (a store changed since), still stops it.
+        // unchecked (storage changed since), still stops it.
         let text = chain(n);
         let check = seq_check::check(
             &[seq_check::Source::new("chain.json", text.clone())],
@@ -302,11 +302,13 @@ async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the
             .collect();
         assert_eq!(codes, ["E0606"], "{n} groups");
         let deep = parsed(&text);
-        let report = engine(&host, &store)
+        let report = engine(&host, &source)
             .call(Some(&deep), "g0", Map::new(), &alice())
             .await;
         assert_eq!(report.unwrap_err().reason, Reason::Depth);
-        let run = engine(&host, &store).run(&deep, Map::new(), &alice()).await;
+        let run = engine(&host, &source)
+            .run(&deep, Map::new(), &alice())
+            .await;
         assert!(!run.ok);
         assert_eq!(run.groups[0].error.as_ref().unwrap().reason, Reason::Depth);
     }
@@ -345,7 +347,7 @@ async fn the_checker_and_the_engine_count_groups_nested_across_sequences_alike()
     // are entered at 21, 22, ... so `b` may hold `bound - 20` of them, and no more.
     for (in_b, fits) in [(bound - 20, true), (bound - 19, false)] {
         let host = ScriptedHost::new();
-        let store = Store::new();
+        let source = MemorySource::new();
         let texts = [
             chain_of("a", "g", 20, call_b),
             chain_of("b", "h", in_b, bottom),
@@ -367,8 +369,8 @@ async fn the_checker_and_the_engine_count_groups_nested_across_sequences_alike()
             assert_eq!(codes, ["E0606"]);
         }
         let a = parsed(&texts[0]);
-        store.put(parsed(&texts[1]));
-        let report = engine(&host, &store)
+        source.put(parsed(&texts[1]));
+        let report = engine(&host, &source)
             .call(Some(&a), "g0", Map::new(), &alice())
             .await;
         match report {
@@ -384,7 +386,7 @@ async fn the_checker_and_the_engine_count_groups_nested_across_sequences_alike()
 #[tokio::test(start_paused = true)]
 async fn a_cycle_of_group_calls_the_checker_never_saw_fails_with_cycle() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     // Parsed only: the checker would refuse it (E0601), as a stored sequence changed since.
     let cyclic = parsed(&file(
         "loop",
@@ -399,7 +401,7 @@ async fn a_cycle_of_group_calls_the_checker_never_saw_fails_with_cycle() {
             ),
         ],
     ));
-    let report = engine(&host, &store)
+    let report = engine(&host, &source)
         .run(&cyclic, Map::new(), &alice())
         .await;
     assert!(!report.ok);
@@ -412,7 +414,7 @@ async fn a_cycle_of_group_calls_the_checker_never_saw_fails_with_cycle() {
 #[tokio::test(start_paused = true)]
 async fn errors_that_list_groups_or_inputs_stay_short_in_a_big_sequence() {
     let host = ScriptedHost::new();
-    let store = Store::new();
+    let source = MemorySource::new();
     let groups = (0..5_000)
         .map(|i| {
             group(
@@ -423,8 +425,8 @@ async fn errors_that_list_groups_or_inputs_stay_short_in_a_big_sequence() {
         .collect();
     let text = file("big", groups);
     let big = parsed(&text);
-    store.put(parsed(&text));
-    let unknown_group = engine(&host, &store)
+    source.put(parsed(&text));
+    let unknown_group = engine(&host, &source)
         .call(Some(&big), "nope", Map::new(), &alice())
         .await
         .unwrap_err();
@@ -433,7 +435,7 @@ async fn errors_that_list_groups_or_inputs_stay_short_in_a_big_sequence() {
     assert!(hint.ends_with("more"), "{hint}");
     assert!(hint.len() < 2_000, "{} bytes", hint.len());
 
-    let undeclared = engine(&host, &store)
+    let undeclared = engine(&host, &source)
         .call(Some(&big), "#big", args(json!({"nope": "x"})), &alice())
         .await
         .unwrap_err();

@@ -1,4 +1,4 @@
-//! The six `seq_*` tools: creation checked against the whole store, listing,
+//! The six `seq_*` tools: creation checked against the whole storage, listing,
 //! deletion, runs and direct calls, and the combined host.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
@@ -642,25 +642,28 @@ async fn the_engines_host_offers_the_store_tools_to_sequences() {
 #[tokio::test]
 async fn seq_host_offers_the_seq_tools_in_front_of_the_inner_host() {
     let f = fixture_with(Policy::allow_all().deny("seq_delete").deny("cmd_run"));
-    let store_only = SeqHost::new(f.tools.store().clone(), f.builtin.clone());
+    let storage_only = SeqHost::new(f.tools.storage_tools().clone(), f.builtin.clone());
     for name in ["seq_create", "seq_list", "seq_delete", "echo"] {
-        assert!(store_only.lookup(name).is_some(), "{name}");
+        assert!(storage_only.lookup(name).is_some(), "{name}");
     }
     for name in ["seq_run", "seq_call", "seq_when_call", "nope"] {
-        assert!(store_only.lookup(name).is_none(), "{name}");
+        assert!(storage_only.lookup(name).is_none(), "{name}");
     }
-    let refused = store_only
+    let refused = storage_only
         .call("seq_run", json!({"name": "x"}))
         .await
         .unwrap_err();
     assert_eq!(refused.reason, Reason::NotFound);
     assert_eq!(
-        store_only.call("echo", json!({"value": 3})).await.unwrap(),
+        storage_only
+            .call("echo", json!({"value": 3}))
+            .await
+            .unwrap(),
         json!(3)
     );
-    assert!(!store_only.can_use(&f.caller, "seq_delete", &json!({})));
-    assert!(!store_only.can_use(&f.caller, "cmd_run", &json!({})));
-    assert!(store_only.can_use(&f.caller, "seq_create", &json!({})));
+    assert!(!storage_only.can_use(&f.caller, "seq_delete", &json!({})));
+    assert!(!storage_only.can_use(&f.caller, "cmd_run", &json!({})));
+    assert!(storage_only.can_use(&f.caller, "seq_create", &json!({})));
 
     let running = f.tools.host_for(f.caller.clone(), f.builtin.clone());
     assert_eq!(

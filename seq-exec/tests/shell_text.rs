@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::Store;
+use common::MemorySource;
 use proptest::prelude::*;
 use seq_check::{Catalog, Source};
 use seq_exec::builtin::BuiltinHost;
@@ -54,7 +54,7 @@ fn sequence(item: &str) -> seq_syntax::ast::Sequence {
 
 /// Runs the item with `x` = `value` in `root`; the command's stdout.
 async fn stdout_of(root: &Path, item: &str, value: &str) -> String {
-    let engine = Engine::new(Arc::new(BuiltinHost::new(root)), Store::new());
+    let engine = Engine::new(Arc::new(BuiltinHost::new(root)), MemorySource::new());
     let mut args = Map::new();
     args.insert("x".to_owned(), Value::String(value.to_owned()));
     let report = engine
@@ -119,7 +119,7 @@ async fn hostile_values_reach_the_command_as_text_in_every_context() {
 #[tokio::test]
 async fn a_bare_reference_as_the_command_is_one_word_not_code() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::new(Arc::new(BuiltinHost::new(dir.path())), Store::new());
+    let engine = Engine::new(Arc::new(BuiltinHost::new(dir.path())), MemorySource::new());
     let seq = sequence(r#"{"tool":"cmd_run","args":{"command":$args.x},"as":"r"}"#);
     let mut args = Map::new();
     args.insert("x".to_owned(), json!("touch pwned"));

@@ -133,7 +133,7 @@ fn unreadable_files_are_reported_not_fatal() {
     let other = json!({"format": 1, "sequence": sequence("good", "g")});
     fs::write(dir.join("renamed.json"), other.to_string()).unwrap();
     fs::write(dir.join("shape.json"), r#"{"format": 1, "sequence": 7}"#).unwrap();
-    // Not the store's: no `.json`, or a name that could not be a sequence's.
+    // Not the storage's: no `.json`, or a name that could not be a sequence's.
     fs::write(dir.join("README"), "notes").unwrap();
     fs::write(dir.join("#x.json"), "{}").unwrap();
 
@@ -215,7 +215,7 @@ fn names_are_checked_before_touching_the_file_system() {
         }
     }
     // A sequence whose name would escape is refused too (the front end refuses it first; the
-    // store does not rely on that).
+    // storage does not rely on that).
     let mut escaping = sequence("fine", "x");
     escaping.name.value = "../escape".into();
     assert!(matches!(

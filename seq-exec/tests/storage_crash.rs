@@ -1,4 +1,4 @@
-//! Crash safety of the store against real process death: a writer process replacing
+//! Crash safety of the storage against real process death: a writer process replacing
 //! one sequence over and over is killed (SIGKILL) at a random moment, 1,000 times; after each kill
 //! the sequence reads back whole, and it is either the last version the writer reported written
 //! or the one it was writing. Never torn, never lost, never a broken file in the listing.

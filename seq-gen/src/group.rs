@@ -21,7 +21,7 @@ pub(crate) struct Plan<'a> {
     pub(crate) name: String,
     /// Earlier groups of the sequence that may be called.
     pub(crate) local: &'a [Callee],
-    /// Calls this group must make (cross-sequence calls of a store).
+    /// Calls this group must make (cross-sequence calls of a batch).
     pub(crate) must_call: &'a [Callee],
     /// Whether a `files_write` (not parallel-safe) may appear; never in sequences that others
     /// call, so every `seq_call` stays parallel-safe.

@@ -1,6 +1,6 @@
 //! Deterministic generators of tool-sequence files for seqc's benchmarks and tests.
 //!
-//! [`sequence_file`] writes one large file (thousands of groups) and [`store`] a store of many
+//! [`sequence_file`] writes one large file (thousands of groups) and [`batch`] a batch of many
 //! sequences calling each other; both check clean, so a benchmark measures the work of valid
 //! input and nothing else. [`baseline`] is serde_json doing the same logical work on the same
 //! bytes: the yardstick the front end and the checker are measured against. [`clock::Clock`]
@@ -22,7 +22,7 @@ pub mod times;
 use group::{Callee, Plan};
 use rng::Rng;
 
-/// The number of sequence levels of a store: a sequence only calls sequences one level down, so
+/// The number of sequence levels of a batch: a sequence only calls sequences one level down, so
 /// the deepest chain has `LEVELS - 1` = 4 cross-sequence calls, the legal maximum.
 const LEVELS: usize = 5;
 
@@ -65,13 +65,13 @@ pub fn sequence_file(target_bytes: usize) -> String {
     out
 }
 
-/// A store of `sequences` files of `groups_per_sequence` groups each, as `(path, text)` pairs.
+/// A batch of `sequences` files (checked together) of `groups_per_sequence` groups each, as `(path, text)` pairs.
 ///
 /// Groups call earlier groups of their sequence; sequences call sequences of the next level by
 /// `#name` (sequence `i` sits at level `i % 5`), two each, whose callees share callees in turn:
 /// chains four calls deep and diamonds everywhere, never a cycle. Only level-0 sequences, which
 /// no one calls, hold `files_write`, so every call is parallel-safe.
-pub fn store(sequences: usize, groups_per_sequence: usize) -> Vec<(String, String)> {
+pub fn batch(sequences: usize, groups_per_sequence: usize) -> Vec<(String, String)> {
     let groups = groups_per_sequence.max(1);
     let mut rng = Rng::new(0x5EC_5704E);
     let mut texts = vec![String::new(); sequences];
@@ -89,7 +89,7 @@ pub fn store(sequences: usize, groups_per_sequence: usize) -> Vec<(String, Strin
             for callee in callees {
                 must_call[rng.below(groups)].push(callee);
             }
-            let (text, read) = store_sequence(&mut rng, index, &must_call, level == 0);
+            let (text, read) = batch_sequence(&mut rng, index, &must_call, level == 0);
             texts[index] = text;
             inputs[index] = read;
         }
@@ -101,7 +101,7 @@ pub fn store(sequences: usize, groups_per_sequence: usize) -> Vec<(String, Strin
         .collect()
 }
 
-fn store_sequence(
+fn batch_sequence(
     rng: &mut Rng,
     index: usize,
     must_call: &[Vec<Callee>],
@@ -171,7 +171,7 @@ fn push_group(out: &mut String, index: usize, group: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::{cross_targets, sequence_file, store};
+    use super::{batch, cross_targets, sequence_file};
 
     #[test]
     fn the_file_is_json_of_about_the_size_asked() {
@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn generation_is_deterministic() {
         assert_eq!(sequence_file(20_000), sequence_file(20_000));
-        assert_eq!(store(12, 4), store(12, 4));
+        assert_eq!(batch(12, 4), batch(12, 4));
     }
 
     #[test]

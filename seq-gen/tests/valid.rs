@@ -47,8 +47,8 @@ fn the_sequence_file_checks_clean() {
 }
 
 #[test]
-fn the_store_checks_clean() {
-    let sources: Vec<Source> = seq_gen::store(60, 6)
+fn the_batch_checks_clean() {
+    let sources: Vec<Source> = seq_gen::batch(60, 6)
         .into_iter()
         .map(|(path, text)| Source { path, text })
         .collect();
@@ -63,11 +63,11 @@ fn the_store_checks_clean() {
     }
 }
 
-/// The store's chains are as deep as the rules allow: one more caller on top of a level-0
+/// The batch's chains are as deep as the rules allow: one more caller on top of a level-0
 /// sequence makes chains of five cross-sequence calls, and the checker rejects exactly those.
 #[test]
-fn the_store_chains_are_four_calls_deep() {
-    let mut sources: Vec<Source> = seq_gen::store(25, 3)
+fn the_batch_chains_are_four_calls_deep() {
+    let mut sources: Vec<Source> = seq_gen::batch(25, 3)
         .into_iter()
         .map(|(path, text)| Source { path, text })
         .collect();

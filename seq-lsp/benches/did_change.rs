@@ -159,7 +159,7 @@ fn did_change(c: &mut Criterion) {
         })
     });
 
-    // The content test the main loop runs on every change (`Store::change`): a sequence is told
+    // The content test the main loop runs on every change (`Workspace::change`): a sequence is told
     // at its `"groups": [`; a JSON file that is not one is read to its end.
     group.bench_function("is_sequence_document_1MB", |b| {
         b.iter(|| seq_lsp::is_sequence_document(std::hint::black_box(&text)))

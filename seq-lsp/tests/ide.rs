@@ -1,5 +1,5 @@
 //! Data-driven tests of the ide layer. `tests/fixtures/ide/FEATURE/` holds one case per `*.json`
-//! file, or per directory of `*.json` files (a store checked together). The cursor is marked in
+//! file, or per directory of `*.json` files (a batch checked together). The cursor is marked in
 //! the text with `┃` (a character no fixture uses otherwise); code actions take a range between
 //! two marks. Lines at the top starting with `//! key: value` are directives (`new_name`,
 //! `include_declaration`, `apply`, `catalog`: a catalog file beside the features' directories);
@@ -328,7 +328,7 @@ fn rename() {
             writeln!(out, "{} -> «{}»", location(case, &at), edit.new_text).unwrap();
         }
         let renamed = apply(case, &edits);
-        // A rename changes no meaning: the store has the same errors before and after.
+        // A rename changes no meaning: the batch has the same errors before and after.
         assert_eq!(
             error_codes(&renamed),
             error_codes(&case.files),

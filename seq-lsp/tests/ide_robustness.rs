@@ -36,7 +36,7 @@ fn assert_span(text: &str, span: Span, what: &str) {
     );
 }
 
-/// Every question at every offset (character boundary or not) of every file of the store.
+/// Every question at every offset (character boundary or not) of every file of the batch.
 #[test]
 fn every_offset_of_the_examples() {
     let files = examples();

@@ -273,7 +273,7 @@ fn the_workspace_catalog_is_loaded_watched_and_reported_when_broken() {
 }
 
 #[test]
-fn files_changed_on_disk_join_and_leave_the_store() {
+fn files_changed_on_disk_join_and_leave_the_workspace() {
     let root = workspace("disk", &[("deploy.json", DEPLOY)]);
     let mut client = Client::start(&root, Offer::Default);
     let deploy = client.uri("deploy.json");
@@ -290,7 +290,7 @@ fn files_changed_on_disk_join_and_leave_the_store() {
         codes(&p.diagnostics) == ["E0602"]
     });
 
-    // A file changed where the walk never looks stays out of the store.
+    // A file changed where the walk never looks stays out of the workspace.
     let vendored = root.join("node_modules/seq.json");
     std::fs::create_dir_all(vendored.parent().unwrap()).unwrap();
     std::fs::write(&vendored, DEPLOY.replace("$args.version", "$args.verison")).unwrap();
@@ -306,7 +306,7 @@ fn files_changed_on_disk_join_and_leave_the_store() {
         rollback.clone(),
         FileChangeType::DELETED,
     )]);
-    // Without rollback.json, `#rollback` is a call to a sequence outside the store.
+    // Without rollback.json, `#rollback` is a call to a sequence outside the workspace.
     client.diagnostics_until(&deploy, "the cycle gone", |p| {
         codes(&p.diagnostics) == ["W0501"]
     });

@@ -1,6 +1,6 @@
 //! Durations as the language writes them ("Groups" in docs/reference.md, `timeout`): `"500ms"`,
 //! `"30s"`, `"1m30s"`, `"2h"` — whole numbers with units `h`, `m`, `s`, `ms`, largest first, each
-//! at most once, positive in total. [`parse()`] reads them and [`format()`] writes them, its inverse.
+//! at most once, positive in total. [`parse`] reads them and [`format`](fn@format) writes them, its inverse.
 
 use std::fmt::Write as _;
 use std::time::Duration;

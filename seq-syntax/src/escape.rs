@@ -50,11 +50,12 @@ impl MapOffset for OffsetMap {
 /// An offset map spelled out by [`unescape_dense`]: entry `i` is the raw offset of `i`.
 /// Offsets past the end extrapolate from the last entry, as the sparse map does.
 #[derive(Clone, Copy, Debug)]
-pub struct DenseMap<'b> {
+struct DenseMap<'b> {
     raw: &'b [u32],
 }
 
 impl MapOffset for DenseMap<'_> {
+    #[inline]
     fn to_raw(&self, unescaped: u32) -> u32 {
         match self.raw.get(unescaped as usize) {
             Some(&raw) => raw,
@@ -131,16 +132,70 @@ pub fn unescape(body: &str, base: u32) -> (Unescaped<'_>, Vec<LoneSurrogate>) {
 /// The buffers [`unescape_dense`] writes its text and map into, meant to be reused from text to
 /// text: they only grow, so a run over many texts allocates (and zeroes) only a few times.
 #[derive(Debug, Default)]
-pub struct DenseBuffers {
+struct DenseBuffers {
     text: Vec<u8>,
     map: Vec<u32>,
+}
+
+/// The longest text whose offset map [`unescape_text`] spells out (four bytes per byte of text):
+/// past it the buffer would outweigh the text, and the sparse map's binary search is kept.
+const DENSE_MAP_BYTES: usize = 1 << 20;
+
+/// The buffers of [`unescape_text`], meant to be reused from text to text (a group's `tools`
+/// string to the next): they only grow, so a run over many texts allocates only a few times.
+#[derive(Debug, Default)]
+pub struct TextBuffers {
+    dense: DenseBuffers,
+    sparse: OffsetMap,
+}
+
+/// The offset map of a text unescaped by [`unescape_text`]. Whether it is spelled out or
+/// sparse is decided there and hidden here: callers see one concrete, `Copy` map, so that the
+/// maps built on it stay monomorphized and a lookup makes no dynamic call.
+#[derive(Clone, Copy, Debug)]
+pub struct TextMap<'b>(TextMapRepr<'b>);
+
+#[derive(Clone, Copy, Debug)]
+enum TextMapRepr<'b> {
+    Dense(DenseMap<'b>),
+    Sparse(&'b OffsetMap),
+}
+
+impl MapOffset for TextMap<'_> {
+    #[inline]
+    fn to_raw(&self, offset: u32) -> u32 {
+        match self.0 {
+            TextMapRepr::Dense(map) => map.to_raw(offset),
+            TextMapRepr::Sparse(map) => map.to_raw(offset),
+        }
+    }
+}
+
+/// [`unescape`] for a text whose offsets are looked up many times, such as a `tools` string's,
+/// through which every span of every item goes: text and map are written into `buffers`, and
+/// the map is spelled out, one entry per byte, so that a lookup is one load instead of a binary
+/// search — unless the text is so long that the sparse map is kept.
+pub fn unescape_text<'a>(
+    body: &'a str,
+    base: u32,
+    buffers: &'a mut TextBuffers,
+) -> (Cow<'a, str>, TextMap<'a>, Vec<LoneSurrogate>) {
+    if body.len() <= DENSE_MAP_BYTES {
+        let (text, map, lone) = unescape_dense(body, base, &mut buffers.dense);
+        return (text, TextMap(TextMapRepr::Dense(map)), lone);
+    }
+    let sparse = &mut buffers.sparse;
+    sparse.base = base;
+    sparse.points.clear();
+    let (text, lone) = unescape_sparse(body, base, &mut sparse.points);
+    (text, TextMap(TextMapRepr::Sparse(sparse)), lone)
 }
 
 /// [`unescape`] with the map spelled out, one entry per byte, in the same pass, so that a
 /// lookup is one load instead of a binary search; text and map are written into `buffers`. It
 /// costs four bytes per byte of text: for texts whose offsets are looked up many times, such as
 /// a `tools` string's items.
-pub fn unescape_dense<'a>(
+fn unescape_dense<'a>(
     body: &'a str,
     base: u32,
     buffers: &'a mut DenseBuffers,
@@ -360,7 +415,7 @@ fn unescape_sparse<'a>(
 }
 
 /// Copies `bytes` from `at` up to the next backslash into `text`, a word at a time as
-/// [`unescape_dense`] does, and returns where it stopped.
+/// [`Out::word`] does, and returns where it stopped.
 fn copy_run(bytes: &[u8], mut at: usize, text: &mut Vec<u8>) -> usize {
     while let Some(word) = bytes.get(at..).and_then(|rest| rest.first_chunk::<WORD>()) {
         text.extend_from_slice(word);
@@ -489,6 +544,25 @@ mod tests {
             assert_eq!((text, dense_lone), (unescaped.text.clone(), lone));
             for i in 0..len + 4 {
                 assert_eq!(dense.to_raw(i), unescaped.map.to_raw(i), "{body:?} at {i}");
+            }
+        }
+    }
+
+    /// Below the bound the map is spelled out, above it the sparse one is kept: either way
+    /// `unescape_text` gives what `unescape` gives, also with buffers left over from a text of
+    /// the other kind.
+    #[test]
+    fn text_maps_agree_with_unescape_on_both_sides_of_the_dense_bound() {
+        let unit = r#"{\"k\":\"\u00e9\"} ;"#;
+        let long = unit.repeat(DENSE_MAP_BYTES / unit.len() + 1);
+        assert!(long.len() > DENSE_MAP_BYTES);
+        let mut buffers = TextBuffers::default();
+        for body in [unit, &long, unit] {
+            let (unescaped, lone) = unescape(body, 9);
+            let (text, map, text_lone) = unescape_text(body, 9, &mut buffers);
+            assert_eq!((&text, &text_lone), (&unescaped.text, &lone));
+            for i in (0..offset(text.len()) + 3).step_by(5) {
+                assert_eq!(map.to_raw(i), unescaped.map.to_raw(i), "at {i}");
             }
         }
     }

@@ -446,7 +446,7 @@ mod tests {
                 span: 0..1
             }]
         );
-        assert_eq!(split_items(text).items, []);
+        assert!(split_items(text).items.is_empty());
         let inner = r#"{"tool":"a","args":{"x":1 ;"#;
         let at = inner.len() - r#"{"x":1 ;"#.len();
         assert_eq!(

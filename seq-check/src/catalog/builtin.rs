@@ -363,7 +363,7 @@ fn definitions() -> Vec<ToolDef> {
                 ),
             ],
             true,
-            // Writes the store.
+            // Writes to the storage.
             Unsafe,
         )),
         tool(

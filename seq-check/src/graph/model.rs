@@ -27,7 +27,7 @@ pub(crate) fn call_target(item: &Item) -> Option<(CallTarget<'_>, Span)> {
     Some((target, crate::rules::fix::string_body(value, text)))
 }
 
-/// Name lookup in a store. When names repeat, the first sequence (or group) wins: the repeat is
+/// Name lookup in a batch. When names repeat, the first sequence (or group) wins: the repeat is
 /// another rule's error and must not make the graph ambiguous.
 #[derive(Debug)]
 pub(crate) struct Names<'a> {
@@ -122,7 +122,7 @@ impl Edge {
     }
 }
 
-/// The call graph of a store.
+/// The call graph of a batch.
 #[derive(Debug)]
 pub(crate) struct CallGraph<'a> {
     pub sequences: &'a [&'a Sequence],
@@ -250,7 +250,7 @@ impl<'a> CallGraph<'a> {
 }
 
 /// Joins the steps of a path with arrows; a long path keeps its ends and says how much it left
-/// out, so that no message grows with the size of the store.
+/// out, so that no message grows with the size of the batch.
 pub(crate) fn arrow_path(steps: &[String]) -> String {
     const HEAD: usize = 5;
     const TAIL: usize = 3;

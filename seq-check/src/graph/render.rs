@@ -12,7 +12,7 @@ use std::fmt::Write;
 /// One call item as the picture shows it.
 struct CallEdge<'a> {
     from: String,
-    /// The callee: a sequence, or a group of one; `None` when it is not in the store.
+    /// The callee: a sequence, or a group of one; `None` when it is not in the batch.
     to: Option<(usize, Option<usize>)>,
     tool: &'a str,
     target: String,
@@ -131,7 +131,7 @@ pub fn to_dot(sequences: &[&Sequence]) -> String {
 }
 
 /// The call graph as JSON: `sequences` (ids, names, groups) and `edges` (`from`, `to` — `null`
-/// when the target is not in the store —, `tool`, `target`).
+/// when the target is not in the batch —, `tool`, `target`).
 pub fn to_json(sequences: &[&Sequence]) -> Value {
     let nodes: Vec<Value> = sequences
         .iter()

@@ -1,5 +1,5 @@
 //! Strongly connected components, with petgraph's Kosaraju: linear like Tarjan, but iterative,
-//! so a deep chain of calls in a user's store cannot overflow the stack (petgraph's Tarjan
+//! so a deep chain of calls in a user's batch cannot overflow the stack (petgraph's Tarjan
 //! recurses once per node on a path).
 
 use petgraph::algo::kosaraju_scc;

@@ -1,5 +1,5 @@
 //! The rules that look at one sequence at a time
-//! (with the store at hand to resolve `#name`). One module per family; each pushes diagnostics.
+//! (with the batch at hand to resolve `#name`). One module per family; each pushes diagnostics.
 
 mod args;
 mod conditions;
@@ -21,18 +21,18 @@ use std::collections::HashMap;
 /// The sequences checked together, by name. When two share a name the first wins, so that
 /// lookups stay deterministic.
 #[derive(Debug)]
-pub(crate) struct Store<'a> {
+pub(crate) struct Batch<'a> {
     sequences: &'a [&'a Sequence],
     by_name: HashMap<&'a str, usize>,
 }
 
-impl<'a> Store<'a> {
-    pub(crate) fn new(sequences: &'a [&'a Sequence]) -> Store<'a> {
+impl<'a> Batch<'a> {
+    pub(crate) fn new(sequences: &'a [&'a Sequence]) -> Batch<'a> {
         let mut by_name = HashMap::with_capacity(sequences.len());
         for (i, sequence) in sequences.iter().enumerate() {
             by_name.entry(sequence.name.value.as_str()).or_insert(i);
         }
-        Store { sequences, by_name }
+        Batch { sequences, by_name }
     }
 
     pub(crate) fn sequence(&self, name: &str) -> Option<&'a Sequence> {
@@ -51,7 +51,7 @@ impl<'a> Store<'a> {
 pub(crate) struct Cx<'a> {
     pub sequence: &'a Sequence,
     pub group: &'a Group,
-    pub store: &'a Store<'a>,
+    pub batch: &'a Batch<'a>,
     /// The sequence's groups by name (the first of a duplicated name): one lookup per call
     /// item, so that many items and groups are not quadratic.
     pub groups: &'a HashMap<&'a str, &'a Group>,
@@ -65,10 +65,10 @@ pub(crate) struct ItemCx<'a> {
     pub when: Option<Condition>,
 }
 
-/// Checks one sequence of the store.
+/// Checks one sequence of the batch.
 pub(crate) fn check_sequence(
     sequence: &Sequence,
-    store: &Store<'_>,
+    batch: &Batch<'_>,
     catalog: &Catalog,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -89,7 +89,7 @@ pub(crate) fn check_sequence(
         let cx = Cx {
             sequence,
             group,
-            store,
+            batch,
             groups: &by_name,
             catalog,
             items,

@@ -153,13 +153,13 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             ));
             return None;
         }
-        let Some(sequence) = cx.store.sequence(name) else {
+        let Some(sequence) = cx.batch.sequence(name) else {
             let d = Diagnostic::new(
                 Code::UnknownSequence,
                 body,
                 format!("no sequence named `{name}` is in the store"),
             );
-            out.push(match did_you_mean(name, cx.store.names()) {
+            out.push(match did_you_mean(name, cx.batch.names()) {
                 Some(best) => d
                     .with_help(format!("did you mean `#{best}`?"))
                     .with_replacement(
@@ -200,7 +200,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
     d = if let Some(best) = did_you_mean(text, groups) {
         d.with_help(format!("did you mean `{best}`?"))
             .with_replacement(format!("call `{best}`"), body, fix::in_item_string(best))
-    } else if cx.store.sequence(text).is_some() {
+    } else if cx.batch.sequence(text).is_some() {
         d.with_help(format!("to call the sequence `{text}`, write `#{text}`"))
             .with_replacement(
                 format!("call `#{text}`"),

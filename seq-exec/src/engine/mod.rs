@@ -117,8 +117,8 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// What every part of a run shares: the host, the store, the bounds, the observer, and the
-/// calling identity, which is carried unchanged into every nested dispatch.
+/// What every part of a run shares: the host, the sequence source, the bounds, the observer, and
+/// the calling identity, which is carried unchanged into every nested dispatch.
 #[derive(Clone, Copy)]
 pub(crate) struct Cx<'a> {
     pub host: &'a dyn ToolHost,

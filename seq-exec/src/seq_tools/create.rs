@@ -1,13 +1,13 @@
-//! `seq_create`: parse (parameter form or file), check against the whole store, store.
+//! `seq_create`: parse (parameter form or file), check against the whole storage, store.
 //!
 //! The checker runs over every stored sequence plus the new one (replacing a stored one of the
 //! same name), so that cycles and depth across sequences are seen. The new sequence is
 //! refused for its own errors, and also for errors it would cause in *other* stored sequences
-//! (a stored `#A` whose chain gets too deep once `#B` exists): those are the errors the store
-//! gets with it that it did not have before.
+//! (a stored `#A` whose chain gets too deep once `#B` exists): those are the errors the stored
+//! sequences get with it that they did not have before.
 
 use super::findings::{self, Finding, Origin};
-use super::{SeqOutcome, StoreTools, storage_error};
+use super::{SeqOutcome, StorageTools, storage_error};
 use crate::builtin::files::read_regular;
 use crate::builtin::{args, resolve_beneath};
 use crate::error::{Reason, ToolError};
@@ -33,7 +33,7 @@ impl Form {
     }
 }
 
-pub(super) fn create(tools: &StoreTools, args: &Value) -> SeqOutcome {
+pub(super) fn create(tools: &StorageTools, args: &Value) -> SeqOutcome {
     match create_inner(tools, args) {
         Ok((value, warnings)) => SeqOutcome {
             result: Ok(value),
@@ -54,7 +54,7 @@ fn plain(error: ToolError) -> Refusal {
     (error, Vec::new())
 }
 
-fn create_inner(tools: &StoreTools, args: &Value) -> Result<(Value, Vec<Finding>), Refusal> {
+fn create_inner(tools: &StorageTools, args: &Value) -> Result<(Value, Vec<Finding>), Refusal> {
     let replace = args::flag(args, "replace").map_err(plain)?;
     let (form, text, parse) = source(tools, args).map_err(plain)?;
     let origin = match form {
@@ -125,7 +125,7 @@ fn create_inner(tools: &StoreTools, args: &Value) -> Result<(Value, Vec<Finding>
 }
 
 /// The text and its parse, from `groups` or from `file` (exactly one of them).
-fn source(tools: &StoreTools, args: &Value) -> Result<(Form, String, Parse), ToolError> {
+fn source(tools: &StorageTools, args: &Value) -> Result<(Form, String, Parse), ToolError> {
     let groups = args::optional(args, "groups")?;
     let file = args::optional_string(args, "file")?;
     match (groups, file) {
@@ -178,7 +178,7 @@ fn source(tools: &StoreTools, args: &Value) -> Result<(Form, String, Parse), Too
 
 /// The new sequence's findings, and the errors it causes in stored ones.
 fn check_with(
-    tools: &StoreTools,
+    tools: &StorageTools,
     stored: &[Sequence],
     sequence: &Sequence,
     origin: &Origin<'_>,

@@ -1,7 +1,7 @@
 //! [`SeqHost`]: the seq tools and an inner host behind one [`ToolHost`].
 //!
 //! Two shapes:
-//! - store-only ([`SeqHost::new`]): `seq_create`, `seq_list`, `seq_delete` plus the inner host.
+//! - storage-only ([`SeqHost::new`]): `seq_create`, `seq_list`, `seq_delete` plus the inner host.
 //!   This is the engine's own host, so that sequences can create, list and delete sequences;
 //!   `seq_run`, `seq_call` and `seq_when_call` are not offered (the engine runs those itself).
 //! - running ([`SeqTools::host_for`]): all six, runs on behalf of one caller. `ToolHost::call`
@@ -11,7 +11,7 @@
 //! `can_use` answers for the seq tools from the seq tools' policy and asks the inner host for
 //! everything else.
 
-use super::{SeqTools, StoreTools, definition, not_here};
+use super::{SeqTools, StorageTools, definition, not_here};
 use crate::error::ToolError;
 use crate::host::{BoxFuture, Caller, ToolHost};
 use seq_check::ToolDef;
@@ -20,7 +20,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub struct SeqHost {
-    store: Arc<StoreTools>,
+    storage_tools: Arc<StorageTools>,
     inner: Arc<dyn ToolHost>,
     running: Option<(SeqTools, Caller)>,
 }
@@ -28,17 +28,17 @@ pub struct SeqHost {
 impl std::fmt::Debug for SeqHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SeqHost")
-            .field("store", &self.store)
+            .field("storage_tools", &self.storage_tools)
             .field("caller", &self.running.as_ref().map(|(_, caller)| caller))
             .finish_non_exhaustive()
     }
 }
 
 impl SeqHost {
-    /// The store tools in front of `inner`.
-    pub fn new(store: Arc<StoreTools>, inner: Arc<dyn ToolHost>) -> SeqHost {
+    /// The storage tools in front of `inner`.
+    pub fn new(storage_tools: Arc<StorageTools>, inner: Arc<dyn ToolHost>) -> SeqHost {
         SeqHost {
-            store,
+            storage_tools,
             inner,
             running: None,
         }
@@ -55,7 +55,7 @@ impl SeqHost {
     }
 
     fn offers(&self, name: &str) -> bool {
-        StoreTools::handles(name) || (Self::runs(name) && self.running.is_some())
+        StorageTools::handles(name) || (Self::runs(name) && self.running.is_some())
     }
 }
 
@@ -73,8 +73,8 @@ impl ToolHost for SeqHost {
 
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            if StoreTools::handles(name) {
-                return self.store.call(name, args).await.result;
+            if StorageTools::handles(name) {
+                return self.storage_tools.call(name, args).await.result;
             }
             if Self::runs(name) {
                 return match &self.running {
@@ -88,7 +88,7 @@ impl ToolHost for SeqHost {
 
     fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool {
         if SEQ_TOOLS.contains(&tool) {
-            self.store.policy().allows(caller, tool)
+            self.storage_tools.policy().allows(caller, tool)
         } else {
             self.inner.can_use(caller, tool, args)
         }

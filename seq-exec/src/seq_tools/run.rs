@@ -35,7 +35,7 @@ impl SeqTools {
             Ok(found) => found.cloned().unwrap_or_default(),
             Err(error) => return SeqOutcome::of(Err(error)),
         };
-        let sequence = match self.store.storage().get(name) {
+        let sequence = match self.storage_tools.storage().get(name) {
             Ok(Some(sequence)) => sequence,
             Ok(None) => {
                 return SeqOutcome::of(Err(storage_error(StorageError::NotFound {
@@ -72,7 +72,7 @@ impl SeqTools {
     /// calls may have changed since it was stored, and the engine runs only sequences without
     /// errors. `None` when it may run; otherwise the refusal, its errors as findings.
     fn recheck(&self, name: &str, sequence: &Sequence) -> Option<SeqOutcome> {
-        let stored: Vec<Sequence> = match self.store.storage().load_all() {
+        let stored: Vec<Sequence> = match self.storage_tools.storage().load_all() {
             // Unreadable stored files are left out: `#name` calls cannot reach them either.
             Ok(loaded) => loaded
                 .into_iter()
@@ -80,7 +80,8 @@ impl SeqTools {
                 .collect(),
             Err(error) => return Some(SeqOutcome::of(Err(storage_error(error)))),
         };
-        let checked = seq_check::check_into_store(sequence, &stored, &self.store.config.catalog);
+        let checked =
+            seq_check::check_into_store(sequence, &stored, &self.storage_tools.config.catalog);
         let origin = Origin::Stored(name);
         let errors: Vec<Finding> = checked
             .own

@@ -260,15 +260,16 @@ pub fn hangs(dropped: Arc<AtomicBool>) -> Behavior {
     })
 }
 
-/// Sequences by name, replaceable at any time (stored sequences change between checks).
+/// The engine's source of `#name` sequences, in memory: sequences by name, replaceable at any
+/// time (stored sequences change between checks).
 #[derive(Debug, Default)]
-pub struct Store {
+pub struct MemorySource {
     sequences: Mutex<HashMap<String, Arc<Sequence>>>,
 }
 
-impl Store {
-    pub fn new() -> Arc<Store> {
-        Arc::new(Store::default())
+impl MemorySource {
+    pub fn new() -> Arc<MemorySource> {
+        Arc::new(MemorySource::default())
     }
 
     pub fn put(&self, sequence: Sequence) {
@@ -283,7 +284,7 @@ impl Store {
     }
 }
 
-impl SequenceSource for Store {
+impl SequenceSource for MemorySource {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
         self.sequences.lock().unwrap().get(name).cloned()
     }
@@ -303,7 +304,7 @@ pub fn file(name: &str, groups: Vec<Value>) -> String {
     serde_json::to_string_pretty(&json!({"name": name, "groups": groups})).unwrap()
 }
 
-/// Parses and checks the files as one store against the host's catalog; panics on any error.
+/// Parses and checks the files as one batch against the host's catalog; panics on any error.
 pub fn checked(host: &ScriptedHost, files: &[String]) -> Vec<Sequence> {
     let sources: Vec<Source> = files
         .iter()
@@ -332,7 +333,7 @@ pub fn one(host: &ScriptedHost, text: String) -> Sequence {
     checked(host, &[text]).into_iter().next().unwrap()
 }
 
-/// Parsed only (for sequences the checker would refuse: a store that changed after checking).
+/// Parsed only (for sequences the checker would refuse: storage that changed after checking).
 pub fn parsed(text: &str) -> Sequence {
     let parse = seq_syntax::parse(text);
     assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
@@ -346,12 +347,12 @@ pub fn args(value: Value) -> Map<String, Value> {
     map
 }
 
-pub fn engine(host: &Arc<ScriptedHost>, store: &Arc<Store>) -> Engine {
-    Engine::new(host.clone(), store.clone())
+pub fn engine(host: &Arc<ScriptedHost>, source: &Arc<MemorySource>) -> Engine {
+    Engine::new(host.clone(), source.clone())
 }
 
-pub fn engine_with(host: &Arc<ScriptedHost>, store: &Arc<Store>, limits: Limits) -> Engine {
-    engine(host, store).with_limits(limits)
+pub fn engine_with(host: &Arc<ScriptedHost>, source: &Arc<MemorySource>, limits: Limits) -> Engine {
+    engine(host, source).with_limits(limits)
 }
 
 pub fn alice() -> Caller {

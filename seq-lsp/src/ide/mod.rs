@@ -267,7 +267,7 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// Checks `files` (path or URI, text) together as one store against `catalog`: `#name` in
+    /// Checks `files` (path or URI, text) together as one batch against `catalog`: `#name` in
     /// one file resolves to another. Pass only sequence documents (see
     /// [`is_sequence_document`]); file `i` of the list is `FileId(i)`.
     pub fn new(files: Vec<(String, String)>, catalog: Arc<Catalog>) -> Analysis {

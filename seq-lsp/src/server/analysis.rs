@@ -2,7 +2,7 @@
 //! ide layer's [`ide::Analysis`] over the snapshot's sequence documents (file `i` of the snapshot
 //! is `FileId(i)`), kept with the snapshot it was built from for position conversions.
 
-use super::store::{Document, Snapshot};
+use super::workspace::{Document, Snapshot};
 use crate::ide::{self, FileId};
 use lsp_types::Uri;
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 //! is reported in that file, and the built-in catalog (plus any other folder's good file) is
 //! used meanwhile.
 
-use super::store::CATALOG_FILE;
 use super::uri;
+use super::workspace::CATALOG_FILE;
 use lsp_types::Uri;
 use seq_check::Catalog;
 use seq_syntax::Diagnostic;

@@ -5,7 +5,7 @@ use super::analysis::Analysis;
 use super::diagnostics;
 use super::encoding::Lines;
 use super::semantic;
-use super::store::Document;
+use super::workspace::Document;
 use crate::ide::{self, FileId};
 use lsp_server::{ErrorCode, Request, Response};
 use lsp_types::request::{

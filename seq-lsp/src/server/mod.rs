@@ -1,6 +1,6 @@
-//! The LSP server: the message loop, the document store and the checking thread.
+//! The LSP server: the message loop, the workspace's documents and the checking thread.
 //!
-//! The main loop only keeps state: it applies edits to the [`store::Store`], hands snapshots to
+//! The main loop only keeps state: it applies edits to the [`workspace::Workspace`], hands snapshots to
 //! the [`worker`] and publishes what comes back, if it is still current.
 
 mod analysis;
@@ -13,9 +13,9 @@ mod handlers;
 mod semantic;
 mod session;
 mod stdio;
-mod store;
 mod uri;
 mod worker;
+mod workspace;
 
 use crossbeam_channel::select;
 use encoding::{Encoding, Lines};
@@ -36,8 +36,8 @@ use seq_syntax::LineIndex;
 use std::collections::{HashMap, HashSet};
 use std::error::Error;
 use std::path::PathBuf;
-use store::{ClientCaps, Store};
 use worker::{Checked, Task, Worker};
+use workspace::{ClientCaps, Workspace};
 
 pub use session::Ending;
 
@@ -88,13 +88,13 @@ pub fn run(connection: Connection) -> Result<Ending, ServerError> {
         sender: connection.sender.clone(),
         encoding,
         client: client_caps(&params),
-        store: Store::new(workspace_roots(&params)),
+        workspace: Workspace::new(workspace_roots(&params)),
         worker,
         published: HashMap::new(),
         // Registered on `initialized`, when the client is ready for requests.
         watch,
     };
-    server.store.index_workspace();
+    server.workspace.index();
     server.schedule_check();
     let shutdown = server.main_loop(&connection);
     // Every request taken before `shutdown` is answered before it.
@@ -114,7 +114,7 @@ struct Server {
     sender: crossbeam_channel::Sender<Message>,
     encoding: Encoding,
     client: ClientCaps,
-    store: Store,
+    workspace: Workspace,
     worker: Worker,
     /// What the client shows, by the text of each file's normalized URI.
     published: HashMap<String, Shown>,
@@ -184,7 +184,7 @@ impl Server {
             self.sender.send(response.into())?;
             return Ok(());
         }
-        let snapshot = self.store.snapshot(self.encoding, self.client);
+        let snapshot = self.workspace.snapshot(self.encoding, self.client);
         self.worker.tasks.send(Task::Request(snapshot, request))?;
         Ok(())
     }
@@ -206,7 +206,7 @@ impl Server {
                             doc.uri.as_str()
                         ));
                     }
-                    server.store.open(doc.uri, doc.text, doc.version);
+                    server.workspace.open(doc.uri, doc.text, doc.version);
                     true
                 })?
             }
@@ -221,14 +221,14 @@ impl Server {
                         ));
                         return false;
                     }
-                    server.store.close(&uri);
+                    server.workspace.close(&uri);
                     true
                 })?
             }
             DidSaveTextDocument::METHOD => {
                 self.extract(notification, |server, p: DidSaveTextDocumentParams| {
-                    if server.store.is_catalog(&p.text_document.uri) {
-                        server.store.reload_catalog();
+                    if server.workspace.is_catalog(&p.text_document.uri) {
+                        server.workspace.reload_catalog();
                     }
                     true
                 })?
@@ -268,7 +268,7 @@ impl Server {
     }
 
     fn is_open(&self, uri: &Uri) -> bool {
-        self.store.get(uri).is_some_and(|d| d.version.is_some())
+        self.workspace.get(uri).is_some_and(|d| d.version.is_some())
     }
 
     /// Tells the client's log about a notification taken with a doubt or ignored.
@@ -289,7 +289,7 @@ impl Server {
     fn change(&mut self, params: DidChangeTextDocumentParams) -> bool {
         let uri = params.text_document.uri;
         let version = params.text_document.version;
-        let Some(doc) = self.store.get(&uri).filter(|d| d.version.is_some()) else {
+        let Some(doc) = self.workspace.get(&uri).filter(|d| d.version.is_some()) else {
             self.log(format!(
                 "ignored `didChange` of {}, which is not open",
                 uri.as_str()
@@ -320,43 +320,43 @@ impl Server {
             }
             index = LineIndex::new(&text);
         }
-        self.store.change(&uri, text, index, version).is_some()
+        self.workspace.change(&uri, text, index, version).is_some()
     }
 
     fn watched_files(&mut self, params: DidChangeWatchedFilesParams) -> bool {
         let mut catalog = false;
         for change in &params.changes {
-            if self.store.is_catalog(&change.uri) {
+            if self.workspace.is_catalog(&change.uri) {
                 catalog = true;
                 continue;
             }
             let Some(path) = uri::to_path(&change.uri) else {
                 continue;
             };
-            if self.store.indexes(&path)
+            if self.workspace.indexes(&path)
                 && (change.typ == FileChangeType::DELETED
                     || path.extension().is_some_and(|e| e == "json"))
             {
-                self.store.load_from_disk(&path);
+                self.workspace.load_from_disk(&path);
             }
         }
         if catalog {
-            self.store.reload_catalog();
+            self.workspace.reload_catalog();
         }
         !params.changes.is_empty()
     }
 
     fn schedule_check(&mut self) {
-        let snapshot = self.store.snapshot(self.encoding, self.client);
+        let snapshot = self.workspace.snapshot(self.encoding, self.client);
         // The worker only stops when the server does.
         let _ = self.worker.tasks.send(Task::Check(snapshot));
     }
 
     /// Publishes the files whose diagnostics (or version) changed, and clears the files that
-    /// left the store. A result computed from an older generation is dropped: a newer check is
+    /// left the workspace. A result computed from an older generation is dropped: a newer check is
     /// already queued and will publish.
     fn publish(&mut self, checked: Checked) -> Result<(), ServerError> {
-        if checked.generation != self.store.generation() {
+        if checked.generation != self.workspace.generation() {
             return Ok(());
         }
         let mut seen = HashSet::with_capacity(checked.files.len());
@@ -468,7 +468,7 @@ mod tests {
             sender: sender.clone(),
             encoding: Encoding::Utf16,
             client: ClientCaps::default(),
-            store: Store::new(Vec::new()),
+            workspace: Workspace::new(Vec::new()),
             worker: Worker::spawn(sender).unwrap(),
             published: HashMap::new(),
             watch: false,
@@ -493,18 +493,18 @@ mod tests {
         let (mut server, client) = server();
         let uri = Uri::from_str("untitled:a.json").unwrap();
         server
-            .store
+            .workspace
             .open(uri.clone(), "{\"groups\": []}".to_owned(), 1);
-        let old = server.store.generation();
+        let old = server.workspace.generation();
         let text = "{\"groups\": [ ]}".to_owned();
         let index = LineIndex::new(&text);
-        server.store.change(&uri, text, index, 2).unwrap();
+        server.workspace.change(&uri, text, index, 2).unwrap();
 
         server.publish(checked(old, &uri, 1)).unwrap();
         assert!(client.try_recv().is_err(), "a stale result was published");
 
         server
-            .publish(checked(server.store.generation(), &uri, 2))
+            .publish(checked(server.workspace.generation(), &uri, 2))
             .unwrap();
         let Ok(Message::Notification(published)) = client.try_recv() else {
             panic!("the current result was not published");
@@ -513,7 +513,7 @@ mod tests {
         assert_eq!(params.version, Some(2));
         // The same diagnostics again: nothing new to show.
         server
-            .publish(checked(server.store.generation(), &uri, 2))
+            .publish(checked(server.workspace.generation(), &uri, 2))
             .unwrap();
         assert!(client.try_recv().is_err());
         server.worker.stop();

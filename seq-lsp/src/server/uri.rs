@@ -35,7 +35,7 @@ pub fn from_path(path: &Path) -> Option<Uri> {
     Uri::from_str(&text).ok()
 }
 
-/// The URI under which the store keeps a document: `file:` URIs go through their path, so that
+/// The URI under which the workspace keeps a document: `file:` URIs go through their path, so that
 /// `file:///a%3Ab` from one client and `file:///a:b` from the walk name the same file.
 pub fn normalize(uri: &Uri) -> Uri {
     to_path(uri)

@@ -8,7 +8,7 @@ use super::analysis::Analysis;
 use super::diagnostics;
 use super::encoding::Lines;
 use super::handlers;
-use super::store::Snapshot;
+use super::workspace::Snapshot;
 use crate::ide::FileId;
 use crossbeam_channel::{Receiver, Sender};
 use lsp_server::{ErrorCode, Message, Request, Response};
@@ -23,7 +23,7 @@ pub enum Task {
     Request(Arc<Snapshot>, Request),
 }
 
-/// The diagnostics of one generation of the store.
+/// The diagnostics of one generation of the workspace.
 #[derive(Debug)]
 pub struct Checked {
     pub generation: u64,
@@ -121,7 +121,7 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
 #[derive(Debug, Default)]
 struct Cache {
     current: Option<Arc<Analysis>>,
-    /// The one it replaced. A checked store is a large tree of small allocations: freeing it
+    /// The one it replaced. A checked workspace is a large tree of small allocations: freeing it
     /// takes a good part of the time of checking it, so it waits until the new answer is sent.
     /// (A thread of its own for that was slower: freeing memory that another thread allocates
     /// from contends for the allocator.)

@@ -190,6 +190,13 @@ impl fmt::Display for Token<'_> {
     }
 }
 
+/// The body of a string token, between its quotes.
+pub(super) fn body(token: &str) -> &str {
+    token
+        .get(1..token.len().saturating_sub(1))
+        .unwrap_or_default()
+}
+
 /// At most 24 characters of `text`, with `…` when cut and invisible characters escaped, for
 /// quoting tokens in messages.
 pub(crate) fn shorten(text: &str) -> std::borrow::Cow<'_, str> {

@@ -15,9 +15,28 @@ mod scan;
 mod tree;
 
 pub use lexer::Token;
-pub use parser::{MAX_DEPTH, Mode, parse};
+pub use parser::parse;
 pub(crate) use parser::{TokenBuffer, parse_reusing};
 pub use tree::{Member, Node, NodeKind};
+
+/// Brackets and braces nested deeper than this are reported (E0006) instead of parsed, so that
+/// hostile input cannot exhaust the stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// Which JSON is parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The sequence file: strict JSON.
+    File,
+    /// An item of a `tools` string: JSON plus bare references as values.
+    Item,
+}
+
+/// Labels of the grammar's expectations, which `report` turns back into what was expected. Here,
+/// with [`Mode`] and [`MAX_DEPTH`], so that the stages take what they share from this module and
+/// their imports of each other go one way (`parser` uses `scan`, `plain` and `report`).
+const VALUE: &str = "a JSON value";
+const KEY: &str = "a string key";
 
 #[cfg(test)]
 mod tests;

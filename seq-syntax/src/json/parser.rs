@@ -3,11 +3,12 @@
 //! [`scan`](super::scan) runs first: it reports malformed tokens, drops comments and trailing
 //! commas, and cuts off structures nested too deeply, so the grammar only deals with structure.
 
-use super::lexer::Token;
+use super::lexer::{Token, body};
 use super::plain;
 use super::report::{self, Context};
 use super::scan::{Scanned, TokenSpan, range, scan, token_span};
 use super::tree::{Member, Node, NodeKind};
+use super::{KEY, Mode, VALUE};
 use crate::diagnostic::{self, Diagnostic};
 use chumsky::input::{Input, MappedInput};
 use chumsky::prelude::{
@@ -15,23 +16,6 @@ use chumsky::prelude::{
     skip_then_retry_until, skip_until, via_parser,
 };
 use std::cell::OnceCell;
-
-/// Brackets and braces nested deeper than this are reported (E0006) instead of parsed, so that
-/// hostile input cannot exhaust the stack.
-pub const MAX_DEPTH: usize = 128;
-
-/// Which JSON is parsed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// The sequence file: strict JSON.
-    File,
-    /// An item of a `tools` string: JSON plus bare references as values.
-    Item,
-}
-
-/// Labels of the grammar's expectations; [`report`] turns them back into what was expected.
-pub(super) const VALUE: &str = "a JSON value";
-pub(super) const KEY: &str = "a string key";
 
 type Tokens<'tok, 'src> = &'tok [(Token<'src>, TokenSpan)];
 type In<'tok, 'src> = MappedInput<'tok, Token<'src>, TokenSpan, Tokens<'tok, 'src>>;
@@ -92,7 +76,7 @@ fn input<'tok, 'src>(text: &str, tokens: Tokens<'tok, 'src>) -> In<'tok, 'src> {
     tokens.map(eoi, project as fn(_) -> _)
 }
 
-/// The tree of `tokens` if they are one valid value, by the [`plain`](mod@super::plain) grammar.
+/// The tree of `tokens` if they are one valid value, by the [`plain`](mod@plain) grammar.
 pub(super) fn plain<'src>(tokens: Tokens<'_, 'src>) -> Option<Node<'src>> {
     plain::document().parse(tokens).into_result().ok()
 }
@@ -317,13 +301,6 @@ fn error_node<'src>(span: TokenSpan) -> Node<'src> {
         kind: NodeKind::Error,
         span: range(span),
     }
-}
-
-/// The body of a string token, between its quotes.
-pub(super) fn body(token: &str) -> &str {
-    token
-        .get(1..token.len().saturating_sub(1))
-        .unwrap_or_default()
 }
 
 pub(super) fn push<T>(mut items: Vec<T>, item: T) -> Vec<T> {

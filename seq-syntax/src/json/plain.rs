@@ -9,8 +9,7 @@
 //! grammar's input goes through for every token, and takes each node's span from its first and
 //! last tokens.
 
-use super::lexer::Token;
-use super::parser::body;
+use super::lexer::{Token, body};
 use super::scan::{TokenSpan, range};
 use super::tree::{Member, Node, NodeKind};
 use chumsky::prelude::{IterParser, Parser, any, end, extra, recursive, select};

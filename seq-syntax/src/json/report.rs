@@ -2,8 +2,8 @@
 //! chosen from what was expected and what was found, and a fix where the repair is certain.
 
 use super::lexer::{Token, shorten};
-use super::parser::{KEY, Mode, VALUE};
 use super::scan::{TokenSpan, range};
+use super::{KEY, Mode, VALUE};
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;

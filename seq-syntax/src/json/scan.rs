@@ -4,7 +4,7 @@
 //! only sees well-formed tokens and never recurses more than [`MAX_DEPTH`] levels.
 
 use super::lexer::{Token, shorten};
-use super::parser::{MAX_DEPTH, Mode};
+use super::{MAX_DEPTH, Mode};
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
 use crate::limits::MAX_STRING_BYTES;

@@ -1,6 +1,7 @@
 //! The fields of one object: duplicates and unknown keys reported once, lookups by name after.
 
-use super::{Lower, span_in};
+use super::Lower;
+use super::maps::span_in;
 use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::MapOffset;

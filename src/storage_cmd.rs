@@ -1,4 +1,4 @@
-//! `seqc create`, `seqc list`, `seqc delete`: the store of the data directory, through the
+//! `seqc create`, `seqc list`, `seqc delete`: the storage of the data directory, through the
 //! handlers of the `seq_create`, `seq_list` and `seq_delete` tools, so that a sequence stored
 //! from the command line passes exactly the checks a model's would.
 
@@ -6,7 +6,7 @@ use crate::cli::{Status, emit, trouble};
 use crate::files::reason;
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
-use seq_exec::seq_tools::{Finding, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, StoreTools};
+use seq_exec::seq_tools::{Finding, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, StorageTools};
 use seq_exec::storage::Storage;
 use seq_exec::{Reason, ToolError};
 use seq_syntax::Diagnostic;
@@ -54,7 +54,7 @@ pub enum ListFormat {
     Json,
 }
 
-/// Checks the file against the whole store (its own errors and warnings are shown as `seqc
+/// Checks the file against the whole storage (its own errors and warnings are shown as `seqc
 /// check` shows them), then stores it with `seq_create`, which refuses a sequence that has
 /// errors or that would give a stored sequence some (a cycle through it, a chain too deep).
 pub fn create(args: &CreateArgs) -> Status {
@@ -108,7 +108,7 @@ pub fn create(args: &CreateArgs) -> Status {
     };
     let mut config = SeqConfig::new(storage.clone(), root);
     config.catalog = catalog;
-    let outcome = StoreTools::new(config).call_blocking(
+    let outcome = StorageTools::new(config).call_blocking(
         SEQ_CREATE,
         &json!({"file": file_name, "replace": args.replace}),
     );
@@ -128,7 +128,7 @@ pub fn create(args: &CreateArgs) -> Status {
     }
 }
 
-/// `seq_create` said no although the file checked clean: the store changed in between, or the
+/// `seq_create` said no although the file checked clean: the storage changed in between, or the
 /// new sequence breaks a stored one. Its findings say why.
 fn refusal(shown: &str, findings: &[Finding], error: &ToolError) -> Status {
     if findings.is_empty() {
@@ -156,7 +156,7 @@ fn refused(shown: &str, why: impl std::fmt::Display) -> Status {
     Status::Failed
 }
 
-/// 1 for a refusal, 2 when the store itself failed (I/O).
+/// 1 for a refusal, 2 when the storage itself failed (I/O).
 fn failure(error: &ToolError) -> Status {
     match error.reason {
         Reason::Failed | Reason::Timeout | Reason::Cancelled => Status::Trouble,
@@ -182,7 +182,7 @@ fn count(value: &Value, field: &str, noun: &str) -> String {
 
 pub fn list(args: &ListArgs) -> Status {
     let storage = args.data.storage();
-    let rows = match store_tools(&storage)
+    let rows = match storage_tools(&storage)
         .call_blocking(SEQ_LIST, &json!({}))
         .result
     {
@@ -239,7 +239,7 @@ fn write_table(out: &mut dyn Write, rows: &[Value]) -> io::Result<()> {
 pub fn delete(args: &DeleteArgs) -> Status {
     let storage = args.data.storage();
     let name = seq_syntax::names::strip_sequence_prefix(&args.name);
-    match store_tools(&storage)
+    match storage_tools(&storage)
         .call_blocking(SEQ_DELETE, &json!({"name": name}))
         .result
     {
@@ -263,7 +263,7 @@ fn detail(error: &ToolError) -> String {
         .unwrap_or_else(|| error.reason.to_string())
 }
 
-fn store_tools(storage: &Storage) -> StoreTools {
+fn storage_tools(storage: &Storage) -> StorageTools {
     let root = storage.dir().to_path_buf();
-    StoreTools::new(SeqConfig::new(storage.clone(), root))
+    StorageTools::new(SeqConfig::new(storage.clone(), root))
 }

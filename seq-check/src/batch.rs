@@ -1,4 +1,4 @@
-//! Checking a store: several sequences checked together, so that `#name` calls, cycles and depth
+//! Checking a batch: several sequences checked together, so that `#name` calls, cycles and depth
 //! across files are seen.
 
 use crate::catalog::Catalog;
@@ -47,12 +47,12 @@ impl Check {
     }
 }
 
-/// Parses and checks `sources` as one store against `catalog`: `#name` in one file resolves to
+/// Parses and checks `sources` as one batch against `catalog`: `#name` in one file resolves to
 /// the file whose sequence has that name.
 ///
 /// A file with syntax errors gets only those: its AST lacks whatever could not be parsed, and
 /// rules that look for what is absent (an unwritten slot, a missing argument) would report
-/// artefacts of the syntax error. Its sequence still joins the store, so that calls into it from
+/// artefacts of the syntax error. Its sequence still joins the batch, so that calls into it from
 /// other files resolve.
 ///
 /// ```
@@ -79,7 +79,7 @@ pub fn check(sources: &[Source], catalog: &Catalog) -> Check {
         .filter_map(|(i, p)| p.sequence.as_ref().map(|s| (i, s)))
         .collect();
     let sequences: Vec<&Sequence> = parsed.iter().map(|&(_, s)| s).collect();
-    let mut semantic = check_store(&sequences, catalog).into_iter();
+    let mut semantic = check_batch(&sequences, catalog).into_iter();
     let mut by_file: Vec<Vec<Diagnostic>> = vec![Vec::new(); sources.len()];
     for &(file, _) in &parsed {
         if let (Some(found), Some(slot)) = (semantic.next(), by_file.get_mut(file)) {
@@ -107,7 +107,7 @@ pub fn check(sources: &[Source], catalog: &Catalog) -> Check {
     Check { files }
 }
 
-/// Two files of one store defining the same sequence name (E0527): `#name` resolves to the first
+/// Two files of one batch defining the same sequence name (E0527): `#name` resolves to the first
 /// file given, so the later ones are reported, naming that first file (a label cannot point into
 /// another file).
 fn duplicate_names(
@@ -141,11 +141,11 @@ fn duplicate_names(
 
 /// Checks sequences that are already parsed (e.g. the stored ones plus the one `seq_create` is
 /// creating). Returns, for each sequence in order, its semantic diagnostics, sorted.
-pub fn check_store(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Diagnostic>> {
-    let store = rules::Store::new(sequences);
+pub fn check_batch(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Diagnostic>> {
+    let batch = rules::Batch::new(sequences);
     let mut found: Vec<Vec<Diagnostic>> = sequences
         .iter()
-        .map(|sequence| rules::check_sequence(sequence, &store, catalog))
+        .map(|sequence| rules::check_sequence(sequence, &batch, catalog))
         .collect();
     let more = [
         graph::check_graph(sequences, catalog),
@@ -210,13 +210,13 @@ pub fn check_into_store(sequence: &Sequence, stored: &[Sequence], catalog: &Cata
         .collect();
     let mut after = others.clone();
     after.push(sequence);
-    let mut checked = check_store(&after, catalog);
+    let mut checked = check_batch(&after, catalog);
     let own = checked.pop().unwrap_or_default();
     // Only a store that holds something else can get new errors from this sequence.
     let baseline = if others.is_empty() {
         Vec::new()
     } else {
-        check_store(&before, catalog)
+        check_batch(&before, catalog)
     };
     let mut caused = Vec::new();
     for (other, diagnostics) in others.iter().zip(&checked) {

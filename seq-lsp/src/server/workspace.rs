@@ -1,4 +1,4 @@
-//! The workspace is the store: every sequence file under the workspace folders, with the open
+//! The workspace: every sequence file under the workspace folders, with the open
 //! documents' text overriding what is on disk. Each change bumps a generation; checking and
 //! requests work on an immutable [`Snapshot`] of one generation.
 
@@ -20,7 +20,7 @@ pub const CATALOG_FILE: &str = "seq-catalog.json";
 
 #[derive(Clone, Debug)]
 pub struct Document {
-    /// The normalized URI, the store's key.
+    /// The normalized URI, the workspace's key.
     pub key: Uri,
     /// The URI as the client spells it (publishing under another spelling would not reach it).
     pub uri: Uri,
@@ -64,7 +64,7 @@ pub struct Snapshot {
     pub generation: u64,
     pub encoding: Encoding,
     pub client: ClientCaps,
-    /// The sequence documents, sorted by URI (the order of the store: the first file wins a
+    /// The sequence documents, sorted by URI (the order of the batch: the first file wins a
     /// duplicate `#name`).
     pub files: Vec<Document>,
     pub catalog: Arc<CatalogState>,
@@ -81,7 +81,7 @@ impl Snapshot {
 }
 
 #[derive(Debug)]
-pub struct Store {
+pub struct Workspace {
     /// By normalized URI.
     docs: BTreeMap<Uri, Document>,
     roots: Vec<PathBuf>,
@@ -89,10 +89,10 @@ pub struct Store {
     generation: u64,
 }
 
-impl Store {
-    pub fn new(roots: Vec<PathBuf>) -> Store {
+impl Workspace {
+    pub fn new(roots: Vec<PathBuf>) -> Workspace {
         let catalog = Arc::new(CatalogState::load(&roots, |_| None));
-        Store {
+        Workspace {
             docs: BTreeMap::new(),
             roots,
             catalog,
@@ -105,7 +105,7 @@ impl Store {
     }
 
     /// Reads every sequence file under the workspace folders.
-    pub fn index_workspace(&mut self) {
+    pub fn index(&mut self) {
         let mut found = Vec::new();
         for root in &self.roots {
             walk(root, &mut found);

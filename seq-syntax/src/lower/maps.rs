@@ -1,0 +1,48 @@
+//! The offset maps lowering builds on the escape module's: each says where offsets in one text
+//! land in the file. [`ToolsMap`], which every span of every item goes through, is concrete and
+//! generic over the map it wraps, so that those spans are mapped without a dynamic call.
+
+use crate::escape::{MapOffset, TextMap};
+use crate::span::Span;
+use std::ops::Range;
+
+/// Where a text's offsets land in the file: a `MapOffset` shifted by the start of a slice.
+pub(super) struct Shifted<'a> {
+    pub(super) by: u32,
+    pub(super) outer: &'a dyn MapOffset,
+}
+
+impl MapOffset for Shifted<'_> {
+    fn to_raw(&self, offset: u32) -> u32 {
+        self.outer.to_raw(offset + self.by)
+    }
+}
+
+/// How offsets in a `tools` string's unescaped text, or shifted by `by` in one of its items,
+/// land in the file: through the text's map, then `outer`. One concrete map rather than a chain
+/// of `dyn` ones, since every span of every item goes through it.
+pub(super) struct ToolsMap<'a, O> {
+    pub(super) by: u32,
+    pub(super) text: TextMap<'a>,
+    pub(super) outer: &'a O,
+}
+
+impl<O: MapOffset> MapOffset for ToolsMap<'_, O> {
+    fn to_raw(&self, offset: u32) -> u32 {
+        let offset = offset.saturating_add(self.by);
+        self.outer.to_raw(self.text.to_raw(offset))
+    }
+}
+
+/// Spans already in file coordinates.
+pub(super) struct Identity;
+
+impl MapOffset for Identity {
+    fn to_raw(&self, offset: u32) -> u32 {
+        offset
+    }
+}
+
+pub(super) fn span_in(map: &(impl MapOffset + ?Sized), range: &Range<usize>) -> Span {
+    map.span(Span::from_range(range.clone()))
+}

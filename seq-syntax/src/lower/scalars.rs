@@ -1,0 +1,224 @@
+//! Fields whose value is one string, boolean or number: names and descriptions, flags,
+//! enumerations, durations and `retries`, each checked against its kind.
+
+use super::Lower;
+use super::maps::span_in;
+use crate::code::Code;
+use crate::diagnostic::{Diagnostic, did_you_mean, list};
+use crate::escape::{MapOffset, OffsetMap, unescape};
+use crate::json::{Node, NodeKind};
+use crate::span::Spanned;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// `retries` is bounded so that a typo cannot make a group retry for hours.
+pub(crate) const MAX_RETRIES: u32 = 10;
+
+impl Lower {
+    /// Unescapes a string node's body. Returns the text and the map from its offsets to the
+    /// coordinates `node.span` is in.
+    pub(super) fn unescape<'n>(
+        &mut self,
+        node: &Node<'n>,
+        body: &'n str,
+        map: &impl MapOffset,
+    ) -> (Cow<'n, str>, OffsetMap) {
+        let (unescaped, lone) = unescape(body, body_start(node));
+        self.lone_surrogates(lone, map);
+        (unescaped.text, unescaped.map)
+    }
+
+    /// A string field's text, as a `String` or a [`CompactString`](crate::ast::CompactString) for a short name, and the span
+    /// of its body in the file.
+    pub(super) fn string_field<'n, S: From<Cow<'n, str>>>(
+        &mut self,
+        node: &Node<'n>,
+        map: &impl MapOffset,
+        field: &str,
+    ) -> Option<Spanned<S>> {
+        match node.kind {
+            NodeKind::String(body) => {
+                let (text, _) = self.unescape(node, body, map);
+                Some(Spanned::new(S::from(text), span_in(map, &body_range(node))))
+            }
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
+                self.wrong_kind(node, map, field, "a string");
+                None
+            }
+        }
+    }
+
+    pub(super) fn bool_field(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+        field: &str,
+    ) -> Option<Spanned<bool>> {
+        match node.kind {
+            NodeKind::Bool(value) => Some(Spanned::new(value, span_in(map, &node.span))),
+            NodeKind::String(body @ ("true" | "false")) => {
+                let span = span_in(map, &node.span);
+                self.report(
+                    Diagnostic::new(
+                        Code::WrongJsonType,
+                        span,
+                        format!("`{field}` must be a boolean, found the string \"{body}\""),
+                    )
+                    .with_help(format!("write `{body}` without quotes"))
+                    .with_replacement(
+                        format!("write `{body}` without quotes"),
+                        span,
+                        body,
+                    ),
+                );
+                None
+            }
+            NodeKind::Null
+            | NodeKind::Number(_)
+            | NodeKind::String(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
+                self.wrong_kind(node, map, field, "a boolean (`true` or `false`)");
+                None
+            }
+        }
+    }
+
+    pub(super) fn duration(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+    ) -> Option<Spanned<std::time::Duration>> {
+        match node.kind {
+            NodeKind::String(body) => {
+                let span = span_in(map, &body_range(node));
+                match crate::duration::parse(body) {
+                    Ok(d) => Some(Spanned::new(d, span)),
+                    Err(problem) => {
+                        self.report(
+                            Diagnostic::new(Code::InvalidDuration, span, format!("invalid duration `{body}`: {problem}"))
+                                .with_help("write a positive duration such as \"500ms\", \"30s\" or \"1m30s\" (units: h, m, s, ms)"),
+                        );
+                        None
+                    }
+                }
+            }
+            NodeKind::Number(raw) => {
+                let span = span_in(map, &node.span);
+                let quoted = format!("\"{raw}s\"");
+                self.report(
+                    Diagnostic::new(
+                        Code::InvalidDuration,
+                        span,
+                        format!(
+                            "`timeout` is a bare number `{raw}`; durations are strings with a unit"
+                        ),
+                    )
+                    .with_help(format!(
+                        "write {quoted} (seconds) or another unit: \"500ms\", \"1m30s\""
+                    ))
+                    .with_replacement(
+                        format!("write {quoted}"),
+                        span,
+                        quoted.clone(),
+                    ),
+                );
+                None
+            }
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
+                self.wrong_kind(node, map, "timeout", "a duration string such as \"30s\"");
+                None
+            }
+        }
+    }
+
+    pub(super) fn enumeration<T>(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+        field: &str,
+        names: &[&str],
+        parse: fn(&str) -> Option<T>,
+    ) -> Option<Spanned<T>> {
+        let NodeKind::String(body) = node.kind else {
+            self.wrong_kind(node, map, field, &format!("one of {}", list(names)));
+            return None;
+        };
+        let span = span_in(map, &body_range(node));
+        let (text, _) = self.unescape(node, body, map);
+        if let Some(value) = parse(&text) {
+            return Some(Spanned::new(value, span));
+        }
+        let mut d = Diagnostic::new(
+            Code::InvalidEnumValue,
+            span,
+            format!("invalid `{field}` value `{text}`"),
+        );
+        d = match did_you_mean(&text, names.iter().copied()) {
+            Some(best) => d
+                .with_help(format!(
+                    "did you mean `{best}`? `{field}` is one of {}",
+                    list(names)
+                ))
+                .with_replacement(format!("use `{best}`"), span, best),
+            None => d.with_help(format!("`{field}` is one of {}", list(names))),
+        };
+        self.report(d);
+        None
+    }
+
+    pub(super) fn retries(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+    ) -> Option<Spanned<u32>> {
+        let span = span_in(map, &node.span);
+        let NodeKind::Number(raw) = node.kind else {
+            self.wrong_kind(
+                node,
+                map,
+                "retries",
+                &format!("an integer from 0 to {MAX_RETRIES}"),
+            );
+            return None;
+        };
+        match raw.parse::<u32>() {
+            Ok(n) if n <= MAX_RETRIES => Some(Spanned::new(n, span)),
+            Ok(_) | Err(_) => {
+                self.report(
+                    Diagnostic::new(
+                        Code::RetriesOutOfRange,
+                        span,
+                        format!("`retries` is `{raw}`, outside 0..={MAX_RETRIES}"),
+                    )
+                    .with_help(format!("write a whole number from 0 to {MAX_RETRIES}")),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// The offset of a string literal's body (just inside the opening quote).
+pub(super) fn body_start(node: &Node<'_>) -> u32 {
+    u32::try_from(body_range(node).start).unwrap_or(u32::MAX)
+}
+
+/// The span of a string literal's body (inside the quotes).
+pub(super) fn body_range(node: &Node<'_>) -> Range<usize> {
+    let start = (node.span.start + 1).min(node.span.end);
+    start..node.span.end.saturating_sub(1).max(start)
+}
