@@ -25,7 +25,7 @@ impl Lower {
             )
             .with_help("write the items as one string, each followed by `;`: \"{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{\\\"value\\\":1}} ;\"");
             if matches!(node.kind, NodeKind::Array(_)) {
-                d = d.with_label(span_in(map, &node.span), "an array would let a malformed item vanish silently (7.1); a string with `;` after every item cannot");
+                d = d.with_label(span_in(map, &node.span), "an array would let a malformed item vanish silently; a string with `;` after every item cannot");
             }
             if !matches!(node.kind, NodeKind::Error) {
                 self.report(d);
