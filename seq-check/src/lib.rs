@@ -7,6 +7,7 @@
 mod batch;
 pub mod catalog;
 pub mod dataflow;
+pub mod entry;
 mod fix_all;
 pub mod graph;
 mod rules;

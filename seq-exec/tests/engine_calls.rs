@@ -68,15 +68,13 @@ async fn a_group_call_writes_the_slots_the_group_set() {
     );
     let source = MemorySource::new();
     let report = engine(&host, &source)
-        .run(
-            &seq,
-            args(json!({"host": "top", "hosts": ["h1", "h2"]})),
-            &alice(),
-        )
+        .run(&seq, args(json!({"hosts": ["h1", "h2"]})), &alice())
         .await;
     assert!(report.ok, "{report:#?}");
-    assert_eq!(report.out["probe"], json!({"summary": "up top"}));
-    let all = &report.groups[1];
+    // `probe` is called, so it runs only when called: the run runs `all` alone.
+    assert_eq!(report.groups.len(), 1, "{report:#?}");
+    assert!(!report.out.contains_key("probe"));
+    let all = &report.groups[0];
     assert!(all.parallel);
     // The call to a group whose `when` is false writes nothing.
     assert_eq!(all.items[1].status, ItemStatus::Skipped);
@@ -204,10 +202,20 @@ async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
     );
     let seq = parsed(&text);
     let source = MemorySource::new();
+    // Every group is called by another: there is no group to start from.
     let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
-    let error = report.groups[0].error.clone().unwrap();
+    let error = report.error.clone().unwrap();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
-    assert!(error.detail.unwrap().contains("ping → pong → ping"));
+    assert!(
+        error.detail.unwrap().contains("ping → pong → ping"),
+        "{report:#?}"
+    );
+    // Called by a model, the cycle ends as soon as it comes round.
+    let called = engine(&host, &source)
+        .call(Some(&seq), "ping", Map::new(), &alice())
+        .await;
+    let error = called.unwrap_err();
+    assert_eq!(error.reason, Reason::Cycle, "{error}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -400,4 +408,57 @@ async fn direct_calls_from_a_model() {
         .await
         .unwrap_err();
     assert_eq!(denied.reason, Reason::Unauthorized);
+}
+
+/// A group that an item calls runs only when called, with that call's arguments: never on its
+/// own at the top of a run (where it would run twice, or ungated, with the run's arguments).
+#[tokio::test(start_paused = true)]
+async fn a_called_group_runs_only_when_called() {
+    let host = ScriptedHost::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "announce", "in": {"text": "string"}, "out": {"said": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"said $args.text"},"as":"said"}"#],
+                ),
+                group(
+                    json!({"name": "main", "in": {"go": "bool"}, "out": {"r": "object"}}),
+                    &[
+                        r#"{"tool":"seq_when_call","args":{"target":"announce","when":"$args.go","args":{"text":"hello"}},"as":"r"}"#,
+                    ],
+                ),
+            ],
+        ),
+    );
+    let source = MemorySource::new();
+    let engine = engine(&host, &source);
+
+    let gated = engine.run(&seq, args(json!({"go": false})), &alice()).await;
+    assert!(gated.ok, "{gated:#?}");
+    let ran: Vec<&str> = gated.groups.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(ran, ["main"]);
+    assert_eq!(host.calls("work"), 0, "the gated step never ran");
+
+    let open = engine.run(&seq, args(json!({"go": true})), &alice()).await;
+    assert!(open.ok, "{open:#?}");
+    assert_eq!(host.calls("work"), 1, "once, through the call");
+    assert_eq!(open.out["main"], json!({"r": {"said": "said hello"}}));
+
+    // The callable group's input is not the run's to give.
+    let refused = engine
+        .run(&seq, args(json!({"go": true, "text": "x"})), &alice())
+        .await;
+    assert!(!refused.ok);
+    assert!(refused.groups.is_empty());
+    let detail = refused.error.unwrap().detail.unwrap();
+    assert!(
+        detail.contains(
+            "`text` is an input of `announce`, which `#s` runs only when one of its items calls it"
+        ),
+        "{detail}"
+    );
+    assert_eq!(host.calls("work"), 1);
 }

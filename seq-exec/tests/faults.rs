@@ -388,9 +388,14 @@ async fn a_cycle_of_group_calls_the_checker_never_saw_fails_with_cycle() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
     // Parsed only: the checker would refuse it (E0601), as a stored sequence changed since.
+    // `start` is the entry group; `a` and `b` call each other once it calls `a`.
     let cyclic = parsed(&file(
         "loop",
         vec![
+            group(
+                json!({"name": "start"}),
+                &[r#"{"tool":"seq_call","args":{"target":"a"}}"#],
+            ),
             group(
                 json!({"name": "a"}),
                 &[r#"{"tool":"seq_call","args":{"target":"b"}}"#],

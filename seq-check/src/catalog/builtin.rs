@@ -146,11 +146,12 @@ pub const GUIDE_EXAMPLE: &str = r#"{"name":"notes","groups":[{"name":"gather","i
 fn seq_create_guide() -> String {
     format!(
         "Checks a tool sequence and stores it as `name` (`groups` inline, or `file` under the \
-         root; `replace: true` overwrites); errors come back with code, position and hint. \
+         root; `replace: true` overwrites). \
          Example (run: `seq_run {{\"name\":\"notes\",\"args\":{{\"file\":\"notes.txt\"}}}}`):\n\
          {GUIDE_EXAMPLE}\n\
-         Groups run in array order. `tools` is a string of JSON items, each followed by `;`: \
-         `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};` (`as` names an `out` slot). A \
+         A run runs the groups no item calls, in array order; a called group runs only when \
+         called, with the call's `args`. `tools` is a string of JSON items, each followed by `;`: \
+         `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};`. A \
          group's items run at the same time unless it says `\"parallel\": false`, so never rely \
          on one item's output in a sibling item; calls to the same `output_send__<channel>` \
          keep their order, and tools that are not parallel-safe never run concurrently (put one \
@@ -160,16 +161,15 @@ fn seq_create_guide() -> String {
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.verbose`, `$args.n > 0`; `==` `!=` `<` `<=` `>` `>=` `contains`, no \
          `&&` `||` `!`) skips it when false. Data between groups: a group sees only its own \
-         `in` and `out` (`seq_run`'s `args` go to each group declaring them); to use another \
-         group's outputs, call it with `seq_call` from a `parallel: false` group, `as` an \
+         `in` and `out` (`seq_run`'s `args` go to the uncalled groups declaring them); to use \
+         another group's outputs, call it with `seq_call` from a `parallel: false` group, `as` an \
          `object` slot, and read `$out.SLOT.x`. An `array` slot collects every value written \
-         to it: one `files_list` into it gives `[[\"a.txt\",\"b.txt\"]]` (`any` keeps a value \
-         as it is). A non-zero exit fails `cmd_run`, and its slot stays unset. `on_error`: \
+         to it: one `files_list` into it gives `[[\"a.txt\",\"b.txt\"]]`. A non-zero exit fails `cmd_run`, and its slot stays unset. `on_error`: \
          `abort` (default) fails the group and stops the run; `continue` makes it `partial`, \
          which does not fail the run; `retry` with `retries: 5` gives a failed item five more \
          attempts. `missing` (tool not found at run time): `fail`, `skip` (no slot) or \
          `degrade` (writes `fallback`). The group `timeout` (default \"30s\") covers its \
-         retries; `cmd_run`'s own `timeout` is a duration such as \"1m30s\" (default 60s)."
+         retries; `cmd_run`'s `timeout` is a duration such as \"1m30s\" (default 60s)."
     )
 }
 
@@ -384,11 +384,12 @@ fn definitions() -> Vec<ToolDef> {
         ),
         tool(
             SEQ_RUN,
-            "Runs a stored sequence: its groups one after another, in array order. Within a group \
+            "Runs a stored sequence: the groups that none of its items calls, one after another, in \
+             array order (a called group runs only when called). Within a group \
              the items run at the same time unless the group says `\"parallel\": false`; calls to \
              the same `output_send__<channel>` keep their order even then, and tools that are \
-             not parallel-safe never run concurrently. `args` go to the groups that declare them in \
-             `in`; an argument no group declares is an error. Returns per group its status \
+             not parallel-safe never run concurrently. `args` go to the uncalled groups that declare \
+             them in `in`; an argument none of them declares is an error. Returns per group its status \
              (`ran`, `skipped`, `failed`, `partial`), whether its items actually ran in parallel, \
              its duration, its slots and each item's error, plus the final `out` slots. A run \
              that does not succeed is a failed call, its detail holding the report.",

@@ -23,8 +23,9 @@ use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
-/// Runs every group of `sequence` in order, each with the arguments it declares.
-/// `stack` already holds the sequence. The run stops after a group that failed.
+/// Runs the entry groups of `sequence` in order (those no item of it calls; a callable group runs
+/// only when called), each with the arguments it declares. `stack` already holds the sequence.
+/// The run stops after a group that failed.
 pub(crate) async fn run_sequence(
     cx: Cx<'_>,
     sequence: &Sequence,
@@ -32,6 +33,11 @@ pub(crate) async fn run_sequence(
     stack: Stack,
     observe: bool,
 ) -> RunReport {
+    if seq_check::entry::entry_groups(sequence).next().is_none()
+        && let Some(first) = sequence.groups.first()
+    {
+        return failed_run(no_entry_group(sequence, first));
+    }
     let inputs = match route(sequence, args) {
         Ok(inputs) => inputs,
         Err(error) => return failed_run(error),
@@ -43,7 +49,7 @@ pub(crate) async fn run_sequence(
         error: None,
         cancelled: false,
     };
-    for (group, inputs) in sequence.groups.iter().zip(inputs) {
+    for (group, inputs) in seq_check::entry::entry_groups(sequence).zip(inputs) {
         let ran = group::run(cx, sequence, group, inputs, &stack, observe).await;
         let status = ran.status;
         match status {
@@ -73,6 +79,30 @@ pub(crate) async fn run_sequence(
     report
 }
 
+/// Every group is called by another, which only a cycle of group calls can do (the checker
+/// refuses it, E0601): the error names the cycle, followed from the first group.
+fn no_entry_group(sequence: &Sequence, first: &Group) -> ToolError {
+    let mut path = vec![first.name.value.as_str()];
+    let mut current = first;
+    while let Some(next) = seq_check::entry::group_calls(current).next() {
+        let seen = path.contains(&next);
+        path.push(next);
+        match sequence.groups.iter().find(|g| g.name.value == next) {
+            Some(group) if !seen => current = group,
+            Some(_) | None => break,
+        }
+    }
+    ToolError::new(
+        Reason::Cycle,
+        format!(
+            "every group of `#{}` is called by another, so no group starts the run: {}",
+            sequence.name.value,
+            path.join(" → ")
+        ),
+    )
+    .with_hint("break the cycle of group calls; `seqc check` shows it (E0601)")
+}
+
 /// A run that could not start.
 pub(crate) fn failed_run(error: ToolError) -> RunReport {
     RunReport {
@@ -89,28 +119,40 @@ pub(crate) fn cancelled_error() -> ToolError {
     ToolError::new(Reason::Cancelled, "the run was cancelled")
 }
 
-/// The run's arguments, routed to the groups that declare them and admitted to their
-/// types. Checked for every group before any runs: an argument no group declares, or one that
-/// does not fit a group that declares it, fails the run before it starts (reason `type`).
+/// The run's arguments, routed to the entry groups that declare them and admitted to their
+/// types. Checked for every entry group before any runs: an argument no entry group declares,
+/// or one that does not fit a group that declares it, fails the run before it starts (reason
+/// `type`). A callable group's inputs come from its callers, never from the run.
 fn route(
     sequence: &Sequence,
     args: Map<String, Value>,
 ) -> Result<Vec<Map<String, Value>>, ToolError> {
     let name = &sequence.name.value;
+    let entry = || seq_check::entry::entry_groups(sequence);
     if let Some(undeclared) = args
         .keys()
-        .find(|key| !sequence.groups.iter().any(|g| g.input(key).is_some()))
+        .find(|key| !entry().any(|g| g.input(key).is_some()))
     {
-        let declared = inputs_list(sequence.groups.iter());
+        let declared = inputs_list(entry());
+        let callable = sequence
+            .groups
+            .iter()
+            .find(|g| g.input(undeclared).is_some())
+            .map(|g| g.name.value.as_str());
+        let detail = match callable {
+            Some(group) => format!(
+                "`{undeclared}` is an input of `{group}`, which `#{name}` runs only when one of \
+                 its items calls it, with that call's arguments"
+            ),
+            None => format!("`{undeclared}` is not an input of any group of `#{name}`"),
+        };
         return Err(signature_error(
             undeclared,
-            format!("`{undeclared}` is not an input of any group of `#{name}`"),
+            detail,
             &format!("`#{name}` takes {declared}"),
         ));
     }
-    sequence
-        .groups
-        .iter()
+    entry()
         .map(|group| {
             admit(
                 group,

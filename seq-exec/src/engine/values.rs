@@ -113,7 +113,10 @@ pub(crate) fn unset(reference: &Reference) -> ToolError {
     let (detail, hint) = match reference.root.value {
         Root::Args => (
             format!("input `{name}` was not passed"),
-            format!("pass `{name}` to the group, or guard this item so it does not run without it"),
+            format!(
+                "pass `{name}` (as a run argument, or in the call that runs the group), or give \
+                 the group a `when` such as `$args.{name} != null` so that it is skipped without it"
+            ),
         ),
         Root::Out => (
             format!("slot `{name}` was not written: its writer was skipped or failed"),
