@@ -155,6 +155,7 @@ mod tests {
             out: Map::new(),
             error: None,
             cancelled: false,
+            output: Map::new(),
         };
         assert_eq!(
             rendered(&sequence(3), &report),
@@ -174,6 +175,7 @@ mod tests {
             out: Map::new(),
             error: None,
             cancelled: false,
+            output: Map::new(),
         };
         assert_eq!(
             rendered(&sequence(1), &report),
@@ -192,6 +194,7 @@ mod tests {
             out: Map::new(),
             error: Some(error),
             cancelled: false,
+            output: Map::new(),
         };
         assert_eq!(
             rendered(&sequence(1), &report),
@@ -211,6 +214,7 @@ mod tests {
             out: Map::new(),
             error: None,
             cancelled: false,
+            output: Map::new(),
         };
         assert_eq!(
             rendered(&sequence(2), &report),

@@ -192,6 +192,7 @@ fn output(name: &str) -> Option<Json> {
             "out": {"type": "object"},
             "error": {"type": "object"},
             "cancelled": {"type": "boolean"},
+            "output": {"type": "object"},
         },
         "required": ["ok", "groups", "out"],
     });
@@ -391,7 +392,8 @@ fn definitions() -> Vec<ToolDef> {
              not parallel-safe never run concurrently. `args` go to the uncalled groups that declare \
              them in `in`; an argument none of them declares is an error. Returns per group its status \
              (`ran`, `skipped`, `failed`, `partial`), whether its items actually ran in parallel, \
-             its duration, its slots and each item's error, plus the final `out` slots. A run \
+             its duration, its slots and each item's error, plus the final `out` slots and `output`: \
+             what the `output_send__<channel>` items sent, by channel. A run \
              that does not succeed is a failed call, its detail holding the report.",
             &[
                 req("name", Some(JsonType::String), "The sequence's name."),

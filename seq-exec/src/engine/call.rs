@@ -48,6 +48,7 @@ pub(crate) async fn run_sequence(
         out: Map::new(),
         error: None,
         cancelled: false,
+        output: Map::new(),
     };
     for (group, inputs) in seq_check::entry::entry_groups(sequence).zip(inputs) {
         let ran = group::run(cx, sequence, group, inputs, &stack, observe).await;
@@ -111,6 +112,7 @@ pub(crate) fn failed_run(error: ToolError) -> RunReport {
         out: Map::new(),
         error: Some(error),
         cancelled: false,
+        output: Map::new(),
     }
 }
 

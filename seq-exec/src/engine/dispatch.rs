@@ -92,6 +92,11 @@ pub(crate) async fn host_tool(
     let Some(def) = cx.host.lookup(tool) else {
         return Err(Failure::missing(not_found(tool)));
     };
+    // An output channel's line, kept for the report once the call succeeds.
+    let sent = tool
+        .starts_with("output_send__")
+        .then(|| args.get("text").and_then(Value::as_str).map(str::to_owned))
+        .flatten();
     let args = Value::Object(args);
     if !cx.host.can_use(cx.caller, tool, &args) {
         return Err(unauthorized(cx, tool).into());
@@ -132,6 +137,9 @@ pub(crate) async fn host_tool(
         Some(error) => Err(error),
         None => within_output_bound(tool, value, cx.limits.max_output_bytes),
     });
+    if result.is_ok() {
+        cx.output.record(tool, sent.as_deref());
+    }
     result.map_err(|error| Failure {
         // A host that lost the tool between lookup and call answers `not_found` (host.rs).
         missing: error.reason == Reason::NotFound,

@@ -29,6 +29,7 @@ mod dispatch;
 mod eval;
 mod group;
 mod item;
+mod output_log;
 mod render;
 mod report;
 mod size;
@@ -36,6 +37,7 @@ mod stack;
 mod tool_timeout;
 mod values;
 
+pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
 
@@ -129,6 +131,8 @@ pub(crate) struct Cx<'a> {
     /// The run's cancellation (docs/reference.md, "Cancellation"): checked before anything
     /// starts and awaited beside everything that waits.
     pub cancel: &'a CancellationToken,
+    /// What the run's output channels sent, for its report.
+    pub output: &'a output_log::OutputLog,
 }
 
 impl Engine {
@@ -151,7 +155,12 @@ impl Engine {
         self
     }
 
-    fn cx<'a>(&'a self, caller: &'a Caller, cancel: &'a CancellationToken) -> Cx<'a> {
+    fn cx<'a>(
+        &'a self,
+        caller: &'a Caller,
+        cancel: &'a CancellationToken,
+        output: &'a output_log::OutputLog,
+    ) -> Cx<'a> {
         Cx {
             host: self.host.as_ref(),
             sequences: self.sequences.as_ref(),
@@ -159,6 +168,7 @@ impl Engine {
             observer: self.observer.as_deref(),
             caller,
             cancel,
+            output,
         }
     }
 
@@ -183,12 +193,16 @@ impl Engine {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> RunReport {
-        let cx = self.cx(caller, cancel);
-        match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
-            Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await,
-            // The bottom of the stack can be neither deeper than the bound nor a cycle.
-            Err(error) => call::failed_run(error),
-        }
+        let output = output_log::OutputLog::default();
+        let cx = self.cx(caller, cancel, &output);
+        let mut report =
+            match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
+                Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await,
+                // The bottom of the stack can be neither deeper than the bound nor a cycle.
+                Err(error) => call::failed_run(error),
+            };
+        report.output = output.take();
+        report
     }
 
     /// Calls one target from outside any sequence: `seq_call` / `seq_when_call` made directly
@@ -217,7 +231,9 @@ impl Engine {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
-        let cx = self.cx(caller, cancel);
+        // A direct call returns a value, not a report: its output is delivered, not kept.
+        let output = output_log::OutputLog::default();
+        let cx = self.cx(caller, cancel, &output);
         call::direct(cx, sequence, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))

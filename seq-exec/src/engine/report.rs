@@ -22,6 +22,11 @@ pub struct RunReport {
     /// stopped in says `cancelled`, and no group after it ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cancelled: bool,
+    /// What the run's `output_send__<channel>` items sent, by channel, in order (at every depth:
+    /// through calls and nested runs too); `dropped` counts lines past the bound of 1 MiB.
+    /// Omitted when nothing was sent.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub output: Map<String, Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
