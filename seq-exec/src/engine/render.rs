@@ -114,6 +114,17 @@ fn template_text(
     scope: &Scope,
     budget: &mut Budget,
 ) -> Result<String, ToolError> {
+    fill(template, scope, budget, |text, raw| text.push_str(raw))
+}
+
+/// The template's text with each reference's value put in by `place` (as it is, or escaped),
+/// every byte charged to the budget, what `place` adds beyond the value included.
+fn fill(
+    template: &Template,
+    scope: &Scope,
+    budget: &mut Budget,
+    mut place: impl FnMut(&mut String, &str),
+) -> Result<String, ToolError> {
     let mut text = String::new();
     for part in &template.parts {
         match part {
@@ -124,8 +135,10 @@ fn template_text(
             TemplatePart::Ref(reference) => {
                 let value =
                     values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
-                let rendered = render_text_within(value, budget)?;
-                text.push_str(&rendered);
+                let raw = render_text_within(value, budget)?;
+                let before = text.len();
+                place(&mut text, &raw);
+                budget.take((text.len() - before).saturating_sub(raw.len()))?;
             }
         }
     }
@@ -162,25 +175,10 @@ pub(crate) fn shell_command(
         .with_hint("run `seqc check`: it explains the shell text it cannot follow")
     })?;
     let mut contexts = contexts.into_iter();
-    let mut text = String::new();
-    for part in &template.parts {
-        match part {
-            TemplatePart::Text(t) => {
-                budget.take(t.len())?;
-                text.push_str(t);
-            }
-            TemplatePart::Ref(reference) => {
-                let value =
-                    values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
-                let context = contexts.next().unwrap_or(Context::Word);
-                let raw = render_text_within(value, budget)?;
-                let before = text.len();
-                shell::escape_into(&mut text, &raw, context);
-                // What the escaping added (a `'` becomes `'\''`) counts too.
-                budget.take((text.len() - before).saturating_sub(raw.len()))?;
-            }
-        }
-    }
+    // A `'` in a value becomes `'\''`: the escaping counts against the budget too.
+    let text = fill(template, scope, budget, |text, raw| {
+        shell::escape_into(text, raw, contexts.next().unwrap_or(Context::Word));
+    })?;
     Ok(Value::String(text))
 }
 
