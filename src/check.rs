@@ -4,7 +4,7 @@
 //! ([`crate::render`]): the renderers only see [`SourceFile`]s.
 
 use crate::cli::{CheckArgs, Format, Status, emit, trouble};
-use crate::files::{Input, read_inputs};
+use crate::files::{Input, read_what_can_be_read};
 use crate::render;
 use seq_check::{Catalog, Source};
 use seq_syntax::Diagnostic;
@@ -21,14 +21,17 @@ pub struct SourceFile {
 }
 
 pub fn run(args: &CheckArgs) -> Status {
-    let inputs = read_inputs(&args.paths);
+    let (inputs, unreadable) = read_what_can_be_read(&args.paths);
     let catalog = crate::catalog::load(&args.catalogs);
-    let (inputs, catalog) = match (inputs, catalog) {
-        (Ok(inputs), Ok(catalog)) => (inputs, catalog),
-        (inputs, catalog) => {
-            for error in inputs.err().unwrap_or_default() {
-                trouble(error);
-            }
+    for error in &unreadable {
+        trouble(error);
+    }
+    // The files that could be read are still checked and reported; the status says that some
+    // could not. `--fix` writes nothing unless every input was read.
+    let partial = !unreadable.is_empty();
+    let catalog = match catalog {
+        Ok(catalog) if !inputs.is_empty() && !(partial && (args.fix || args.diff)) => catalog,
+        catalog => {
             for error in catalog.err().unwrap_or_default() {
                 trouble(error);
             }
@@ -48,7 +51,9 @@ pub fn run(args: &CheckArgs) -> Status {
     }
     let files = diagnose(inputs, &catalog);
     let totals = render::Totals::of(&files);
-    let status = if totals.errors > 0 {
+    let status = if partial {
+        Status::Trouble
+    } else if totals.errors > 0 {
         Status::Failed
     } else {
         Status::Clean

@@ -39,6 +39,17 @@ impl fmt::Display for InputError {
 /// recursively, in sorted order; an explicit file is read whatever its extension. A path named
 /// twice is read once. Any problem is collected, so one run reports all of them.
 pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
+    let (inputs, errors) = read_what_can_be_read(paths);
+    if errors.is_empty() {
+        Ok(inputs)
+    } else {
+        Err(errors)
+    }
+}
+
+/// As [`read_inputs`], but keeps the inputs that could be read beside the problems of the
+/// others: one unreadable file does not hide what is wrong in its siblings.
+pub fn read_what_can_be_read(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>) {
     let mut files = Vec::new();
     let mut walked = std::collections::HashSet::new();
     let mut errors = Vec::new();
@@ -84,11 +95,7 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
             Err(err) => errors.push(InputError::Read { path, err }),
         }
     }
-    if errors.is_empty() {
-        Ok(inputs)
-    } else {
-        Err(errors)
-    }
+    (inputs, errors)
 }
 
 /// Collects the `*.json` files below `dir`. Symbolic links to files are followed; links to

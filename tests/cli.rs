@@ -50,6 +50,10 @@ const EXPECTED: &[(&str, &[(&str, &str)])] = &[
     ("err_missing_semicolon", &[("E0202", "{")]),
     ("err_not_utf8", &[("E0007", "")]),
     (
+        "err_one_line_long",
+        &[("E0101", "paralell"), ("E0101", "retires")],
+    ),
+    (
         "err_several_groups",
         &[
             ("E0202", "{"),
@@ -356,6 +360,27 @@ fn a_missing_file_among_good_ones_still_fails_with_2() {
     );
 }
 
+/// One file that cannot be read does not hide the mistakes of the others: they are checked and
+/// reported, and the status (2) says that something was not.
+#[test]
+fn an_unreadable_file_does_not_hide_its_siblings_mistakes() {
+    let broken = format!("{FIXTURES}/err_unknown_field_group.json");
+    for format in ["human", "json"] {
+        let output = seqc(&["check", "--format", format, "missing.json", &broken]);
+        assert_eq!(status(&output), 2);
+        assert!(stderr(&output).contains("cannot read missing.json"));
+        assert!(stdout(&output).contains("E0101"), "{}", stdout(&output));
+    }
+    // `--fix` writes nothing unless every input could be read.
+    let dir = scratch("unreadable_sibling_fix");
+    let copy = dir.join("broken.json");
+    std::fs::copy(&broken, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let output = seqc(&["check", "--fix", "missing.json", copy.to_str().unwrap()]);
+    assert_eq!(status(&output), 2);
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+}
+
 #[test]
 fn usage_errors_exit_with_2() {
     for args in [
@@ -501,4 +526,41 @@ fn explain_list_names_every_code_with_its_title() {
     for (line, code) in lines.iter().zip(seq_syntax::Code::ALL) {
         assert_eq!(*line, format!("{code}  {}", code.title()));
     }
+}
+
+/// A sequence on one line with thousands of mistakes: the human report draws a bounded window
+/// of each of the first few and counts the rest, while the summary and the JSON stay exact.
+#[test]
+fn a_one_line_file_with_many_mistakes_gets_a_bounded_report() {
+    let fields: String = (0..2_000)
+        .map(|i| format!(", \"unknown_{i}\": {i}"))
+        .collect();
+    let text = format!(
+        "{{\"name\": \"many\", \"groups\": [{{\"name\": \"g\", \"tools\": \"{{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{{\\\"text\\\":\\\"hi\\\"}}}} ;\"{fields}}}]}}"
+    );
+    assert_eq!(text.lines().count(), 1);
+    let dir = scratch("one_line_many");
+    let path = dir.join("many.json");
+    std::fs::write(&path, &text).unwrap();
+    let path = path.to_str().unwrap();
+
+    let human = seqc(&["check", path]);
+    assert_eq!(status(&human), 1);
+    let out = stdout(&human);
+    assert_eq!(out.matches("error[E0101]").count(), 50);
+    assert!(out.contains(&format!(
+        "... and 1950 more in {path} (1950 errors, 0 warnings)"
+    )));
+    assert!(out.ends_with("2000 errors, 0 warnings in 1 file\n"));
+    // Every drawn line is a window, not the 60 KB line.
+    assert!(
+        out.lines().all(|line| line.chars().count() < 200),
+        "a line was drawn whole"
+    );
+    // The location is the file's own, past the window.
+    let last = text.find("\"unknown_49\"").unwrap() + 2;
+    assert!(out.contains(&format!("{path}:1:{last}")));
+
+    let json = parse_json_report(&seqc(&["check", "--format", "json", path]));
+    assert_eq!((json.diagnostics.len(), json.errors), (2_000, 2_000));
 }

@@ -193,7 +193,40 @@ fn did_change(c: &mut Criterion) {
     group.bench_function("full_text_1MB", |b| b.iter(|| replace(&mut client)));
     cpu_on_the_path(&mut client, &mut replace);
     client.stop();
+
+    // The same file on one line, as models write it: a column is then counted on a line of a
+    // megabyte, for the edit and for every diagnostic.
+    let one_line = one_line(&text);
+    let at = one_line.find("generated").unwrap();
+    let index = LineIndex::new(&one_line);
+    let (line, character) = index.line_col_utf16(&one_line, at as u32);
+    assert_eq!(line, 0);
+    let range = Range::new(
+        Position::new(line, character),
+        Position::new(line, character + 1),
+    );
+    let mut client = Client::start(&one_line);
+    let mut flip = false;
+    let mut keystroke = |client: &mut Client| {
+        flip = !flip;
+        let letter = if flip { "G" } else { "g" };
+        client.change(Some(range), letter.to_owned());
+    };
+    group.bench_function("incremental_1MB_one_line", |b| {
+        b.iter(|| keystroke(&mut client))
+    });
+    cpu_on_the_path(&mut client, &mut keystroke);
+    client.stop();
     group.finish();
+}
+
+/// A JSON text on one line: no string holds a raw newline, so every line break and the
+/// indentation after it lie between tokens.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim_start)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The server's threads: the main loop (named here) and the checking thread it starts.

@@ -4,56 +4,103 @@
 //! pipes into a pager or a file; stderr is kept for problems of the command itself.
 
 use super::Totals;
+use super::excerpt::Excerpt;
 use crate::check::SourceFile;
 use ariadne::{Color, Config, Fmt, IndexType, Label, Report, ReportKind, Source};
-use seq_syntax::{Diagnostic, Severity, Span};
+use seq_syntax::{Diagnostic, LineIndex, Severity, Span};
 use std::io::{self, Write};
 use std::ops::Range;
+
+/// Diagnostics drawn per file; the rest are counted in one line (the summary stays exact, and
+/// `--format json` lists every one).
+pub const MAX_SHOWN: usize = 50;
 
 pub fn render(out: &mut dyn Write, files: &[SourceFile], color: bool) -> io::Result<()> {
     for file in files {
         if file.diagnostics.is_empty() {
             continue;
         }
-        let mut cache = (file.path.as_str(), Source::from(file.text.as_str()));
-        for diagnostic in &file.diagnostics {
-            write_report(out, &mut cache, file, diagnostic, color)?;
+        let mut whole = File {
+            path: file.path.as_str(),
+            text: &file.text,
+            index: LineIndex::new(&file.text),
+            cache: None,
+        };
+        for diagnostic in file.diagnostics.iter().take(MAX_SHOWN) {
+            write_report(out, &mut whole, diagnostic, color)?;
             writeln!(out)?;
+        }
+        if let Some(more) = file.diagnostics.get(MAX_SHOWN..).filter(|m| !m.is_empty()) {
+            let totals = Totals::of_diagnostics(more);
+            writeln!(
+                out,
+                "... and {} more in {} ({}): `--format json` lists every one\n",
+                more.len(),
+                file.path,
+                totals.counts()
+            )?;
         }
     }
     writeln!(out, "{}", Totals::of(files))
 }
 
-type Cache<'a> = (&'a str, Source<&'a str>);
+/// A file being reported: its text, its line index, and ariadne's copy of it, made when a
+/// diagnostic first needs the whole file.
+struct File<'a> {
+    path: &'a str,
+    text: &'a str,
+    index: LineIndex,
+    cache: Option<(&'a str, Source<&'a str>)>,
+}
 
-fn write_report<'a>(
+fn write_report(
     out: &mut dyn Write,
-    cache: &mut Cache<'a>,
-    file: &'a SourceFile,
+    file: &mut File<'_>,
     diagnostic: &Diagnostic,
     color: bool,
 ) -> io::Result<()> {
-    let path = file.path.as_str();
+    let path = file.path;
     let (kind, tint) = match diagnostic.severity {
         Severity::Error => (ReportKind::Error, Color::Red),
         Severity::Warning => (ReportKind::Warning, Color::Yellow),
     };
     let tint = color.then_some(tint);
     let secondary = color.then_some(Color::Blue);
+    let primary = clamp(file.text, diagnostic.span);
+    let mut labels: Vec<(Range<usize>, &str, Option<Color>)> = Vec::new();
+    labels.push((primary.clone(), diagnostic.code.title(), tint));
+    for label in &diagnostic.labels {
+        labels.push((clamp(file.text, label.span), &label.message, secondary));
+    }
+    let spans: Vec<Range<usize>> = labels.iter().map(|(range, _, _)| range.clone()).collect();
+    // A long line is drawn as a window: ariadne then sees only the excerpt, so the spans move
+    // into it, and the location it prints is put back to the file's own.
+    let excerpt = Excerpt::of(file.text, &file.index, &spans);
+    let (location, relocated) = match &excerpt {
+        Some(excerpt) => {
+            for (range, _, _) in &mut labels {
+                *range = excerpt.map(range.start)..excerpt.map(range.end);
+            }
+            let start = excerpt.map(primary.start);
+            let line = file
+                .index
+                .line_of(u32::try_from(primary.start).unwrap_or(u32::MAX))
+                .0;
+            let real = file
+                .index
+                .line_col(file.text, u32::try_from(primary.start).unwrap_or(u32::MAX));
+            let line = line as usize + 1;
+            let drawn = format!("{path}:{line}:{}", excerpt.column(start));
+            let real = format!("{path}:{line}:{}", real.column);
+            (start..excerpt.map(primary.end), Some((drawn, real)))
+        }
+        None => (primary, None),
+    };
     // ariadne starts a new snippet whenever a label sits above the one before it, so labels go
     // in in file order: the duplicate and its original share one snippet.
-    let mut labels: Vec<(Range<usize>, &str, Option<Color>)> = Vec::new();
-    labels.push((
-        clamp(&file.text, diagnostic.span),
-        diagnostic.code.title(),
-        tint,
-    ));
-    for label in &diagnostic.labels {
-        labels.push((clamp(&file.text, label.span), &label.message, secondary));
-    }
     labels.sort_by_key(|(range, _, _)| (range.start, range.end));
 
-    let mut report = Report::build(kind, (path, clamp(&file.text, diagnostic.span))).with_config(
+    let mut report = Report::build(kind, (path, location)).with_config(
         Config::new()
             .with_index_type(IndexType::Byte)
             .with_color(color),
@@ -72,16 +119,41 @@ fn write_report<'a>(
     // ariadne's header reads `[E0101] Error: ...`; seqc's reads like rustc's
     // `error[E0101]: ...`, so the report is drawn without a message and its header line replaced.
     let mut body = Vec::new();
-    report.finish().write_for_stdout(&mut *cache, &mut body)?;
-    let body = body
+    let report = report.finish();
+    match &excerpt {
+        Some(excerpt) => {
+            let source = Source::from(excerpt.text.as_str());
+            report.write_for_stdout((path, source), &mut body)?;
+        }
+        None => {
+            let cache = file
+                .cache
+                .get_or_insert_with(|| (path, Source::from(file.text)));
+            report.write_for_stdout(cache, &mut body)?;
+        }
+    }
+    let mut body = body
         .iter()
         .position(|&b| b == b'\n')
         .and_then(|newline| body.get(newline + 1..))
-        .unwrap_or(&body);
+        .unwrap_or(&body)
+        .to_vec();
+    if let Some((drawn, real)) = relocated {
+        body = relocate(&body, &drawn, &real);
+    }
     let severity = diagnostic.severity.as_str();
     let head = format!("{severity}[{}]", diagnostic.code);
     writeln!(out, "{}: {}", head.fg(tint), diagnostic.message)?;
-    out.write_all(body)
+    out.write_all(&body)
+}
+
+/// The body with the location on its first line (`path:line:column` of the excerpt) replaced
+/// by the file's own.
+fn relocate(body: &[u8], drawn: &str, real: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(body);
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    let first = first.replacen(drawn, real, 1);
+    format!("{first}\n{rest}").into_bytes()
 }
 
 /// A span that ariadne can draw without panicking: within the text, on character boundaries,
