@@ -449,3 +449,76 @@ fn a_policy_file_enables_only_tools_that_are_off() {
         "seqc: the policy file enables `echo`, which is not off by default: `enable` takes `cmd_run`, `files_write`\n"
     );
 }
+
+/// A request past the 16 MiB bound gets an error under its own id (placed last here, as some
+/// clients write it), and the session reads on.
+#[test]
+fn a_17_mb_request_to_seqc_mcp_is_answered() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let mut child = common::command()
+        .args(["mcp", "--root", &root, "--data-dir"])
+        .arg(data.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Read on a thread, so that an answer that never comes fails the test instead of hanging it.
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (sender, answers) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = answers
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("an answer within a minute");
+        serde_json::from_str(&line).unwrap()
+    };
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}})
+    )
+    .unwrap();
+    assert_eq!(next()["id"], 0);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let pad = "x".repeat(17_000_000);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"seq_list","arguments":{{"pad":"{pad}"}}}},"id":"big"}}"#
+    )
+    .unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#).unwrap();
+    // Answers may come in either order.
+    let (first, second) = (next(), next());
+    let (answer, listed) = if first["id"] == "big" {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert_eq!(answer["id"], "big", "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("17000103 bytes"), "{message}");
+    assert!(message.contains("16 MiB"), "{message}");
+    assert_eq!(listed["id"], 2);
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
