@@ -206,6 +206,9 @@ struct EnvelopeIn {
 /// A stored sequence's name and what reading it gave.
 pub type Loaded = (String, Result<Sequence, StorageError>);
 
+/// [`Loaded`] with the owner.
+pub type LoadedStored = (String, Result<Stored, StorageError>);
+
 /// The storage under one data directory. Cheap to clone.
 #[derive(Clone)]
 pub struct Storage {
@@ -461,9 +464,7 @@ impl Storage {
     }
 
     /// [`Storage::load_all`] with the owners.
-    pub fn load_all_stored(
-        &self,
-    ) -> Result<Vec<(String, Result<Stored, StorageError>)>, StorageError> {
+    pub fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -222,7 +222,7 @@ impl IdScan {
         let found = self.found.as_deref()?;
         match serde_json::from_slice::<Value>(found.trim_ascii()).ok()? {
             id @ (Value::Number(_) | Value::String(_)) => Some(id),
-            _ => None,
+            Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_) => None,
         }
     }
 }
