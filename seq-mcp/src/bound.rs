@@ -1,13 +1,18 @@
 //! Messages past the line bound are answered, not lost.
 //!
 //! rmcp's stdio transport bounds a line (one JSON-RPC message) at [`MAX_MESSAGE_BYTES`] and drops
-//! a longer one without a word: a client would wait for an answer that never comes. So the
+//! a longer one without a word: a client would wait for an answer that never comes, and a
+//! downstream server's oversized result would leave the call waiting out its timeout. So the
 //! bytes pass through [`bounded`] first, which hands rmcp every line within the bound as it is
-//! and, for a longer one, a short stand-in instead: the request [`OVERSIZED`] under the
-//! oversized message's own `id`, which the server answers with a JSON-RPC error. The `id` is
-//! found by a scan of the message as it streams past (any position in the object); nothing but
-//! the bound's worth of one line is ever held. A message without an `id` (a notification) has
-//! nobody to answer and is dropped.
+//! and, for a longer one, a short stand-in instead, made from the oversized message's `id`:
+//! - read by the server (`seqc mcp`'s stdin): [`request_stand_in`], the request [`OVERSIZED`],
+//!   which the server answers with a JSON-RPC error;
+//! - read by the client (a downstream server's stdout): [`response_stand_in`], an error
+//!   response, so the call fails at once with a reason that says why.
+//!
+//! The `id` is found by a scan of the message as it streams past (any position in the object);
+//! nothing but the bound's worth of one line is ever held. A message without an `id` (a
+//! notification) has nobody to answer and is dropped.
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, DuplexStream};
@@ -21,9 +26,47 @@ pub const OVERSIZED: &str = "seqc/oversized";
 /// The longest `id` value kept, in bytes (JSON-RPC ids are numbers or short strings).
 const MAX_ID_BYTES: usize = 1024;
 
-/// `input` with every line past `bound` bytes replaced by the stand-in request (module comment),
-/// as a stream for rmcp to read; the copy runs on its own task and ends with `input`.
-pub fn bounded<R>(input: R, bound: usize) -> DuplexStream
+/// A message past the bound, as far as its scan tells.
+#[derive(Debug)]
+pub struct Oversized {
+    /// Its `id`, when it has one that is a number or a string.
+    pub id: Option<Value>,
+    /// Whether it names a `method` (a request or a notification, not a response).
+    pub has_method: bool,
+    /// Its size, newline included.
+    pub bytes: usize,
+}
+
+/// What stands in for an oversized message: a message for rmcp to read, or nothing.
+pub type StandIn = fn(&Oversized, usize) -> Option<Value>;
+
+/// The server's stand-in: the request [`OVERSIZED`] under the message's id.
+pub fn request_stand_in(message: &Oversized, bound: usize) -> Option<Value> {
+    let id = message.id.as_ref()?;
+    Some(json!({"jsonrpc": "2.0", "id": id, "method": OVERSIZED,
+        "params": {"bytes": message.bytes, "bound": bound}}))
+}
+
+/// The client's stand-in: an error response to the request whose answer was too long. A
+/// request of the server's own that is too long is not answered here (its id is the server's).
+pub fn response_stand_in(message: &Oversized, bound: usize) -> Option<Value> {
+    if message.has_method {
+        return None;
+    }
+    let id = message.id.as_ref()?;
+    Some(json!({"jsonrpc": "2.0", "id": id, "error": {
+        "code": -32603,
+        "message": format!(
+            "its answer is {} bytes, more than the {} MiB a message may have; it was not read",
+            message.bytes,
+            bound / (1024 * 1024)
+        ),
+        "data": {"bytes": message.bytes, "bound": bound}}}))
+}
+
+/// `input` with every line past `bound` bytes replaced by its stand-in (module comment), as a
+/// stream for rmcp to read; the copy runs on its own task and ends with `input`.
+pub fn bounded<R>(input: R, bound: usize, stand_in: StandIn) -> DuplexStream
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
@@ -38,10 +81,10 @@ where
                         break;
                     }
                 }
-                Ok(Line::Oversized { id, bytes }) => {
-                    let Some(id) = id else { continue };
-                    let stand_in = json!({"jsonrpc": "2.0", "id": id, "method": OVERSIZED,
-                        "params": {"bytes": bytes, "bound": bound}});
+                Ok(Line::Oversized(message)) => {
+                    let Some(stand_in) = stand_in(&message, bound) else {
+                        continue;
+                    };
                     if to_rmcp
                         .write_all(format!("{stand_in}\n").as_bytes())
                         .await
@@ -65,8 +108,8 @@ where
 enum Line {
     /// A line within the bound, newline included, is in the buffer.
     Whole,
-    /// A line past the bound went by; its `id` if it had one, and its size.
-    Oversized { id: Option<Value>, bytes: usize },
+    /// A line past the bound went by.
+    Oversized(Oversized),
     /// The input ended; the buffer holds what came after the last newline.
     End,
 }
@@ -83,10 +126,11 @@ async fn read_line<R: AsyncRead + Unpin>(
         let available = input.fill_buf().await?;
         if available.is_empty() {
             return Ok(match over {
-                Some((scan, bytes)) => Line::Oversized {
+                Some((scan, bytes)) => Line::Oversized(Oversized {
                     id: scan.id(),
+                    has_method: scan.has_method,
                     bytes,
-                },
+                }),
                 None => Line::End,
             });
         }
@@ -110,10 +154,11 @@ async fn read_line<R: AsyncRead + Unpin>(
         input.consume(take);
         if newline.is_some() {
             return Ok(match over {
-                Some((scan, bytes)) => Line::Oversized {
+                Some((scan, bytes)) => Line::Oversized(Oversized {
                     id: scan.id(),
+                    has_method: scan.has_method,
                     bytes,
-                },
+                }),
                 None => Line::Whole,
             });
         }
@@ -136,12 +181,14 @@ struct IdScan {
     capturing: bool,
     value: Vec<u8>,
     found: Option<Vec<u8>>,
+    /// A top-level `method` member was seen (so far).
+    has_method: bool,
 }
 
 impl IdScan {
     fn feed(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            if self.found.is_some() {
+            if self.found.is_some() && self.has_method {
                 return;
             }
             self.step(b);
@@ -166,6 +213,7 @@ impl IdScan {
                 if self.reading_key {
                     self.reading_key = false;
                     self.key_is_id = self.key == b"id";
+                    self.has_method |= self.key == b"method";
                 }
                 return;
             }
@@ -204,7 +252,7 @@ impl IdScan {
                 }
                 self.expect_key = true;
             }
-            b':' if top && self.key_is_id && !self.capturing => {
+            b':' if top && self.key_is_id && !self.capturing && self.found.is_none() => {
                 self.key_is_id = false;
                 self.capturing = true;
             }
@@ -214,7 +262,8 @@ impl IdScan {
 
     fn finish(&mut self) {
         self.capturing = false;
-        self.found = Some(std::mem::take(&mut self.value));
+        let value = std::mem::take(&mut self.value);
+        self.found.get_or_insert(value);
     }
 
     /// The `id`, when it is a number or a string as JSON-RPC's are.
@@ -238,6 +287,20 @@ mod tests {
             scan.feed(chunk);
         }
         scan.id()
+    }
+
+    #[test]
+    fn a_top_level_method_is_seen_before_or_after_the_id() {
+        for (text, has_method) in [
+            (r#"{"id":1,"method":"x"}"#, true),
+            (r#"{"method":"x","id":1}"#, true),
+            (r#"{"id":1,"result":{"method":"x"}}"#, false),
+        ] {
+            let mut scan = IdScan::default();
+            scan.feed(text.as_bytes());
+            assert_eq!(scan.has_method, has_method, "{text}");
+            assert_eq!(scan.id(), Some(json!(1)), "{text}");
+        }
     }
 
     #[test]

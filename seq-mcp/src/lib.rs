@@ -9,6 +9,7 @@
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
 
 pub mod bound;
+mod child;
 mod connection;
 pub mod convert;
 pub mod host;

@@ -135,7 +135,11 @@ impl SeqServer {
         let (input, output) = rmcp::transport::stdio_pipes();
         // A request past the line bound is answered with an error instead of vanishing.
         let input = UntilClosed {
-            inner: crate::bound::bounded(input, crate::bound::MAX_MESSAGE_BYTES),
+            inner: crate::bound::bounded(
+                input,
+                crate::bound::MAX_MESSAGE_BYTES,
+                crate::bound::request_stand_in,
+            ),
             closed: self.session.clone(),
         };
         let running = self
