@@ -117,19 +117,57 @@ pub struct ServeArgs {
     /// Refuse the tools matching PATTERN; deny wins over allow (repeatable).
     #[arg(long = "deny", value_name = "PATTERN")]
     pub deny: Vec<String>,
+    /// A policy file: {"allow": [...], "deny": [...], "enable": ["cmd_run"], "callers": {"ID":
+    /// {"allow": [...], "deny": [...]}}}. `--allow`/`--deny` add to its global layer, `--enable`
+    /// to its `enable` list; an `allow` entry spelled exactly `seq_admin` lets a caller replace
+    /// and delete sequences that others own.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub mcp: McpArgs,
 }
 
-/// The policy of `seqc mcp`: `--allow`/`--deny`, and a deny for every gated tool not enabled.
-pub fn serve_policy(args: &ServeArgs) -> Policy {
-    GATED
+/// The policy of `seqc mcp`: the `--policy` file, `--allow`/`--deny` added to its global
+/// layer, and every gated tool that neither `--enable` nor the file's `enable` names turned off.
+pub fn serve_policy(args: &ServeArgs) -> Result<Policy, String> {
+    let file = match &args.policy {
+        Some(path) => read_policy(path)?,
+        None => Policy::allow_all(),
+    };
+    if let Some(unknown) = file
+        .enable
         .iter()
-        .filter(|tool| !args.enable.iter().any(|enabled| enabled == *tool))
-        .fold(
-            crate::run::policy(&args.allow, &args.deny),
-            |policy, tool| policy.deny(*tool),
+        .find(|tool| !GATED.contains(&tool.as_str()))
+    {
+        return Err(format!(
+            "the policy file enables `{unknown}`, which is not off by default: `enable` takes {}",
+            GATED.map(|tool| format!("`{tool}`")).join(", ")
+        ));
+    }
+    let enabled = |tool: &str| args.enable.iter().chain(&file.enable).any(|e| e == tool);
+    let off: Vec<&str> = GATED.into_iter().filter(|tool| !enabled(tool)).collect();
+    let mut policy = args
+        .allow
+        .iter()
+        .fold(file, |policy, pattern| policy.allow(pattern));
+    policy = args
+        .deny
+        .iter()
+        .fold(policy, |policy, pattern| policy.deny(pattern));
+    Ok(off.into_iter().fold(policy, |policy, tool| {
+        policy.turn_off(
+            tool,
+            format!("`--enable {tool}` (or `\"enable\": [\"{tool}\"]` in its policy file)"),
         )
+    }))
+}
+
+fn read_policy(path: &Path) -> Result<Policy, String> {
+    let shown = path.display();
+    let bytes = std::fs::read(path)
+        .map_err(|error| format!("cannot read the policy file {shown}: {}", reason(&error)))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|error| format!("the policy file {shown} is not a policy: {error}"))
 }
 
 /// The root of `seqc mcp`: given, a directory, and not containing the data directory (whose
@@ -178,7 +216,10 @@ pub fn serve(args: &ServeArgs) -> Status {
         Ok(runtime) => runtime,
         Err(error) => return trouble(format_args!("cannot start the runtime: {}", reason(&error))),
     };
-    let policy = Arc::new(serve_policy(args));
+    let policy = match serve_policy(args) {
+        Ok(policy) => Arc::new(policy),
+        Err(message) => return trouble(message),
+    };
     runtime.block_on(async {
         let mcp = match connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
             Ok(mcp) => mcp,

@@ -111,6 +111,7 @@ pub fn create(args: &CreateArgs) -> Status {
     let outcome = StorageTools::new(config).call_blocking(
         SEQ_CREATE,
         &json!({"file": file_name, "replace": args.replace}),
+        None,
     );
     match outcome.result {
         Ok(value) => {
@@ -183,7 +184,7 @@ fn count(value: &Value, field: &str, noun: &str) -> String {
 pub fn list(args: &ListArgs) -> Status {
     let storage = args.data.storage();
     let rows = match storage_tools(&storage)
-        .call_blocking(SEQ_LIST, &json!({}))
+        .call_blocking(SEQ_LIST, &json!({}), None)
         .result
     {
         Ok(Value::Array(rows)) => rows,
@@ -240,7 +241,7 @@ pub fn delete(args: &DeleteArgs) -> Status {
     let storage = args.data.storage();
     let name = seq_syntax::names::strip_sequence_prefix(&args.name);
     match storage_tools(&storage)
-        .call_blocking(SEQ_DELETE, &json!({"name": name}))
+        .call_blocking(SEQ_DELETE, &json!({"name": name}), None)
         .result
     {
         Ok(_) => emit(Status::Clean, |out| {

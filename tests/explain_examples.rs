@@ -5,6 +5,10 @@
 //! The codes of catalog files (E08xx, W08xx) show catalog files instead, read by the catalog's
 //! own reader (`Catalog::load_file`) into the built-in catalog.
 //!
+//! The codes of the creator's policy (E09xx) have no caller in `seqc check`: their pages name a
+//! policy as `<!-- policy: {...} -->`, and the example is checked as above and then held against
+//! that policy as `seq_create` holds it (`seq_exec::seq_tools::unauthorized`).
+//!
 //! An explanation may opt out with `<!-- no-example: REASON -->` when one file cannot show the
 //! code. If it then shows several files as `NAME.json: {...}` lines, those are checked together
 //! as a store and must raise the code; only codes that no page can show (E0007, E0009) run
@@ -67,13 +71,36 @@ fn about_catalogs(code: Code) -> bool {
     code.as_str().get(1..3) == Some("08")
 }
 
+/// The policy an E09xx page holds its example against.
+fn page_policy(markdown: &str) -> Option<seq_exec::policy::Policy> {
+    let start = markdown.find("<!-- policy:")? + "<!-- policy:".len();
+    let end = markdown[start..].find("-->")? + start;
+    Some(serde_json::from_str(markdown[start..end].trim()).unwrap())
+}
+
 /// What `text`, an example or a fix of `code`'s page, reports.
-fn found_in(code: Code, name: &str, text: String, catalog: &Catalog) -> Vec<Diagnostic> {
+fn found_in(
+    code: Code,
+    markdown: &str,
+    name: &str,
+    text: String,
+    catalog: &Catalog,
+) -> Vec<Diagnostic> {
     if about_catalogs(code) {
-        catalog.clone().load_file(text.as_bytes())
-    } else {
-        diagnostics(&check(&[Source::new(name, text)], catalog))
+        return catalog.clone().load_file(text.as_bytes());
     }
+    let mut found = diagnostics(&check(&[Source::new(name, text.clone())], catalog));
+    if let Some(policy) = page_policy(markdown) {
+        let sequence = seq_syntax::parse_bytes(text.as_bytes()).sequence.unwrap();
+        let caller = seq_exec::Caller::new("example");
+        found.extend(seq_exec::seq_tools::unauthorized(
+            &sequence,
+            &[],
+            &policy,
+            &caller,
+        ));
+    }
+    found
 }
 
 fn describe(diagnostics: &[Diagnostic]) -> Vec<String> {
@@ -89,7 +116,7 @@ fn problems_of(code: Code, markdown: &str, catalog: &Catalog) -> Vec<String> {
     match json_block(markdown, "Example") {
         None => problems.push(format!("{code}: no ```json block under `## Example`")),
         Some(example) => {
-            let found = found_in(code, "example.json", example, catalog);
+            let found = found_in(code, markdown, "example.json", example, catalog);
             // Exactly this code: an example that also trips other rules teaches the wrong thing.
             if found.is_empty() || found.iter().any(|d| d.code != code) {
                 problems.push(format!(
@@ -102,7 +129,7 @@ fn problems_of(code: Code, markdown: &str, catalog: &Catalog) -> Vec<String> {
     match json_block(markdown, "Fix") {
         None => problems.push(format!("{code}: no ```json block under `## Fix`")),
         Some(fix) => {
-            let found = found_in(code, "fix.json", fix, catalog);
+            let found = found_in(code, markdown, "fix.json", fix, catalog);
             if found.iter().any(|d| d.is_error() || d.code == code) {
                 problems.push(format!(
                     "{code}: the fix still has errors or {code}: {:#?}",

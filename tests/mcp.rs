@@ -336,12 +336,18 @@ fn cmd_run_is_refused_under_seqc_mcp_unless_enabled() {
         call("seq_create", sequence),
         call("seq_run", json!({"name": "shell"})),
     ];
-    for enable in [false, true] {
+    let policy_dir = tempfile::tempdir().unwrap();
+    let policy_file = policy_dir.path().join("policy.json");
+    std::fs::write(&policy_file, r#"{"enable": ["cmd_run"]}"#).unwrap();
+    let by_file = ["--policy", policy_file.to_str().unwrap()];
+    for (enable, flags) in [
+        (false, &[][..]),
+        (true, &["--enable", "cmd_run"][..]),
+        (true, &by_file[..]),
+    ] {
         let data = tempfile::tempdir().unwrap();
         let mut args = vec!["--root", &root, "--data-dir", data.path().to_str().unwrap()];
-        if enable {
-            args.extend(["--enable", "cmd_run"]);
-        }
+        args.extend(flags);
         let answers = serve(&args, &requests);
         let tools = answers[0]["tools"].as_array().unwrap();
         let description = |name: &str| {
@@ -373,8 +379,17 @@ fn cmd_run_is_refused_under_seqc_mcp_unless_enabled() {
             assert_eq!(std::fs::read_to_string(&made).unwrap(), "hi\n");
             std::fs::remove_file(&made).unwrap();
         } else {
+            // Refused at creation, saying how to turn the tool on; so nothing is there to run.
+            let created = &answers[1];
+            assert_eq!(created["isError"], true, "{created}");
+            assert_eq!(
+                created["structuredContent"]["error"]["reason"], "unauthorized",
+                "{created}"
+            );
+            let shown = created["content"].to_string();
+            assert!(shown.contains("E0901"), "{created}");
+            assert!(shown.contains("`--enable cmd_run`"), "{created}");
             assert_eq!(run["isError"], true, "{run}");
-            assert!(run.to_string().contains("unauthorized"), "{run}");
             assert!(!made.exists());
         }
     }
@@ -411,4 +426,99 @@ fn the_tools_list_of_seqc_mcp() {
         assert!(!cites_the_design(&listed.to_string()), "{listed}");
         insta::assert_json_snapshot!(name, listed);
     }
+}
+
+#[test]
+fn a_policy_file_enables_only_tools_that_are_off() {
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let policy = data.path().join("policy.json");
+    std::fs::write(&policy, r#"{"enable": ["echo"]}"#).unwrap();
+    let refused = seqc(&[
+        "mcp",
+        "--root",
+        &root,
+        "--data-dir",
+        data.path().join("store").to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        text(&refused.stderr),
+        "seqc: the policy file enables `echo`, which is not off by default: `enable` takes `cmd_run`, `files_write`\n"
+    );
+}
+
+/// A request past the 16 MiB bound gets an error under its own id (placed last here, as some
+/// clients write it), and the session reads on.
+#[test]
+fn a_17_mb_request_to_seqc_mcp_is_answered() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let mut child = common::command()
+        .args(["mcp", "--root", &root, "--data-dir"])
+        .arg(data.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Read on a thread, so that an answer that never comes fails the test instead of hanging it.
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (sender, answers) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = answers
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("an answer within a minute");
+        serde_json::from_str(&line).unwrap()
+    };
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}})
+    )
+    .unwrap();
+    assert_eq!(next()["id"], 0);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let pad = "x".repeat(17_000_000);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"seq_list","arguments":{{"pad":"{pad}"}}}},"id":"big"}}"#
+    )
+    .unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#).unwrap();
+    // Answers may come in either order.
+    let (first, second) = (next(), next());
+    let (answer, listed) = if first["id"] == "big" {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert_eq!(answer["id"], "big", "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("17000103 bytes"), "{message}");
+    assert!(message.contains("16 MiB"), "{message}");
+    assert_eq!(listed["id"], 2);
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

@@ -8,7 +8,7 @@
 //! The engine runs exactly these groups; the checker and the editor ask the same question here.
 
 use crate::graph::model::call_target;
-use seq_syntax::ast::{Group, Sequence};
+use seq_syntax::ast::{Group, Item, Sequence};
 use seq_syntax::names::CallTarget;
 use std::collections::BTreeSet;
 
@@ -25,6 +25,18 @@ pub fn group_calls(group: &Group) -> impl Iterator<Item = &str> {
         .filter_map(|item| match call_target(item)?.0 {
             CallTarget::Group(name) => Some(name),
             CallTarget::Sequence(_) => None,
+        })
+}
+
+/// The stored sequences (names without the `#`) that the items of `group` call, each with its
+/// calling item, in item order.
+pub fn sequence_calls(group: &Group) -> impl Iterator<Item = (&Item, &str)> {
+    group
+        .items
+        .iter()
+        .filter_map(|item| match call_target(item)?.0 {
+            CallTarget::Sequence(name) => Some((item, name)),
+            CallTarget::Group(_) => None,
         })
 }
 

@@ -37,6 +37,19 @@ pub trait ToolHost: Send + Sync {
     /// `Reason::NotFound`; a tool that ran and failed answers `Reason::Failed`.
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>>;
 
+    /// Runs the tool on behalf of `caller`: what the engine calls at every dispatch. Most tools
+    /// do not care who calls (the default is [`ToolHost::call`]); the store tools do, since
+    /// `seq_create` checks what a sequence reaches against its caller and records the owner.
+    fn call_as<'a>(
+        &'a self,
+        caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        let _ = caller;
+        self.call(name, args)
+    }
+
     /// Whether `caller` may run `tool` with `args` (the authorization gate of every dispatch).
     fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool;
 }

@@ -8,12 +8,25 @@
 //! per-caller layer can only narrow what the global one grants. The default policy allows all.
 //! Arguments are not looked at: the policy is about tools, not about what they are given.
 //!
+//! Two more things live here:
+//! - tools that are *off* (`seqc mcp` leaves `cmd_run` and `files_write` off unless enabled):
+//!   refused to everyone as a denied tool is, with a hint saying how to turn them on;
+//! - the store administrator permission [`STORE_ADMIN`] (`seq_admin`): replacing or deleting a
+//!   stored sequence that another caller owns (or that has no owner). No pattern grants it — not
+//!   `*`, not `seq_*` — only an `allow` entry spelled exactly `seq_admin`, in the global layer
+//!   (every caller) or in a caller's layer; a `deny` pattern that matches it takes it away.
+//!
 //! As JSON (for a policy file):
-//! `{"allow": ["*"], "deny": ["cmd_run"], "callers": {"agent-7": {"deny": ["files_write"]}}}`.
+//! `{"allow": ["*"], "deny": ["cmd_run"], "enable": ["files_write"],
+//!   "callers": {"agent-7": {"deny": ["files_write"]}, "lead": {"allow": ["*", "seq_admin"]}}}`.
+//! `enable` lists the tools that are off by default to turn on, as `--enable` does.
 
 use crate::host::Caller;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// The permission to replace and delete stored sequences owned by others (module comment).
+pub const STORE_ADMIN: &str = "seq_admin";
 
 /// Allow/deny patterns, globally and per caller.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +40,12 @@ pub struct Policy {
     /// Extra layers by caller id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub callers: BTreeMap<String, Rules>,
+    /// Tools that are off by default to turn on (read by the command that has such tools).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enable: Vec<String>,
+    /// Tools that are off, with how to turn each on: refused to every caller.
+    #[serde(skip)]
+    pub off: BTreeMap<String, String>,
 }
 
 /// One layer of a policy.
@@ -63,13 +82,39 @@ impl Policy {
         self
     }
 
+    /// Turns `tool` off for everyone; `how` says how to turn it on (`--enable cmd_run`).
+    pub fn turn_off(mut self, tool: impl Into<String>, how: impl Into<String>) -> Policy {
+        self.off.insert(tool.into(), how.into());
+        self
+    }
+
+    /// How to turn `tool` on, when it is off.
+    pub fn off_hint(&self, tool: &str) -> Option<&str> {
+        self.off.get(tool).map(String::as_str)
+    }
+
     /// Whether `caller` may use `tool`.
     pub fn allows(&self, caller: &Caller, tool: &str) -> bool {
-        passes(&self.allow, &self.deny, tool)
+        !self.off.contains_key(tool)
+            && passes(&self.allow, &self.deny, tool)
             && self
                 .callers
                 .get(&caller.id)
                 .is_none_or(|rules| rules.passes(tool))
+    }
+
+    /// Whether `caller` holds [`STORE_ADMIN`]: an `allow` entry spelled exactly so, globally or
+    /// in the caller's layer, and no `deny` pattern matching it in either.
+    pub fn is_store_admin(&self, caller: &Caller) -> bool {
+        let layer = self.callers.get(&caller.id);
+        let granted = self.allow.iter().any(|p| p == STORE_ADMIN)
+            || layer.is_some_and(|rules| rules.allow.iter().any(|p| p == STORE_ADMIN));
+        let denied = self
+            .deny
+            .iter()
+            .chain(layer.iter().flat_map(|rules| rules.deny.iter()))
+            .any(|p| matches(p, STORE_ADMIN));
+        granted && !denied
     }
 }
 

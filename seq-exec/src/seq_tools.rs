@@ -26,17 +26,19 @@
 mod create;
 mod findings;
 mod host;
+mod reach;
 mod run;
 
 pub use findings::Finding;
 pub use host::SeqHost;
+pub use reach::unauthorized;
 
 use crate::builtin::args;
 use crate::engine::CancellationToken;
 use crate::engine::{Engine, RunReport};
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};
-use crate::policy::Policy;
+use crate::policy::{Policy, STORE_ADMIN};
 use crate::storage::{Storage, StorageError};
 use seq_check::catalog::{ArgReason, SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
 use seq_check::{Catalog, ToolDef};
@@ -145,11 +147,19 @@ impl StorageTools {
         matches!(name, SEQ_CREATE | SEQ_LIST | SEQ_DELETE)
     }
 
-    /// Runs one of the three tools (blocking file I/O: on tokio's blocking pool).
-    pub async fn call(self: &Arc<Self>, name: &str, args: Value) -> SeqOutcome {
+    /// Runs one of the three tools on behalf of `caller` (blocking file I/O: on tokio's
+    /// blocking pool). `None` is the local user of the command line, who owns the data
+    /// directory: no policy at create, no owner recorded or enforced.
+    pub async fn call(
+        self: &Arc<Self>,
+        name: &str,
+        args: Value,
+        caller: Option<&Caller>,
+    ) -> SeqOutcome {
         let tools = Arc::clone(self);
         let name = name.to_owned();
-        tokio::task::spawn_blocking(move || tools.call_blocking(&name, &args))
+        let caller = caller.cloned();
+        tokio::task::spawn_blocking(move || tools.call_blocking(&name, &args, caller.as_ref()))
             .await
             .unwrap_or_else(|error| {
                 SeqOutcome::of(Err(ToolError::new(
@@ -160,11 +170,11 @@ impl StorageTools {
     }
 
     /// [`StorageTools::call`] on the current thread.
-    pub fn call_blocking(&self, name: &str, args: &Value) -> SeqOutcome {
+    pub fn call_blocking(&self, name: &str, args: &Value, caller: Option<&Caller>) -> SeqOutcome {
         match name {
-            SEQ_CREATE => create::create(self, args),
+            SEQ_CREATE => create::create(self, args, caller),
             SEQ_LIST => SeqOutcome::of(self.list()),
-            SEQ_DELETE => SeqOutcome::of(self.delete(args)),
+            SEQ_DELETE => SeqOutcome::of(self.delete(args, caller)),
             other => SeqOutcome::of(Err(not_here(other))),
         }
     }
@@ -186,14 +196,52 @@ impl StorageTools {
         Ok(Value::Array(rows.into_iter().map(|(_, row)| row).collect()))
     }
 
-    fn delete(&self, args: &Value) -> Result<Value, ToolError> {
+    fn delete(&self, args: &Value, caller: Option<&Caller>) -> Result<Value, ToolError> {
         let name = args::string(args, "name")?;
         let _one_at_a_time = self
             .lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(caller) = caller
+            && self.storage().exists(name).map_err(storage_error)?
+        {
+            self.may_change(name, caller, "delete")?;
+        }
         self.storage().delete(name).map_err(storage_error)?;
         Ok(json!({"deleted": name}))
+    }
+
+    /// Whether `caller` may replace or delete (`what`) the stored sequence `name`: its owner
+    /// may, a store administrator may; nobody else, and an ownerless one only an administrator.
+    fn may_change(&self, name: &str, caller: &Caller, what: &str) -> Result<(), ToolError> {
+        if self.policy().is_store_admin(caller) {
+            return Ok(());
+        }
+        // A file that cannot be read has no owner anyone can prove.
+        let owner = self
+            .storage()
+            .get_stored(name)
+            .ok()
+            .flatten()
+            .and_then(|s| s.owner);
+        if owner.as_deref() == Some(caller.id.as_str()) {
+            return Ok(());
+        }
+        let whose = match &owner {
+            Some(owner) => format!("belongs to `{owner}`"),
+            None => {
+                "has no owner (it was stored from the command line, or before sequences had owners)"
+                    .to_owned()
+            }
+        };
+        Err(ToolError::new(
+            Reason::Unauthorized,
+            format!("`{name}` {whose}; caller `{}` may not {what} it", caller.id),
+        )
+        .with_field("name")
+        .with_hint(format!(
+            "choose another name, or ask for the store administrator permission (`{STORE_ADMIN}`)"
+        )))
     }
 }
 
@@ -274,7 +322,7 @@ impl SeqTools {
             SEQ_CALL | SEQ_WHEN_CALL => {
                 SeqOutcome::of(self.call_target(name, &args, caller, cancel).await)
             }
-            other => self.storage_tools.call(other, args).await,
+            other => self.storage_tools.call(other, args, Some(caller)).await,
         }
     }
 
@@ -283,11 +331,7 @@ impl SeqTools {
             return Err(not_here(name));
         };
         if !self.storage_tools.policy().allows(caller, name) {
-            return Err(ToolError::new(
-                Reason::Unauthorized,
-                format!("caller `{}` may not use `{name}`", caller.id),
-            )
-            .with_hint("ask for access to the tool"));
+            return Err(refused(self.storage_tools.policy(), caller, name));
         }
         definition.parameters.validate(args).map_err(|problem| {
             let field = problem.field.clone();
@@ -357,6 +401,21 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
             ToolError::new(Reason::Failed, detail)
                 .with_hint("check that the data directory exists and is writable")
         }
+    }
+}
+
+/// The refusal of a tool the policy does not allow `caller`; for a tool that is off, how to
+/// turn it on.
+pub fn refused(policy: &Policy, caller: &Caller, tool: &str) -> ToolError {
+    let error = ToolError::new(
+        Reason::Unauthorized,
+        format!("caller `{}` may not use `{tool}`", caller.id),
+    );
+    match policy.off_hint(tool) {
+        Some(how) => error.with_hint(format!(
+            "`{tool}` is off here; whoever starts the server turns it on with {how}"
+        )),
+        None => error.with_hint("ask for access to the tool"),
     }
 }
 

@@ -1,5 +1,10 @@
 //! Sequences on disk: `<data_dir>/sequences/<name>.json` holding
-//! `{"format": 1, "sequence": <the checked AST>}`.
+//! `{"format": 1, "owner": <caller id>, "sequence": <the checked AST>}`.
+//!
+//! - `owner` is the id of the caller that created the sequence through `seq_create`. It is
+//!   absent in files written before owners existed and in those stored from the command line
+//!   (`seqc create`, the local user's own data directory): such an *ownerless* sequence belongs
+//!   to no caller, so over the seq tools only a store administrator may replace or delete it.
 //!
 //! - Names are checked before they touch the file system ([`check_name`]).
 //! - Writes are atomic: a temporary file in the same directory, written, fsynced, renamed over
@@ -143,6 +148,9 @@ pub struct Summary {
     pub items: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Who created it (the module comment says what an ownerless one is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 impl Summary {
@@ -152,8 +160,17 @@ impl Summary {
             groups: sequence.groups.len(),
             items: sequence.groups.iter().map(|g| g.items.len()).sum(),
             description: sequence.description.as_ref().map(|d| d.value.clone()),
+            owner: None,
         }
     }
+}
+
+/// A stored sequence with its owner.
+#[derive(Clone, Debug)]
+pub struct Stored {
+    pub sequence: Sequence,
+    /// `None` for an ownerless sequence (the module comment).
+    pub owner: Option<String>,
 }
 
 /// A listed file that could not be read.
@@ -173,17 +190,24 @@ pub struct Listing {
 #[derive(Serialize)]
 struct EnvelopeOut<'a> {
     format: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<&'a str>,
     sequence: &'a Sequence,
 }
 
 #[derive(Deserialize)]
 struct EnvelopeIn {
     format: serde_json::Value,
+    #[serde(default)]
+    owner: Option<String>,
     sequence: serde_json::Value,
 }
 
 /// A stored sequence's name and what reading it gave.
 pub type Loaded = (String, Result<Sequence, StorageError>);
+
+/// [`Loaded`] with the owner.
+pub type LoadedStored = (String, Result<Stored, StorageError>);
 
 /// The storage under one data directory. Cheap to clone.
 #[derive(Clone)]
@@ -239,13 +263,25 @@ impl Storage {
         }
     }
 
-    /// Stores `sequence` under its name, atomically; an existing one is replaced only with
-    /// `replace`.
+    /// Stores `sequence` under its name without an owner, atomically; an existing one is
+    /// replaced only with `replace`.
     pub fn put(&self, sequence: &Sequence, replace: bool) -> Result<(), StorageError> {
+        self.put_owned(sequence, replace, None)
+    }
+
+    /// [`Storage::put`] recording `owner` as the sequence's owner. Whether the writer may
+    /// replace the stored one is the seq tools' question, asked before.
+    pub fn put_owned(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: Option<&str>,
+    ) -> Result<(), StorageError> {
         let name = sequence.name.value.as_str();
         let target = self.path_of(name)?;
         let bytes = serde_json::to_vec(&EnvelopeOut {
             format: FORMAT,
+            owner,
             sequence,
         })
         .map_err(|error| StorageError::Corrupt {
@@ -375,6 +411,11 @@ impl Storage {
 
     /// The stored sequence `name`, read afresh; `Ok(None)` when there is none.
     pub fn get(&self, name: &str) -> Result<Option<Sequence>, StorageError> {
+        Ok(self.get_stored(name)?.map(|stored| stored.sequence))
+    }
+
+    /// The stored sequence `name` with its owner, read afresh; `Ok(None)` when there is none.
+    pub fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError> {
         let path = self.path_of(name)?;
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
@@ -401,9 +442,12 @@ impl Storage {
     /// among them) are not the storage's and are passed over; unreadable ones are in `broken`.
     pub fn list(&self) -> Result<Listing, StorageError> {
         let mut listing = Listing::default();
-        for (name, result) in self.load_all()? {
+        for (name, result) in self.load_all_stored()? {
             match result {
-                Ok(sequence) => listing.sequences.push(Summary::of(&sequence)),
+                Ok(stored) => listing.sequences.push(Summary {
+                    owner: stored.owner,
+                    ..Summary::of(&stored.sequence)
+                }),
                 Err(error) => listing.broken.push(Broken { name, error }),
             }
         }
@@ -412,6 +456,15 @@ impl Storage {
 
     /// Every stored sequence, read, by name (what `seq_create` checks a new one against).
     pub fn load_all(&self) -> Result<Vec<Loaded>, StorageError> {
+        Ok(self
+            .load_all_stored()?
+            .into_iter()
+            .map(|(name, read)| (name, read.map(|stored| stored.sequence)))
+            .collect())
+    }
+
+    /// [`Storage::load_all`] with the owners.
+    pub fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -432,7 +485,7 @@ impl Storage {
         Ok(names
             .into_iter()
             .map(|name| {
-                let result = self.get(&name).and_then(|found| {
+                let result = self.get_stored(&name).and_then(|found| {
                     found.ok_or_else(|| StorageError::NotFound { name: name.clone() })
                 });
                 (name, result)
@@ -501,7 +554,7 @@ fn nesting(bytes: &[u8]) -> usize {
     deepest
 }
 
-fn decode(name: &str, bytes: &[u8]) -> Result<Sequence, StorageError> {
+fn decode(name: &str, bytes: &[u8]) -> Result<Stored, StorageError> {
     let corrupt = |detail: String| StorageError::Corrupt {
         name: name.to_owned(),
         detail,
@@ -533,7 +586,10 @@ fn decode(name: &str, bytes: &[u8]) -> Result<Sequence, StorageError> {
             sequence.name.value
         )));
     }
-    Ok(sequence)
+    Ok(Stored {
+        sequence,
+        owner: envelope.owner,
+    })
 }
 
 /// `#name` calls read the storage afresh each time: a sequence may change between calls.

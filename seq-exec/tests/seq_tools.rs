@@ -145,7 +145,7 @@ async fn create_stores_a_checked_sequence_and_list_shows_it() {
     );
     assert_eq!(
         f.call("seq_list", json!({})).await.unwrap(),
-        json!([{"name": "hello", "groups": 1, "items": 2, "description": "greets"}])
+        json!([{"name": "hello", "groups": 1, "items": 2, "description": "greets", "owner": "tester"}])
     );
     assert!(f.data.path().join("sequences/hello.json").exists());
 }
@@ -415,7 +415,10 @@ async fn delete_and_list_report_what_is_there() {
     f.call("seq_create", calling("one", None)).await.unwrap();
     std::fs::write(f.data.path().join("sequences/torn.json"), "{\"format\"").unwrap();
     let listed = f.call("seq_list", json!({})).await.unwrap();
-    assert_eq!(listed[0], json!({"name": "one", "groups": 1, "items": 1}));
+    assert_eq!(
+        listed[0],
+        json!({"name": "one", "groups": 1, "items": 1, "owner": "tester"})
+    );
     assert_eq!(listed[1]["name"], json!("torn"));
     assert!(
         listed[1]["error"]

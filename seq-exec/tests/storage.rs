@@ -85,7 +85,9 @@ fn lists_names_counts_and_descriptions_and_deletes() {
         "no directory yet"
     );
     storage.put(&sequence("zeta", "z"), false).unwrap();
-    storage.put(&sequence("alpha", "a"), false).unwrap();
+    storage
+        .put_owned(&sequence("alpha", "a"), false, Some("ann"))
+        .unwrap();
     let listing = storage.list().unwrap();
     assert_eq!(
         listing.sequences,
@@ -94,13 +96,15 @@ fn lists_names_counts_and_descriptions_and_deletes() {
                 name: "alpha".into(),
                 groups: 2,
                 items: 3,
-                description: Some("says a".into())
+                description: Some("says a".into()),
+                owner: Some("ann".into()),
             },
             Summary {
                 name: "zeta".into(),
                 groups: 2,
                 items: 3,
-                description: Some("says z".into())
+                description: Some("says z".into()),
+                owner: None,
             },
         ]
     );

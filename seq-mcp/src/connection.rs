@@ -4,6 +4,7 @@
 //! A child's stderr is drained into a short tail (servers log there; a full pipe would block
 //! them), shown only when the server fails to start or stops.
 
+use crate::child::BoundedChild;
 use crate::convert;
 use crate::report::{ConnectError, Notice};
 use crate::spec::{ServerSpec, Transport};
@@ -12,7 +13,6 @@ use rmcp::model::{
 };
 use rmcp::service::{MaybeSendFuture, NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use seq_check::ToolDef;
@@ -20,7 +20,6 @@ use seq_exec::ToolError;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
@@ -114,10 +113,8 @@ impl Connection {
                 if let Some(cwd) = cwd {
                     command.current_dir(cwd);
                 }
-                let (child, pipe) = TokioChildProcess::builder(command)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|error| ConnectError::Spawn {
+                let (child, pipe) =
+                    BoundedChild::spawn(command).map_err(|error| ConnectError::Spawn {
                         server: spec.name.clone(),
                         reason: error.to_string(),
                     })?;

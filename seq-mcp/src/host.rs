@@ -387,6 +387,10 @@ impl ToolHost for McpHost {
     }
 }
 
+fn nobody_offers(name: &str) -> ToolError {
+    ToolError::new(Reason::NotFound, format!("no host offers `{name}` now"))
+}
+
 fn not_offered(name: &str) -> ToolError {
     ToolError::new(
         Reason::NotFound,
@@ -428,10 +432,21 @@ impl ToolHost for Combined {
         Box::pin(async move {
             match self.owner(name) {
                 Some(host) => host.call(name, args).await,
-                None => Err(ToolError::new(
-                    Reason::NotFound,
-                    format!("no host offers `{name}` now"),
-                )),
+                None => Err(nobody_offers(name)),
+            }
+        })
+    }
+
+    fn call_as<'a>(
+        &'a self,
+        caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            match self.owner(name) {
+                Some(host) => host.call_as(caller, name, args).await,
+                None => Err(nobody_offers(name)),
             }
         })
     }

@@ -5,8 +5,11 @@
 //!   beside the embedded host. Their live `tools/list` is also a catalog for the checker
 //!   ([`McpHost::definitions`]).
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
+//! - [`bound`]: messages past the line bound answered with an error, not dropped.
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
 
+pub mod bound;
+mod child;
 mod connection;
 pub mod convert;
 pub mod host;

@@ -15,9 +15,9 @@
 
 use crate::host::{Combined, McpHost};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, ErrorData, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -133,8 +133,13 @@ impl SeqServer {
     /// Serves on stdin and stdout until the client closes them.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         let (input, output) = rmcp::transport::stdio_pipes();
+        // A request past the line bound is answered with an error instead of vanishing.
         let input = UntilClosed {
-            inner: input,
+            inner: crate::bound::bounded(
+                input,
+                crate::bound::MAX_MESSAGE_BYTES,
+                crate::bound::request_stand_in,
+            ),
             closed: self.session.clone(),
         };
         let running = self
@@ -411,6 +416,36 @@ impl ServerHandler for SeqServer {
         cancel.cancel();
         answer.await.map(CallToolResponse::from)
     }
+    /// The stand-in for a request past the line bound ([`crate::bound`]): answered under the
+    /// request's own id with an error that says so.
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CustomResult, ErrorData>> + MaybeSendFuture + '_ {
+        let answer = if request.method == crate::bound::OVERSIZED {
+            let bytes = request
+                .params
+                .as_ref()
+                .and_then(|params| params.get("bytes"))
+                .and_then(Value::as_u64)
+                .unwrap_or_default();
+            let bound = crate::bound::MAX_MESSAGE_BYTES;
+            ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "the request is {bytes} bytes, more than the {} MiB a message may have; it \
+                     was not read",
+                    bound / (1024 * 1024)
+                ),
+                Some(json!({"bytes": bytes, "bound": bound})),
+            )
+        } else {
+            ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)
+        };
+        std::future::ready(Err(answer))
+    }
+
     // No `get_tool`: rmcp would then validate arguments itself, as protocol errors; the seq
     // tools validate their own and answer with a `ToolError` that names the field.
 }

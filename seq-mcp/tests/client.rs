@@ -117,6 +117,29 @@ async fn is_error_is_a_failed_tool_error_with_the_server_text() {
     host.shutdown().await;
 }
 
+/// An answer past the 16 MiB line bound fails its call at once, saying why, where rmcp alone
+/// dropped it and left the call to its timeout; the connection serves on.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_past_the_bound_fails_the_call_at_once() {
+    let host = connect(vec![changing(None)]).await;
+    let started = std::time::Instant::now();
+    let call = host.call("big", json!({"bytes": 17_000_000}));
+    let error = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("an answer, not a wait for the timeout")
+        .unwrap_err();
+    assert_eq!(error.reason, Reason::Failed);
+    let detail = error.detail.unwrap();
+    assert!(
+        detail.contains("more than the 16 MiB a message may have"),
+        "{detail}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let small = host.call("big", json!({"bytes": 3})).await.unwrap();
+    assert_eq!(small, json!("xxx"));
+    host.shutdown().await;
+}
+
 /// A call in flight that the run drops (a cancelled run, a timed-out group) is cancelled on the
 /// server too: it receives `notifications/cancelled` and stops, rather than finishing unseen.
 #[tokio::test(flavor = "multi_thread")]

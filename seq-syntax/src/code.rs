@@ -141,6 +141,9 @@ codes! {
     CatalogInvalid = "E0803", Error, "invalid catalog";
     CatalogDuplicateTool = "E0804", Error, "tool defined twice in one catalog";
     CatalogRedefinesSeqTool = "W0801", Warning, "catalog redefines a built-in `seq_*` tool";
+
+    // The creator's policy: what `seq_create` refuses to store ("Permissions" in docs/reference.md).
+    UnauthorizedTool = "E0901", Error, "the sequence reaches a tool its creator may not use";
 }
 
 impl Serialize for Code {

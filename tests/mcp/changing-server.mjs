@@ -2,7 +2,8 @@
 // (seq-mcp/tests/): `grow` adds the tool `extra` (the SDK then sends
 // notifications/tools/list_changed), `fail` answers with `isError: true`, `wait` waits and,
 // when the client cancels the call (notifications/cancelled, which the SDK turns into an abort
-// signal), writes the request's reason into the file `marker`.
+// signal), writes the request's reason into the file `marker`; `big` answers with a text of
+// `bytes` bytes.
 import { writeFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -52,6 +53,12 @@ server.registerTool(
         resolve({ content: [{ type: "text", text: "cancelled" }] });
       });
     }),
+);
+
+server.registerTool(
+  "big",
+  { description: "Answers with `bytes` bytes of text.", inputSchema: { bytes: z.number() } },
+  async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }),
 );
 
 await server.connect(new StdioServerTransport());

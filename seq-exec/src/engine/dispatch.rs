@@ -110,7 +110,8 @@ pub(crate) async fn host_tool(
         ParallelSafety::Safe | ParallelSafety::ThroughTarget => (Some(lock.read().await), None),
     };
     // A panicking host call is that tool's failure, not the run's: caught, it fails this item.
-    let call = AssertUnwindSafe(async { cx.host.call(tool, args).await }).catch_unwind();
+    let call =
+        AssertUnwindSafe(async { cx.host.call_as(cx.caller, tool, args).await }).catch_unwind();
     // Cancellation drops the call (and whatever it started: `cmd_run`'s processes, an MCP
     // request) at once.
     let outcome = tokio::select! {

@@ -1,4 +1,11 @@
-//! `seq_create`: parse (parameter form or file), check against the whole storage, store.
+//! `seq_create`: parse (parameter form or file), check against the whole storage and the
+//! creator's policy, store with its owner.
+//!
+//! On behalf of a caller (over MCP, or from inside a sequence): `file` needs the right to read
+//! files (`files_read`), every tool the sequence reaches must be one the caller may use
+//! ([`super::reach`], E0901, reason `unauthorized`), and a stored sequence is replaced only by
+//! its owner or a store administrator ([`crate::policy::STORE_ADMIN`]). The command line acts as
+//! the local user, who owns the data directory: none of these apply and nothing gets an owner.
 //!
 //! The checker runs over every stored sequence plus the new one (replacing a stored one of the
 //! same name), so that cycles and depth across sequences are seen. The new sequence is
@@ -7,10 +14,11 @@
 //! sequences get with it that they did not have before.
 
 use super::findings::{self, Finding, Origin};
-use super::{SeqOutcome, StorageTools, storage_error};
+use super::{SeqOutcome, StorageTools, reach, storage_error};
 use crate::builtin::files::read_regular;
 use crate::builtin::{args, resolve_beneath};
 use crate::error::{Reason, ToolError};
+use crate::host::Caller;
 use crate::storage::{self, StorageError, Summary};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
@@ -33,8 +41,8 @@ impl Form {
     }
 }
 
-pub(super) fn create(tools: &StorageTools, args: &Value) -> SeqOutcome {
-    match create_inner(tools, args) {
+pub(super) fn create(tools: &StorageTools, args: &Value, caller: Option<&Caller>) -> SeqOutcome {
+    match create_inner(tools, args, caller) {
         Ok((value, warnings)) => SeqOutcome {
             result: Ok(value),
             diagnostics: warnings,
@@ -54,9 +62,13 @@ fn plain(error: ToolError) -> Refusal {
     (error, Vec::new())
 }
 
-fn create_inner(tools: &StorageTools, args: &Value) -> Result<(Value, Vec<Finding>), Refusal> {
+fn create_inner(
+    tools: &StorageTools,
+    args: &Value,
+    caller: Option<&Caller>,
+) -> Result<(Value, Vec<Finding>), Refusal> {
     let replace = args::flag(args, "replace").map_err(plain)?;
-    let (form, text, parse) = source(tools, args).map_err(plain)?;
+    let (form, text, parse) = source(tools, args, caller).map_err(plain)?;
     let origin = match form {
         Form::Groups => Origin::Value(&text),
         Form::File => Origin::File(&text),
@@ -94,8 +106,12 @@ fn create_inner(tools: &StorageTools, args: &Value) -> Result<(Value, Vec<Findin
 
     let _one_at_a_time = tools.lock.lock().unwrap_or_else(PoisonError::into_inner);
     let storage = tools.storage();
-    if !replace && storage.exists(&name).map_err(|e| plain(storage_error(e)))? {
+    let exists = storage.exists(&name).map_err(|e| plain(storage_error(e)))?;
+    if !replace && exists {
         return Err(plain(storage_error(StorageError::Exists { name })));
+    }
+    if exists && let Some(caller) = caller {
+        tools.may_change(&name, caller, "replace").map_err(plain)?;
     }
     // Unreadable stored files are left out: `#name` calls cannot reach them either.
     let stored: Vec<Sequence> = storage
@@ -104,12 +120,26 @@ fn create_inner(tools: &StorageTools, args: &Value) -> Result<(Value, Vec<Findin
         .into_iter()
         .filter_map(|(_, read)| read.ok())
         .collect();
-    let found = check_with(tools, &stored, &sequence, &origin);
+    let mut found = check_with(tools, &stored, &sequence, &origin);
+    let refused = match caller {
+        Some(caller) => reach::unauthorized(&sequence, &stored, &tools.config.policy, caller),
+        None => Vec::new(),
+    };
+    let unauthorized = !refused.is_empty();
+    found.extend(own(&refused, &origin));
     if found.iter().any(Finding::is_error) {
-        return Err(refuse(form, found));
+        let (mut error, found) = refuse(form, found);
+        if unauthorized {
+            error.reason = Reason::Unauthorized;
+            error.hint = Some(
+                "use only tools you may use (each E0901 says which), and fix any other errors listed"
+                    .to_owned(),
+            );
+        }
+        return Err((error, found));
     }
     storage
-        .put(&sequence, replace)
+        .put_owned(&sequence, replace, caller.map(|c| c.id.as_str()))
         .map_err(|e| plain(storage_error(e)))?;
     let summary = Summary::of(&sequence);
     // Only errors are taken from other sequences, so what is left is this one's warnings.
@@ -125,7 +155,11 @@ fn create_inner(tools: &StorageTools, args: &Value) -> Result<(Value, Vec<Findin
 }
 
 /// The text and its parse, from `groups` or from `file` (exactly one of them).
-fn source(tools: &StorageTools, args: &Value) -> Result<(Form, String, Parse), ToolError> {
+fn source(
+    tools: &StorageTools,
+    args: &Value,
+    caller: Option<&Caller>,
+) -> Result<(Form, String, Parse), ToolError> {
     let groups = args::optional(args, "groups")?;
     let file = args::optional_string(args, "file")?;
     match (groups, file) {
@@ -151,12 +185,38 @@ fn source(tools: &StorageTools, args: &Value) -> Result<(Form, String, Parse), T
                 .with_field("description")
                 .with_hint("drop `description`, or write it into the file"));
             }
+            if let Some(caller) = caller
+                && !tools.config.policy.allows(caller, FILES_READ)
+            {
+                return Err(ToolError::new(
+                    Reason::Unauthorized,
+                    format!(
+                        "caller `{}` may not read files (`{FILES_READ}`), which `file` needs",
+                        caller.id
+                    ),
+                )
+                .with_field("file")
+                .with_hint(
+                    "give the sequence inline as `groups`, or ask for access to `files_read`",
+                ));
+            }
             let place = resolve_beneath(&tools.config.root, file)
                 .map_err(|error| error.to_tool_error("file"))?;
             // Confined and bounded as `files_read` is: a regular file only, sized from its
             // metadata before it is read.
             let bytes = read_regular(&place, seq_syntax::limits::MAX_FILE_BYTES)
                 .map_err(|error| error.at(file).with_field("file"))?;
+            if !looks_like_a_sequence(&bytes) {
+                // Whatever the file holds (a `.env`, a key) is not quoted back.
+                return Err(ToolError::new(
+                    Reason::ArgError,
+                    format!("`{file}` is not a sequence file: it is not a JSON object"),
+                )
+                .with_field("file")
+                .with_hint(
+                    "give the path of a sequence file (a JSON object with `name` and `groups`)",
+                ));
+            }
             let parse = seq_syntax::parse_bytes(&bytes);
             let text = String::from_utf8_lossy(&bytes).into_owned();
             Ok((Form::File, text, parse))
@@ -174,6 +234,15 @@ fn source(tools: &StorageTools, args: &Value) -> Result<(Form, String, Parse), T
         .with_field("groups")
         .with_hint("give the groups inline as `groups`, or a sequence file as `file`")),
     }
+}
+
+/// The tool whose right `seq_create(file=...)` needs: reading a file is what it does.
+const FILES_READ: &str = "files_read";
+
+/// Whether the file starts as a JSON object does, so that its findings may quote it. Anything
+/// else (a `.env`, a key, a binary) is not a sequence, and quoting its bytes would echo it.
+fn looks_like_a_sequence(bytes: &[u8]) -> bool {
+    bytes.trim_ascii_start().first() == Some(&b'{')
 }
 
 /// The new sequence's findings, and the errors it causes in stored ones.

@@ -74,7 +74,20 @@ impl ToolHost for SeqHost {
     fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             if StorageTools::handles(name) {
-                return self.storage_tools.call(name, args).await.result;
+                // The store tools act for a caller; without one (not the engine's way) only the
+                // bound one is known.
+                return match &self.running {
+                    Some((_, caller)) => {
+                        self.storage_tools
+                            .call(name, args, Some(caller))
+                            .await
+                            .result
+                    }
+                    None => Err(ToolError::new(
+                        crate::error::Reason::Unauthorized,
+                        format!("`{name}` needs a caller: it is run through `call_as`"),
+                    )),
+                };
             }
             if Self::runs(name) {
                 return match &self.running {
@@ -83,6 +96,27 @@ impl ToolHost for SeqHost {
                 };
             }
             self.inner.call(name, args).await
+        })
+    }
+
+    fn call_as<'a>(
+        &'a self,
+        caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            if StorageTools::handles(name) {
+                return self
+                    .storage_tools
+                    .call(name, args, Some(caller))
+                    .await
+                    .result;
+            }
+            if Self::runs(name) {
+                return self.call(name, args).await;
+            }
+            self.inner.call_as(caller, name, args).await
         })
     }
 

@@ -1,0 +1,320 @@
+//! The store against its callers: `seq_create` refuses a sequence that reaches a tool its creator
+//! may not use (E0901, `unauthorized`), stored sequences have owners whom only a store
+//! administrator can overrule, and `seq_create(file=...)` needs `files_read` and never echoes
+//! a file that is not a sequence.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use seq_exec::builtin::BuiltinHost;
+use seq_exec::policy::{Policy, Rules};
+use seq_exec::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
+use seq_exec::storage::Storage;
+use seq_exec::{Caller, Reason, ToolError};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tempfile::TempDir;
+
+struct Store {
+    _data: TempDir,
+    root: TempDir,
+    storage: Storage,
+    tools: SeqTools,
+}
+
+/// `admin` may use everything; `low` is denied `cmd_run` (the issue's `--deny cmd_run
+/// --caller low`); `lead` holds the store administrator permission.
+fn store() -> Store {
+    store_with(
+        Policy::allow_all()
+            .for_caller("low", Rules::default().deny("cmd_run"))
+            .for_caller("lead", Rules::default().allow("*").allow("seq_admin")),
+    )
+}
+
+fn store_with(policy: Policy) -> Store {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let policy = Arc::new(policy);
+    let builtin = Arc::new(BuiltinHost::new(root.path()).with_policy(policy.clone()));
+    let storage = Storage::new(data.path());
+    let mut config = SeqConfig::new(storage.clone(), root.path());
+    config.policy = policy;
+    let tools = SeqTools::assemble(builtin, config, |engine| engine);
+    Store {
+        _data: data,
+        root,
+        storage,
+        tools,
+    }
+}
+
+impl Store {
+    async fn call(&self, who: &str, tool: &str, args: Value) -> SeqOutcome {
+        self.tools.call_full(tool, args, &Caller::new(who)).await
+    }
+
+    /// The stored sequence `name`, as text to compare.
+    fn stored(&self, name: &str) -> String {
+        format!("{:?}", self.storage.get(name).unwrap())
+    }
+}
+
+fn groups(tools: &str) -> Value {
+    json!([{"name": "main", "tools": tools}])
+}
+
+const CMD: &str = r#"{"tool":"cmd_run","args":{"argv":["make","deploy"]}} ;"#;
+const ECHO: &str = r#"{"tool":"echo","args":{"value":1}} ;"#;
+
+fn refusal(outcome: &SeqOutcome) -> &ToolError {
+    outcome.result.as_ref().unwrap_err()
+}
+
+fn detail(outcome: &SeqOutcome) -> String {
+    refusal(outcome).detail.clone().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_caller_cannot_store_a_tool_it_may_not_use() {
+    let s = store();
+    let outcome = s
+        .call(
+            "low",
+            "seq_create",
+            json!({"name": "plant", "groups": groups(&format!("{ECHO}{CMD}"))}),
+        )
+        .await;
+    assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
+    let codes: Vec<&str> = outcome.diagnostics.iter().map(|f| f.code).collect();
+    assert_eq!(codes, ["E0901"]);
+    assert_eq!(outcome.diagnostics[0].excerpt.as_deref(), Some("cmd_run"));
+    assert!(detail(&outcome).contains("caller `low` may not use `cmd_run`"));
+    assert!(s.storage.get("plant").unwrap().is_none());
+    // The same sequence from a caller who may run it is stored.
+    let outcome = s
+        .call(
+            "admin",
+            "seq_create",
+            json!({"name": "plant", "groups": groups(&format!("{ECHO}{CMD}"))}),
+        )
+        .await;
+    outcome.result.unwrap();
+}
+
+#[tokio::test]
+async fn a_call_to_a_stored_sequence_reaches_its_tools_transitively() {
+    let s = store();
+    s.call(
+        "admin",
+        "seq_create",
+        json!({"name": "deploy", "groups": groups(CMD)}),
+    )
+    .await
+    .result
+    .unwrap();
+    s.call(
+        "admin",
+        "seq_create",
+        json!({"name": "wrap", "groups": groups(r##"{"tool":"seq_call","args":{"target":"#deploy"}} ;"##)}),
+    )
+    .await
+    .result
+    .unwrap();
+    // `low` may call `wrap`, but through it `#deploy` runs `cmd_run`.
+    let outcome = s
+        .call(
+            "low",
+            "seq_create",
+            json!({"name": "mine", "groups": groups(&format!(r##"{ECHO}{{"tool":"seq_call","args":{{"target":"#wrap"}}}} ;"##))}),
+        )
+        .await;
+    assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
+    assert_eq!(outcome.diagnostics.len(), 1, "{:#?}", outcome.diagnostics);
+    assert_eq!(outcome.diagnostics[0].code, "E0901");
+    assert_eq!(
+        outcome.diagnostics[0].message,
+        "`#wrap` reaches `cmd_run`, which caller `low` may not use"
+    );
+    // A group called through `seq_call` is one of the sequence's own: its item is found too.
+    let outcome = s
+        .call(
+            "low",
+            "seq_create",
+            json!({"name": "mine", "groups": [
+                {"name": "main", "tools": r#"{"tool":"seq_call","args":{"target":"inner"}} ;"#},
+                {"name": "inner", "tools": CMD},
+            ]}),
+        )
+        .await;
+    assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
+    let codes: Vec<&str> = outcome.diagnostics.iter().map(|f| f.code).collect();
+    assert_eq!(codes, ["E0901"]);
+}
+
+#[tokio::test]
+async fn the_planted_store_low_cannot_replace_or_delete_what_admin_owns() {
+    let s = store();
+    s.call(
+        "admin",
+        "seq_create",
+        json!({"name": "deploy", "groups": groups(CMD)}),
+    )
+    .await
+    .result
+    .unwrap();
+    let before = s.stored("deploy");
+    // Even with only tools `low` may use, the sequence is not `low`'s to replace.
+    let outcome = s
+        .call(
+            "low",
+            "seq_create",
+            json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
+        )
+        .await;
+    let error = refusal(&outcome);
+    assert_eq!(error.reason, Reason::Unauthorized);
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("`deploy` belongs to `admin`; caller `low` may not replace it")
+    );
+    let outcome = s.call("low", "seq_delete", json!({"name": "deploy"})).await;
+    assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
+    assert!(detail(&outcome).contains("belongs to `admin`"));
+    assert_eq!(s.stored("deploy"), before);
+    // Its owner may; `seq_list` shows who that is.
+    let listed = s.call("admin", "seq_list", json!({})).await.result.unwrap();
+    assert_eq!(listed[0]["owner"], "admin");
+    s.call(
+        "admin",
+        "seq_create",
+        json!({"name": "deploy", "replace": true, "groups": groups(CMD)}),
+    )
+    .await
+    .result
+    .unwrap();
+    // So may the store administrator, who then owns it.
+    s.call(
+        "lead",
+        "seq_create",
+        json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
+    )
+    .await
+    .result
+    .unwrap();
+    let listed = s.call("lead", "seq_list", json!({})).await.result.unwrap();
+    assert_eq!(listed[0]["owner"], "lead");
+    s.call("lead", "seq_delete", json!({"name": "deploy"}))
+        .await
+        .result
+        .unwrap();
+    assert!(s.storage.get("deploy").unwrap().is_none());
+}
+
+#[tokio::test]
+async fn an_ownerless_sequence_changes_only_by_an_administrator() {
+    let s = store();
+    // As `seqc create` and older versions store: no owner.
+    let parsed = seq_syntax::parse_value(&json!({"name": "deploy", "groups": groups(ECHO)})).1;
+    s.storage.put(&parsed.sequence.unwrap(), false).unwrap();
+    let listed = s.call("admin", "seq_list", json!({})).await.result.unwrap();
+    assert_eq!(listed[0].get("owner"), None);
+    for who in ["low", "admin"] {
+        let outcome = s.call(who, "seq_delete", json!({"name": "deploy"})).await;
+        assert_eq!(refusal(&outcome).reason, Reason::Unauthorized, "{who}");
+        assert!(detail(&outcome).contains("has no owner"), "{who}");
+    }
+    s.call(
+        "lead",
+        "seq_create",
+        json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
+    )
+    .await
+    .result
+    .unwrap();
+}
+
+#[test]
+fn the_administrator_permission_is_granted_by_its_name_only() {
+    let lead = Caller::new("lead");
+    for (policy, admin) in [
+        (Policy::allow_all(), false),
+        (Policy::allow_all().allow("*"), false),
+        (Policy::allow_all().allow("seq_*"), false),
+        (Policy::allow_all().allow("*").allow("seq_admin"), true),
+        (
+            Policy::allow_all().for_caller("lead", Rules::default().allow("seq_admin")),
+            true,
+        ),
+        (
+            Policy::allow_all()
+                .allow("seq_admin")
+                .for_caller("lead", Rules::default().deny("seq_*")),
+            false,
+        ),
+    ] {
+        assert_eq!(policy.is_store_admin(&lead), admin, "{policy:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_sequence_is_not_echoed() {
+    let s = store();
+    std::fs::write(s.root.path().join(".env"), "DB_PASSWORD=hunter2\n").unwrap();
+    std::fs::write(s.root.path().join("key.json"), "[\"hunter2\"]\n").unwrap();
+    for file in [".env", "key.json"] {
+        let outcome = s
+            .call("admin", "seq_create", json!({"name": "x", "file": file}))
+            .await;
+        let error = refusal(&outcome);
+        assert_eq!(error.reason, Reason::ArgError);
+        assert_eq!(error.field.as_deref(), Some("file"));
+        let everything = format!("{:?}", outcome.result) + &format!("{:?}", outcome.diagnostics);
+        assert!(!everything.contains("hunter2"), "{everything}");
+        assert!(detail(&outcome).contains("is not a sequence file"));
+    }
+}
+
+#[tokio::test]
+async fn create_from_a_file_needs_the_right_to_read_files() {
+    let s = store_with(Policy::allow_all().for_caller("blind", Rules::default().deny("files_*")));
+    std::fs::write(
+        s.root.path().join("hello.json"),
+        json!({"name": "hello", "groups": groups(ECHO)}).to_string(),
+    )
+    .unwrap();
+    let outcome = s
+        .call(
+            "blind",
+            "seq_create",
+            json!({"name": "hello", "file": "hello.json"}),
+        )
+        .await;
+    let error = refusal(&outcome);
+    assert_eq!(error.reason, Reason::Unauthorized);
+    assert_eq!(error.field.as_deref(), Some("file"));
+    assert!(s.storage.get("hello").unwrap().is_none());
+    s.call(
+        "admin",
+        "seq_create",
+        json!({"name": "hello", "file": "hello.json"}),
+    )
+    .await
+    .result
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_tool_that_is_off_says_how_to_turn_it_on() {
+    let s = store_with(Policy::allow_all().turn_off("cmd_run", "`--enable cmd_run`"));
+    let outcome = s
+        .call(
+            "admin",
+            "seq_create",
+            json!({"name": "x", "groups": groups(CMD)}),
+        )
+        .await;
+    assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
+    let hint = outcome.diagnostics[0].hint.clone().unwrap();
+    assert!(hint.contains("`--enable cmd_run`"), "{hint}");
+    assert!(detail(&outcome).contains("--enable cmd_run"));
+}
