@@ -71,7 +71,7 @@ fn create_inner(
     let (form, text, parse) = source(tools, args, caller).map_err(plain)?;
     let origin = match form {
         Form::Groups => Origin::Value(&text),
-        Form::File => Origin::File(&text),
+        Form::File => Origin::File(&text, seq_syntax::LineIndex::new(&text)),
     };
     if parse.has_errors() {
         return Err(refuse(form, own(&parse.diagnostics, &origin)));

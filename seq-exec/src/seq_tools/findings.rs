@@ -34,8 +34,9 @@ pub struct Finding {
 
 /// Where the diagnostics' spans point.
 pub(super) enum Origin<'a> {
-    /// The text of a file: positions are meaningful.
-    File(&'a str),
+    /// The text of a file, with its line index (built once for all its diagnostics):
+    /// positions are meaningful.
+    File(&'a str, LineIndex),
     /// The rendering of the parameter form: only excerpts are.
     Value(&'a str),
     /// A stored sequence, whose text is not kept.
@@ -55,8 +56,8 @@ impl Finding {
             hint: diagnostic.help.clone(),
         };
         match origin {
-            Origin::File(text) => {
-                let at = LineIndex::new(text).line_col(text, diagnostic.span.start);
+            Origin::File(text, index) => {
+                let at = index.line_col(text, diagnostic.span.start);
                 finding.line = Some(at.line);
                 finding.column = Some(at.column);
                 finding.excerpt = excerpt(text, diagnostic);
