@@ -69,12 +69,11 @@ pub fn run(args: &WorkerArgs) -> Status {
     let status = runtime.block_on(async {
         let listener = match seq_restate::bind(args.listen) {
             Ok(listener) => listener,
-            Err(error) => return trouble(format_args!("cannot listen at {}: {error}", args.listen)),
+            Err(error) => {
+                return trouble(format_args!("cannot listen at {}: {error}", args.listen));
+            }
         };
-        let serving = tokio::spawn(seq_restate::serve(
-            listener,
-            seq_restate::SeqRun::new(host),
-        ));
+        let serving = tokio::spawn(seq_restate::serve(listener, seq_restate::SeqRun::new(host)));
         if let Some(admin) = &args.register {
             if let Err(error) = seq_restate::register(admin, &endpoint).await {
                 serving.abort();

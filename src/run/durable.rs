@@ -27,7 +27,10 @@ pub(super) fn run(
         caller: args.caller.clone(),
     };
     if args.format == RunFormat::Human {
-        let _ = writeln!(io::stderr().lock(), "seqc: durable run `{run_id}` at {ingress}");
+        let _ = writeln!(
+            io::stderr().lock(),
+            "seqc: durable run `{run_id}` at {ingress}"
+        );
     }
     let started = Instant::now();
     let report = match runtime.block_on(seq_restate::submit(ingress, &run_id, &input)) {

@@ -18,8 +18,11 @@ pub trait Driver: Send + Sync {
     /// One attempt at a host tool call, named by `step`: `work` looks the tool up, authorizes
     /// the caller, validates the arguments, calls the tool within the per-tool timeout and
     /// applies the result contract. Its outcome is what the interpreter decides on.
-    fn attempt<'a>(&'a self, step: Step<'a>, work: BoxFuture<'a, Attempt>)
-    -> BoxFuture<'a, Attempt>;
+    fn attempt<'a>(
+        &'a self,
+        step: Step<'a>,
+        work: BoxFuture<'a, Attempt>,
+    ) -> BoxFuture<'a, Attempt>;
 
     /// Whether several attempts may be in flight at once. When not, the items of a parallel
     /// group run one at a time, in item order; they still see only the slots written before
@@ -62,7 +65,11 @@ pub struct Step<'a> {
 impl Step<'_> {
     /// `GROUP/INDEX` of the innermost group, the name of the item in a journal.
     pub fn name(&self) -> String {
-        format!("{}/{}", self.stack.innermost_group().unwrap_or(""), self.index)
+        format!(
+            "{}/{}",
+            self.stack.innermost_group().unwrap_or(""),
+            self.index
+        )
     }
 
     /// `PATH/INDEX/ATTEMPT`, unique within a run for every attempt at every depth (`PATH`:
