@@ -313,7 +313,9 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
     assert_eq!(report["ok"], true, "{report}");
     let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
     let lines: Vec<&str> = evidence.lines().collect();
-    assert_eq!(lines, ["step-0", "step-1", "step-2", "step-2", "step-3"]);
+    // The step run again is the same attempt: the same idempotency key both times.
+    let step2 = "step-2 crash-1/#crash/steps/2/0";
+    assert_eq!(lines, ["step-0", "step-1", step2, step2, "step-3"]);
     // Every step wrote its command's result to the `array` slot, once, in order.
     let done = report["out"]["steps"]["done"].as_array().unwrap();
     assert_eq!(done.len(), 4, "{report}");

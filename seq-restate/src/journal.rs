@@ -11,7 +11,7 @@
 //! same slots and report.
 
 use restate_sdk::prelude::*;
-use seq_exec::engine::{Attempt, Driver, Step};
+use seq_exec::engine::{Attempt, Driver, Step, with_idempotency_key};
 use seq_exec::{BoxFuture, Reason, ToolError};
 
 /// The largest journal entry the server accepts by default (its message size limit): 32 MiB.
@@ -51,10 +51,12 @@ impl Driver for Journaled<'_> {
         let ctx: &'a WorkflowContext<'a> = self.ctx;
         let limit = self.entry_limit;
         let tool = step.tool;
+        let key = format!("{}/{}", ctx.key(), step.key());
         Box::pin(async move {
             let journaled = ctx
                 .run(move || async move {
-                    let attempt = within_entry_limit(tool, work.await, limit);
+                    let attempt = with_idempotency_key(key, work).await;
+                    let attempt = within_entry_limit(tool, attempt, limit);
                     Ok(Json(attempt))
                 })
                 .name(step.name())

@@ -80,6 +80,22 @@ impl Step<'_> {
     }
 }
 
+tokio::task_local! {
+    static IDEMPOTENCY_KEY: String;
+}
+
+/// The idempotency key of the attempt being made, when its driver gave it one (a durable run:
+/// `RUN/PATH/INDEX/ATTEMPT`). A host reads it while it calls a tool, to pass it on to a tool
+/// that takes one (`cmd_run` sets `SEQC_IDEMPOTENCY_KEY`).
+pub fn idempotency_key() -> Option<String> {
+    IDEMPOTENCY_KEY.try_with(String::clone).ok()
+}
+
+/// Runs `work` (an attempt's work) with `key` as its [`idempotency_key`].
+pub async fn with_idempotency_key<F: std::future::Future>(key: String, work: F) -> F::Output {
+    IDEMPOTENCY_KEY.scope(key, work).await
+}
+
 /// What one attempt produced, as a journal can hold it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Attempt {

@@ -40,7 +40,7 @@ mod stack;
 mod tool_timeout;
 mod values;
 
-pub use driver::{Attempt, Driver, InProcess, Step};
+pub use driver::{Attempt, Driver, InProcess, Step, idempotency_key, with_idempotency_key};
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
