@@ -358,3 +358,74 @@ fn a_run_id_submitted_twice_runs_once() {
     let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
     assert_eq!(evidence, "first\nthird\n");
 }
+
+/// `#c0` → `#c1` → … → `#c4`: four nested calls run durably (the stored callees travel with the
+/// run); a fifth on top is refused by the check before anything is submitted, as for a local run.
+#[test]
+fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    let link = |n: usize| {
+        let items = if n == 4 {
+            r#"{\"tool\":\"echo\",\"args\":{\"value\":\"bottom\"},\"as\":\"v\"} ;"#.to_owned()
+        } else {
+            format!(
+                r##"{{\"tool\":\"seq_call\",\"args\":{{\"target\":\"#c{}\"}},\"as\":\"v\"}} ;"##,
+                n + 1
+            )
+        };
+        let path = root.path().join(format!("c{n}.json"));
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"name": "c{n}", "description": "Link {n}.", "groups": [{{"name": "g", "description": "One call.", "out": {{"v": "any"}}, "tools": "{items}"}}]}}"#
+            ),
+        )
+        .unwrap();
+        path
+    };
+    for n in (1..=4).rev() {
+        let created = common::command()
+            .arg("create")
+            .arg(link(n))
+            .arg("--data-dir")
+            .arg(data.path())
+            .output()
+            .unwrap();
+        assert_eq!(status(&created), 0, "c{n}: {}", stderr(&created));
+    }
+    let top = link(0);
+    let ran = restate.run(data.path(), &[top.to_str().unwrap()]);
+    assert_eq!(status(&ran), 0, "{}", stderr(&ran));
+    let report = report(&ran);
+    let mut value = &report["out"]["g"]["v"];
+    for n in 1..=4 {
+        value = &value["g"]["v"];
+        assert!(!value.is_null(), "no value at depth {n}: {report}");
+    }
+    assert_eq!(value, "bottom");
+
+    let created = common::command()
+        .arg("create")
+        .arg(&top)
+        .arg("--data-dir")
+        .arg(data.path())
+        .output()
+        .unwrap();
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let deeper = root.path().join("deeper.json");
+    std::fs::write(
+        &deeper,
+        r##"{"name": "deeper", "description": "A fifth call.", "groups": [{"name": "g", "description": "One call.", "out": {"v": "any"}, "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#c0\"},\"as\":\"v\"} ;"}]}"##,
+    )
+    .unwrap();
+    let refused = restate.run(data.path(), &[deeper.to_str().unwrap()]);
+    assert_eq!(status(&refused), 1, "{}", stderr(&refused));
+    assert!(
+        common::stdout(&refused).contains("E0603"),
+        "{}",
+        common::stdout(&refused)
+    );
+}

@@ -97,7 +97,7 @@ pub(crate) async fn host_tool(
         .starts_with("output_send__")
         .then(|| args.get("text").and_then(Value::as_str).map(str::to_owned))
         .flatten();
-    let work = Box::pin(async move {
+    let work = async move {
         match call_host(cx, tool, args, lock, timeout).await {
             Ok(value) => Attempt {
                 outcome: Ok(value),
@@ -108,8 +108,13 @@ pub(crate) async fn host_tool(
                 missing: failure.missing,
             },
         }
-    });
-    let Attempt { outcome, missing } = cx.driver.attempt(step, work).await;
+    };
+    // The in-process driver's attempts are awaited here, without boxing them.
+    let Attempt { outcome, missing } = if cx.driver.intercepts() {
+        cx.driver.attempt(step, Box::pin(work)).await
+    } else {
+        work.await
+    };
     match outcome {
         Ok(value) => {
             cx.output.record(tool, sent.as_deref());

@@ -31,6 +31,12 @@ pub trait Driver: Send + Sync {
     fn concurrent(&self) -> bool {
         true
     }
+
+    /// Whether attempts go through [`Driver::attempt`]. `false`: they are awaited where they
+    /// are made, as [`InProcess`] does, which spares boxing every call.
+    fn intercepts(&self) -> bool {
+        true
+    }
 }
 
 /// Today's behaviour: every attempt is awaited where it is made.
@@ -44,6 +50,10 @@ impl Driver for InProcess {
         work: BoxFuture<'a, Attempt>,
     ) -> BoxFuture<'a, Attempt> {
         work
+    }
+
+    fn intercepts(&self) -> bool {
+        false
     }
 }
 
