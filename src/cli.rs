@@ -59,6 +59,9 @@ pub enum Command {
     /// `--allow`/`--deny` limit what the client may use, at every depth. The sequences'
     /// `output_send__stdout` lines go to stderr (stdout carries the protocol).
     Mcp(crate::mcp::ServeArgs),
+    /// Serve durable runs (`seqc run --restate`) to a Restate server, on the embedded host and
+    /// the `--mcp` servers' tools. See "Durable runs" in docs/reference.md.
+    Worker(crate::worker::WorkerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -186,6 +189,7 @@ pub fn run() -> ExitCode {
         Command::List(args) => crate::storage_cmd::list(&args),
         Command::Delete(args) => crate::storage_cmd::delete(&args),
         Command::Mcp(args) => crate::mcp::serve(&args),
+        Command::Worker(args) => crate::worker::run(&args),
     };
     status.into()
 }

@@ -14,6 +14,7 @@ mod render;
 mod run;
 mod storage_cmd;
 mod stored;
+mod worker;
 
 fn main() -> std::process::ExitCode {
     cli::run()

@@ -5,6 +5,7 @@
 //! `--format json`, the run report as the last line; the live view, the summary and warnings go
 //! to stderr, so that `seqc run x | tool` sees only the sequence's output.
 
+mod durable;
 mod live;
 mod summary;
 
@@ -70,6 +71,14 @@ pub struct RunArgs {
     /// Refuse the tools matching PATTERN; deny wins over allow (repeatable).
     #[arg(long = "deny", value_name = "PATTERN")]
     pub deny: Vec<String>,
+    /// Run durably on Restate: submit the checked sequence to the ingress at this URL (such as
+    /// http://127.0.0.1:8080), where `seqc worker`s run it, and wait for its report.
+    #[arg(long, value_name = "INGRESS_URL")]
+    pub restate: Option<String>,
+    /// The durable run's id [default: a new one]: a run id submitted twice runs once, and the
+    /// second submission gets the first one's report.
+    #[arg(long, value_name = "ID", requires = "restate")]
+    pub run_id: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -146,6 +155,9 @@ fn run_with(
         Ok(sequence) => Arc::new(sequence),
         Err(status) => return status,
     };
+    if let Some(ingress) = &args.restate {
+        return durable::run(args, ingress, &sequence, stored, run_args, runtime);
+    }
 
     let (observer, output): (Option<Arc<dyn Observer>>, Arc<dyn OutputSink>) = match args.format {
         RunFormat::Human => {
@@ -201,14 +213,25 @@ fn run_with(
         _ if report.ok => Status::Clean,
         _ => Status::Failed,
     };
-    match args.format {
+    print_report(args.format, status, &sequence, &report, elapsed)
+}
+
+/// The end of a run, local or durable: the report as JSON on stdout, or the summary on stderr.
+fn print_report(
+    format: RunFormat,
+    status: Status,
+    sequence: &Sequence,
+    report: &seq_exec::RunReport,
+    elapsed: std::time::Duration,
+) -> Status {
+    match format {
         RunFormat::Json => emit(status, |out| {
-            serde_json::to_writer(&mut *out, &report).map_err(io::Error::from)?;
+            serde_json::to_writer(&mut *out, report).map_err(io::Error::from)?;
             writeln!(out)
         }),
         RunFormat::Human => {
             // The summary is for whoever watches stderr; if it is gone, the status still tells.
-            let _ = summary::render(&mut io::stderr().lock(), &sequence, &report, elapsed);
+            let _ = summary::render(&mut io::stderr().lock(), sequence, report, elapsed);
             status
         }
     }

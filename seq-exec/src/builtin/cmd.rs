@@ -12,6 +12,10 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+/// The variable holding a durable run's idempotency key for the attempt (docs/reference.md,
+/// "Durable runs").
+pub const IDEMPOTENCY_VAR: &str = "SEQC_IDEMPOTENCY_KEY";
+
 /// Without a `timeout` argument (the engine also caps every call at 60 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -60,6 +64,11 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
     // item's processes are stopped then, also those the command left running.
     let mut tracked = Tracked::new();
     shell.env(procs::COOKIE_VAR, tracked.cookie());
+    // A durable run's attempt key, the same when a step runs again after a crash, so that a
+    // command can tell a repeat from a new attempt.
+    if let Some(key) = crate::engine::idempotency_key() {
+        shell.env(IDEMPOTENCY_VAR, key);
+    }
     let mut child = shell.spawn().map_err(|error| {
         ToolError::new(Reason::Failed, format!("cannot start `{name}`: {error}")).with_hint(
             format!("check that `{name}` is installed and the root directory exists"),

@@ -3,6 +3,7 @@
 //! the per-tool timeout, and the result contract. The `__arg_error` short-circuit comes
 //! before all of it, in [`arg_error`].
 
+use super::driver::{Attempt, Step};
 use super::size;
 use super::tool_timeout::ToolTimeout;
 use super::values::describe;
@@ -81,7 +82,7 @@ pub(crate) fn arg_error_of(tool: &str, detail: Option<String>) -> ToolError {
 /// checked; `timeout` cuts the call off at the per-tool bound.
 pub(crate) async fn host_tool(
     cx: Cx<'_>,
-    tool: &str,
+    step: Step<'_>,
     args: Map<String, Value>,
     lock: &RwLock<()>,
     timeout: &ToolTimeout,
@@ -89,14 +90,52 @@ pub(crate) async fn host_tool(
     if cx.cancel.is_cancelled() {
         return Err(super::call::cancelled_error().into());
     }
-    let Some(def) = cx.host.lookup(tool) else {
-        return Err(Failure::missing(not_found(tool)));
-    };
-    // An output channel's line, kept for the report once the call succeeds.
+    let tool = step.tool;
+    // An output channel's line, kept for the report once the call succeeds (also when a
+    // durable driver replays the call's outcome).
     let sent = tool
         .starts_with("output_send__")
         .then(|| args.get("text").and_then(Value::as_str).map(str::to_owned))
         .flatten();
+    let work = async move {
+        match call_host(cx, tool, args, lock, timeout).await {
+            Ok(value) => Attempt {
+                outcome: Ok(value),
+                missing: false,
+            },
+            Err(failure) => Attempt {
+                outcome: Err(failure.error),
+                missing: failure.missing,
+            },
+        }
+    };
+    // The in-process driver's attempts are awaited here, without boxing them.
+    let Attempt { outcome, missing } = if cx.driver.intercepts() {
+        cx.driver.attempt(step, Box::pin(work)).await
+    } else {
+        work.await
+    };
+    match outcome {
+        Ok(value) => {
+            cx.output.record(tool, sent.as_deref());
+            Ok(value)
+        }
+        Err(error) => Err(Failure { error, missing }),
+    }
+}
+
+/// One attempt's work: lookup, authorization, pre-validation, the call within the per-tool
+/// timeout, the result contract.
+async fn call_host(
+    cx: Cx<'_>,
+    tool: &str,
+    args: Map<String, Value>,
+    lock: &RwLock<()>,
+    timeout: &ToolTimeout,
+) -> Result<Value, Failure> {
+    let Some(def) = cx.host.lookup(tool) else {
+        return Err(Failure::missing(not_found(tool)));
+    };
     let args = Value::Object(args);
     if !cx.host.can_use(cx.caller, tool, &args) {
         return Err(unauthorized(cx, tool).into());
@@ -138,9 +177,6 @@ pub(crate) async fn host_tool(
         Some(error) => Err(error),
         None => within_output_bound(tool, value, cx.limits.max_output_bytes),
     });
-    if result.is_ok() {
-        cx.output.record(tool, sent.as_deref());
-    }
     result.map_err(|error| Failure {
         // A host that lost the tool between lookup and call answers `not_found` (host.rs).
         missing: error.reason == Reason::NotFound,

@@ -112,6 +112,9 @@ pub(crate) async fn run(
         (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, parallel, started),
         (Ok(stack), None | Some(Ok(true))) => {
             let deadline = started + group.timeout();
+            // A driver that cannot have several attempts in flight runs a parallel group's
+            // items one at a time (`Driver::concurrent`); their slots still wait for the barrier.
+            let side_by_side = group.is_parallel() && cx.driver.concurrent();
             let g = GroupCx {
                 cx,
                 sequence,
@@ -122,14 +125,15 @@ pub(crate) async fn run(
                     cx.limits.tool_timeout,
                     started,
                     deadline,
-                    group.is_parallel(),
+                    side_by_side,
                 ),
                 collect: collecting(group),
             };
-            let items = if group.is_parallel() {
+            let items = if side_by_side {
                 parallel_items(&g, &scope, deadline, after, observer).await
             } else {
-                serial_items(&g, &mut scope, deadline, observer).await
+                let visible = !group.is_parallel();
+                serial_items(&g, &mut scope, visible, deadline, observer).await
             };
             conclude(&g, items, scope.out, parallel, started, observer)
         }
@@ -239,7 +243,7 @@ async fn parallel_items(
             if let Some(observer) = observer {
                 observer.item_started(group_name, i, &item.tool.value);
             }
-            let run = item::run(g, item, scope).await;
+            let run = item::run(g, i, item, scope).await;
             if let Some(signal) = signal {
                 let _ = signal.send(());
             }
@@ -297,9 +301,13 @@ async fn parallel_items(
     }
 }
 
+/// The items one after another. `visible`: each item's slot is written at once, for the items
+/// after it to read as `$out` (a serial group); otherwise at the barrier (a parallel group run
+/// one item at a time).
 async fn serial_items(
     g: &GroupCx<'_>,
     scope: &mut Scope,
+    visible: bool,
     deadline: Instant,
     observer: Option<&dyn Observer>,
 ) -> Items {
@@ -317,7 +325,7 @@ async fn serial_items(
         }
         let result = tokio::select! {
             biased;
-            result = tokio::time::timeout_at(deadline, item::run(g, item, scope)) => result.ok(),
+            result = tokio::time::timeout_at(deadline, item::run(g, i, item, scope)) => result.ok(),
             () = g.cx.cancel.cancelled() => {
                 stop = Some(Stop::Cancelled);
                 break;
@@ -331,7 +339,7 @@ async fn serial_items(
             observer.item_finished(group_name, i, &run.report);
         }
         // Written at once, so that later items read it as `$out`.
-        if let Some((slot, write)) = run.write.take() {
+        if visible && let Some((slot, write)) = run.write.take() {
             apply(g, &mut scope.out, slot, write);
         }
         let stopping = stopping(g, &run, i);

@@ -2,6 +2,7 @@
 //! check of the value it writes.
 
 use super::dispatch::{self, Failure};
+use super::driver::Step;
 use super::group::GroupCx;
 use super::report::{ItemReport, ItemStatus};
 use super::values::{self, Scope, describe};
@@ -43,7 +44,8 @@ impl ItemRun {
 
 /// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
 /// (never not-found, unauthorized or argument errors; `Reason::is_retryable`).
-pub(crate) async fn run(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> ItemRun {
+/// `index`: the item's place in its group (it names the item's attempts).
+pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scope) -> ItemRun {
     let group = g.group;
     let allowed = match group.on_error() {
         OnError::Retry => group.retries(),
@@ -60,7 +62,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> ItemRun 
                 None,
             );
         }
-        let outcome = attempt(g, item, scope).await;
+        let outcome = attempt(g, index, retries, item, scope).await;
         let failure = match outcome {
             Ok(Some(value)) => return written(g, item, value, retries),
             Ok(None) => return finish(item, ItemStatus::Skipped, None, retries, None),
@@ -89,7 +91,13 @@ pub(crate) async fn run(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> ItemRun 
 
 /// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`
 /// whose `when` is false, a call to a group whose `when` is false).
-async fn attempt(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<Option<Value>, Failure> {
+async fn attempt(
+    g: &GroupCx<'_>,
+    index: usize,
+    retries: u32,
+    item: &Item,
+    scope: &Scope,
+) -> Result<Option<Value>, Failure> {
     if let Some(error) = dispatch::arg_error(item) {
         return Err(error.into());
     }
@@ -112,7 +120,13 @@ async fn attempt(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<Option<V
     } else {
         render::object(members, scope, None, budget)?
     };
-    dispatch::host_tool(g.cx, tool, args, &g.lock, &g.tool_timeout)
+    let step = Step {
+        stack: &g.stack,
+        index,
+        attempt: retries,
+        tool,
+    };
+    dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout)
         .await
         .map(Some)
 }

@@ -10,7 +10,9 @@
 //!   pre-validation, the per-tool timeout, the result contract);
 //! - `tool_timeout`: the per-tool timeout of one group's calls, sharing the group's timers;
 //! - `values`, `eval`, `render`: references, conditions and templates;
-//! - `stack`: the call stack behind the run-time depth and cycle bounds.
+//! - `stack`: the call stack behind the run-time depth and cycle bounds;
+//! - `driver`: how an attempt at a tool call happens (awaited here, or journaled by a durable
+//!   driver), the one seam between the interpreter and what runs it.
 //!
 //! Where the language leaves a choice open, the choice is written next to the code that
 //! makes it. The main ones:
@@ -26,6 +28,7 @@
 
 mod call;
 mod dispatch;
+mod driver;
 mod eval;
 mod group;
 mod item;
@@ -37,6 +40,7 @@ mod stack;
 mod tool_timeout;
 mod values;
 
+pub use driver::{Attempt, Driver, InProcess, Step, idempotency_key, with_idempotency_key};
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
@@ -133,6 +137,8 @@ pub(crate) struct Cx<'a> {
     pub cancel: &'a CancellationToken,
     /// What the run's output channels sent, for its report.
     pub output: &'a output_log::OutputLog,
+    /// How attempts at tool calls happen.
+    pub driver: &'a dyn Driver,
 }
 
 impl Engine {
@@ -160,6 +166,7 @@ impl Engine {
         caller: &'a Caller,
         cancel: &'a CancellationToken,
         output: &'a output_log::OutputLog,
+        driver: &'a dyn Driver,
     ) -> Cx<'a> {
         Cx {
             host: self.host.as_ref(),
@@ -169,6 +176,7 @@ impl Engine {
             caller,
             cancel,
             output,
+            driver,
         }
     }
 
@@ -193,8 +201,22 @@ impl Engine {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> RunReport {
+        self.run_driven(sequence, args, caller, cancel, &InProcess)
+            .await
+    }
+
+    /// [`Engine::run_cancellable`] whose tool calls happen through `driver` (a durable one
+    /// journals them). The decisions of the run are the same for every driver.
+    pub async fn run_driven(
+        &self,
+        sequence: &Sequence,
+        args: Map<String, Value>,
+        caller: &Caller,
+        cancel: &CancellationToken,
+        driver: &dyn Driver,
+    ) -> RunReport {
         let output = output_log::OutputLog::default();
-        let cx = self.cx(caller, cancel, &output);
+        let cx = self.cx(caller, cancel, &output, driver);
         let mut report =
             match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
                 Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await,
@@ -233,7 +255,7 @@ impl Engine {
     ) -> Result<Value, ToolError> {
         // A direct call returns a value, not a report: its output is delivered, not kept.
         let output = output_log::OutputLog::default();
-        let cx = self.cx(caller, cancel, &output);
+        let cx = self.cx(caller, cancel, &output, &InProcess);
         call::direct(cx, sequence, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))

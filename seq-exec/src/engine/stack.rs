@@ -106,6 +106,21 @@ impl Stack {
         })))
     }
 
+    /// The innermost group being run.
+    pub fn innermost_group(&self) -> Option<&str> {
+        self.frames().find_map(|f| match &f.kind {
+            Kind::Group { group, .. } => Some(group.as_str()),
+            Kind::Sequence(_) => None,
+        })
+    }
+
+    /// `#a/g/#b/h`: the stack from the bottom, joined by `/`.
+    pub fn path(&self) -> String {
+        let mut names: Vec<String> = self.frames().map(|f| f.kind.name()).collect();
+        names.reverse();
+        names.join("/")
+    }
+
     /// Innermost first.
     fn frames(&self) -> impl Iterator<Item = &Frame> {
         std::iter::successors(self.0.as_deref(), |f| f.parent.0.as_deref())

@@ -1,0 +1,69 @@
+//! `seqc run --restate`: the checked sequence submitted to Restate, where the workers run it;
+//! its report printed as a local run's.
+
+use super::{RunArgs, RunFormat, print_report};
+use crate::cli::{Status, emit, trouble};
+use seq_restate::RunInput;
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value};
+use std::io::{self, Write};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+pub(super) fn run(
+    args: &RunArgs,
+    ingress: &str,
+    sequence: &Sequence,
+    stored: Vec<Sequence>,
+    run_args: Map<String, Value>,
+    runtime: &tokio::runtime::Runtime,
+) -> Status {
+    let run_id = args.run_id.clone().unwrap_or_else(fresh_id);
+    // The run carries every sequence its `#name` calls may reach, as they are now: a replay
+    // on another worker never reads a store.
+    let input = RunInput {
+        sequence: sequence.clone(),
+        sequences: stored,
+        args: run_args,
+        caller: args.caller.clone(),
+    };
+    if args.format == RunFormat::Human {
+        let _ = writeln!(
+            io::stderr().lock(),
+            "seqc: durable run `{run_id}` at {ingress}"
+        );
+    }
+    let started = Instant::now();
+    let report = match runtime.block_on(seq_restate::submit(ingress, &run_id, &input)) {
+        Ok(report) => report,
+        Err(error) => return trouble(format_args!("durable run `{run_id}`: {error}")),
+    };
+    let elapsed = started.elapsed();
+    // What the sequence printed (on the workers), as a local run prints it.
+    if args.format == RunFormat::Human
+        && let Some(Value::Array(lines)) = report.output.get("stdout")
+    {
+        let printed = emit(Status::Clean, |out| {
+            lines
+                .iter()
+                .filter_map(Value::as_str)
+                .try_for_each(|line| writeln!(out, "{line}"))
+        });
+        if printed != Status::Clean {
+            return printed;
+        }
+    }
+    let status = if report.ok {
+        Status::Clean
+    } else {
+        Status::Failed
+    };
+    print_report(args.format, status, sequence, &report, elapsed)
+}
+
+/// A run id unlikely to repeat: the time in nanoseconds and the process id.
+fn fresh_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("run-{nanos:x}-{}", std::process::id())
+}

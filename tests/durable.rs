@@ -1,0 +1,431 @@
+//! Durable runs end to end: a real Restate server (from tests/restate's npm lockfile, started
+//! here on free ports), `seqc worker`s registered with it, and `seqc run --restate`.
+//!
+//! - the same run gives the same report on the in-process engine and on Restate, for the
+//!   examples the embedded host can run (durations aside);
+//! - a worker killed in the middle of a serial group: the run finishes on the other worker, the
+//!   items that had completed are not run again, the interrupted one is;
+//! - a run id submitted twice runs once.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
+
+mod common;
+
+use common::{status, stderr};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The server binary `npm ci --prefix tests/restate` installs.
+fn server_binary() -> PathBuf {
+    Path::new(common::PACKAGE).join("tests/restate/node_modules/.bin/restate-server")
+}
+
+/// A port free now (the listener is dropped before the port is used).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `GET path` over plain HTTP/1.1: the status code, or `None` when nothing answers.
+fn http_status(addr: SocketAddr, path: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Waits up to `within` for `ready`.
+fn wait_for(within: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < within, "{what}: not within {within:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A child process killed (SIGKILL) when dropped.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One Restate server of its own, in a temporary directory.
+struct Restate {
+    _server: Process,
+    ingress: String,
+    admin: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Restate {
+    fn start() -> Restate {
+        let dir = tempfile::tempdir().unwrap();
+        let [ingress, admin, node] = [free_port(), free_port(), free_port()];
+        let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
+        let server = Command::new(server_binary())
+            .env("RESTATE_BASE_DIR", dir.path())
+            .env(
+                "RESTATE_INGRESS__BIND_ADDRESS",
+                format!("127.0.0.1:{ingress}"),
+            )
+            .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
+            .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
+            .env(
+                "RESTATE_ADVERTISED_ADDRESS",
+                format!("http://127.0.0.1:{node}"),
+            )
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "{} does not start ({error}); run `npm ci --prefix tests/restate`",
+                    server_binary().display()
+                )
+            });
+        let server = Process(server);
+        let admin_addr: SocketAddr = format!("127.0.0.1:{admin}").parse().unwrap();
+        let ingress_addr: SocketAddr = format!("127.0.0.1:{ingress}").parse().unwrap();
+        wait_for(
+            Duration::from_secs(30),
+            "the Restate server is healthy",
+            || {
+                http_status(admin_addr, "/health") == Some(200)
+                    && http_status(ingress_addr, "/restate/health") == Some(200)
+            },
+        );
+        Restate {
+            _server: server,
+            ingress: format!("http://127.0.0.1:{ingress}"),
+            admin: format!("http://127.0.0.1:{admin}"),
+            _dir: dir,
+        }
+    }
+
+    /// A worker listening at `addr`, its commands running in `root`, registered once it says
+    /// so.
+    fn worker(&self, addr: SocketAddr, root: &Path) -> Process {
+        let log = root.join(format!("worker-{}.log", free_port()));
+        let mut child = common::command()
+            .args(["worker", "--listen", &addr.to_string(), "--register"])
+            .arg(&self.admin)
+            .arg("--root")
+            .arg(root)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        wait_for(Duration::from_secs(30), "the worker registered", || {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "the worker exited with {status}: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            std::fs::read_to_string(&log).is_ok_and(|text| text.contains("registered"))
+        });
+        Process(child)
+    }
+
+    /// `seqc run --restate … --format json ARGS`, in the package directory.
+    fn run(&self, data: &Path, args: &[&str]) -> Output {
+        common::command()
+            .args(["run", "--restate", &self.ingress, "--format", "json"])
+            .args(args)
+            .arg("--data-dir")
+            .arg(data)
+            .output()
+            .unwrap()
+    }
+}
+
+fn local(data: &Path, args: &[&str]) -> Output {
+    common::command()
+        .args(["run", "--format", "json"])
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .output()
+        .unwrap()
+}
+
+/// The report (the last line of stdout) with every `duration_ms` set to 0.
+fn report(output: &Output) -> Value {
+    let text = common::stdout(output);
+    let last = text.lines().last().unwrap_or_default();
+    let mut report: Value = serde_json::from_str(last)
+        .unwrap_or_else(|error| panic!("no report ({error}): {text}{}", stderr(output)));
+    redact(&mut report);
+    report
+}
+
+fn redact(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members.iter_mut() {
+                if key == "duration_ms" {
+                    *member = Value::from(0);
+                } else {
+                    redact(member);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
+}
+
+fn localhost(port: u16) -> SocketAddr {
+    format!("127.0.0.1:{port}").parse().unwrap()
+}
+
+/// Every example the embedded host can run (`inspect-nodes` needs ssh to three hosts), with
+/// arguments that take each through its main paths, gives the same report either way.
+#[test]
+fn examples_give_the_same_report_in_process_and_on_restate() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    let created = common::command()
+        .args(["create", "examples/hello.json", "--data-dir"])
+        .arg(data.path())
+        .output()
+        .unwrap();
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let local_root = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("examples/hello.json", r#"{"who":"world"}"#),
+        ("examples/hello.json", "{}"),
+        (
+            "examples/system-report.json",
+            r#"{"path":"reports/system.txt"}"#,
+        ),
+        (
+            "examples/release-gate.json",
+            r#"{"announce":true,"version":"1.2"}"#,
+        ),
+        (
+            "examples/release-gate.json",
+            r#"{"announce":false,"version":"1.2"}"#,
+        ),
+    ];
+    for (file, args) in cases {
+        let here = local(
+            data.path(),
+            &[
+                file,
+                "--args",
+                args,
+                "--root",
+                local_root.path().to_str().unwrap(),
+            ],
+        );
+        let there = restate.run(data.path(), &[file, "--args", args]);
+        assert_eq!(
+            status(&here),
+            status(&there),
+            "{file} {args}: {}",
+            stderr(&there)
+        );
+        let (here, there) = (report(&here), report(&there));
+        assert_eq!(here, there, "{file} {args}");
+        assert!(here["groups"].as_array().is_some_and(|g| !g.is_empty()));
+    }
+    // The durable run wrote where its worker runs commands.
+    let written = std::fs::read_to_string(root.path().join("reports/system.txt")).unwrap();
+    assert!(written.contains("cores: "), "{written}");
+}
+
+/// Two workers share one address; the one running the third of four serial steps is killed.
+/// The run ends on the other: steps 0, 1 and 3 ran once, step 2 twice (once interrupted).
+#[test]
+fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let addr = localhost(free_port());
+    let first = restate.worker(addr, root.path());
+    let second = restate.worker(addr, root.path());
+    let dir = root.path().to_str().unwrap().to_owned();
+    let data = tempfile::tempdir().unwrap();
+    let args = format!(r#"{{"dir":"{dir}"}}"#);
+    let run = {
+        let mut command = common::command();
+        command
+            .args(["run", "--restate", &restate.ingress, "--format", "json"])
+            .args(["tests/fixtures/durable/crash.json", "--args", &args])
+            .args(["--run-id", "crash-1", "--data-dir"])
+            .arg(data.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let marker = root.path().join("marker");
+    wait_for(Duration::from_secs(30), "step 2 started", || {
+        marker.exists()
+    });
+    // `PPID PGID` of the step's shell: the worker running it, and the step's own processes.
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let ids: Vec<i32> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (worker, group) = (ids[0], ids[1]);
+    let pids = [first.0.id(), second.0.id()].map(|p| i32::try_from(p).unwrap());
+    assert!(
+        pids.contains(&worker),
+        "{worker} is not one of the workers {pids:?}"
+    );
+    let kill = |pid: i32| {
+        let pid = rustix::process::Pid::from_raw(pid).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    };
+    kill(worker);
+    // What the killed worker had started (the step's `sleep`) is orphaned: stopped here.
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(group).unwrap(),
+        rustix::process::Signal::KILL,
+    );
+    let output = run.wait_with_output().unwrap();
+    drop((first, second));
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let report = report(&output);
+    assert_eq!(report["ok"], true, "{report}");
+    let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
+    let lines: Vec<&str> = evidence.lines().collect();
+    // The step run again is the same attempt: the same idempotency key both times.
+    let step2 = "step-2 crash-1/#crash/steps/2/0";
+    assert_eq!(lines, ["step-0", "step-1", step2, step2, "step-3"]);
+    // Every step wrote its command's result to the `array` slot, once, in order.
+    let done = report["out"]["steps"]["done"].as_array().unwrap();
+    assert_eq!(done.len(), 4, "{report}");
+}
+
+/// The run id is the workflow's key: the second submission gets the first run's report, with
+/// its arguments, and runs nothing.
+#[test]
+fn a_run_id_submitted_twice_runs_once() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    let seq = root.path().join("once.json");
+    std::fs::write(
+        &seq,
+        r#"{"name": "once", "description": "Appends a line.", "groups": [{"name": "append", "description": "One command.", "in": {"line": "string"}, "out": {"r": "object"}, "tools": "{\"tool\":\"cmd_run\",\"args\":{\"command\":\"echo $args.line >> evidence\"},\"as\":\"r\"} ;"}]}"#,
+    )
+    .unwrap();
+    let seq = seq.to_str().unwrap();
+    let first = restate.run(
+        data.path(),
+        &[seq, "--args", r#"{"line":"first"}"#, "--run-id", "once-1"],
+    );
+    assert_eq!(status(&first), 0, "{}", stderr(&first));
+    let second = restate.run(
+        data.path(),
+        &[seq, "--args", r#"{"line":"second"}"#, "--run-id", "once-1"],
+    );
+    assert_eq!(status(&second), 0, "{}", stderr(&second));
+    assert_eq!(report(&first), report(&second));
+    let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
+    assert_eq!(evidence, "first\n");
+    // Another id is another run.
+    let third = restate.run(
+        data.path(),
+        &[seq, "--args", r#"{"line":"third"}"#, "--run-id", "once-2"],
+    );
+    assert_eq!(status(&third), 0, "{}", stderr(&third));
+    let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
+    assert_eq!(evidence, "first\nthird\n");
+}
+
+/// `#c0` → `#c1` → … → `#c4`: four nested calls run durably (the stored callees travel with the
+/// run); a fifth on top is refused by the check before anything is submitted, as for a local run.
+#[test]
+fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    let link = |n: usize| {
+        let items = if n == 4 {
+            r#"{\"tool\":\"echo\",\"args\":{\"value\":\"bottom\"},\"as\":\"v\"} ;"#.to_owned()
+        } else {
+            format!(
+                r##"{{\"tool\":\"seq_call\",\"args\":{{\"target\":\"#c{}\"}},\"as\":\"v\"}} ;"##,
+                n + 1
+            )
+        };
+        let path = root.path().join(format!("c{n}.json"));
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"name": "c{n}", "description": "Link {n}.", "groups": [{{"name": "g", "description": "One call.", "out": {{"v": "any"}}, "tools": "{items}"}}]}}"#
+            ),
+        )
+        .unwrap();
+        path
+    };
+    for n in (1..=4).rev() {
+        let created = common::command()
+            .arg("create")
+            .arg(link(n))
+            .arg("--data-dir")
+            .arg(data.path())
+            .output()
+            .unwrap();
+        assert_eq!(status(&created), 0, "c{n}: {}", stderr(&created));
+    }
+    let top = link(0);
+    let ran = restate.run(data.path(), &[top.to_str().unwrap()]);
+    assert_eq!(status(&ran), 0, "{}", stderr(&ran));
+    let report = report(&ran);
+    let mut value = &report["out"]["g"]["v"];
+    for n in 1..=4 {
+        value = &value["g"]["v"];
+        assert!(!value.is_null(), "no value at depth {n}: {report}");
+    }
+    assert_eq!(value, "bottom");
+
+    let created = common::command()
+        .arg("create")
+        .arg(&top)
+        .arg("--data-dir")
+        .arg(data.path())
+        .output()
+        .unwrap();
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let deeper = root.path().join("deeper.json");
+    std::fs::write(
+        &deeper,
+        r##"{"name": "deeper", "description": "A fifth call.", "groups": [{"name": "g", "description": "One call.", "out": {"v": "any"}, "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#c0\"},\"as\":\"v\"} ;"}]}"##,
+    )
+    .unwrap();
+    let refused = restate.run(data.path(), &[deeper.to_str().unwrap()]);
+    assert_eq!(status(&refused), 1, "{}", stderr(&refused));
+    assert!(
+        common::stdout(&refused).contains("E0603"),
+        "{}",
+        common::stdout(&refused)
+    );
+}
