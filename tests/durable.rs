@@ -84,6 +84,8 @@ impl Restate {
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
         let server = Command::new(server_binary())
             .env("RESTATE_BASE_DIR", dir.path())
+            // The server's scratch directories (`invoker-*`) go with the rest, not into /tmp.
+            .env("TMPDIR", dir.path())
             .env(
                 "RESTATE_INGRESS__BIND_ADDRESS",
                 format!("127.0.0.1:{ingress}"),
