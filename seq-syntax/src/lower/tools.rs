@@ -15,8 +15,10 @@ use crate::span::Span;
 use crate::split::{SplitErrorKind, split_items};
 
 impl Lower {
-    /// A group's `tools`: unescape, split, and parse each item in item mode.
-    pub(super) fn tools(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Vec<Item> {
+    /// A group's `tools`: unescape, split, and parse each item in item mode. Also whether every
+    /// item written was built (false when one was dropped, or the split or an item's syntax
+    /// failed).
+    pub(super) fn tools(&mut self, node: &Node<'_>, map: &impl MapOffset) -> (Vec<Item>, bool) {
         let NodeKind::String(body) = node.kind else {
             let mut d = Diagnostic::new(
                 Code::WrongJsonType,
@@ -30,7 +32,7 @@ impl Lower {
             if !matches!(node.kind, NodeKind::Error) {
                 self.report(d);
             }
-            return Vec::new();
+            return (Vec::new(), false);
         };
         // Every span of every item goes through this map: `unescape_text` picks the map that
         // makes those lookups cheap, in buffers kept from the last group.
@@ -43,6 +45,7 @@ impl Lower {
             outer: map,
         };
         let split = split_items(&text);
+        let mut whole = split.errors.is_empty() && split.items.len() <= MAX_ITEMS;
         for error in &split.errors {
             let span = tools_map.span(Span::from_range(error.span.clone()));
             self.nested(1, vec![split_diagnostic(error.kind, span)], &Identity);
@@ -65,6 +68,7 @@ impl Lower {
         let mut tokens = json::TokenBuffer::default();
         for range in split.items.iter().take(MAX_ITEMS) {
             let Some(slice) = text.get(range.clone()) else {
+                whole = false;
                 continue;
             };
             let item_map = ToolsMap {
@@ -77,14 +81,16 @@ impl Lower {
             let quiet = self.quiet_missing;
             self.quiet_missing |= broken;
             self.depth += 1;
-            if let Some(item) = root.and_then(|root| self.item(&root, &item_map)) {
-                items.push(item);
+            whole &= !broken;
+            match root.and_then(|root| self.item(&root, &item_map, broken)) {
+                Some(item) => items.push(item),
+                None => whole = false,
             }
             self.depth -= 1;
             self.quiet_missing = quiet;
         }
         self.tools_buffers = buffers;
-        items
+        (items, whole)
     }
 }
 
