@@ -242,7 +242,19 @@ impl Lower {
 
     fn group(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Group> {
         let NodeKind::Object(members) = &node.kind else {
-            self.wrong_kind(node, map, "groups", "an array of group objects");
+            if !matches!(node.kind, NodeKind::Error) {
+                self.report(
+                    Diagnostic::new(
+                        Code::WrongJsonType,
+                        span_in(map, &node.span),
+                        format!(
+                            "each element of `groups` must be a group object, found {}",
+                            kind_name(&node.kind)
+                        ),
+                    )
+                    .with_help("write the group as {\"name\": \"...\", \"tools\": \"...\"}"),
+                );
+            }
             return None;
         };
         let open = map.span(Span::from_range(node.span.start..node.span.start + 1));
