@@ -92,6 +92,8 @@ pub(crate) fn check_object(
     let mut missing = Vec::new();
     let mut names = Vec::new();
     let mut nulls = Vec::new();
+    // A required parameter misspelt: one error, renamed, rather than "missing" and "unknown".
+    let mut misspelt: Vec<&str> = Vec::new();
     for name in &schema.required {
         if skip.contains(&name.as_str()) {
             continue;
@@ -99,7 +101,37 @@ pub(crate) fn check_object(
         match members.iter().find(|m| m.key.value == *name) {
             Some(given) if !matches!(given.value.kind, ValueKind::Null) => continue,
             Some(null) => nulls.push(null.value.span),
-            None => {}
+            None => {
+                let typo = members.iter().find(|m| {
+                    let key = m.key.value.as_str();
+                    schema.property(key).is_none()
+                        && !skip.contains(&key)
+                        && !misspelt.contains(&key)
+                        && did_you_mean(key, [name.as_str()]).is_some()
+                });
+                if let Some(typo) = typo {
+                    misspelt.push(typo.key.value.as_str());
+                    let key = &typo.key.value;
+                    out.push(
+                        Diagnostic::new(
+                            Code::MissingParameter,
+                            typo.key.span,
+                            format!(
+                                "`{}` is not a parameter of {owner}; did you mean `{}`?",
+                                join(path, key),
+                                join(path, name)
+                            ),
+                        )
+                        .with_help(format!("rename it to `{name}`, the required parameter"))
+                        .with_replacement(
+                            format!("rename to `{name}`"),
+                            typo.key.span,
+                            fix::in_item_string(name),
+                        ),
+                    );
+                    continue;
+                }
+            }
         }
         let expected = schema
             .property(name)
@@ -129,7 +161,7 @@ pub(crate) fn check_object(
     }
     for member in members {
         let key = member.key.value.as_str();
-        if skip.contains(&key) {
+        if skip.contains(&key) || misspelt.contains(&key) {
             continue;
         }
         match schema.property(key) {

@@ -63,10 +63,17 @@ pub(crate) fn lower_file(text: &str) -> Parse {
         quiet_missing,
         depth: 0,
         tools_buffers: TextBuffers::default(),
+        tools_arrays: Vec::new(),
     };
     let file = OffsetMap::identity(0);
     let sequence = root.and_then(|root| lower.sequence(&root, &file));
     let mut diagnostics = lower.diagnostics;
+    for (at, items) in lower.tools_arrays {
+        if let Some(d) = diagnostics.get_mut(at) {
+            let fixed = tools::array_as_string(text, d.span, &items);
+            d.fix = fixed;
+        }
+    }
     diagnostic::sort(&mut diagnostics);
     Parse {
         sequence,
@@ -86,6 +93,9 @@ struct Lower {
     depth: usize,
     /// The buffers of the current `tools` string's text and map, reused from group to group.
     tools_buffers: TextBuffers,
+    /// `tools` written as an array of item objects: the index of its diagnostic and the spans
+    /// of the items, for the fix that writes the string.
+    tools_arrays: Vec<(usize, Vec<Span>)>,
 }
 
 /// One level's holes as they are found, with the table their fields come from.
@@ -159,6 +169,9 @@ impl Lower {
         let open = Span::from_range(root.span.start..root.span.start + 1);
         let mut found = Found::new(crate::fields::SEQUENCE, self.incomplete(root, map));
         let fields = Fields::new(self, members, SEQUENCE_FIELDS, "a sequence", map);
+        for field in fields.misspelt_absent() {
+            found.hole(field);
+        }
         let name = match fields.get("name") {
             Some(node) => self.field(&mut found, "name", Some(node), |l, n| {
                 l.string_field(n, map, "name")
@@ -260,6 +273,9 @@ impl Lower {
         let open = map.span(Span::from_range(node.span.start..node.span.start + 1));
         let mut found = Found::new(crate::fields::GROUP, self.incomplete(node, map));
         let fields = Fields::new(self, members, GROUP_FIELDS, "a group", map);
+        for field in fields.misspelt_absent() {
+            found.hole(field);
+        }
 
         let name = match fields.get("name") {
             Some(n) => self.field(&mut found, "name", Some(n), |l, n| {
@@ -385,6 +401,9 @@ impl Lower {
         let open = map.span(Span::from_range(node.span.start..node.span.start + 1));
         let mut found = Found::new(crate::fields::ITEM, broken);
         let fields = Fields::new(self, members, ITEM_FIELDS, "an item", map);
+        for field in fields.misspelt_absent() {
+            found.hole(field);
+        }
         let tool = match fields.get("tool") {
             Some(n) => self.field(&mut found, "tool", Some(n), |l, n| {
                 l.string_field(n, map, "tool")

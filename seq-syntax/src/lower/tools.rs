@@ -26,8 +26,19 @@ impl Lower {
                 format!("`tools` must be a string, found {}", kind_name(&node.kind)),
             )
             .with_help("write the items as one string, each followed by `;`: \"{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{\\\"value\\\":1}} ;\"");
-            if matches!(node.kind, NodeKind::Array(_)) {
+            if let NodeKind::Array(elements) = &node.kind {
                 d = d.with_label(span_in(map, &node.span), "an array would let a malformed item vanish silently; a string with `;` after every item cannot");
+                // Objects only: the equivalent string is written once the file's text is at hand.
+                if !elements.is_empty()
+                    && elements
+                        .iter()
+                        .all(|e| matches!(e.kind, NodeKind::Object(_)))
+                {
+                    self.tools_arrays.push((
+                        self.diagnostics.len(),
+                        elements.iter().map(|e| span_in(map, &e.span)).collect(),
+                    ));
+                }
             }
             if !matches!(node.kind, NodeKind::Error) {
                 self.report(d);
@@ -128,5 +139,50 @@ fn split_diagnostic(kind: SplitErrorKind, span: Span) -> Diagnostic {
                 "write the item as {\"tool\": \"NAME\", \"args\": {...}} followed by `;`",
             )
         }
+    }
+}
+
+/// The fix of `tools` written as the array of item objects at `items` (spans in `text`): the
+/// equivalent string, each item written compactly and followed by ` ;`. None when an item does
+/// not read back as JSON.
+pub(super) fn array_as_string(
+    text: &str,
+    array: Span,
+    items: &[Span],
+) -> Option<crate::diagnostic::Fix> {
+    let mut body = String::new();
+    for span in items {
+        let item = text.get(span.range())?;
+        serde_json::from_str::<serde::de::IgnoredAny>(item).ok()?;
+        if !body.is_empty() {
+            body.push(' ');
+        }
+        compact(item, &mut body);
+        body.push_str(" ;");
+    }
+    let literal = format!("\"{}\"", crate::escape::escape(&body));
+    Some(crate::diagnostic::Fix::new(
+        "write the items as one string, each followed by `;`",
+        vec![crate::diagnostic::Edit {
+            span: array,
+            text: literal,
+        }],
+    ))
+}
+
+/// Appends valid JSON `json` without the whitespace between its tokens, keys in their order.
+fn compact(json: &str, out: &mut String) {
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in json.chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c.is_ascii_whitespace() {
+            continue;
+        } else {
+            in_string = c == '"';
+        }
+        out.push(c);
     }
 }
