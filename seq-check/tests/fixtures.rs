@@ -91,7 +91,9 @@ fn render_one(out: &mut String, text: &str, d: &Diagnostic) {
         // Only fixes that are not machine-applicable say so, in brackets.
         match fix.applicability {
             Applicability::MachineApplicable => writeln!(out, "  fix: {}", fix.title),
-            other => writeln!(out, "  fix [{}]: {}", other.as_str(), fix.title),
+            other @ (Applicability::MaybeIncorrect | Applicability::HasPlaceholders) => {
+                writeln!(out, "  fix [{}]: {}", other.as_str(), fix.title)
+            }
         }
         .unwrap();
         for edit in &fix.edits {
