@@ -85,11 +85,16 @@ pub struct CheckArgs {
     /// MCP servers whose live `tools/list` joins the catalog (started, listed, stopped).
     #[command(flatten)]
     pub mcp: crate::mcp::McpArgs,
-    /// Apply every machine fix the diagnostics carry (the quick fixes of the language server),
-    /// checking again until none is left, write the fixed files, and report what was fixed and
-    /// what remains. The exit status is that of the fixed files.
+    /// Apply every machine-applicable fix the diagnostics carry (the preferred quick fixes of
+    /// the language server), checking again until none is left, write the fixed files, and
+    /// report what was fixed, the other fixes as suggestions, and what remains. The exit status
+    /// is that of the fixed files.
     #[arg(long)]
     pub fix: bool,
+    /// With `--fix` or `--diff`, apply the maybe-incorrect fixes too (running a group serially,
+    /// renaming to a similar slot or group, guessing a type): read what they changed.
+    #[arg(long)]
+    pub unsafe_fixes: bool,
     /// Print what `--fix` would change as a unified diff, and write nothing. Exit status 1 when
     /// there is something to fix or errors would remain.
     #[arg(long)]

@@ -1,20 +1,26 @@
-//! `seqc check --fix` and `--diff`: the checker's machine fixes, applied by
-//! [`seq_check::fix_all`], either written back (each file replaced atomically) or shown as a
-//! unified diff; then what remains, reported as `check` reports.
+//! `seqc check --fix` and `--diff`: the checker's machine-applicable fixes (with
+//! `--unsafe-fixes` the maybe-incorrect ones too), applied by [`seq_check::fix_all`], either
+//! written back (each file replaced atomically) or shown as a unified diff; then the fixes left
+//! as suggestions, and what remains, reported as `check` reports.
 
 use crate::check::{SourceFile, Split};
 use crate::cli::{CheckArgs, Format, Status, emit, trouble, warn};
 use crate::files::{Input, reason};
 use crate::render;
 use crate::render::fixes::FixedIn;
-use seq_check::{Catalog, Fixing};
+use seq_check::{Catalog, Fixes, Fixing};
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
 pub fn run(args: &CheckArgs, inputs: Vec<Input>, catalog: &Catalog) -> Status {
     let mut split = Split::of(inputs);
-    let fixing = seq_check::fix_all(&split.sources, catalog);
+    let allowed = if args.unsafe_fixes {
+        Fixes::Unsafe
+    } else {
+        Fixes::Safe
+    };
+    let fixing = seq_check::fix_all(&split.sources, catalog, allowed);
     let sources = std::mem::take(&mut split.sources);
     let paths = std::mem::take(&mut split.files);
     if !fixing.settled {
@@ -62,6 +68,7 @@ pub fn run(args: &CheckArgs, inputs: Vec<Input>, catalog: &Catalog) -> Status {
             let color = args.color.for_stdout();
             emit(status, |out| {
                 render::fixes::render(out, &fixed, "fixed")?;
+                render::fixes::suggestions(out, &reports, allowed)?;
                 writeln!(out)?;
                 render::human::render(out, &reports, color)
             })

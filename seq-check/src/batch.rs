@@ -50,10 +50,10 @@ impl Check {
 /// Parses and checks `sources` as one batch against `catalog`: `#name` in one file resolves to
 /// the file whose sequence has that name.
 ///
-/// A file with syntax errors gets only those: its AST lacks whatever could not be parsed, and
-/// rules that look for what is absent (an unwritten slot, a missing argument) would report
-/// artefacts of the syntax error. Its sequence still joins the batch, so that calls into it from
-/// other files resolve.
+/// Every rule runs on whatever the front end built, so that independent mistakes are reported
+/// together, however many of them there are and at whatever level. What could not be built is a
+/// hole in the AST (`holes` of the sequence, group or item), and a rule that needs a hole stays
+/// quiet rather than report a consequence of it.
 ///
 /// ```
 /// use seq_check::{Catalog, Source, check};
@@ -93,9 +93,7 @@ pub fn check(sources: &[Source], catalog: &Catalog) -> Check {
         .zip(by_file)
         .map(|((source, parse), semantic)| {
             let mut diagnostics = parse.diagnostics;
-            if !diagnostics.iter().any(Diagnostic::is_error) {
-                diagnostics.extend(semantic);
-            }
+            diagnostics.extend(semantic);
             seq_syntax::diagnostic::sort(&mut diagnostics);
             FileCheck {
                 path: source.path.clone(),

@@ -42,7 +42,12 @@ pub fn check_dataflow(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Dia
     let mut out = vec![Vec::new(); sequences.len()];
     for (seq, sequence) in sequences.iter().enumerate() {
         for group in &sequence.groups {
-            if !group.is_parallel()
+            // A part left out may be the writer, or decide whether one may leave a slot unset.
+            let whole = !["parallel", "tools", "missing", "on_error", "fallback"]
+                .iter()
+                .any(|f| group.hole(f));
+            if whole
+                && !group.is_parallel()
                 && let Some(list) = out.get_mut(seq)
             {
                 flow.serial_group(seq, group, list);

@@ -1,7 +1,8 @@
-//! Every machine fix applied to a batch of files (`seqc check --fix`): check, apply the fixes
-//! that do not touch each other, check again, until a pass finds nothing left to apply or
-//! [`MAX_PASSES`] have run. The fixes are the diagnostics' own, the same the language server
-//! offers as code actions; nothing here knows a rule.
+//! Every machine-applicable fix applied to a batch of files (`seqc check --fix`; with
+//! [`Fixes::Unsafe`] the maybe-incorrect ones too): check, apply the fixes that do not touch
+//! each other, check again, until a pass finds nothing left to apply or [`MAX_PASSES`] have run.
+//! The fixes are the diagnostics' own, the same the language server offers as code actions;
+//! nothing here knows a rule.
 //!
 //! Passes are needed because one fix can make another possible (a file with a syntax error gets
 //! its semantic diagnostics, and their fixes, only once the syntax is fixed) and because two
@@ -10,8 +11,44 @@
 use crate::batch::{Check, Source, check};
 use crate::catalog::Catalog;
 use seq_syntax::apply::{apply_fixes, origin};
-use seq_syntax::diagnostic::Edit;
+use seq_syntax::diagnostic::{Applicability, Diagnostic, Edit};
 use seq_syntax::{Code, Span};
+
+/// Which fixes [`fix_all`] applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixes {
+    /// Only machine-applicable fixes: those that keep the meaning the author evidently had.
+    Safe,
+    /// Maybe-incorrect fixes too (`--unsafe-fixes`); never those with placeholders to fill in.
+    Unsafe,
+}
+
+impl Fixes {
+    pub fn allows(self, applicability: Applicability) -> bool {
+        match applicability {
+            Applicability::MachineApplicable => true,
+            Applicability::MaybeIncorrect => self == Fixes::Unsafe,
+            Applicability::HasPlaceholders => false,
+        }
+    }
+
+    /// The diagnostics with only the fixes this allows.
+    fn filter(self, diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
+        diagnostics
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                if d.fix
+                    .as_ref()
+                    .is_some_and(|f| !self.allows(f.applicability))
+                {
+                    d.fix = None;
+                }
+                d
+            })
+            .collect()
+    }
+}
 
 /// How many check-and-apply passes at most. A fix that brings back what another fix removed
 /// would loop; real fixes settle in two or three passes.
@@ -64,22 +101,23 @@ pub struct AppliedFix {
     pub span: Span,
 }
 
-/// Applies every diagnostic's fix to `sources`, checked together as one batch against
-/// `catalog`, and checks the result.
+/// Applies every diagnostic's fix that `fixes` allows to `sources`, checked together as one
+/// batch against `catalog`, and checks the result. What remains keeps its other fixes, to be
+/// listed as suggestions.
 ///
 /// ```
-/// use seq_check::{Catalog, Source, fix_all};
+/// use seq_check::{Catalog, Fixes, Source, fix_all};
 ///
 /// // A misspelt field, and inside the `tools` string a missing final `;`.
 /// let text = r#"{"name": "s", "groups": [{"name": "g", "paralell": false,
 ///   "tools": "{\"tool\":\"echo\",\"args\":{\"value\":1}}"}]}"#;
-/// let fixing = fix_all(&[Source::new("s.json", text)], &Catalog::builtin());
+/// let fixing = fix_all(&[Source::new("s.json", text)], &Catalog::builtin(), Fixes::Safe);
 /// assert!(fixing.settled);
 /// assert!(fixing.check.files[0].diagnostics.is_empty());
 /// assert!(fixing.files[0].text.contains(r#""parallel": false"#));
 /// assert!(fixing.files[0].text.contains(r#"{\"value\":1}} ;""#));
 /// ```
-pub fn fix_all(sources: &[Source], catalog: &Catalog) -> Fixing {
+pub fn fix_all(sources: &[Source], catalog: &Catalog, fixes_allowed: Fixes) -> Fixing {
     let mut current: Vec<Source> = sources.to_vec();
     let mut fixes: Vec<Vec<AppliedFix>> = vec![Vec::new(); sources.len()];
     // Per file, each pass's edits, to map later spans back to the original text.
@@ -91,18 +129,15 @@ pub fn fix_all(sources: &[Source], catalog: &Catalog) -> Fixing {
         let pass = passes + 1;
         let mut changed = false;
         for (i, (source, file)) in current.iter_mut().zip(&checked.files).enumerate() {
-            let applied = apply_fixes(&source.text, &file.diagnostics);
+            let allowed = fixes_allowed.filter(&file.diagnostics);
+            let applied = apply_fixes(&source.text, &allowed);
             if !applied.changed(&source.text) {
                 continue;
             }
             let (Some(found), Some(earlier)) = (fixes.get_mut(i), history.get_mut(i)) else {
                 continue;
             };
-            for d in applied
-                .applied
-                .iter()
-                .filter_map(|&k| file.diagnostics.get(k))
-            {
+            for d in applied.applied.iter().filter_map(|&k| allowed.get(k)) {
                 let Some(fix) = &d.fix else { continue };
                 let back = |offset| {
                     earlier
@@ -131,7 +166,8 @@ pub fn fix_all(sources: &[Source], catalog: &Catalog) -> Fixing {
     if !settled {
         // The bound ran out: settled only if the last check has nothing left to apply.
         settled = current.iter().zip(&checked.files).all(|(source, file)| {
-            !apply_fixes(&source.text, &file.diagnostics).changed(&source.text)
+            !apply_fixes(&source.text, &fixes_allowed.filter(&file.diagnostics))
+                .changed(&source.text)
         });
     }
     let files = current

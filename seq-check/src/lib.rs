@@ -14,4 +14,4 @@ mod rules;
 
 pub use batch::{Check, FileCheck, Source, StoreCheck, check, check_batch, check_into_store};
 pub use catalog::{Catalog, ParallelSafety, ToolDef, is_parallel_safe_tool};
-pub use fix_all::{AppliedFix, FixedFile, Fixing, MAX_PASSES, fix_all};
+pub use fix_all::{AppliedFix, FixedFile, Fixes, Fixing, MAX_PASSES, fix_all};

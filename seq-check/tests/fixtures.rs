@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_check::{Catalog, Check, Source, check};
+use seq_syntax::diagnostic::Applicability;
 use seq_syntax::{Code, Diagnostic, Span};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -87,7 +88,14 @@ fn render_one(out: &mut String, text: &str, d: &Diagnostic) {
         writeln!(out, "  help: {help}").unwrap();
     }
     if let Some(fix) = &d.fix {
-        writeln!(out, "  fix: {}", fix.title).unwrap();
+        // Only fixes that are not machine-applicable say so, in brackets.
+        match fix.applicability {
+            Applicability::MachineApplicable => writeln!(out, "  fix: {}", fix.title),
+            other @ (Applicability::MaybeIncorrect | Applicability::HasPlaceholders) => {
+                writeln!(out, "  fix [{}]: {}", other.as_str(), fix.title)
+            }
+        }
+        .unwrap();
         for edit in &fix.edits {
             let e = edit.span;
             writeln!(
@@ -146,7 +154,30 @@ fn check_fixes(name: &str, code: Code, sources: &[Source], result: &Check, catal
                 fix.title,
                 fixed[i].text
             );
+            if fix.is_machine_applicable() {
+                assert_only_fewer(name, fix, &file.diagnostics, &again.files[i].diagnostics);
+            }
         }
+    }
+}
+
+/// A machine-applicable fix brings nothing new: what remains after it is a part of what was
+/// there before (by code), the file checks clean or with only the other mistakes.
+fn assert_only_fewer(
+    name: &str,
+    fix: &seq_syntax::diagnostic::Fix,
+    before: &[Diagnostic],
+    after: &[Diagnostic],
+) {
+    let mut left: Vec<Code> = before.iter().map(|d| d.code).collect();
+    for d in after {
+        let Some(at) = left.iter().position(|&c| c == d.code) else {
+            panic!(
+                "{name}: machine-applicable fix `{}` brings {} {:?}",
+                fix.title, d.code, d.message
+            );
+        };
+        left.swap_remove(at);
     }
 }
 

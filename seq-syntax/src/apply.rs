@@ -157,6 +157,7 @@ mod tests {
 
     fn fixing(edits: &[(u32, u32, &str)]) -> Diagnostic {
         Diagnostic::new(Code::UnknownField, Span::new(0, 0), "x").with_fix(Fix {
+            applicability: crate::diagnostic::Applicability::MachineApplicable,
             title: "t".to_owned(),
             edits: edits
                 .iter()

@@ -16,6 +16,58 @@ pub struct Sequence {
     pub name: Spanned<String>,
     pub description: Option<Spanned<String>>,
     pub groups: Vec<Group>,
+    /// Fields written but not built whole (`groups` when a group could not be built).
+    #[serde(default, skip_serializing_if = "Holes::is_empty")]
+    pub holes: Holes,
+}
+
+impl Sequence {
+    /// Whether `field` (of the sequence's fields) was written but not built whole.
+    pub fn hole(&self, field: &str) -> bool {
+        self.holes.has(crate::fields::SEQUENCE, field)
+    }
+
+    /// Whether every group the file defines is in [`Sequence::groups`] under its name: when not,
+    /// a target that names no group may name one that was left out.
+    pub fn groups_whole(&self) -> bool {
+        !self.hole("groups") && self.groups.iter().all(|g| !g.hole("name"))
+    }
+}
+
+/// The fields of a node that were written but could not be built whole, each reported by the
+/// front end: a value left out (a bad enum, duration or type), an element dropped (a broken item
+/// or group), members a syntax error may have swallowed. A rule that needs such a field stays
+/// quiet instead of reporting a consequence of what was left out. Empty in a sequence without
+/// errors, so never stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Holes(u16);
+
+impl Holes {
+    /// Every field: a node whose text had a syntax error, which may have dropped any member.
+    pub const ALL: Holes = Holes(u16::MAX);
+
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether `field`, one of `level`'s fields, is a hole.
+    pub fn has(self, level: &[crate::fields::Field], field: &str) -> bool {
+        self.0 & Holes::bit(level, field) != 0
+    }
+
+    /// Marks `field`, one of `level`'s fields, as a hole.
+    pub fn insert(&mut self, level: &[crate::fields::Field], field: &str) {
+        self.0 |= Holes::bit(level, field);
+    }
+
+    fn bit(level: &[crate::fields::Field], field: &str) -> u16 {
+        let position = level.iter().position(|f| f.name == field);
+        debug_assert!(position.is_some(), "`{field}` is no field of its level");
+        position
+            .and_then(|i| 1u16.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)))
+            .unwrap_or(0)
+    }
 }
 
 /// One layer of a sequence: a callable unit with a signature.
@@ -39,10 +91,18 @@ pub struct Group {
     pub missing: Option<Spanned<Missing>>,
     /// For `missing: degrade`: the value each named `out` slot takes when a tool is missing.
     pub fallback: Option<Spanned<Vec<Member>>>,
+    /// Fields written but not built whole (`tools` when an item could not be built).
+    #[serde(default, skip_serializing_if = "Holes::is_empty")]
+    pub holes: Holes,
 }
 
 impl Group {
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// Whether `field` (of a group's fields) was written but not built whole.
+    pub fn hole(&self, field: &str) -> bool {
+        self.holes.has(crate::fields::GROUP, field)
+    }
 
     /// Whether items run concurrently (default `true`).
     pub fn is_parallel(&self) -> bool {
@@ -201,9 +261,16 @@ pub struct Item {
     /// `unsafe_serial: true`: the author's acknowledgement that a tool which is not parallel-safe
     /// runs in a serial group.
     pub unsafe_serial: Option<Spanned<bool>>,
+    /// Fields written but not built whole.
+    #[serde(default, skip_serializing_if = "Holes::is_empty")]
+    pub holes: Holes,
 }
 
 impl Item {
+    /// Whether `field` (of an item's fields) was written but not built whole.
+    pub fn hole(&self, field: &str) -> bool {
+        self.holes.has(crate::fields::ITEM, field)
+    }
     /// The argument named `key`, if present.
     pub fn arg(&self, key: &str) -> Option<&Value> {
         self.args

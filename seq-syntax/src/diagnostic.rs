@@ -34,7 +34,8 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     /// What to do about it, when there is something to do.
     pub help: Option<String>,
-    /// A machine-applicable fix, for `seqc check --fix` and the language server's code actions.
+    /// A fix, for `seqc check --fix` and the language server's code actions; its
+    /// [`Applicability`] says whether it may be applied unasked.
     pub fix: Option<Fix>,
 }
 
@@ -50,6 +51,58 @@ pub struct Label {
 pub struct Fix {
     pub title: String,
     pub edits: Vec<Edit>,
+    /// Whether applying it keeps the meaning the author evidently had.
+    #[serde(default)]
+    pub applicability: Applicability,
+}
+
+impl Fix {
+    /// A machine-applicable fix.
+    pub fn new(title: impl Into<String>, edits: Vec<Edit>) -> Fix {
+        Fix {
+            title: title.into(),
+            edits,
+            applicability: Applicability::MachineApplicable,
+        }
+    }
+
+    /// The same fix with `applicability`.
+    #[must_use]
+    pub fn with_applicability(mut self, applicability: Applicability) -> Fix {
+        self.applicability = applicability;
+        self
+    }
+
+    pub fn is_machine_applicable(&self) -> bool {
+        self.applicability == Applicability::MachineApplicable
+    }
+}
+
+/// How sure a fix is, as rustc grades its suggestions: `seqc check --fix` applies only
+/// machine-applicable fixes (`--unsafe-fixes` the others too), and the language server marks only
+/// those as preferred.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Applicability {
+    /// Keeps the meaning the author evidently had: a misspelt keyword, a missing `;`, an
+    /// unescaped quote. Never turns a sequence meant one way into a valid one that means another.
+    #[default]
+    MachineApplicable,
+    /// May change what the sequence does, or picks one of several readings: running a group
+    /// serially, renaming to a similar slot or group, guessing a type.
+    MaybeIncorrect,
+    /// Inserts a value the author must fill in (a fallback of `""`).
+    HasPlaceholders,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::MachineApplicable => "machine-applicable",
+            Applicability::MaybeIncorrect => "maybe-incorrect",
+            Applicability::HasPlaceholders => "has-placeholders",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,18 +145,33 @@ impl Diagnostic {
         span: Span,
         text: impl Into<String>,
     ) -> Diagnostic {
-        self.fix = Some(Fix {
-            title: title.into(),
-            edits: vec![Edit {
+        self.fix = Some(Fix::new(
+            title,
+            vec![Edit {
                 span,
                 text: text.into(),
             }],
-        });
+        ));
         self
     }
 
     pub fn with_fix(mut self, fix: Fix) -> Diagnostic {
         self.fix = Some(fix);
+        self
+    }
+
+    /// Grades the fix (if any) as maybe-incorrect: the author must decide.
+    #[must_use]
+    pub fn maybe_incorrect(self) -> Diagnostic {
+        self.graded(Applicability::MaybeIncorrect)
+    }
+
+    /// Sets the fix's (if any) applicability.
+    #[must_use]
+    pub fn graded(mut self, applicability: Applicability) -> Diagnostic {
+        if let Some(fix) = &mut self.fix {
+            fix.applicability = applicability;
+        }
         self
     }
 

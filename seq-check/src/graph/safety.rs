@@ -12,7 +12,7 @@ use super::scc::Components;
 use crate::catalog::{Catalog, is_parallel_safe_tool};
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use seq_syntax::ast::{Group, Item};
-use seq_syntax::diagnostic::{Edit, Fix};
+use seq_syntax::diagnostic::{Applicability, Edit, Fix};
 use seq_syntax::{Code, Diagnostic, Span};
 
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +61,10 @@ pub(super) fn parallel_safety(
         let Some(item) = group.items.get(site.item) else {
             continue;
         };
+        // Which diagnostic applies depends on what was left out.
+        if group.hole("parallel") || item.hole("unsafe_serial") {
+            continue;
+        }
         let tool = tool_name(graph, witness.tool);
         let path = render_path(
             graph,
@@ -88,10 +92,11 @@ pub(super) fn parallel_safety(
                 "add `\"unsafe_serial\": true` to this item to acknowledge that it runs a tool that \
                  is not parallel-safe",
             )
-            .with_fix(Fix {
-                title: "mark the call `unsafe_serial`".to_owned(),
-                edits: vec![mark_unsafe_serial(item)],
-            })
+            // The acknowledgement is the author's to give.
+            .with_fix(
+                Fix::new("mark the call `unsafe_serial`", vec![mark_unsafe_serial(item)])
+                    .with_applicability(Applicability::MaybeIncorrect),
+            )
         };
         let diagnostic = match tool_span(graph, witness.tool, site.seq) {
             Some(span) => diagnostic.with_label(span, format!("`{tool}` is not parallel-safe")),
@@ -134,10 +139,14 @@ fn in_parallel_group(group: &Group, item: &Item, span: Span, tool: &str, path: &
     if item.unsafe_serial.as_ref().is_none_or(|flag| !flag.value) {
         edits.push(mark_unsafe_serial(item));
     }
-    diagnostic.with_fix(Fix {
-        title: "run the group serially and mark the call `unsafe_serial`".to_owned(),
-        edits,
-    })
+    // Running the group serially changes what it does.
+    diagnostic.with_fix(
+        Fix::new(
+            "run the group serially and mark the call `unsafe_serial`",
+            edits,
+        )
+        .with_applicability(Applicability::MaybeIncorrect),
+    )
 }
 
 /// Makes `group` serial: rewrites an explicit `parallel`, or adds `"parallel": false` after the

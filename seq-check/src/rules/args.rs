@@ -36,7 +36,8 @@ fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
     match did_you_mean(tool, catalog.names()) {
         Some(best) => d
             .with_help(format!("did you mean `{best}`?"))
-            .with_replacement(format!("call `{best}`"), item.tool.span, fix::in_item_string(best)),
+            .with_replacement(format!("call `{best}`"), item.tool.span, fix::in_item_string(best))
+            .maybe_incorrect(),
         None => d.with_help(
             "if a host provides it, pass that host's tool list with `--catalog FILE`; tools may also appear at run time",
         ),
@@ -57,6 +58,7 @@ fn check_item(cx: &Cx<'_>, item: &Item, def: &ToolDef, out: &mut Vec<Diagnostic>
         at,
         path: "",
         owner: &owner,
+        whole: !item.hole("args"),
     };
     check_object(cx, &def.parameters, members, &place, skip, out);
 }
@@ -68,6 +70,8 @@ pub(crate) struct Place<'a> {
     pub at: Span,
     pub path: &'a str,
     pub owner: &'a str,
+    /// Whether the object holds every member written (none left out as broken).
+    pub whole: bool,
 }
 
 /// Checks the members of an arguments object against `schema`, leaving out the keys in `skip`.
@@ -79,10 +83,17 @@ pub(crate) fn check_object(
     skip: &[&str],
     out: &mut Vec<Diagnostic>,
 ) {
-    let Place { at, path, owner } = *place;
+    let Place {
+        at,
+        path,
+        owner,
+        whole,
+    } = *place;
     let mut missing = Vec::new();
     let mut names = Vec::new();
     let mut nulls = Vec::new();
+    // A required parameter misspelt: one error, renamed, rather than "missing" and "unknown".
+    let mut misspelt: Vec<&str> = Vec::new();
     for name in &schema.required {
         if skip.contains(&name.as_str()) {
             continue;
@@ -90,7 +101,37 @@ pub(crate) fn check_object(
         match members.iter().find(|m| m.key.value == *name) {
             Some(given) if !matches!(given.value.kind, ValueKind::Null) => continue,
             Some(null) => nulls.push(null.value.span),
-            None => {}
+            None => {
+                let typo = members.iter().find(|m| {
+                    let key = m.key.value.as_str();
+                    schema.property(key).is_none()
+                        && !skip.contains(&key)
+                        && !misspelt.contains(&key)
+                        && did_you_mean(key, [name.as_str()]).is_some()
+                });
+                if let Some(typo) = typo {
+                    misspelt.push(typo.key.value.as_str());
+                    let key = &typo.key.value;
+                    out.push(
+                        Diagnostic::new(
+                            Code::MissingParameter,
+                            typo.key.span,
+                            format!(
+                                "`{}` is not a parameter of {owner}; did you mean `{}`?",
+                                join(path, key),
+                                join(path, name)
+                            ),
+                        )
+                        .with_help(format!("rename it to `{name}`, the required parameter"))
+                        .with_replacement(
+                            format!("rename to `{name}`"),
+                            typo.key.span,
+                            fix::in_item_string(name),
+                        ),
+                    );
+                    continue;
+                }
+            }
         }
         let expected = schema
             .property(name)
@@ -98,7 +139,7 @@ pub(crate) fn check_object(
         missing.push(format!("`{}` ({expected})", join(path, name)));
         names.push(format!("`\"{name}\": …`"));
     }
-    if !missing.is_empty() {
+    if !missing.is_empty() && whole {
         let (noun, verb) = if missing.len() == 1 {
             ("parameter", "is")
         } else {
@@ -120,7 +161,7 @@ pub(crate) fn check_object(
     }
     for member in members {
         let key = member.key.value.as_str();
-        if skip.contains(&key) {
+        if skip.contains(&key) || misspelt.contains(&key) {
             continue;
         }
         match schema.property(key) {
@@ -177,7 +218,8 @@ fn unknown_parameter(
                 format!("rename to `{best}`"),
                 member.key.span,
                 fix::in_item_string(best),
-            ),
+            )
+            .maybe_incorrect(),
         None if listed.is_empty() => d.with_help("it takes no parameters; remove it"),
         None => d.with_help(format!("remove it; the parameters are {listed}")),
     })
@@ -307,6 +349,7 @@ pub(crate) fn check_value(
                     at: value.span,
                     path,
                     owner,
+                    whole: true,
                 };
                 check_object(cx, schema, members, &place, &[], out);
             }

@@ -33,10 +33,7 @@ pub(crate) fn edit(span: Span, text: impl Into<String>) -> Edit {
 }
 
 pub(crate) fn fix(title: impl Into<String>, edits: Vec<Edit>) -> Fix {
-    Fix {
-        title: title.into(),
-        edits,
-    }
+    Fix::new(title, edits)
 }
 
 /// The span of a string value's body when it can be told exactly: the whole literal in the file

@@ -6,7 +6,7 @@ use super::types::{literal, reference_type};
 use super::{Cx, fix};
 use crate::catalog::type_accepts;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type, ValueKind};
-use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::diagnostic::{Applicability, did_you_mean};
 use seq_syntax::{Code, Diagnostic};
 use std::collections::HashMap;
 
@@ -41,6 +41,7 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     let group = cx.group;
     if let Some(retries) = &group.retries
         && group.on_error() != OnError::Retry
+        && !group.hole("on_error")
     {
         let mut d = Diagnostic::new(
             Code::RetriesWithoutRetry,
@@ -52,11 +53,11 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         )
         .with_help("set `\"on_error\": \"retry\"`, or remove `retries`");
         d = match &group.on_error {
-            Some(on_error) => d.with_label(on_error.span, "not `retry`").with_replacement(
-                "set `on_error` to `retry`",
-                on_error.span,
-                "retry",
-            ),
+            // The two fields contradict each other: which one the author meant is theirs to say.
+            Some(on_error) => d
+                .with_label(on_error.span, "not `retry`")
+                .with_replacement("set `on_error` to `retry`", on_error.span, "retry")
+                .maybe_incorrect(),
             // After the number: `"retries": 2, "on_error": "retry"`.
             None => d.with_fix(fix::fix(
                 "add `\"on_error\": \"retry\"`",
@@ -69,7 +70,7 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         out.push(d);
     }
     match (&group.missing, &group.fallback) {
-        (Some(missing), None) if missing.value == Missing::Degrade => {
+        (Some(missing), None) if missing.value == Missing::Degrade && !group.hole("fallback") => {
             let mut d = Diagnostic::new(
                 Code::DegradeWithoutFallback,
                 missing.span,
@@ -81,22 +82,26 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             // `"fallback"` goes after the `missing` string, whose closing quote is next.
             if let Some(first) = group.outputs.first() {
                 let at = missing.span.end + 1;
-                d = d.with_fix(fix::fix(
-                    format!("add a fallback for `{}`", first.name.value),
-                    vec![fix::edit(
-                        seq_syntax::Span::new(at, at),
-                        format!(
-                            ", \"fallback\": {{\"{}\": {}}}",
-                            fix::escape(&first.name.value),
-                            placeholder(first.ty.value)
-                        ),
-                    )],
-                ));
+                d = d
+                    .with_fix(fix::fix(
+                        format!("add a fallback for `{}`", first.name.value),
+                        vec![fix::edit(
+                            seq_syntax::Span::new(at, at),
+                            format!(
+                                ", \"fallback\": {{\"{}\": {}}}",
+                                fix::escape(&first.name.value),
+                                placeholder(first.ty.value)
+                            ),
+                        )],
+                    ))
+                    .graded(Applicability::HasPlaceholders);
             }
             out.push(d);
         }
         (missing, Some(fallback)) => {
-            if missing.as_ref().is_none_or(|m| m.value != Missing::Degrade) {
+            if missing.as_ref().is_none_or(|m| m.value != Missing::Degrade)
+                && !group.hole("missing")
+            {
                 let mut d = Diagnostic::new(
                     Code::FallbackWithoutDegrade,
                     fallback.span,
@@ -104,9 +109,11 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 )
                 .with_help("set `\"missing\": \"degrade\"`, or remove `fallback`");
                 d = match missing {
+                    // The two fields contradict each other.
                     Some(missing) => d
                         .with_label(missing.span, "not `degrade`")
-                        .with_replacement("set `missing` to `degrade`", missing.span, "degrade"),
+                        .with_replacement("set `missing` to `degrade`", missing.span, "degrade")
+                        .maybe_incorrect(),
                     // After the object: `"fallback": {...}, "missing": "degrade"`.
                     None => d.with_fix(fix::fix(
                         "add `\"missing\": \"degrade\"`",
@@ -143,6 +150,9 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     for member in &fallback.value {
         let name = member.key.value.as_str();
         let Some(decl) = cx.group.output(name) else {
+            if cx.group.hole("out") {
+                continue;
+            }
             let d = Diagnostic::new(
                 Code::FallbackUndeclared,
                 member.key.span,
@@ -152,7 +162,8 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             out.push(match did_you_mean(name, declared) {
                 Some(best) => d
                     .with_help(format!("did you mean `{best}`?"))
-                    .with_replacement(format!("rename to `{best}`"), member.key.span, fix::escape(best)),
+                    .with_replacement(format!("rename to `{best}`"), member.key.span, fix::escape(best))
+                    .maybe_incorrect(),
                 None => d.with_help("a fallback gives values to the group's `out` slots; declare the slot or remove the entry"),
             });
             continue;

@@ -8,8 +8,17 @@ use seq_syntax::{Code, Diagnostic};
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     let group = cx.group;
+    // Which rule applies depends on whether the group is parallel.
+    if group.hole("parallel") {
+        return;
+    }
     let parallel = group.is_parallel();
-    for item in cx.items.iter().map(|i| i.item) {
+    for item in cx
+        .items
+        .iter()
+        .map(|i| i.item)
+        .filter(|i| !i.hole("unsafe_serial"))
+    {
         let tool = &item.tool.value;
         let acknowledged = item.unsafe_serial.as_ref().is_some_and(|u| u.value);
         match cx.catalog.parallel_safety(tool) {
@@ -61,10 +70,13 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                     edits.push(fix::mark_unsafe_serial(item));
                 }
                 if !edits.is_empty() {
-                    d = d.with_fix(fix::fix(
-                        "run the group serially and mark the item `unsafe_serial`",
-                        edits,
-                    ));
+                    // Running the group serially changes what it does.
+                    d = d
+                        .with_fix(fix::fix(
+                            "run the group serially and mark the item `unsafe_serial`",
+                            edits,
+                        ))
+                        .maybe_incorrect();
                 }
                 out.push(d);
             }
@@ -83,10 +95,14 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 if let Some(flag) = &item.unsafe_serial {
                     d = d.with_label(flag.span, "set to false here");
                 }
-                out.push(d.with_fix(fix::fix(
-                    "mark the item `unsafe_serial`",
-                    vec![fix::mark_unsafe_serial(item)],
-                )));
+                // The acknowledgement is the author's to give.
+                out.push(
+                    d.with_fix(fix::fix(
+                        "mark the item `unsafe_serial`",
+                        vec![fix::mark_unsafe_serial(item)],
+                    ))
+                    .maybe_incorrect(),
+                );
             }
         }
     }

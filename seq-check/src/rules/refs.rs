@@ -59,7 +59,7 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactSt
         match reference.root.value {
             Root::Args => {
                 used.insert(reference.slot.value.clone());
-                if cx.group.input(&reference.slot.value).is_none() {
+                if cx.group.input(&reference.slot.value).is_none() && !cx.group.hole("in") {
                     let offer = offered_declaration.insert(reference.slot.value.clone());
                     out.push(undeclared_input(cx, reference, offer));
                 }
@@ -97,14 +97,17 @@ fn undeclared_input(cx: &Cx<'_>, reference: &Reference, offer_declaration: bool)
     if let Some(best) = did_you_mean(name, declared) {
         return d
             .with_help(format!("did you mean `$args.{best}`?"))
-            .with_replacement(format!("read `$args.{best}`"), reference.slot.span, best);
+            .with_replacement(format!("read `$args.{best}`"), reference.slot.span, best)
+            .maybe_incorrect();
     }
     let d = d.with_help(format!(
         "declare it in the group's `in`, such as `\"{name}\": \"string\"`; a group reads only its own inputs"
     ));
     match fix::declare(&cx.group.inputs, name, Type::Any) {
         Some(edit) if offer_declaration => {
+            // The type is a guess.
             d.with_fix(fix::fix(format!("declare `{name}` in `in`"), vec![edit]))
+                .maybe_incorrect()
         }
         Some(_) | None => d,
     }
@@ -134,6 +137,10 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         }
         Site::Item(index) => index,
     };
+    // Whether the group is parallel, or which items write what, is not known.
+    if cx.group.hole("parallel") || cx.group.hole("tools") {
+        return;
+    }
     if cx.group.is_parallel() {
         let mut d = Diagnostic::new(
             Code::OutInParallel,
@@ -147,7 +154,10 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
             d = d.with_label(parallel.span, "the group is parallel here");
         }
         if let Some(edit) = fix::make_serial(cx.group) {
-            d = d.with_fix(fix::fix("run the group serially", vec![edit]));
+            // Running the group serially changes what it does.
+            d = d
+                .with_fix(fix::fix("run the group serially", vec![edit]))
+                .maybe_incorrect();
         }
         out.push(d);
         return;
@@ -156,7 +166,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         .items
         .iter()
         .take(index)
-        .any(|i| i.item.output.as_ref().is_some_and(|o| o.value == *name));
+        .any(|i| i.item.hole("as") || i.item.output.as_ref().is_some_and(|o| o.value == *name));
     if written_before {
         return;
     }

@@ -34,7 +34,8 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
             .with_help("keep `command` for shell text, or `argv` to run a program without a shell"),
         );
     }
-    if given("command").is_none() && given("argv").is_none() {
+    // Broken or misspelt `args` may have held them: reported where it broke.
+    if given("command").is_none() && given("argv").is_none() && !item.hole("args") {
         let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
         out.push(
             Diagnostic::new(

@@ -26,6 +26,9 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
         };
         let name = output.value.as_str();
         let Some(decl) = group.output(name) else {
+            if group.hole("out") {
+                continue;
+            }
             let count = writers.get(name).map_or(0, Vec::len);
             let offer = offered_declaration.insert(name);
             let ty = if count > 1 {
@@ -60,11 +63,21 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             .with_help(format!(
                 "declare `{name}` as `array` to collect every value in item order, or write the items to different slots"
             ))
-            .with_replacement(format!("declare `{name}` as `array`"), decl.ty.span, "array"),
+            // An `array` slot collects every value: a change of what the group writes.
+            .with_replacement(format!("declare `{name}` as `array`"), decl.ty.span, "array")
+            .maybe_incorrect(),
         );
     }
 
-    for input in &group.inputs {
+    // A part left out may read an input or write an output.
+    // And an `in` or `out` that broke is reported where it broke, not slot by slot.
+    let reads_whole = !["in", "tools", "when", "fallback"]
+        .iter()
+        .any(|f| group.hole(f))
+        && cx.items.iter().all(|i| !i.item.hole("args"));
+    let writes_whole =
+        !group.hole("tools") && !group.hole("out") && cx.items.iter().all(|i| !i.item.hole("as"));
+    for input in group.inputs.iter().filter(|_| reads_whole) {
         if !used_inputs.contains(&input.name.value) {
             out.push(
                 Diagnostic::new(
@@ -79,7 +92,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             );
         }
     }
-    for output in &group.outputs {
+    for output in group.outputs.iter().filter(|_| writes_whole) {
         if !writers.contains_key(output.name.value.as_str()) {
             out.push(
                 Diagnostic::new(
@@ -130,7 +143,8 @@ fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, ty: Type, offer: bool)
     if let Some(best) = did_you_mean(name, declared) {
         return d
             .with_help(format!("did you mean `{best}`?"))
-            .with_replacement(format!("write `{best}`"), span, fix::in_item_string(best));
+            .with_replacement(format!("write `{best}`"), span, fix::in_item_string(best))
+            .maybe_incorrect();
     }
     let d = d.with_help(format!(
         "declare it in `out`, such as `\"{name}\": \"{}\"`",
@@ -138,7 +152,9 @@ fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, ty: Type, offer: bool)
     ));
     match fix::declare(&cx.group.outputs, name, ty) {
         Some(edit) if offer => {
+            // The type is a guess.
             d.with_fix(fix::fix(format!("declare `{name}` in `out`"), vec![edit]))
+                .maybe_incorrect()
         }
         Some(_) | None => d,
     }

@@ -77,6 +77,8 @@ fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
             );
             group
         }
+        // Broken `args` may have held the target: reported where it broke.
+        (None, None) if item.hole("args") => return,
         (None, None) => {
             let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
             out.push(
@@ -104,6 +106,8 @@ fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
 struct Callee<'a> {
     owner: String,
     inputs: Vec<&'a SlotDecl>,
+    /// Whether `inputs` are all the callee declares (no `in` or group left out as broken).
+    whole: bool,
 }
 
 fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<Callee<'a>> {
@@ -166,7 +170,8 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                         format!("call `#{best}`"),
                         body,
                         fix::in_item_string(&format!("#{best}")),
-                    ),
+                    )
+                    .maybe_incorrect(),
                 None => d.with_help(
                     "create it before running this one; sequences come and go, so this is a warning",
                 ),
@@ -180,13 +185,19 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                 .iter()
                 .flat_map(|g| g.inputs.iter())
                 .collect(),
+            whole: !sequence.hole("groups") && sequence.groups.iter().all(|g| !g.hole("in")),
         });
     }
     if let Some(group) = cx.groups.get(text) {
         return Some(Callee {
             owner: format!("group `{text}`"),
             inputs: group.inputs.iter().collect(),
+            whole: !group.hole("in"),
         });
+    }
+    // A group left out as broken may be the one named.
+    if !cx.sequence.groups_whole() {
+        return None;
     }
     let mut d = Diagnostic::new(
         Code::UnknownGroup,
@@ -200,6 +211,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
     d = if let Some(best) = did_you_mean(text, groups) {
         d.with_help(format!("did you mean `{best}`?"))
             .with_replacement(format!("call `{best}`"), body, fix::in_item_string(best))
+            .maybe_incorrect()
     } else if cx.batch.sequence(text).is_some() {
         d.with_help(format!("to call the sequence `{text}`, write `#{text}`"))
             .with_replacement(
@@ -207,6 +219,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                 body,
                 fix::in_item_string(&format!("#{text}")),
             )
+            .maybe_incorrect()
     } else {
         let names: Vec<&str> = cx
             .sequence
@@ -224,6 +237,13 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
 }
 
 fn call_arguments(cx: &Cx<'_>, callee: &Callee<'_>, passed: &[Member], out: &mut Vec<Diagnostic>) {
+    // The groups of a sequence may share an input: each name listed once.
+    let mut names: Vec<&str> = Vec::with_capacity(callee.inputs.len());
+    for input in &callee.inputs {
+        if !names.contains(&input.name.value.as_str()) {
+            names.push(input.name.value.as_str());
+        }
+    }
     for member in passed {
         let key = member.key.value.as_str();
         match callee.inputs.iter().find(|i| i.name.value == key) {
@@ -231,12 +251,8 @@ fn call_arguments(cx: &Cx<'_>, callee: &Callee<'_>, passed: &[Member], out: &mut
                 let schema = input_schema(input.ty.value);
                 check_value(cx, &schema, &member.value, key, &callee.owner, out);
             }
+            None if !callee.whole => {}
             None => {
-                let names: Vec<&str> = callee
-                    .inputs
-                    .iter()
-                    .map(|i| i.name.value.as_str())
-                    .collect();
                 let d = Diagnostic::new(
                     Code::UnknownCallArgument,
                     member.key.span,
@@ -249,7 +265,8 @@ fn call_arguments(cx: &Cx<'_>, callee: &Callee<'_>, passed: &[Member], out: &mut
                             format!("rename to `{best}`"),
                             member.key.span,
                             fix::in_item_string(best),
-                        ),
+                        )
+                        .maybe_incorrect(),
                     None if names.is_empty() => {
                         d.with_help("it declares no inputs; remove the argument, or declare it in the callee's `in`")
                     }

@@ -26,6 +26,7 @@ pub(crate) fn code_actions(analysis: &Analysis, file: FileId, range: Span) -> Ve
                 title: fix.title.clone(),
                 edits,
                 code: d.code,
+                preferred: fix.is_machine_applicable(),
                 diagnostic: i,
             })
         })

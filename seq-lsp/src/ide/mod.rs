@@ -158,6 +158,9 @@ pub struct CodeAction {
     pub edits: Vec<FileEdit>,
     /// The code of the diagnostic fixed.
     pub code: Code,
+    /// Whether the fix is machine-applicable: only those are preferred (applied by an editor's
+    /// "fix all" as `seqc check --fix` applies them).
+    pub preferred: bool,
     /// The index of that diagnostic in [`Analysis::diagnostics`] of the file (for the LSP
     /// code action's `diagnostics` field).
     pub diagnostic: usize,

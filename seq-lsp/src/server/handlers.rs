@@ -346,7 +346,7 @@ fn code_actions(
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: fixed.map(|d| vec![d]),
                 edit: Some(workspace_edit(analysis, action.edits)),
-                is_preferred: Some(true),
+                is_preferred: Some(action.preferred),
                 ..CodeAction::default()
             })
         })

@@ -197,9 +197,20 @@ pub(super) fn syntax_error(
         format!("expected {}, found {found_text}", list(&expected)),
     );
     let expects = |e: Expected| expected.contains(&e);
+    // Beside unquoted text the structure is a guess (a quote left unescaped splits a string
+    // into pieces that a `,` and a `:` would make into members): the author decides.
+    let guessed = cx
+        .tokens
+        .iter()
+        .any(|(token, _)| matches!(token, Token::Invalid(_)));
     let insert = |diagnostic: Diagnostic, text: &str| match cx.end_before(range.start) {
         Some(at) => {
-            diagnostic.with_replacement(format!("insert `{text}`"), Span::from_range(at..at), text)
+            let d = diagnostic.with_replacement(
+                format!("insert `{text}`"),
+                Span::from_range(at..at),
+                text,
+            );
+            if guessed { d.maybe_incorrect() } else { d }
         }
         None => diagnostic,
     };

@@ -251,7 +251,9 @@ impl<'src> Scanner<'src> {
                             "strings must be in double quotes: `{}`",
                             shorten(&quoted)
                         ))
-                        .with_replacement("quote the text", at, quoted),
+                        // Whether it was meant as a string, or a quote went missing, is a guess.
+                        .with_replacement("quote the text", at, quoted)
+                        .maybe_incorrect(),
                     );
                     self.push(Token::Invalid(text), span);
                 }
@@ -415,7 +417,9 @@ fn word_error(word: &str, span: Range<usize>, is_key: bool, code: Code) -> Diagn
             "strings must be in double quotes: `{}`",
             shorten(&quoted)
         ))
+        // Whether it was meant as a string, or a quote went missing, is a guess.
         .with_replacement("quote the string", span, quoted)
+        .maybe_incorrect()
 }
 
 /// Reports what is wrong in a string literal that the strict pattern rejected: each bad escape,

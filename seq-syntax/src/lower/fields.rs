@@ -16,6 +16,8 @@ pub(super) const MAX_FIELDS: usize = 12;
 pub(super) struct Fields<'a, 'n> {
     legal: &'static [&'static str],
     found: [Option<&'a Node<'n>>; MAX_FIELDS],
+    /// The legal fields an unknown key was taken for ("did you mean"): written, but misspelt.
+    pub(super) misspelt: Vec<&'static str>,
 }
 
 impl<'a, 'n> Fields<'a, 'n> {
@@ -29,9 +31,14 @@ impl<'a, 'n> Fields<'a, 'n> {
         map: &impl MapOffset,
     ) -> Fields<'a, 'n> {
         if let Some(found) = plain_fields(members, legal) {
-            return Fields { legal, found };
+            return Fields {
+                legal,
+                found,
+                misspelt: Vec::new(),
+            };
         }
         let mut found = [None; MAX_FIELDS];
+        let mut misspelt = Vec::new();
         for (member, key) in unique_members(lower, members, map) {
             match legal.iter().position(|&field| field == key) {
                 Some(i) if i < MAX_FIELDS => found[i] = Some(&member.value),
@@ -42,7 +49,9 @@ impl<'a, 'n> Fields<'a, 'n> {
                         span,
                         format!("unknown field `{key}` in {owner}"),
                     );
-                    d = match did_you_mean(&key, legal.iter().copied()) {
+                    let best = did_you_mean(&key, legal.iter().copied());
+                    misspelt.extend(best);
+                    d = match best {
                         Some(best) => d
                             .with_help(format!(
                                 "did you mean `{best}`? The fields of {owner} are {}",
@@ -58,7 +67,20 @@ impl<'a, 'n> Fields<'a, 'n> {
                 }
             }
         }
-        Fields { legal, found }
+        Fields {
+            legal,
+            found,
+            misspelt,
+        }
+    }
+
+    /// The legal fields written only misspelt: holes, since what they held is not known.
+    pub(super) fn misspelt_absent(&self) -> Vec<&'static str> {
+        self.misspelt
+            .iter()
+            .copied()
+            .filter(|&f| self.get(f).is_none())
+            .collect()
     }
 
     pub(super) fn get(&self, field: &str) -> Option<&'a Node<'n>> {

@@ -22,7 +22,7 @@ mod tools;
 mod values;
 
 use crate::Parse;
-use crate::ast::{Group, Item, Missing, OnError, Sequence};
+use crate::ast::{Group, Holes, Item, Missing, OnError, Sequence};
 use crate::code::Code;
 use crate::condition::parse_condition;
 use crate::diagnostic::{self, Diagnostic};
@@ -52,15 +52,28 @@ pub(crate) fn lower_file(text: &str) -> Parse {
     let (root, diagnostics) = json::parse(text, Mode::File);
     // Recovery may drop a member, so "missing field" after a syntax error is likely a cascade.
     let quiet_missing = diagnostics.iter().any(Diagnostic::is_error);
+    let syntax = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.span)
+        .collect();
     let mut lower = Lower {
         diagnostics,
+        syntax,
         quiet_missing,
         depth: 0,
         tools_buffers: TextBuffers::default(),
+        tools_arrays: Vec::new(),
     };
     let file = OffsetMap::identity(0);
     let sequence = root.and_then(|root| lower.sequence(&root, &file));
     let mut diagnostics = lower.diagnostics;
+    for (at, items) in lower.tools_arrays {
+        if let Some(d) = diagnostics.get_mut(at) {
+            let fixed = tools::array_as_string(text, d.span, &items);
+            d.fix = fixed;
+        }
+    }
     diagnostic::sort(&mut diagnostics);
     Parse {
         sequence,
@@ -70,6 +83,8 @@ pub(crate) fn lower_file(text: &str) -> Parse {
 
 struct Lower {
     diagnostics: Vec<Diagnostic>,
+    /// The file's syntax errors: an object holding one may have lost members to recovery.
+    syntax: Vec<Span>,
     /// Set while lowering an object whose text had syntax errors: its missing fields are not
     /// reported, since recovery may have dropped them.
     quiet_missing: bool,
@@ -78,9 +93,62 @@ struct Lower {
     depth: usize,
     /// The buffers of the current `tools` string's text and map, reused from group to group.
     tools_buffers: TextBuffers,
+    /// `tools` written as an array of item objects: the index of its diagnostic and the spans
+    /// of the items, for the fix that writes the string.
+    tools_arrays: Vec<(usize, Vec<Span>)>,
+}
+
+/// One level's holes as they are found, with the table their fields come from.
+struct Found {
+    level: &'static [crate::fields::Field],
+    holes: Holes,
+}
+
+impl Found {
+    fn new(level: &'static [crate::fields::Field], incomplete: bool) -> Found {
+        let holes = if incomplete {
+            Holes::ALL
+        } else {
+            Holes::default()
+        };
+        Found { level, holes }
+    }
+
+    fn hole(&mut self, field: &str) {
+        self.holes.insert(self.level, field);
+    }
 }
 
 impl Lower {
+    /// Lowers the written field `name` with `f`: a field that yields nothing, or whose lowering
+    /// reported something, is a hole.
+    fn field<'n, T>(
+        &mut self,
+        found: &mut Found,
+        name: &str,
+        node: Option<&Node<'n>>,
+        f: impl FnOnce(&mut Lower, &Node<'n>) -> Option<T>,
+    ) -> Option<T> {
+        let node = node?;
+        let before = self.diagnostics.len();
+        let value = f(self, node);
+        if value.is_none() || self.diagnostics.len() > before {
+            found.hole(name);
+        }
+        value
+    }
+
+    /// Whether a syntax error of the file lies inside `node` (spans of the file's own tree).
+    fn incomplete(&self, node: &Node<'_>, map: &impl MapOffset) -> bool {
+        if self.syntax.is_empty() {
+            return false;
+        }
+        let span = span_in(map, &node.span);
+        self.syntax
+            .iter()
+            .any(|s| span.start <= s.start && s.end <= span.end)
+    }
+
     fn sequence(&mut self, root: &Node<'_>, map: &impl MapOffset) -> Option<Sequence> {
         let NodeKind::Object(members) = &root.kind else {
             if !matches!(root.kind, NodeKind::Error) {
@@ -99,9 +167,15 @@ impl Lower {
             return None;
         };
         let open = Span::from_range(root.span.start..root.span.start + 1);
+        let mut found = Found::new(crate::fields::SEQUENCE, self.incomplete(root, map));
         let fields = Fields::new(self, members, SEQUENCE_FIELDS, "a sequence", map);
+        for field in fields.misspelt_absent() {
+            found.hole(field);
+        }
         let name = match fields.get("name") {
-            Some(node) => self.string_field(node, map, "name"),
+            Some(node) => self.field(&mut found, "name", Some(node), |l, n| {
+                l.string_field(n, map, "name")
+            }),
             None => {
                 self.missing_field(
                     map.span(open),
@@ -116,19 +190,24 @@ impl Lower {
         if !name.value.is_empty() || fields.get("name").is_some() {
             self.check_sequence_name(&name);
         }
-        let description = fields
-            .get("description")
-            .and_then(|n| self.string_field(n, map, "description"));
+        let description = self.field(
+            &mut found,
+            "description",
+            fields.get("description"),
+            |l, n| l.string_field(n, map, "description"),
+        );
         let mut groups = Vec::new();
         match fields.get("groups") {
             Some(node) => match &node.kind {
                 NodeKind::Array(elements) => {
                     if let Some(excess) = elements.get(MAX_GROUPS) {
                         self.too_many(excess, map, "groups", MAX_GROUPS, "sequence");
+                        found.hole("groups");
                     }
                     for element in elements.iter().take(MAX_GROUPS) {
-                        if let Some(group) = self.group(element, map) {
-                            groups.push(group);
+                        match self.group(element, map) {
+                            Some(group) => groups.push(group),
+                            None => found.hole("groups"),
                         }
                     }
                 }
@@ -139,7 +218,8 @@ impl Lower {
                 | NodeKind::Ref(_)
                 | NodeKind::Object(_)
                 | NodeKind::Error => {
-                    self.wrong_kind(node, map, "groups", "an array of group objects")
+                    found.hole("groups");
+                    self.wrong_kind(node, map, "groups", "an array of group objects");
                 }
             },
             None => self.missing_field(map.span(open), "groups", "the sequence", "\"groups\": []"),
@@ -149,6 +229,7 @@ impl Lower {
             name,
             description,
             groups,
+            holes: found.holes,
         })
     }
 
@@ -174,15 +255,35 @@ impl Lower {
 
     fn group(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Group> {
         let NodeKind::Object(members) = &node.kind else {
-            self.wrong_kind(node, map, "groups", "an array of group objects");
+            if !matches!(node.kind, NodeKind::Error) {
+                self.report(
+                    Diagnostic::new(
+                        Code::WrongJsonType,
+                        span_in(map, &node.span),
+                        format!(
+                            "each element of `groups` must be a group object, found {}",
+                            kind_name(&node.kind)
+                        ),
+                    )
+                    .with_help("write the group as {\"name\": \"...\", \"tools\": \"...\"}"),
+                );
+            }
             return None;
         };
         let open = map.span(Span::from_range(node.span.start..node.span.start + 1));
+        let mut found = Found::new(crate::fields::GROUP, self.incomplete(node, map));
         let fields = Fields::new(self, members, GROUP_FIELDS, "a group", map);
+        for field in fields.misspelt_absent() {
+            found.hole(field);
+        }
 
         let name = match fields.get("name") {
-            Some(n) => self.string_field(n, map, "name"),
+            Some(n) => self.field(&mut found, "name", Some(n), |l, n| {
+                l.string_field(n, map, "name")
+            }),
             None => {
+                // Calls cannot name it, so a call to a group "not found" may mean this one.
+                found.hole("name");
                 self.missing_field(open, "name", "this group", "\"name\": \"my-group\"");
                 None
             }
@@ -191,20 +292,31 @@ impl Lower {
             self.check_group_name(name);
         }
         let name = name.unwrap_or_else(|| Spanned::new(String::new(), open));
-        let description = fields
-            .get("description")
-            .and_then(|n| self.string_field(n, map, "description"));
-        let inputs = fields
-            .get("in")
-            .map(|n| self.slots(n, map, "in"))
+        let description = self.field(
+            &mut found,
+            "description",
+            fields.get("description"),
+            |l, n| l.string_field(n, map, "description"),
+        );
+        let inputs = self
+            .field(&mut found, "in", fields.get("in"), |l, n| {
+                Some(l.slots(n, map, "in"))
+            })
             .unwrap_or_default();
-        let outputs = fields
-            .get("out")
-            .map(|n| self.slots(n, map, "out"))
+        let outputs = self
+            .field(&mut found, "out", fields.get("out"), |l, n| {
+                Some(l.slots(n, map, "out"))
+            })
             .unwrap_or_default();
 
         let (items, tools_span) = match fields.get("tools") {
-            Some(n) => (self.tools(n, map), span_in(map, &n.span)),
+            Some(n) => {
+                let (items, whole) = self.tools(n, map);
+                if !whole {
+                    found.hole("tools");
+                }
+                (items, span_in(map, &n.span))
+            }
             None => {
                 self.missing_field(
                     open,
@@ -215,47 +327,53 @@ impl Lower {
                 (Vec::new(), open)
             }
         };
-        let when = fields.get("when").and_then(|n| match n.kind {
-            NodeKind::String(body) => {
-                let (text, inner) = self.unescape(n, body, map);
-                let composed = Composed {
-                    inner: &inner,
-                    outer: map,
-                };
-                let (condition, diagnostics) = parse_condition(&text, &composed);
-                self.nested(1, diagnostics, &Identity);
-                condition
-            }
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Object(_)
-            | NodeKind::Error => {
-                self.wrong_kind(
-                    n,
-                    map,
-                    "when",
-                    "a condition string such as \"$args.x == true\"",
-                );
-                None
+        let when = self.field(&mut found, "when", fields.get("when"), |this, n| {
+            match n.kind {
+                NodeKind::String(body) => {
+                    let (text, inner) = this.unescape(n, body, map);
+                    let composed = Composed {
+                        inner: &inner,
+                        outer: map,
+                    };
+                    let (condition, diagnostics) = parse_condition(&text, &composed);
+                    this.nested(1, diagnostics, &Identity);
+                    condition
+                }
+                NodeKind::Null
+                | NodeKind::Bool(_)
+                | NodeKind::Number(_)
+                | NodeKind::Ref(_)
+                | NodeKind::Array(_)
+                | NodeKind::Object(_)
+                | NodeKind::Error => {
+                    this.wrong_kind(
+                        n,
+                        map,
+                        "when",
+                        "a condition string such as \"$args.x == true\"",
+                    );
+                    None
+                }
             }
         });
-        let parallel = fields
-            .get("parallel")
-            .and_then(|n| self.bool_field(n, map, "parallel"));
-        let timeout = fields.get("timeout").and_then(|n| self.duration(n, map));
-        let on_error = fields
-            .get("on_error")
-            .and_then(|n| self.enumeration(n, map, "on_error", OnError::NAMES, OnError::parse));
-        let retries = fields.get("retries").and_then(|n| self.retries(n, map));
-        let missing = fields
-            .get("missing")
-            .and_then(|n| self.enumeration(n, map, "missing", Missing::NAMES, Missing::parse));
-        let fallback = fields
-            .get("fallback")
-            .and_then(|n| self.object(n, map, "fallback", "an object from `out` slots to values"));
+        let parallel = self.field(&mut found, "parallel", fields.get("parallel"), |l, n| {
+            l.bool_field(n, map, "parallel")
+        });
+        let timeout = self.field(&mut found, "timeout", fields.get("timeout"), |l, n| {
+            l.duration(n, map)
+        });
+        let on_error = self.field(&mut found, "on_error", fields.get("on_error"), |l, n| {
+            l.enumeration(n, map, "on_error", OnError::NAMES, OnError::parse)
+        });
+        let retries = self.field(&mut found, "retries", fields.get("retries"), |l, n| {
+            l.retries(n, map)
+        });
+        let missing = self.field(&mut found, "missing", fields.get("missing"), |l, n| {
+            l.enumeration(n, map, "missing", Missing::NAMES, Missing::parse)
+        });
+        let fallback = self.field(&mut found, "fallback", fields.get("fallback"), |l, n| {
+            l.object(n, map, "fallback", "an object from `out` slots to values")
+        });
         Some(Group {
             span: span_in(map, &node.span),
             name,
@@ -271,31 +389,42 @@ impl Lower {
             retries,
             missing,
             fallback,
+            holes: found.holes,
         })
     }
 
-    fn item(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Item> {
+    /// An item; `broken` when its text had syntax errors (any member may be lost).
+    fn item(&mut self, node: &Node<'_>, map: &impl MapOffset, broken: bool) -> Option<Item> {
         let NodeKind::Object(members) = &node.kind else {
             return None;
         };
         let open = map.span(Span::from_range(node.span.start..node.span.start + 1));
+        let mut found = Found::new(crate::fields::ITEM, broken);
         let fields = Fields::new(self, members, ITEM_FIELDS, "an item", map);
+        for field in fields.misspelt_absent() {
+            found.hole(field);
+        }
         let tool = match fields.get("tool") {
-            Some(n) => self.string_field(n, map, "tool"),
+            Some(n) => self.field(&mut found, "tool", Some(n), |l, n| {
+                l.string_field(n, map, "tool")
+            }),
             None => {
                 self.missing_field(open, "tool", "this item", "\"tool\": \"echo\"");
                 None
             }
         };
-        let args = fields
-            .get("args")
-            .and_then(|n| self.object(n, map, "args", "an object of arguments"));
-        let output = fields
-            .get("as")
-            .and_then(|n| self.string_field(n, map, "as"));
-        let unsafe_serial = fields
-            .get("unsafe_serial")
-            .and_then(|n| self.bool_field(n, map, "unsafe_serial"));
+        let args = self.field(&mut found, "args", fields.get("args"), |l, n| {
+            l.object(n, map, "args", "an object of arguments")
+        });
+        let output = self.field(&mut found, "as", fields.get("as"), |l, n| {
+            l.string_field(n, map, "as")
+        });
+        let unsafe_serial = self.field(
+            &mut found,
+            "unsafe_serial",
+            fields.get("unsafe_serial"),
+            |l, n| l.bool_field(n, map, "unsafe_serial"),
+        );
         let tool = tool?;
         Some(Item {
             span: span_in(map, &node.span),
@@ -303,6 +432,7 @@ impl Lower {
             args,
             output,
             unsafe_serial,
+            holes: found.holes,
         })
     }
 }

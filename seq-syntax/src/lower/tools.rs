@@ -15,8 +15,10 @@ use crate::span::Span;
 use crate::split::{SplitErrorKind, split_items};
 
 impl Lower {
-    /// A group's `tools`: unescape, split, and parse each item in item mode.
-    pub(super) fn tools(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Vec<Item> {
+    /// A group's `tools`: unescape, split, and parse each item in item mode. Also whether every
+    /// item written was built (false when one was dropped, or the split or an item's syntax
+    /// failed).
+    pub(super) fn tools(&mut self, node: &Node<'_>, map: &impl MapOffset) -> (Vec<Item>, bool) {
         let NodeKind::String(body) = node.kind else {
             let mut d = Diagnostic::new(
                 Code::WrongJsonType,
@@ -24,13 +26,24 @@ impl Lower {
                 format!("`tools` must be a string, found {}", kind_name(&node.kind)),
             )
             .with_help("write the items as one string, each followed by `;`: \"{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{\\\"value\\\":1}} ;\"");
-            if matches!(node.kind, NodeKind::Array(_)) {
+            if let NodeKind::Array(elements) = &node.kind {
                 d = d.with_label(span_in(map, &node.span), "an array would let a malformed item vanish silently; a string with `;` after every item cannot");
+                // Objects only: the equivalent string is written once the file's text is at hand.
+                if !elements.is_empty()
+                    && elements
+                        .iter()
+                        .all(|e| matches!(e.kind, NodeKind::Object(_)))
+                {
+                    self.tools_arrays.push((
+                        self.diagnostics.len(),
+                        elements.iter().map(|e| span_in(map, &e.span)).collect(),
+                    ));
+                }
             }
             if !matches!(node.kind, NodeKind::Error) {
                 self.report(d);
             }
-            return Vec::new();
+            return (Vec::new(), false);
         };
         // Every span of every item goes through this map: `unescape_text` picks the map that
         // makes those lookups cheap, in buffers kept from the last group.
@@ -43,6 +56,7 @@ impl Lower {
             outer: map,
         };
         let split = split_items(&text);
+        let mut whole = split.errors.is_empty() && split.items.len() <= MAX_ITEMS;
         for error in &split.errors {
             let span = tools_map.span(Span::from_range(error.span.clone()));
             self.nested(1, vec![split_diagnostic(error.kind, span)], &Identity);
@@ -65,6 +79,7 @@ impl Lower {
         let mut tokens = json::TokenBuffer::default();
         for range in split.items.iter().take(MAX_ITEMS) {
             let Some(slice) = text.get(range.clone()) else {
+                whole = false;
                 continue;
             };
             let item_map = ToolsMap {
@@ -77,14 +92,16 @@ impl Lower {
             let quiet = self.quiet_missing;
             self.quiet_missing |= broken;
             self.depth += 1;
-            if let Some(item) = root.and_then(|root| self.item(&root, &item_map)) {
-                items.push(item);
+            whole &= !broken;
+            match root.and_then(|root| self.item(&root, &item_map, broken)) {
+                Some(item) => items.push(item),
+                None => whole = false,
             }
             self.depth -= 1;
             self.quiet_missing = quiet;
         }
         self.tools_buffers = buffers;
-        items
+        (items, whole)
     }
 }
 
@@ -122,5 +139,50 @@ fn split_diagnostic(kind: SplitErrorKind, span: Span) -> Diagnostic {
                 "write the item as {\"tool\": \"NAME\", \"args\": {...}} followed by `;`",
             )
         }
+    }
+}
+
+/// The fix of `tools` written as the array of item objects at `items` (spans in `text`): the
+/// equivalent string, each item written compactly and followed by ` ;`. None when an item does
+/// not read back as JSON.
+pub(super) fn array_as_string(
+    text: &str,
+    array: Span,
+    items: &[Span],
+) -> Option<crate::diagnostic::Fix> {
+    let mut body = String::new();
+    for span in items {
+        let item = text.get(span.range())?;
+        serde_json::from_str::<serde::de::IgnoredAny>(item).ok()?;
+        if !body.is_empty() {
+            body.push(' ');
+        }
+        compact(item, &mut body);
+        body.push_str(" ;");
+    }
+    let literal = format!("\"{}\"", crate::escape::escape(&body));
+    Some(crate::diagnostic::Fix::new(
+        "write the items as one string, each followed by `;`",
+        vec![crate::diagnostic::Edit {
+            span: array,
+            text: literal,
+        }],
+    ))
+}
+
+/// Appends valid JSON `json` without the whitespace between its tokens, keys in their order.
+fn compact(json: &str, out: &mut String) {
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in json.chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c.is_ascii_whitespace() {
+            continue;
+        } else {
+            in_string = c == '"';
+        }
+        out.push(c);
     }
 }
