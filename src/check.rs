@@ -8,6 +8,7 @@ use crate::files::{Input, read_what_can_be_read};
 use crate::render;
 use seq_check::{Catalog, Source};
 use seq_syntax::Diagnostic;
+use seq_syntax::ast::Sequence;
 
 /// A checked file as the renderers see it.
 #[derive(Debug)]
@@ -46,10 +47,15 @@ pub fn run(args: &CheckArgs) -> Status {
         }
         Err(status) => return status,
     };
+    // `#name` calls resolve to the stored sequences too, as they will when the file runs.
+    let stored = match crate::stored::load(&args.data.storage()) {
+        Ok(stored) => stored,
+        Err(error) => return trouble(error),
+    };
     if args.fix || args.diff {
-        return crate::fix::run(args, inputs, &catalog);
+        return crate::fix::run(args, inputs, &stored, &catalog);
     }
-    let files = diagnose(inputs, &catalog);
+    let files = diagnose(inputs, &stored, &catalog);
     let totals = render::Totals::of(&files);
     let status = if partial {
         Status::Trouble
@@ -71,9 +77,9 @@ pub fn run(args: &CheckArgs) -> Status {
 /// Checks every input together, as one batch. A file that is not UTF-8 has no text to check:
 /// it gets the front end's E0007 and stays out of the batch (a `#name` call into it is then
 /// an unknown sequence, as it would be once it failed to load).
-fn diagnose(inputs: Vec<Input>, catalog: &Catalog) -> Vec<SourceFile> {
+fn diagnose(inputs: Vec<Input>, stored: &[Sequence], catalog: &Catalog) -> Vec<SourceFile> {
     let mut split = Split::of(inputs);
-    let checked = seq_check::check(&split.sources, catalog);
+    let checked = seq_check::check_with_stored(&split.sources, stored, catalog);
     let sources = std::mem::take(&mut split.sources);
     let files = sources
         .into_iter()

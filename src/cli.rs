@@ -85,6 +85,10 @@ pub struct CheckArgs {
     /// MCP servers whose live `tools/list` joins the catalog (started, listed, stopped).
     #[command(flatten)]
     pub mcp: crate::mcp::McpArgs,
+    /// The stored sequences that `#name` calls may reach, as `seqc run` finds them (a file
+    /// given here stands in for a stored sequence of its name).
+    #[command(flatten)]
+    pub data: crate::stored::DataDirArg,
     /// Apply every machine-applicable fix the diagnostics carry (the preferred quick fixes of
     /// the language server), checking again until none is left, write the fixed files, and
     /// report what was fixed, the other fixes as suggestions, and what remains. The exit status

@@ -9,18 +9,19 @@ use crate::files::{Input, reason};
 use crate::render;
 use crate::render::fixes::FixedIn;
 use seq_check::{Catalog, Fixes, Fixing};
+use seq_syntax::ast::Sequence;
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
-pub fn run(args: &CheckArgs, inputs: Vec<Input>, catalog: &Catalog) -> Status {
+pub fn run(args: &CheckArgs, inputs: Vec<Input>, stored: &[Sequence], catalog: &Catalog) -> Status {
     let mut split = Split::of(inputs);
     let allowed = if args.unsafe_fixes {
         Fixes::Unsafe
     } else {
         Fixes::Safe
     };
-    let fixing = seq_check::fix_all(&split.sources, catalog, allowed);
+    let fixing = seq_check::fix_all(&split.sources, stored, catalog, allowed);
     let sources = std::mem::take(&mut split.sources);
     let paths = std::mem::take(&mut split.files);
     if !fixing.settled {

@@ -536,7 +536,7 @@ fn a_one_line_file_with_many_mistakes_gets_a_bounded_report() {
         .map(|i| format!(", \"unknown_{i}\": {i}"))
         .collect();
     let text = format!(
-        "{{\"name\": \"many\", \"groups\": [{{\"name\": \"g\", \"tools\": \"{{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{{\\\"text\\\":\\\"hi\\\"}}}} ;\"{fields}}}]}}"
+        "{{\"name\": \"many\", \"groups\": [{{\"name\": \"g\", \"tools\": \"{{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{{\\\"value\\\":\\\"hi\\\"}}}} ;\"{fields}}}]}}"
     );
     assert_eq!(text.lines().count(), 1);
     let dir = scratch("one_line_many");

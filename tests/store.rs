@@ -63,6 +63,48 @@ fn calls_resolve_across_the_files_checked_together() {
     assert!(stderr(&together).is_empty());
 }
 
+/// `--data-dir`: the stored sequences join the check as they will join the run, and a file of a
+/// stored name stands in for it.
+#[test]
+fn calls_resolve_to_the_stored_sequences_too() {
+    let data = scratch("check_with_stored");
+    let data = data.to_str().unwrap();
+    let created = seqc(&[
+        "create",
+        "--data-dir",
+        data,
+        &format!("{STORE}/backup.json"),
+    ]);
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let nightly = format!("{STORE}/nightly.json");
+    let output = seqc(&["check", "--format", "json", "--data-dir", data, &nightly]);
+    assert_eq!(status(&output), 0);
+    assert_eq!(
+        findings(&output),
+        [finding(&nightly, "W0501", "#weekly-report")]
+    );
+
+    // A cycle through a stored sequence is found before the file is stored or run.
+    let deploy = "examples/broken/cycle-deploy.json.broken";
+    let rollback = "examples/broken/cycle-rollback.json.broken";
+    let stored = seqc(&["create", "--data-dir", data, deploy]);
+    assert_eq!(status(&stored), 0, "{}", stderr(&stored));
+    let output = seqc(&["check", "--format", "json", "--data-dir", data, rollback]);
+    assert_eq!(status(&output), 1);
+    assert_eq!(findings(&output), [finding(rollback, "E0602", "#deploy")]);
+    // Given as a file too, `deploy` stands in for the stored one: both files get the cycle.
+    let output = seqc(&[
+        "check",
+        "--format",
+        "json",
+        "--data-dir",
+        data,
+        rollback,
+        deploy,
+    ]);
+    assert_eq!(findings(&output).len(), 2);
+}
+
 #[test]
 fn a_cycle_across_files_is_reported_in_each_file() {
     let deploy = "examples/broken/cycle-deploy.json.broken";

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 fn sequence(fields: usize, one_line: bool) -> String {
     let (sep, indent) = if one_line { (" ", "") } else { ("\n", "    ") };
     let mut text = format!(
-        "{{{sep}\"name\": \"many\",{sep}\"groups\": [{{{sep}{indent}\"name\": \"g\",{sep}{indent}\"tools\": \"{{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{{\\\"text\\\":\\\"hi\\\"}}}} ;\""
+        "{{{sep}\"name\": \"many\",{sep}\"groups\": [{{{sep}{indent}\"name\": \"g\",{sep}{indent}\"tools\": \"{{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{{\\\"value\\\":\\\"hi\\\"}}}} ;\""
     );
     for i in 0..fields {
         text.push_str(&format!(",{sep}{indent}\"unknown_field_{i}\": {i}"));

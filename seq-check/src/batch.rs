@@ -72,13 +72,29 @@ impl Check {
 /// assert_eq!(undeclared.help.as_deref(), Some("did you mean `$args.who`?"));
 /// ```
 pub fn check(sources: &[Source], catalog: &Catalog) -> Check {
+    check_with_stored(sources, &[], catalog)
+}
+
+/// As [`check`], with sequences already stored (a data directory's) beside the files: `#name`
+/// calls resolve to them too, and cycles and depth run through them, as `seqc run` and
+/// `seq_create` will see them. A file defining a stored name stands in for the stored one (as
+/// storing it would replace it). Only the files get diagnostics.
+pub fn check_with_stored(sources: &[Source], stored: &[Sequence], catalog: &Catalog) -> Check {
     let parses: Vec<_> = sources.iter().map(|s| seq_syntax::parse(&s.text)).collect();
     let parsed: Vec<(usize, &Sequence)> = parses
         .iter()
         .enumerate()
         .filter_map(|(i, p)| p.sequence.as_ref().map(|s| (i, s)))
         .collect();
-    let sequences: Vec<&Sequence> = parsed.iter().map(|&(_, s)| s).collect();
+    let mut sequences: Vec<&Sequence> = parsed.iter().map(|&(_, s)| s).collect();
+    let defined: std::collections::HashSet<&str> =
+        sequences.iter().map(|s| s.name.value.as_str()).collect();
+    sequences.extend(
+        stored
+            .iter()
+            .filter(|s| !defined.contains(s.name.value.as_str())),
+    );
+    // The stored sequences come last: their findings are left over once the files have theirs.
     let mut semantic = check_batch(&sequences, catalog).into_iter();
     let mut by_file: Vec<Vec<Diagnostic>> = vec![Vec::new(); sources.len()];
     for &(file, _) in &parsed {

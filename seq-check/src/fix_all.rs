@@ -8,9 +8,10 @@
 //! its semantic diagnostics, and their fixes, only once the syntax is fixed) and because two
 //! fixes may edit the same place (two calls in one parallel group both make the group serial).
 
-use crate::batch::{Check, Source, check};
+use crate::batch::{Check, Source, check_with_stored};
 use crate::catalog::Catalog;
 use seq_syntax::apply::{apply_fixes, origin};
+use seq_syntax::ast::Sequence;
 use seq_syntax::diagnostic::{Applicability, Diagnostic, Edit};
 use seq_syntax::{Code, Span};
 
@@ -111,19 +112,24 @@ pub struct AppliedFix {
 /// // A misspelt field, and inside the `tools` string a missing final `;`.
 /// let text = r#"{"name": "s", "groups": [{"name": "g", "paralell": false,
 ///   "tools": "{\"tool\":\"echo\",\"args\":{\"value\":1}}"}]}"#;
-/// let fixing = fix_all(&[Source::new("s.json", text)], &Catalog::builtin(), Fixes::Safe);
+/// let fixing = fix_all(&[Source::new("s.json", text)], &[], &Catalog::builtin(), Fixes::Safe);
 /// assert!(fixing.settled);
 /// assert!(fixing.check.files[0].diagnostics.is_empty());
 /// assert!(fixing.files[0].text.contains(r#""parallel": false"#));
 /// assert!(fixing.files[0].text.contains(r#"{\"value\":1}} ;""#));
 /// ```
-pub fn fix_all(sources: &[Source], catalog: &Catalog, fixes_allowed: Fixes) -> Fixing {
+pub fn fix_all(
+    sources: &[Source],
+    stored: &[Sequence],
+    catalog: &Catalog,
+    fixes_allowed: Fixes,
+) -> Fixing {
     let mut current: Vec<Source> = sources.to_vec();
     let mut fixes: Vec<Vec<AppliedFix>> = vec![Vec::new(); sources.len()];
     // Per file, each pass's edits, to map later spans back to the original text.
     let mut history: Vec<Vec<Vec<Edit>>> = vec![Vec::new(); sources.len()];
     let mut passes = 0;
-    let mut checked = check(&current, catalog);
+    let mut checked = check_with_stored(&current, stored, catalog);
     let mut settled = false;
     while !settled && passes < MAX_PASSES {
         let pass = passes + 1;
@@ -158,7 +164,7 @@ pub fn fix_all(sources: &[Source], catalog: &Catalog, fixes_allowed: Fixes) -> F
         }
         if changed {
             passes = pass;
-            checked = check(&current, catalog);
+            checked = check_with_stored(&current, stored, catalog);
         } else {
             settled = true;
         }

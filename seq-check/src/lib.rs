@@ -12,6 +12,8 @@ mod fix_all;
 pub mod graph;
 mod rules;
 
-pub use batch::{Check, FileCheck, Source, StoreCheck, check, check_batch, check_into_store};
+pub use batch::{
+    Check, FileCheck, Source, StoreCheck, check, check_batch, check_into_store, check_with_stored,
+};
 pub use catalog::{Catalog, ParallelSafety, ToolDef, is_parallel_safe_tool};
 pub use fix_all::{AppliedFix, FixedFile, Fixes, Fixing, MAX_PASSES, fix_all};

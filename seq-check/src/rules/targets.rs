@@ -161,7 +161,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             let d = Diagnostic::new(
                 Code::UnknownSequence,
                 body,
-                format!("no sequence named `{name}` is in the store"),
+                format!("no sequence named `{name}` is stored or checked with this one"),
             );
             out.push(match did_you_mean(name, cx.batch.names()) {
                 Some(best) => d
