@@ -177,24 +177,8 @@ fn report(output: &Output) -> Value {
     let last = text.lines().last().unwrap_or_default();
     let mut report: Value = serde_json::from_str(last)
         .unwrap_or_else(|error| panic!("no report ({error}): {text}{}", stderr(output)));
-    redact(&mut report);
+    common::redact_durations(&mut report);
     report
-}
-
-fn redact(value: &mut Value) {
-    match value {
-        Value::Object(members) => {
-            for (key, member) in members.iter_mut() {
-                if key == "duration_ms" {
-                    *member = Value::from(0);
-                } else {
-                    redact(member);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
-    }
 }
 
 fn localhost(port: u16) -> SocketAddr {

@@ -36,24 +36,8 @@ fn stdout_lines(output: &Output) -> Vec<&str> {
 fn report(output: &Output) -> Value {
     let last = stdout_lines(output).last().copied().unwrap_or_default();
     let mut report: Value = serde_json::from_str(last).unwrap();
-    redact(&mut report);
+    common::redact_durations(&mut report);
     report
-}
-
-fn redact(value: &mut Value) {
-    match value {
-        Value::Object(members) => {
-            for (key, member) in members.iter_mut() {
-                if key == "duration_ms" {
-                    *member = Value::from(0);
-                } else {
-                    redact(member);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
-    }
 }
 
 #[test]
