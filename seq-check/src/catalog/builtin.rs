@@ -224,6 +224,7 @@ fn output(name: &str) -> Option<Json> {
                 "groups": integer(),
                 "items": integer(),
                 "description": string(),
+                "owner": string(),
                 "error": string(),
             },
             "required": ["name"],
@@ -369,8 +370,10 @@ fn definitions() -> Vec<ToolDef> {
         )),
         tool(
             SEQ_LIST,
-            "Lists the stored sequences: name, number of groups, number of tool items, and \
-             description. A stored file that cannot be read is listed with its error.",
+            "Lists the stored sequences: name, number of groups, number of tool items, \
+             description, and owner (the caller that created it; only the owner, or a caller \
+             allowed `seq_admin`, may replace or delete it). A stored file that cannot be read \
+             is listed with its error.",
             &[],
             true,
             Safe,
