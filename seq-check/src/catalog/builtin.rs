@@ -145,7 +145,7 @@ pub const GUIDE_EXAMPLE: &str = r#"{"name":"notes","groups":[{"name":"gather","i
 /// `seq_create`'s description: the language in brief (the schema has every field).
 fn seq_create_guide() -> String {
     format!(
-        "Checks a tool sequence and stores it as `name` (`groups` inline, or `file` under the \
+        "Checks a sequence and stores it as `name` (`groups` inline, or `file` under the \
          root; `replace: true` overwrites). \
          Example (run: `seq_run {{\"name\":\"notes\",\"args\":{{\"file\":\"notes.txt\"}}}}`):\n\
          {GUIDE_EXAMPLE}\n\
@@ -156,19 +156,20 @@ fn seq_create_guide() -> String {
          on one item's output in a sibling item; calls to the same `output_send__<channel>` \
          keep their order, and tools that are not parallel-safe never run concurrently (put one \
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
-         group's input `x` (`in`), `$args.xs[0].name` a path; bare as a value it keeps its \
-         type, in a string it becomes text; `${{args.x}}` delimits it (`\"${{args.f}}.txt\"`). \
+         group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
+         type, in a string it is text; `${{args.x}}` delimits it (`\"${{args.f}}.txt\"`). \
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.verbose`, `$args.n > 0`; `==` `!=` `<` `<=` `>` `>=` `contains`, no \
-         `&&` `||` `!`) skips it when false. Data between groups: a group sees only its own \
-         `in` and `out` (`seq_run`'s `args` go to the uncalled groups declaring them); to use \
+         `&&` `||` `!`) skips it when false; an input not passed is `null` there (guard: \
+         `$args.x != null`); an item reading it fails. Data between groups: a group sees only its own \
+         `in` and `out` (`seq_run`'s `args` go to uncalled groups declaring them); to use \
          another group's outputs, call it with `seq_call` from a `parallel: false` group, `as` an \
          `object` slot, and read `$out.SLOT.x`. An `array` slot collects every value written \
-         to it: one `files_list` into it gives `[[\"a.txt\",\"b.txt\"]]`. A non-zero exit fails `cmd_run`, and its slot stays unset. `on_error`: \
-         `abort` (default) fails the group and stops the run; `continue` makes it `partial`, \
-         which does not fail the run; `retry` with `retries: 5` gives a failed item five more \
+         to it (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`. `on_error`: \
+         `abort` (default) fails the group and the run; `continue` makes it `partial`, \
+         not failing the run; `retry` with `retries: 5` gives a failed item five more \
          attempts. `missing` (tool not found at run time): `fail`, `skip` (no slot) or \
-         `degrade` (writes `fallback`). The group `timeout` (default \"30s\") covers its \
+         `degrade` (`fallback`). The group `timeout` (default \"30s\") covers its \
          retries; `cmd_run`'s `timeout` is a duration such as \"1m30s\" (default 60s)."
     )
 }
