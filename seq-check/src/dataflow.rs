@@ -42,8 +42,9 @@ pub fn check_dataflow(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Dia
     let mut out = vec![Vec::new(); sequences.len()];
     for (seq, sequence) in sequences.iter().enumerate() {
         for group in &sequence.groups {
-            // A part left out may be the writer, or decide whether one may leave a slot unset.
-            let whole = !["parallel", "tools", "missing", "on_error", "fallback"]
+            // A part left out may decide whether a writer may leave a slot unset. Of the items,
+            // only those known as written are followed: a broken one may have been a writer.
+            let whole = !["parallel", "missing", "on_error", "fallback"]
                 .iter()
                 .any(|f| group.hole(f));
             if whole
@@ -134,7 +135,7 @@ impl<'a> Flow<'a> {
     fn serial_group(&mut self, seq: usize, group: &'a Group, out: &mut Vec<Diagnostic>) {
         let fallback = fallback_slots(group);
         let mut seen: HashMap<&str, Slot<'a>> = HashMap::new();
-        for (index, item) in group.items.iter().enumerate() {
+        for (index, item) in group.known_items().iter().enumerate() {
             for reference in reads(item) {
                 if reference.root.value != Root::Out {
                     continue;
@@ -255,6 +256,13 @@ impl<'a> Flow<'a> {
             };
             let name = segments.next()??;
             let callee = self.group(callee_seq, callee_group)?;
+            // Which items of the callee write what is not known.
+            if ["tools", "out", "missing", "on_error", "fallback"]
+                .iter()
+                .any(|f| callee.hole(f))
+            {
+                return None;
+            }
             let at = (callee_seq, Some(callee_group));
             let Some(declared) = callee.output(name) else {
                 return Some((at, ResultGap::NoSlot(name)));

@@ -115,7 +115,7 @@ fn added() -> impl Strategy<Value = Added> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn an_added_mistake_hides_no_independent_one(

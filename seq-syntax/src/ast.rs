@@ -94,6 +94,10 @@ pub struct Group {
     /// Fields written but not built whole (`tools` when an item could not be built).
     #[serde(default, skip_serializing_if = "Holes::is_empty")]
     pub holes: Holes,
+    /// When `tools` is a hole: how many of `items`, from the first, are exactly as written.
+    /// What follows them may be broken, lost or swallowed by the mistake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_as_written: Option<usize>,
 }
 
 impl Group {
@@ -102,6 +106,15 @@ impl Group {
     /// Whether `field` (of a group's fields) was written but not built whole.
     pub fn hole(&self, field: &str) -> bool {
         self.holes.has(crate::fields::GROUP, field)
+    }
+
+    /// The items known to be as written, from the first: all of them unless `tools` is a hole.
+    /// A rule about an item and the items before it holds for these whatever follows them.
+    pub fn known_items(&self) -> &[Item] {
+        match self.items_as_written {
+            Some(n) => self.items.get(..n).unwrap_or(&self.items),
+            None => &self.items,
+        }
     }
 
     /// Whether items run concurrently (default `true`).

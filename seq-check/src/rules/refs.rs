@@ -137,8 +137,8 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         }
         Site::Item(index) => index,
     };
-    // Whether the group is parallel, or which items write what, is not known.
-    if cx.group.hole("parallel") || cx.group.hole("tools") {
+    // Whether the group is parallel is not known.
+    if cx.group.hole("parallel") {
         return;
     }
     if cx.group.is_parallel() {
@@ -162,12 +162,14 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         out.push(d);
         return;
     }
+    // Which items before this one write what is known only up to the first broken item.
+    let known = cx.group.known_items().len();
     let written_before = cx
         .items
         .iter()
         .take(index)
         .any(|i| i.item.hole("as") || i.item.output.as_ref().is_some_and(|o| o.value == *name));
-    if written_before {
+    if written_before || index >= known {
         return;
     }
     let mut d = Diagnostic::new(

@@ -309,13 +309,13 @@ impl Lower {
             })
             .unwrap_or_default();
 
-        let (items, tools_span) = match fields.get("tools") {
+        let (items, items_as_written, tools_span) = match fields.get("tools") {
             Some(n) => {
-                let (items, whole) = self.tools(n, map);
-                if !whole {
+                let (items, as_written) = self.tools(n, map);
+                if as_written.is_some() {
                     found.hole("tools");
                 }
-                (items, span_in(map, &n.span))
+                (items, as_written, span_in(map, &n.span))
             }
             None => {
                 self.missing_field(
@@ -324,7 +324,7 @@ impl Lower {
                     "this group",
                     "\"tools\": \"{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{\\\"value\\\":1}} ;\"",
                 );
-                (Vec::new(), open)
+                (Vec::new(), None, open)
             }
         };
         let when = self.field(&mut found, "when", fields.get("when"), |this, n| {
@@ -390,6 +390,7 @@ impl Lower {
             missing,
             fallback,
             holes: found.holes,
+            items_as_written,
         })
     }
 

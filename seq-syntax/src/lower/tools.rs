@@ -15,10 +15,14 @@ use crate::span::Span;
 use crate::split::{SplitErrorKind, split_items};
 
 impl Lower {
-    /// A group's `tools`: unescape, split, and parse each item in item mode. Also whether every
-    /// item written was built (false when one was dropped, or the split or an item's syntax
-    /// failed).
-    pub(super) fn tools(&mut self, node: &Node<'_>, map: &impl MapOffset) -> (Vec<Item>, bool) {
+    /// A group's `tools`: unescape, split, and parse each item in item mode. Also, when not every
+    /// item written was built whole (one was dropped, or the split or an item's syntax failed),
+    /// how many items from the first are as written; `None` when all are.
+    pub(super) fn tools(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+    ) -> (Vec<Item>, Option<usize>) {
         let NodeKind::String(body) = node.kind else {
             let mut d = Diagnostic::new(
                 Code::WrongJsonType,
@@ -43,7 +47,7 @@ impl Lower {
             if !matches!(node.kind, NodeKind::Error) {
                 self.report(d);
             }
-            return (Vec::new(), false);
+            return (Vec::new(), Some(0));
         };
         // Every span of every item goes through this map: `unescape_text` picks the map that
         // makes those lookups cheap, in buffers kept from the last group.
@@ -57,6 +61,9 @@ impl Lower {
         };
         let split = split_items(&text);
         let mut whole = split.errors.is_empty() && split.items.len() <= MAX_ITEMS;
+        // Items that start past the first split error may hold what the mistake displaced.
+        let first_error = split.errors.iter().map(|e| e.span.start).min();
+        let mut as_written = None;
         for error in &split.errors {
             let span = tools_map.span(Span::from_range(error.span.clone()));
             self.nested(1, vec![split_diagnostic(error.kind, span)], &Identity);
@@ -78,8 +85,12 @@ impl Lower {
         let mut items = Vec::with_capacity(split.items.len().min(MAX_ITEMS));
         let mut tokens = json::TokenBuffer::default();
         for range in split.items.iter().take(MAX_ITEMS) {
+            if as_written.is_none() && first_error.is_some_and(|at| range.start >= at) {
+                as_written = Some(items.len());
+            }
             let Some(slice) = text.get(range.clone()) else {
                 whole = false;
+                as_written.get_or_insert(items.len());
                 continue;
             };
             let item_map = ToolsMap {
@@ -93,7 +104,11 @@ impl Lower {
             self.quiet_missing |= broken;
             self.depth += 1;
             whole &= !broken;
-            match root.and_then(|root| self.item(&root, &item_map, broken)) {
+            let built = root.and_then(|root| self.item(&root, &item_map, broken));
+            if broken || built.is_none() {
+                as_written.get_or_insert(items.len());
+            }
+            match built {
                 Some(item) => items.push(item),
                 None => whole = false,
             }
@@ -101,7 +116,8 @@ impl Lower {
             self.quiet_missing = quiet;
         }
         self.tools_buffers = buffers;
-        (items, whole)
+        let as_written = (!whole).then(|| as_written.unwrap_or(items.len()));
+        (items, as_written)
     }
 }
 
