@@ -115,12 +115,12 @@ fn neovim_shows_the_diagnostics_of_a_broken_file() {
     let line = |n: usize| BROKEN.lines().nth(n).unwrap();
     let col = |n: usize, word: &str| line(n).find(word).unwrap() as u64;
     let unused = col(5, "host");
-    let undeclared = col(6, "hots");
+    let undeclared = col(6, "$args.hots");
     assert_eq!(
         found,
         [
             ("W0503".to_owned(), 5, unused, unused + 4),
-            ("E0502".to_owned(), 6, undeclared, undeclared + 4),
+            ("E0502".to_owned(), 6, undeclared, undeclared + 10),
         ]
     );
 }

@@ -99,6 +99,37 @@ async fn cmd_run_nonzero_exit_is_a_failure_with_the_status() {
     .unwrap_err();
     assert_eq!(error.reason, Reason::Failed);
     assert_eq!(error.detail.as_deref(), Some("exit status 3: disk full"));
+    assert!(error.hint.as_deref().unwrap().contains("stderr is quoted"));
+}
+
+#[tokio::test]
+async fn a_failure_with_nothing_on_stderr_quotes_stdout_or_says_there_was_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path());
+    let only_stdout = call(
+        &host,
+        "cmd_run",
+        json!({"command": "echo half done; exit 2"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        only_stdout.detail.as_deref(),
+        Some("exit status 2, nothing on stderr; stdout ends: half done")
+    );
+    assert!(only_stdout.hint.as_deref().unwrap().contains("stdout"));
+    let silent = call(&host, "cmd_run", json!({"command": "grep -q zz /dev/null"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        silent.detail.as_deref(),
+        Some("exit status 1, with no output")
+    );
+    let hint = silent.hint.as_deref().unwrap();
+    assert!(
+        hint.contains("|| true") && !hint.contains("quoted"),
+        "{hint}"
+    );
 }
 
 #[tokio::test]

@@ -462,3 +462,35 @@ async fn a_called_group_runs_only_when_called() {
     );
     assert_eq!(host.calls("work"), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_undeclared_run_argument_lists_each_input_once() {
+    let host = ScriptedHost::new();
+    let seq = one(
+        &host,
+        file(
+            "build",
+            vec![
+                group(
+                    json!({"name": "compile", "in": {"version": "string", "target": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"c $args.version $args.target"}}"#],
+                ),
+                group(
+                    json!({"name": "pack", "in": {"version": "string"}}),
+                    &[r#"{"tool":"work","args":{"id":"p $args.version"}}"#],
+                ),
+            ],
+        ),
+    );
+    let source = source_of(vec![seq.clone()]);
+    let error = engine(&host, &source)
+        .call(None, "#build", args(json!({"verison": "1"})), &alice())
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason, Reason::Type);
+    assert_eq!(
+        error.hint.as_deref(),
+        Some("`#build` takes `target` and `version`"),
+        "{error}"
+    );
+}

@@ -9,7 +9,7 @@ use lsp_types::{DiagnosticSeverity, FileChangeType, FileEvent, NumberOrString};
 /// A `tools` string whose culprit sits after CJK text and escaped quotes on the same line: UTF-8
 /// and UTF-16 columns differ there, and both differ from columns in the unescaped item.
 const CJK_ESCAPED: &str = r#"{"name": "问候", "groups": [{"name": "打招呼", "in": {"who": "string"}, "out": {"said": "string"},
-  "tools": "{\"tool\":\"echo\",\"args\":{\"value\":\"你好 \\\"主机\\\" $args.┃whom┃\"},\"as\":\"said\"} ;"}]}
+  "tools": "{\"tool\":\"echo\",\"args\":{\"value\":\"你好 \\\"主机\\\" ┃$args.whom┃\"},\"as\":\"said\"} ;"}]}
 "#;
 
 #[test]
@@ -119,7 +119,7 @@ fn version_text(k: usize) -> (String, Vec<u32>) {
     let padding = " ".repeat(k);
     let fixture = format!(
         r#"{{"name": "fast", "groups": [{{"name": "g", "out": {{"said": "string"}},
-  "tools": "{{\"tool\":\"echo\",\"args\":{{\"value\":\"{padding}$args.┃late┃\"}},\"as\":\"said\"}} ;"}}]}}
+  "tools": "{{\"tool\":\"echo\",\"args\":{{\"value\":\"{padding}┃$args.late┃\"}},\"as\":\"said\"}} ;"}}]}}
 "#
     );
     marked(&fixture)

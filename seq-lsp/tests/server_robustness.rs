@@ -249,7 +249,7 @@ fn shifted(k: usize) -> (String, Vec<u32>) {
         .collect();
     marked(&format!(
         r#"{{"name": "fast", "groups": [{{"name": "g", "out": {{"said": "string"}},
-  "tools": "{{\"tool\":\"echo\",\"args\":{{\"value\":\"{padding}$args.┃late┃\"}},\"as\":\"said\"}} ;"}}{filler}]}}
+  "tools": "{{\"tool\":\"echo\",\"args\":{{\"value\":\"{padding}┃$args.late┃\"}},\"as\":\"said\"}} ;"}}{filler}]}}
 "#
     ))
 }

@@ -280,6 +280,9 @@ pub struct Item {
 }
 
 impl Item {
+    /// Every tool call is cut off after this long, whatever its own `timeout` says.
+    pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
     /// Whether `field` (of an item's fields) was written but not built whole.
     pub fn hole(&self, field: &str) -> bool {
         self.holes.has(crate::fields::ITEM, field)

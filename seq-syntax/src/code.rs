@@ -118,6 +118,7 @@ codes! {
     PointlessUnsafeSerial = "W0506", Warning, "`unsafe_serial` has no effect";
     UnknownParameter = "W0507", Warning, "parameter the tool does not declare";
     NestedSeqRun = "W0508", Warning, "`seq_run` inside a group";
+    TimeoutPastBound = "W0509", Warning, "a tool's `timeout` longer than its call may run";
 
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";

@@ -201,16 +201,34 @@ pub fn did_you_mean<'a>(
     // Stable: among candidates as close in length, the caller's order decides as before.
     nearest.sort_by_key(|c| c.len().abs_diff(word.len()));
     let mut work = 0usize;
-    nearest
+    let nearest: Vec<&'a str> = nearest
         .into_iter()
         .take_while(|c| {
             work += word.len().max(1) * c.len().max(1);
             work <= MAX_SUGGEST_WORK
         })
+        .collect();
+    // Two neighbours swapped (`sa` for `as`) is one slip of the fingers, whatever the
+    // similarity score makes of a short word.
+    if let Some(swapped) = nearest.iter().find(|c| is_neighbour_swap(word, c)) {
+        return Some(swapped);
+    }
+    nearest
+        .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))
         .filter(|&(score, _)| score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
+}
+
+/// Whether `b` is `a` with two neighbouring characters swapped.
+fn is_neighbour_swap(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() != b.len() || a == b {
+        return false;
+    }
+    let differ: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    matches!(differ.as_slice(), [i, j] if *j == i + 1 && a[*i] == b[*j] && a[*j] == b[*i])
 }
 
 /// `a`, `b` or `c`, each in backticks: how diagnostics list the legal choices.
@@ -280,5 +298,16 @@ mod tests {
         assert_eq!(did_you_mean("paralell", fields), Some("parallel"));
         assert_eq!(did_you_mean("timout", fields), Some("timeout"));
         assert_eq!(did_you_mean("zzz", fields), None);
+    }
+
+    #[test]
+    fn two_neighbours_swapped_are_one_slip() {
+        let item = ["tool", "args", "as", "unsafe_serial"];
+        assert_eq!(did_you_mean("sa", item), Some("as"));
+        assert_eq!(did_you_mean("agrs", item), Some("args"));
+        assert_eq!(did_you_mean("otol", item), Some("tool"));
+        assert!(!is_neighbour_swap("ab", "ab"));
+        assert!(!is_neighbour_swap("abc", "cba"));
+        assert!(is_neighbour_swap("主机", "机主"));
     }
 }

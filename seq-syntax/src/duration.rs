@@ -55,6 +55,9 @@ pub fn parse(text: &str) -> Result<Duration, &'static str> {
             i += 1;
         }
         let unit = &text[unit_start..i];
+        if unit.is_empty() && bytes.get(i) == Some(&b'.') {
+            return Err("fractions are not allowed: write whole numbers of smaller units");
+        }
         if unit.is_empty() {
             return Err("a unit is missing (h, m, s or ms)");
         }
@@ -83,6 +86,27 @@ pub fn parse(text: &str) -> Result<Duration, &'static str> {
     Ok(total)
 }
 
+/// The duration a number with a fraction and one unit means (`1.5s`, `0.25h`), when it is a
+/// whole number of milliseconds: what [`parse`] refuses, read for a suggestion.
+pub fn from_fraction(text: &str) -> Option<Duration> {
+    let (whole, rest) = text.split_once('.')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (fraction, unit) = rest.split_at(digits);
+    let per = UNITS.iter().find(|(name, _)| *name == unit)?.1;
+    if whole.is_empty() || fraction.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scale = 10u64.checked_pow(u32::try_from(fraction.len()).ok()?)?;
+    let whole: u64 = whole.parse().ok()?;
+    let fraction: u64 = fraction.parse().ok()?;
+    let part = fraction.checked_mul(per)?;
+    if part % scale != 0 {
+        return None;
+    }
+    let millis = whole.checked_mul(per)?.checked_add(part / scale)?;
+    (millis > 0).then(|| Duration::from_millis(millis))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +118,21 @@ mod tests {
             let duration = Duration::from_millis(millis);
             prop_assert_eq!(parse(&format(duration)), Ok(duration));
         }
+    }
+
+    #[test]
+    fn fractions_are_read_for_a_suggestion_when_whole_in_milliseconds() {
+        assert_eq!(from_fraction("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(from_fraction("0.25h"), Some(Duration::from_secs(900)));
+        assert_eq!(from_fraction("2.5ms"), None);
+        assert_eq!(from_fraction("0.0s"), None);
+        assert_eq!(from_fraction(".5s"), None);
+        assert_eq!(from_fraction("1.5"), None);
+        assert_eq!(from_fraction("1.5x"), None);
+        assert_eq!(
+            parse("1.5s"),
+            Err("fractions are not allowed: write whole numbers of smaller units")
+        );
     }
 
     #[test]

@@ -61,6 +61,63 @@ fn check_item(cx: &Cx<'_>, item: &Item, def: &ToolDef, out: &mut Vec<Diagnostic>
         whole: !item.hole("args"),
     };
     check_object(cx, &def.parameters, members, &place, skip, out);
+    timeout_past_bound(cx, item, out);
+}
+
+/// A tool's own `timeout` argument longer than what ends the call first: the bound on every
+/// call, or the group's `timeout`, which covers all its items (and their retries).
+fn timeout_past_bound(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
+    let Some(value) = item.arg("timeout") else {
+        return;
+    };
+    let ValueKind::String(template) = &value.kind else {
+        return;
+    };
+    let Some(Ok(asked)) = template.as_literal().map(seq_syntax::parse_duration) else {
+        return;
+    };
+    let call = Item::CALL_TIMEOUT;
+    let group = cx.group.timeout();
+    if asked <= call.min(group) {
+        return;
+    }
+    let format = seq_syntax::duration::format;
+    let tool = &item.tool.value;
+    let d = if group < call {
+        let mut d = Diagnostic::new(
+            Code::TimeoutPastBound,
+            value.span,
+            format!(
+                "`{tool}` may take {} here, but the group's timeout ends it after {}",
+                format(asked),
+                format(group)
+            ),
+        )
+        .with_help(format!(
+            "raise the group's `timeout` to at least {} (a call is also cut off after {})",
+            format(asked.min(call)),
+            format(call)
+        ));
+        if let Some(timeout) = &cx.group.timeout {
+            d = d.with_label(timeout.span, "the group's timeout");
+        }
+        d
+    } else {
+        Diagnostic::new(
+            Code::TimeoutPastBound,
+            value.span,
+            format!(
+                "`{tool}` may take {} here, but every tool call is cut off after {}",
+                format(asked),
+                format(call)
+            ),
+        )
+        .with_help(format!(
+            "no call runs longer than {}: make the work shorter, or split it over several items",
+            format(call)
+        ))
+    };
+    out.push(d);
 }
 
 /// Where an arguments object stands: its span, its path from the arguments' root, and what

@@ -123,21 +123,28 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
             out.push(d);
         }
         CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
-            for (operand, known) in [(&when.lhs, lhs), (&comparison.rhs, rhs)] {
-                if let Some((k, declared)) = known
-                    && k != Kind::Number
-                {
-                    out.push(with_declaration(
-                        Diagnostic::new(
-                            Code::OrderingNonNumber,
-                            operand.span,
-                            format!("`{}` orders numbers, but this is {}", op.as_str(), k.name()),
-                        )
-                        .with_label(comparison.op.span, "ordering")
-                        .with_help("ordering needs two numbers; use `==` or `!=` for other values"),
-                        declared,
-                    ));
+            // One mistake, one error: at the first operand that is no number, the other
+            // labelled when it is none either.
+            let mut wrong = [(&when.lhs, lhs), (&comparison.rhs, rhs)]
+                .into_iter()
+                .filter_map(|(operand, known)| {
+                    known
+                        .filter(|(k, _)| *k != Kind::Number)
+                        .map(|(k, declared)| (operand, k, declared))
+                });
+            if let Some((operand, k, declared)) = wrong.next() {
+                let mut d = Diagnostic::new(
+                    Code::OrderingNonNumber,
+                    operand.span,
+                    format!("`{}` orders numbers, but this is {}", op.as_str(), k.name()),
+                )
+                .with_label(comparison.op.span, "ordering")
+                .with_help("ordering needs two numbers; use `==` or `!=` for other values");
+                if let Some((other, k, other_declared)) = wrong.next() {
+                    d = d.with_label(other.span, format!("{} too", k.name()));
+                    d = with_declaration(d, other_declared);
                 }
+                out.push(with_declaration(d, declared));
             }
         }
         CmpOp::Contains => {

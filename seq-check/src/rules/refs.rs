@@ -6,7 +6,7 @@ use super::types::{declaration, member_references, references};
 use super::{Cx, fix};
 use seq_syntax::ast::{CompactString, Operand, OperandKind, Reference, Root, Segment, Type};
 use seq_syntax::diagnostic::did_you_mean;
-use seq_syntax::{Code, Diagnostic};
+use seq_syntax::{Code, Diagnostic, Span};
 use std::collections::HashSet;
 
 /// Where a reference stands.
@@ -88,9 +88,14 @@ fn condition_references<'c>(lhs: &'c Operand, rhs: Option<&'c Operand>) -> Vec<&
 fn undeclared_input(cx: &Cx<'_>, reference: &Reference, offer_declaration: bool) -> Diagnostic {
     let name = &reference.slot.value;
     let group = &cx.group.name.value;
+    // From `$` to the end of the name: what an editor underlines is the reference read.
+    let read = Span::new(
+        reference.span.start.min(reference.slot.span.start),
+        reference.slot.span.end,
+    );
     let d = Diagnostic::new(
         Code::UndeclaredInput,
-        reference.slot.span,
+        read,
         format!("`$args.{name}` reads an input that group `{group}` does not declare in `in`"),
     );
     let declared = cx.group.inputs.iter().map(|s| s.name.value.as_str());
@@ -216,20 +221,45 @@ fn path_fits(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) {
         Segment::Field(_) => "object",
         Segment::Index(_) => "array",
     };
-    out.push(
-        Diagnostic::new(
-            Code::PathIntoScalar,
-            first.span,
-            format!(
-                "`{text}` reads {what} `{}`, which is declared `{}`",
-                reference.slot.value,
-                ty.as_str()
-            ),
-        )
-        .with_label(decl.ty.span, "declared here")
-        .with_help(format!(
+    let d = Diagnostic::new(
+        Code::PathIntoScalar,
+        first.span,
+        format!(
+            "`{text}` reads {what} `{}`, which is declared `{}`",
+            reference.slot.value,
+            ty.as_str()
+        ),
+    )
+    .with_label(decl.ty.span, "declared here");
+    // `$args.version.tgz` on a string is most often text after the value: `${args.version}.tgz`.
+    // Only for a reference written without braces, whose span is exactly its text.
+    let unbraced = usize::try_from(reference.span.len()).is_ok_and(|n| n == text.len());
+    let d = match (&first.value, ty) {
+        (Segment::Field(_), Type::String | Type::Number | Type::Integer | Type::Bool)
+            if unbraced =>
+        {
+            let slot = reference.text_until(0);
+            let braced = format!(
+                "${{{}}}{}",
+                slot.trim_start_matches('$'),
+                text.get(slot.len()..).unwrap_or("")
+            );
+            d.with_help(format!(
+                "if `{}` is text after the value, write `{braced}`; if not, declare `{}` as `{needs}` (or `any`)",
+                text.get(slot.len()..).unwrap_or(""),
+                reference.slot.value
+            ))
+            .with_replacement(
+                format!("write `{braced}`"),
+                reference.span,
+                fix::in_item_string(&braced),
+            )
+            .maybe_incorrect()
+        }
+        (Segment::Field(_) | Segment::Index(_), _) => d.with_help(format!(
             "declare `{}` as `{needs}` (or `any`), or read the whole slot",
             reference.slot.value
         )),
-    );
+    };
+    out.push(d);
 }

@@ -16,8 +16,8 @@ use tokio::process::Command;
 /// "Durable runs").
 pub const IDEMPOTENCY_VAR: &str = "SEQC_IDEMPOTENCY_KEY";
 
-/// Without a `timeout` argument (the engine also caps every call at 60 s).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Without a `timeout` argument: as long as the engine lets any call run.
+pub const DEFAULT_TIMEOUT: Duration = seq_syntax::ast::Item::CALL_TIMEOUT;
 
 /// How much of stderr a failure's detail quotes, from its end (where the error usually is).
 const STDERR_TAIL: usize = 1000;
@@ -116,16 +116,30 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     match output.status.code() {
         Some(0) => Ok(json!({"stdout": stdout, "stderr": stderr, "exit_code": 0})),
-        Some(code) => Err(ToolError::new(
-            Reason::Failed,
-            format!("exit status {code}: {}", tail(&stderr)),
-        )
-        .with_hint("the command failed; its stderr is quoted above")),
-        None => Err(ToolError::new(
-            Reason::Failed,
-            format!("killed by a signal: {}", tail(&stderr)),
-        )),
+        Some(code) => Err(failure(&format!("exit status {code}"), &stdout, &stderr)),
+        None => Err(failure("killed by a signal", &stdout, &stderr)),
     }
+}
+
+/// A command that ended badly: how, then the end of what it printed, and a hint that fits what
+/// there is to read.
+fn failure(how: &str, stdout: &str, stderr: &str) -> ToolError {
+    let (detail, hint) = match (tail(stderr), tail(stdout)) {
+        ("", "") => (
+            format!("{how}, with no output"),
+            "the command printed nothing; commands such as `grep` and `test` exit non-zero to \
+             answer no: append `|| true` when that is not a failure",
+        ),
+        ("", stdout) => (
+            format!("{how}, nothing on stderr; stdout ends: {stdout}"),
+            "the command failed; what it printed on stdout is quoted above",
+        ),
+        (stderr, _) => (
+            format!("{how}: {stderr}"),
+            "the command failed; its stderr is quoted above",
+        ),
+    };
+    ToolError::new(Reason::Failed, detail).with_hint(hint)
 }
 
 /// What `cmd_run` runs: shell text, or a program and its arguments without a shell.

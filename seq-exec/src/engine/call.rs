@@ -205,8 +205,11 @@ fn article(ty: &str) -> String {
 
 /// The inputs of `groups`, cut when long (an error is written per call).
 fn inputs_list<'g>(groups: impl Iterator<Item = &'g Group>) -> String {
+    // Groups may share an input: each name is listed once, where it first appears.
+    let mut seen = std::collections::HashSet::new();
     let names: Vec<&str> = groups
         .flat_map(|g| g.inputs.iter().map(|i| i.name.value.as_str()))
+        .filter(|name| seen.insert(*name))
         .collect();
     if names.is_empty() {
         "no arguments".to_owned()

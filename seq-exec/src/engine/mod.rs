@@ -84,7 +84,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_depth: seq_check::graph::MAX_DEPTH,
-            tool_timeout: Duration::from_secs(60),
+            tool_timeout: seq_syntax::ast::Item::CALL_TIMEOUT,
             max_nested_groups: seq_check::graph::MAX_NESTED_GROUPS,
             max_output_bytes: 16 * 1024 * 1024,
             max_argument_bytes: 16 * 1024 * 1024,

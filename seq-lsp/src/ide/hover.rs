@@ -4,7 +4,7 @@ use super::Analysis;
 use super::index::{Def, Name};
 use super::text::Embedded;
 use seq_check::{ParallelSafety, ToolDef};
-use seq_syntax::ast::{Group, Sequence, SlotDecl};
+use seq_syntax::ast::{Group, Root, Sequence, SlotDecl};
 use seq_syntax::duration;
 use std::fmt::Write;
 
@@ -36,7 +36,35 @@ pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
             let group = sequence(analysis, *file)?.groups.get(*group)?;
             Some(slot_markdown("output", group.outputs.get(*slot)?, group))
         }
+        Name::Undeclared {
+            file,
+            group,
+            root,
+            slot,
+        } => {
+            let group = sequence(analysis, *file)?.groups.get(*group)?;
+            Some(undeclared_markdown(*root, slot, group))
+        }
     }
+}
+
+/// A slot read but not declared: what the group has instead, and where to declare it.
+fn undeclared_markdown(root: Root, slot: &str, group: &Group) -> String {
+    let (role, field, declared) = match root {
+        Root::Args => ("input", "in", &group.inputs),
+        Root::Out => ("output", "out", &group.outputs),
+    };
+    let names: Vec<String> = declared.iter().map(|s| code(&s.name.value)).collect();
+    let has = if names.is_empty() {
+        format!("declares no {role}s")
+    } else {
+        format!("declares {}", names.join(", "))
+    };
+    format!(
+        "```\n({role}, undeclared) {slot}\n```\n\nGroup {} {has}: declare {} in its `{field}` to read it here.",
+        code(&group.name.value),
+        code(slot)
+    )
 }
 
 fn sequence(analysis: &Analysis, file: usize) -> Option<&Sequence> {

@@ -40,6 +40,13 @@ pub(crate) enum Name {
     Def(Def),
     /// An item's `tool`: defined by the catalog, not by a file.
     Tool(String),
+    /// `$args.x` or `$out.x` naming a slot its group does not declare.
+    Undeclared {
+        file: usize,
+        group: usize,
+        root: Root,
+        slot: String,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -259,7 +266,15 @@ impl Builder<'_> {
             Root::Args => &group.inputs,
             Root::Out => &group.outputs,
         };
+        let region = Span::new(reference.span.start, reference.slot.span.end);
         let Some(slot) = slots.iter().position(|s| s.name.value == name) else {
+            let undeclared = Name::Undeclared {
+                file,
+                group: g,
+                root: reference.root.value,
+                slot: name.to_owned(),
+            };
+            self.push(reference.slot.span, region, undeclared, false, depth);
             return;
         };
         let def = match reference.root.value {
@@ -274,7 +289,6 @@ impl Builder<'_> {
                 slot,
             },
         };
-        let region = Span::new(reference.span.start, reference.slot.span.end);
         self.push(reference.slot.span, region, Name::Def(def), false, depth);
     }
 

@@ -462,7 +462,7 @@ fn defs_at(index: &Index, file: FileId, offset: u32) -> Vec<Def> {
         .into_iter()
         .filter_map(|o| match o.name {
             Name::Def(def) => Some(def),
-            Name::Tool(_) => None,
+            Name::Tool(_) | Name::Undeclared { .. } => None,
         })
         .collect()
 }

@@ -24,6 +24,9 @@ pub(crate) fn target(
         Name::Tool(tool) => Err(RenameError::new(format!(
             "`{tool}` is a tool: its name comes from the catalog, not from this file"
         ))),
+        Name::Undeclared { slot, .. } => Err(RenameError::new(format!(
+            "`{slot}` is declared nowhere: declare it in the group first"
+        ))),
     }
 }
 

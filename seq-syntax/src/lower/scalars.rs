@@ -103,34 +103,50 @@ impl Lower {
                 match crate::duration::parse(body) {
                     Ok(d) => Some(Spanned::new(d, span)),
                     Err(problem) => {
-                        self.report(
-                            Diagnostic::new(Code::InvalidDuration, span, format!("invalid duration `{body}`: {problem}"))
-                                .with_help("write a positive duration such as \"500ms\", \"30s\" or \"1m30s\" (units: h, m, s, ms)"),
+                        let d = Diagnostic::new(
+                            Code::InvalidDuration,
+                            span,
+                            format!("invalid duration `{body}`: {problem}"),
                         );
+                        let d = match crate::duration::from_fraction(body) {
+                            // The same length in whole units: nothing about it is a guess.
+                            Some(exact) => {
+                                let written = crate::duration::format(exact);
+                                d.with_help(format!("write \"{written}\", the same duration in whole units"))
+                                    .with_replacement(format!("write \"{written}\""), span, written)
+                            }
+                            None => d.with_help("write a positive duration such as \"500ms\", \"30s\" or \"1m30s\" (units: h, m, s, ms)"),
+                        };
+                        self.report(d);
                         None
                     }
                 }
             }
             NodeKind::Number(raw) => {
                 let span = span_in(map, &node.span);
-                let quoted = format!("\"{raw}s\"");
-                self.report(
-                    Diagnostic::new(
-                        Code::InvalidDuration,
-                        span,
-                        format!(
-                            "`timeout` is a bare number `{raw}`; durations are strings with a unit"
-                        ),
-                    )
-                    .with_help(format!(
-                        "write {quoted} (seconds) or another unit: \"500ms\", \"1m30s\""
-                    ))
-                    .with_replacement(
-                        format!("write {quoted}"),
-                        span,
-                        quoted.clone(),
+                let d = Diagnostic::new(
+                    Code::InvalidDuration,
+                    span,
+                    format!(
+                        "`timeout` is a bare number `{raw}`; durations are strings with a unit"
                     ),
                 );
+                let whole = raw.parse::<u64>().ok().filter(|n| *n > 0);
+                let d = match whole {
+                    // Which unit was meant is a guess: a large number is more often milliseconds.
+                    Some(n) => {
+                        let (guess, other) = if n >= 1000 {
+                            (format!("\"{n}ms\""), format!("\"{n}s\""))
+                        } else {
+                            (format!("\"{n}s\""), format!("\"{n}ms\""))
+                        };
+                        d.with_help(format!("write {guess} or {other}, whichever unit you meant"))
+                            .with_replacement(format!("write {guess}"), span, guess.clone())
+                            .maybe_incorrect()
+                    }
+                    None => d.with_help("write a positive duration such as \"500ms\", \"30s\" or \"1m30s\" (units: h, m, s, ms)"),
+                };
+                self.report(d);
                 None
             }
             NodeKind::Null
@@ -186,6 +202,27 @@ impl Lower {
         map: &impl MapOffset,
     ) -> Option<Spanned<u32>> {
         let span = span_in(map, &node.span);
+        // `"3"`: the number meant is plain, so is the fix (as for `"true"` in a flag).
+        if let NodeKind::String(body) = node.kind
+            && body
+                .parse::<u32>()
+                .is_ok_and(|n| n <= MAX_RETRIES && n.to_string() == body)
+        {
+            self.report(
+                Diagnostic::new(
+                    Code::WrongJsonType,
+                    span,
+                    format!("`retries` must be a number, found the string \"{body}\""),
+                )
+                .with_help(format!("write `{body}` without quotes"))
+                .with_replacement(
+                    format!("write `{body}` without quotes"),
+                    span,
+                    body,
+                ),
+            );
+            return None;
+        }
         let NodeKind::Number(raw) = node.kind else {
             self.wrong_kind(
                 node,
