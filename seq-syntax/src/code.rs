@@ -110,6 +110,7 @@ codes! {
     PathIntoScalar = "E0525", Error, "field or index on a slot that has none";
     UnknownParameterClosed = "E0526", Error, "parameter the tool does not accept";
     DuplicateSequence = "E0527", Error, "two files define the same sequence";
+    LiteralLookalike = "E0528", Error, "`$NAME.x` naming a group or slot is literal text";
     UnknownSequence = "W0501", Warning, "call to an unknown sequence";
     FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
     UnusedInput = "W0503", Warning, "input never read";

@@ -461,6 +461,30 @@ fn next_is(text: &str, at: usize, c: char) -> bool {
     text.get(at..).is_some_and(|rest| rest.starts_with(c))
 }
 
+/// The names `NAME` of what reads like a reference but is not one in literal text: `$NAME.` or
+/// `${NAME.`, where `NAME` is neither `args` nor `out` (those are references, not literal
+/// text). `$$` is one literal `$`, as in templates. For a rule that tells a literal `$gather.df`
+/// (a group's slot, which no reference reaches) from shell text such as `$HOME`.
+pub fn lookalike_names(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        if let Some(next) = after.strip_prefix('$') {
+            rest = next;
+            continue;
+        }
+        let name_at = after.strip_prefix('{').unwrap_or(after);
+        let len = ident_len(name_at);
+        if len > 0 && name_at[len..].starts_with('.') && !matches!(&name_at[..len], "args" | "out")
+        {
+            found.push(&name_at[..len]);
+        }
+        rest = after;
+    }
+    found
+}
+
 /// Byte length of the identifier at the start of `text`, 0 if there is none.
 pub(crate) fn ident_len(text: &str) -> usize {
     // ASCII, nearly every name, is classified byte by byte without decoding characters; the

@@ -5,6 +5,7 @@ mod args;
 mod conditions;
 pub(crate) mod fix;
 mod groups;
+mod lookalikes;
 mod parallel;
 mod refs;
 mod shell;
@@ -96,6 +97,7 @@ pub(crate) fn check_sequence(
         };
         groups::fields(&cx, &mut out);
         let used_inputs = refs::check(&cx, &mut out);
+        lookalikes::check(&cx, &mut out);
         slots::check(&cx, &used_inputs, &mut out);
         parallel::check(&cx, &mut out);
         args::check(&cx, &mut out);

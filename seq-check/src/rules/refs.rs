@@ -195,6 +195,11 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         None if cx.group.output(name).is_some() => {
             d.with_help(format!("no item writes `{name}`; add `\"as\": \"{name}\"` to an earlier item"))
         }
+        None if cx.groups.contains_key(name.as_str()) => d.with_help(format!(
+            "`{name}` is a group, and groups share no slots: call it from this group with \
+             {{\"tool\":\"seq_call\",\"args\":{{\"target\":\"{name}\"}},\"as\":\"r\"}} before this item, \
+             declare `\"r\": \"object\"` in `out`, and read `$out.r.SLOT`"
+        )),
         None => d.with_help(format!(
             "`$out` reads slots written by earlier items of this group; `{name}` is neither declared in `out` nor written"
         )),

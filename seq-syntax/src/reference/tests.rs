@@ -256,3 +256,12 @@ proptest::proptest! {
         proptest::prop_assert_eq!(ident_len(&text), unicode_ident_len(&text), "{:?}", text);
     }
 }
+
+#[test]
+fn lookalikes_are_dollar_names_with_a_dot_that_no_reference_reads() {
+    assert_eq!(
+        lookalike_names("cp $gather.df ${build.out}/x $HOME $$x.y $args.a ${out.b} $主机.名"),
+        ["gather", "build", "主机"]
+    );
+    assert!(lookalike_names("$ $. ${ $1.2 end$").is_empty());
+}
