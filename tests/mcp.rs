@@ -225,6 +225,48 @@ fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
         json!({"content": "beta"})
     );
     assert_eq!(seen["list"]["structured"]["result"][0]["name"], "read-two");
+
+    // The language taught besides `tools/list`: the prompt carries `seq_create`'s guide with
+    // the tools of this server, the resource the whole reference.
+    assert_eq!(seen["prompts"], json!(["write_sequence"]));
+    let prompt = seen["prompt"][0].as_str().unwrap();
+    assert!(prompt.contains(r#"\"tool\":\"files_list\""#), "{prompt}");
+    assert!(prompt.contains("`fs.read_text_file`"), "{prompt}");
+    assert!(prompt.contains("seqc://docs/reference.md"), "{prompt}");
+    assert_eq!(seen["resources"], json!(["seqc://docs/reference.md"]));
+    assert_eq!(
+        seen["reference"].as_str().unwrap(),
+        std::fs::read_to_string(Path::new(common::PACKAGE).join("docs/reference.md")).unwrap()
+    );
+}
+
+/// A name that is not the one prompt or resource is an error that names the right one.
+#[test]
+fn an_unknown_prompt_or_resource_is_an_error_naming_the_one_there_is() {
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let args = ["--root", &root, "--data-dir", data.path().to_str().unwrap()];
+    let answers = serve(
+        &args,
+        &[
+            json!({"method": "prompts/get", "params": {"name": "other"}}),
+            json!({"method": "resources/read", "params": {"uri": "seqc://nothing"}}),
+        ],
+    );
+    assert!(
+        answers[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`write_sequence`"),
+        "{answers:?}"
+    );
+    assert!(
+        answers[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`seqc://docs/reference.md`"),
+        "{answers:?}"
+    );
 }
 
 /// `seqc mcp ARGS` driven by hand: initialize, then each request in turn, waiting for its answer.

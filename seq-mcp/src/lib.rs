@@ -16,6 +16,7 @@ pub mod host;
 pub mod report;
 pub mod server;
 pub mod spec;
+pub mod teach;
 
 pub use host::{Combined, McpHost, Options, ServerStatus};
 pub use report::{ConnectError, Notice};

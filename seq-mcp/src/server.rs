@@ -16,8 +16,10 @@
 use crate::host::{Combined, McpHost};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, ErrorData, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
+    JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -377,14 +379,21 @@ fn render(error: &ToolError) -> String {
 
 impl ServerHandler for SeqServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("seqc", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "seqc stores, checks and runs tool sequences: JSON flows of tool calls in named \
                  groups, with typed inputs and outputs, conditions, parallel groups and retries. \
                  Write one with `seq_create` (every mistake comes back as a diagnostic with its \
                  code, position and hint), run it with `seq_run`, see the stored ones with \
-                 `seq_list`. `seq_create`'s description lists the tools a sequence may use.",
+                 `seq_list`. `seq_create`'s description lists the tools a sequence may use; \
+                 the prompt `write_sequence` teaches the language, and the resource \
+                 `seqc://docs/reference.md` is the whole reference.",
             )
     }
 
@@ -444,6 +453,53 @@ impl ServerHandler for SeqServer {
             ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)
         };
         std::future::ready(Err(answer))
+    }
+
+    fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListResourcesResult, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(Ok(ListResourcesResult::with_all_items(
+            crate::teach::resources(),
+        )))
+    }
+
+    fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(crate::teach::read(&request.uri).map(ReadResourceResponse::from))
+    }
+
+    fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListPromptsResult, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(Ok(ListPromptsResult::with_all_items(
+            crate::teach::prompts(),
+        )))
+    }
+
+    fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + MaybeSendFuture + '_ {
+        // The guide as this caller's `tools/list` shows it, with the tools available here.
+        let guide = seq_tools::definitions()
+            .into_iter()
+            .find(|def| def.name == seq_check::catalog::SEQ_CREATE)
+            .map(|def| {
+                self.tool(def)
+                    .description
+                    .map(|d| d.into_owned())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        std::future::ready(crate::teach::prompt(&request.name, &guide).map(GetPromptResponse::from))
     }
 
     // No `get_tool`: rmcp would then validate arguments itself, as protocol errors; the seq

@@ -3,7 +3,8 @@
 Usage: client.py SEQC DATA_DIR ROOT SERVER_COMMAND...
 
 Starts `SEQC mcp --data-dir DATA_DIR --root ROOT --mcp 'fs=SERVER_COMMAND'`, then lists the
-tools, creates a broken sequence and a good one, runs the good one and lists the store. Prints
+tools, creates a broken sequence and a good one, runs the good one, lists the store, and reads
+the prompt and the resource that teach the language. Prints
 what it saw as one JSON object on stdout; the Rust test asserts on it.
 """
 
@@ -84,6 +85,14 @@ async def main(seqc, data_dir, root, server):
                 await session.call_tool("seq_run", {"name": "read-two", "args": {"dir": root}})
             )
             seen["list"] = summary(await session.call_tool("seq_list", {}))
+            prompts = await session.list_prompts()
+            seen["prompts"] = [prompt.name for prompt in prompts.prompts]
+            prompt = await session.get_prompt("write_sequence")
+            seen["prompt"] = [message.content.text for message in prompt.messages]
+            resources = await session.list_resources()
+            seen["resources"] = [str(resource.uri) for resource in resources.resources]
+            reference = await session.read_resource(resources.resources[0].uri)
+            seen["reference"] = reference.contents[0].text
     print(json.dumps(seen))
 
 
