@@ -564,3 +564,45 @@ fn a_17_mb_request_to_seqc_mcp_is_answered() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// A failed `seq_run` answers with its report once, structured, beside a one-line error.
+#[test]
+fn a_failed_run_carries_its_report_once() {
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let args = [
+        "--root",
+        &root,
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--enable",
+        "cmd_run",
+    ];
+    let failing = r#"{"tool":"cmd_run","args":{"command":"echo half; exit 3"}} ;"#;
+    let answers = serve(
+        &args,
+        &[
+            call(
+                "seq_create",
+                json!({"name": "f", "groups": [{"name": "g", "tools": failing}]}),
+            ),
+            call("seq_run", json!({"name": "f"})),
+        ],
+    );
+    let run = &answers[1];
+    assert_eq!(run["isError"], true, "{run}");
+    let structured = &run["structuredContent"];
+    assert_eq!(structured["report"]["groups"][0]["status"], "failed");
+    let detail = structured["error"]["detail"].as_str().unwrap();
+    assert_eq!(
+        detail,
+        "sequence `f` did not succeed: group `g` failed: item 1 `cmd_run`: exit status 3, nothing on stderr; stdout ends: half"
+    );
+    let text = run["content"][0]["text"].as_str().unwrap();
+    assert!(!text.contains("\"groups\""), "{text}");
+    assert_eq!(
+        run.to_string().matches("\"duration_ms\"").count(),
+        1,
+        "{run}"
+    );
+}

@@ -139,7 +139,7 @@ impl SeqTools {
 }
 
 /// The error of a run that did not succeed: the run's own error when it could not start, else
-/// `failed` naming what failed, with the compact report for the whole story.
+/// `failed` naming what failed; the report, for the whole story, goes beside it.
 fn run_failure(name: &str, report: &RunReport) -> ToolError {
     if let Some(error) = &report.error {
         return error.clone();
@@ -152,6 +152,10 @@ fn run_failure(name: &str, report: &RunReport) -> ToolError {
             .enumerate()
             .find_map(|(i, item)| item.error.as_ref().map(|e| (i, &item.tool, e)));
         let why = match (&group.error, first) {
+            // "failed: failed: …" says it twice.
+            (Some(error), _) if error.reason == Reason::Failed => {
+                error.detail.clone().unwrap_or_else(|| error.to_string())
+            }
             (Some(error), _) => error.to_string(),
             (None, Some((index, tool, error))) => format!("item {index} `{tool}`: {error}"),
             (None, None) => continue,
@@ -162,11 +166,11 @@ fn run_failure(name: &str, report: &RunReport) -> ToolError {
             status_text(group.status)
         ));
     }
-    let report_json = serde_json::to_string(report).unwrap_or_default();
+    // The report itself travels beside the error (`Outcome::report`), structured, once.
     ToolError::new(
         Reason::Failed,
         format!(
-            "sequence `{name}` did not succeed: {}; report: {report_json}",
+            "sequence `{name}` did not succeed: {}",
             if failures.is_empty() {
                 "no group reported why".to_owned()
             } else {
