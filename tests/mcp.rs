@@ -209,6 +209,7 @@ fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
             "code": "E0101",
             "message": "unknown field `paralell` in a group",
             "excerpt": "paralell",
+            "path": "group `read` (groups[0])",
             "hint": "did you mean `parallel`? The fields of a group are `name`, `description`, `in`, `out`, `tools`, `when`, `parallel`, `timeout`, `on_error`, `retries`, `missing` or `fallback`"
         }])
     );

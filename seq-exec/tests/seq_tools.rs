@@ -165,8 +165,16 @@ async fn create_refuses_errors_with_every_finding() {
         (error.reason, error.field.as_deref()),
         (Reason::ArgError, Some("groups"))
     );
-    assert_eq!(codes(&outcome.diagnostics), [Code::UnknownField.as_str()]);
-    let finding = &outcome.diagnostics[0];
+    // Every independent mistake at once: the misspelt field does not hide the undeclared input.
+    assert_eq!(
+        codes(&outcome.diagnostics),
+        [
+            Code::UnusedInput.as_str(),
+            Code::UnknownField.as_str(),
+            Code::UndeclaredInput.as_str()
+        ]
+    );
+    let finding = &outcome.diagnostics[1];
     assert_eq!(finding.excerpt.as_deref(), Some("paralell"));
     assert_eq!(
         finding.line, None,
@@ -178,19 +186,19 @@ async fn create_refuses_errors_with_every_finding() {
     );
     let detail = error.detail.unwrap();
     assert!(
-        detail.starts_with("the sequence has 1 error\n- error E0101 at `paralell`: "),
+        detail.starts_with(
+            "the sequence has 2 errors\n- error E0101 at `paralell` in group `greet` (groups[0]): "
+        ),
         "{detail}"
     );
+    // Inside `tools`, where it is as the model wrote it: the item and the field.
+    let undeclared = &outcome.diagnostics[2];
+    assert_eq!(
+        undeclared.path.as_deref(),
+        Some("group `greet` (groups[0]), item 1 (`echo`), args.value")
+    );
+    assert_eq!(undeclared.excerpt.as_deref(), Some("$args.whom"));
     assert!(f.names().await.is_empty(), "nothing is stored");
-
-    // With the syntax fixed, the semantic error is found.
-    groups[0].as_object_mut().unwrap().remove("paralell");
-    let outcome = f
-        .full("seq_create", json!({"name": "bad", "groups": groups}))
-        .await;
-    assert_eq!(outcome.result.unwrap_err().reason, Reason::ArgError);
-    let found = codes(&outcome.diagnostics);
-    assert!(found.contains(&Code::UndeclaredInput.as_str()), "{found:?}");
 }
 
 #[tokio::test]

@@ -46,11 +46,13 @@ fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
 
 fn check_item(cx: &Cx<'_>, item: &Item, def: &ToolDef, out: &mut Vec<Diagnostic>) {
     // `target` (and its misspelling `group`) of a call are the target rules' business.
-    let skip: &[&str] = if Catalog::is_call(&def.name) {
-        &["target", "group"]
+    let mut skip: Vec<&str> = if Catalog::is_call(&def.name) {
+        vec!["target", "group"]
     } else {
-        &[]
+        Vec::new()
     };
+    // `comand` for `cmd_run`'s `command`: one error of the shell rules, with the rename.
+    skip.extend(super::shell::misspelt_program(item).map(|m| m.key.value.as_str()));
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
     let owner = format!("`{}`", def.name);
@@ -60,7 +62,7 @@ fn check_item(cx: &Cx<'_>, item: &Item, def: &ToolDef, out: &mut Vec<Diagnostic>
         owner: &owner,
         whole: !item.hole("args"),
     };
-    check_object(cx, &def.parameters, members, &place, skip, out);
+    check_object(cx, &def.parameters, members, &place, &skip, out);
     timeout_past_bound(cx, item, out);
 }
 

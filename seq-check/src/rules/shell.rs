@@ -2,7 +2,8 @@
 //! and every value interpolated into `command` in a place whose quoting the scan can follow.
 
 use super::Cx;
-use seq_syntax::ast::{Item, ValueKind};
+use seq_syntax::ast::{Item, Member, ValueKind};
+use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::shell::{self, Problem};
 use seq_syntax::{Code, Diagnostic};
 
@@ -15,6 +16,27 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             check_item(item, out);
         }
     }
+}
+
+/// The two ways to give `cmd_run` its program.
+const PROGRAM: [&str; 2] = ["command", "argv"];
+
+/// A `cmd_run` item given neither `command` nor `argv` but a key that is a likely typo of one
+/// (`comand`): the member, renamed by one error here rather than reported twice.
+pub(crate) fn misspelt_program(item: &Item) -> Option<&Member> {
+    if item.tool.value != CMD_RUN {
+        return None;
+    }
+    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    if members
+        .iter()
+        .any(|m| PROGRAM.contains(&m.key.value.as_str()))
+    {
+        return None;
+    }
+    members
+        .iter()
+        .find(|m| m.key.value != "timeout" && did_you_mean(&m.key.value, PROGRAM).is_some())
 }
 
 fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
@@ -34,8 +56,26 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
             .with_help("keep `command` for shell text, or `argv` to run a program without a shell"),
         );
     }
-    // Broken or misspelt `args` may have held them: reported where it broke.
-    if given("command").is_none() && given("argv").is_none() && !item.hole("args") {
+    if let Some(typo) = misspelt_program(item) {
+        let key = &typo.key.value;
+        let meant = did_you_mean(key, PROGRAM).unwrap_or("command");
+        out.push(
+            Diagnostic::new(
+                Code::MissingParameter,
+                typo.key.span,
+                format!("`{key}` is not a parameter of `cmd_run`; did you mean `{meant}`?"),
+            )
+            .with_help(format!(
+                "rename it to `{meant}`; `cmd_run` needs `command` or `argv`"
+            ))
+            .with_replacement(
+                format!("rename to `{meant}`"),
+                typo.key.span,
+                super::fix::in_item_string(meant),
+            ),
+        );
+    } else if given("command").is_none() && given("argv").is_none() && !item.hole("args") {
+        // Broken or misspelt `args` may have held them: reported where it broke.
         let at = item.args.as_ref().map_or(item.tool.span, |a| a.span);
         out.push(
             Diagnostic::new(

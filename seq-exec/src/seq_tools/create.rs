@@ -73,14 +73,32 @@ fn create_inner(
         Form::Groups => Origin::Value(&text),
         Form::File => Origin::File(&text, seq_syntax::LineIndex::new(&text)),
     };
-    if parse.has_errors() {
-        return Err(refuse(form, own(&parse.diagnostics, &origin)));
-    }
+    let broken = parse.has_errors();
     let Some(sequence) = parse.sequence else {
+        if broken {
+            return Err(refuse(form, own(&parse.diagnostics, &origin, None)));
+        }
         return Err(plain(
             ToolError::new(Reason::ArgError, "no sequence could be built").with_field(form.field()),
         ));
     };
+    if broken {
+        // Every independent mistake in one answer: the rules run on the parts that were built
+        // (they stay quiet about the parts that were not), beside the syntax errors.
+        let stored = stored_sequences(tools)?;
+        let checked = seq_check::check_into_store(&sequence, &stored, &tools.config.catalog);
+        let mut all = parse.diagnostics;
+        all.extend(checked.own);
+        seq_syntax::diagnostic::sort(&mut all);
+        let mut found = own(&all, &origin, Some(&sequence));
+        found.extend(
+            checked
+                .caused
+                .iter()
+                .map(|(name, d)| Finding::new(d, &Origin::Stored(name))),
+        );
+        return Err(refuse(form, found));
+    }
     if let (Form::File, Some(name)) = (form, args::optional_string(args, "name").map_err(plain)?)
         && name != sequence.name.value
     {
@@ -113,20 +131,14 @@ fn create_inner(
     if exists && let Some(caller) = caller {
         tools.may_change(&name, caller, "replace").map_err(plain)?;
     }
-    // Unreadable stored files are left out: `#name` calls cannot reach them either.
-    let stored: Vec<Sequence> = storage
-        .load_all()
-        .map_err(|e| plain(storage_error(e)))?
-        .into_iter()
-        .filter_map(|(_, read)| read.ok())
-        .collect();
+    let stored = stored_sequences(tools)?;
     let mut found = check_with(tools, &stored, &sequence, &origin);
     let refused = match caller {
         Some(caller) => reach::unauthorized(&sequence, &stored, &tools.config.policy, caller),
         None => Vec::new(),
     };
     let unauthorized = !refused.is_empty();
-    found.extend(own(&refused, &origin));
+    found.extend(own(&refused, &origin, Some(&sequence)));
     if found.iter().any(Finding::is_error) {
         let (mut error, found) = refuse(form, found);
         if unauthorized {
@@ -253,7 +265,7 @@ fn check_with(
     origin: &Origin<'_>,
 ) -> Vec<Finding> {
     let checked = seq_check::check_into_store(sequence, stored, &tools.config.catalog);
-    let mut found = own(&checked.own, origin);
+    let mut found = own(&checked.own, origin, Some(sequence));
     found.extend(
         checked
             .caused
@@ -263,10 +275,37 @@ fn check_with(
     found
 }
 
-fn own(diagnostics: &[Diagnostic], origin: &Origin<'_>) -> Vec<Finding> {
+/// The stored sequences a new one is checked against. Unreadable stored files are left out:
+/// `#name` calls cannot reach them either.
+fn stored_sequences(tools: &StorageTools) -> Result<Vec<Sequence>, Refusal> {
+    Ok(tools
+        .storage()
+        .load_all()
+        .map_err(|e| plain(storage_error(e)))?
+        .into_iter()
+        .filter_map(|(_, read)| read.ok())
+        .collect())
+}
+
+/// The findings of the new sequence itself, each with where it is in `sequence` when built.
+fn own(
+    diagnostics: &[Diagnostic],
+    origin: &Origin<'_>,
+    sequence: Option<&Sequence>,
+) -> Vec<Finding> {
     diagnostics
         .iter()
-        .map(|d| Finding::new(d, origin))
+        .map(|d| {
+            let mut finding = Finding::new(d, origin);
+            finding.path = sequence.and_then(|s| findings::locate(s, d.span));
+            // Inside a `tools` string the text is escaped once more than its author wrote it.
+            let in_tools = sequence
+                .is_some_and(|s| s.groups.iter().any(|g| g.tools_span.contains(d.span.start)));
+            if in_tools && let Some(excerpt) = &mut finding.excerpt {
+                *excerpt = seq_syntax::escape::unescape(excerpt, 0).0.text.into_owned();
+            }
+            finding
+        })
         .collect()
 }
 

@@ -7,7 +7,8 @@
 //! `excerpt` (the culprit's text) says where. A finding in *another* stored sequence, one that
 //! the new sequence would break (a cycle or a chain too deep through it), names that sequence.
 
-use seq_syntax::{Diagnostic, LineIndex, Severity};
+use seq_syntax::ast::{Group, Item, Member, Sequence, Value, ValueKind};
+use seq_syntax::{Diagnostic, LineIndex, Severity, Span};
 use serde::Serialize;
 
 /// Longest excerpt quoted, in characters.
@@ -28,6 +29,10 @@ pub struct Finding {
     pub column: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<String>,
+    /// Where in the sequence, as its author wrote it: `group `report` (groups[1]), item 2
+    /// (`cmd_run`), args.command`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
@@ -53,6 +58,7 @@ impl Finding {
             line: None,
             column: None,
             excerpt: None,
+            path: None,
             hint: diagnostic.help.clone(),
         };
         match origin {
@@ -80,6 +86,9 @@ impl Finding {
             (None, Some(l), Some(c), _) => line.push_str(&format!(" at {l}:{c}")),
             (None, _, _, Some(excerpt)) => line.push_str(&format!(" at `{excerpt}`")),
             (None, ..) => {}
+        }
+        if let (None, Some(path)) = (&self.sequence, &self.path) {
+            line.push_str(&format!(" in {path}"));
         }
         line.push_str(&format!(": {}", self.message));
         if let Some(hint) = &self.hint {
@@ -118,4 +127,129 @@ pub(super) fn render(findings: &[Finding]) -> String {
         text.push_str(&finding.to_line());
     }
     text
+}
+
+/// Where `span` lies in `sequence`, in the words of its JSON: the group (its name, and its index
+/// in `groups` when every group was built, so that indexes are the author's), the item of
+/// `tools` (numbered from 1, as run reports number them) and the field. `None` outside every
+/// group.
+pub(super) fn locate(sequence: &Sequence, span: Span) -> Option<String> {
+    let at = span.start;
+    let (index, group) = sequence
+        .groups
+        .iter()
+        .enumerate()
+        .find(|(_, g)| g.span.contains(at))?;
+    let mut path = match (group.name.value.as_str(), sequence.hole("groups")) {
+        ("", true) => "a group".to_owned(),
+        ("", false) => format!("groups[{index}]"),
+        (name, true) => format!("group `{name}`"),
+        (name, false) => format!("group `{name}` (groups[{index}])"),
+    };
+    let item = group
+        .items
+        .iter()
+        .enumerate()
+        .find(|(_, item)| item.span.contains(at));
+    let field = match item {
+        Some((i, item)) => {
+            path.push_str(&format!(", item {} (`{}`)", i + 1, item.tool.value));
+            item_field(item, at)
+        }
+        None => group_field(group, at),
+    };
+    if let Some(field) = field {
+        path.push_str(", ");
+        path.push_str(&field);
+    }
+    Some(path)
+}
+
+fn item_field(item: &Item, at: u32) -> Option<String> {
+    if let Some(args) = item.args.as_ref().filter(|a| a.span.contains(at)) {
+        return Some(members_path("args", &args.value, at));
+    }
+    [
+        (item.tool.span, "tool"),
+        (
+            item.output.as_ref().map_or(Span::default(), |o| o.span),
+            "as",
+        ),
+        (
+            item.unsafe_serial
+                .as_ref()
+                .map_or(Span::default(), |u| u.span),
+            "unsafe_serial",
+        ),
+    ]
+    .into_iter()
+    .find(|(span, _)| span.contains(at))
+    .map(|(_, field)| field.to_owned())
+}
+
+/// `args.command`, `args.args.host`, `args.paths[1]`: the member path down to the value at `at`.
+fn members_path(prefix: &str, members: &[Member], at: u32) -> String {
+    let mut path = prefix.to_owned();
+    let mut members = members;
+    loop {
+        let Some(member) = members
+            .iter()
+            .find(|m| m.key.span.contains(at) || m.value.span.contains(at))
+        else {
+            return path;
+        };
+        path.push('.');
+        path.push_str(&member.key.value);
+        let mut value: &Value = &member.value;
+        loop {
+            match &value.kind {
+                ValueKind::Object(inner) if value.span.contains(at) => {
+                    members = inner;
+                    break;
+                }
+                ValueKind::Array(values) => {
+                    let Some((i, inner)) =
+                        values.iter().enumerate().find(|(_, v)| v.span.contains(at))
+                    else {
+                        return path;
+                    };
+                    path.push_str(&format!("[{i}]"));
+                    value = inner;
+                }
+                ValueKind::Object(_)
+                | ValueKind::Null
+                | ValueKind::Bool(_)
+                | ValueKind::Number(_)
+                | ValueKind::String(_)
+                | ValueKind::Ref(_) => return path,
+            }
+        }
+    }
+}
+
+fn group_field(group: &Group, at: u32) -> Option<String> {
+    for (field, slots) in [("in", &group.inputs), ("out", &group.outputs)] {
+        if let Some(slot) = slots
+            .iter()
+            .find(|s| s.name.span.contains(at) || s.ty.span.contains(at))
+        {
+            return Some(format!("{field}.{}", slot.name.value));
+        }
+    }
+    let spans = [
+        (Some(group.name.span), "name"),
+        (group.description.as_ref().map(|d| d.span), "description"),
+        (Some(group.tools_span), "tools"),
+        (group.when.as_ref().map(|w| w.span), "when"),
+        (group.parallel.as_ref().map(|p| p.span), "parallel"),
+        (group.timeout.as_ref().map(|t| t.span), "timeout"),
+        (group.on_error.as_ref().map(|o| o.span), "on_error"),
+        (group.retries.as_ref().map(|r| r.span), "retries"),
+        (group.missing.as_ref().map(|m| m.span), "missing"),
+        (group.fallback.as_ref().map(|f| f.span), "fallback"),
+    ];
+    spans
+        .into_iter()
+        .find(|(span, _)| span.is_some_and(|s| s.contains(at)))
+        .map(|(_, field)| field.to_owned())
 }

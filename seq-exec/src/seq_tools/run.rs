@@ -157,7 +157,7 @@ fn run_failure(name: &str, report: &RunReport) -> ToolError {
                 error.detail.clone().unwrap_or_else(|| error.to_string())
             }
             (Some(error), _) => error.to_string(),
-            (None, Some((index, tool, error))) => format!("item {index} `{tool}`: {error}"),
+            (None, Some((index, tool, error))) => format!("item {} `{tool}`: {error}", index + 1),
             (None, None) => continue,
         };
         failures.push(format!(
