@@ -66,7 +66,8 @@ fn create_list_run_and_delete_a_stored_sequence() {
             "name": "hello",
             "groups": 1,
             "items": 2,
-            "description": "Greets someone on standard output, then reports what it said."
+            "description": "Greets someone on standard output, then reports what it said.",
+            "args": {"who": "string"}
         }])
     );
     let human = seqc(data.path(), &["list"]);

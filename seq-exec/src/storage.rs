@@ -22,6 +22,7 @@
 use crate::engine::SequenceSource;
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -148,6 +149,9 @@ pub struct Summary {
     pub items: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The arguments a run takes, by name, with their types: the inputs of the groups a run
+    /// runs (those no item calls).
+    pub args: BTreeMap<String, String>,
     /// Who created it (the module comment says what an ownerless one is).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
@@ -155,11 +159,21 @@ pub struct Summary {
 
 impl Summary {
     pub fn of(sequence: &Sequence) -> Summary {
+        let args = seq_check::entry::entry_groups(sequence)
+            .flat_map(|g| g.inputs.iter())
+            .map(|slot| {
+                (
+                    slot.name.value.to_string(),
+                    slot.ty.value.as_str().to_owned(),
+                )
+            })
+            .collect();
         Summary {
             name: sequence.name.value.clone(),
             groups: sequence.groups.len(),
             items: sequence.groups.iter().map(|g| g.items.len()).sum(),
             description: sequence.description.as_ref().map(|d| d.value.clone()),
+            args,
             owner: None,
         }
     }

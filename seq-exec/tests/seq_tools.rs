@@ -145,7 +145,7 @@ async fn create_stores_a_checked_sequence_and_list_shows_it() {
     );
     assert_eq!(
         f.call("seq_list", json!({})).await.unwrap(),
-        json!([{"name": "hello", "groups": 1, "items": 2, "description": "greets", "owner": "tester"}])
+        json!([{"name": "hello", "groups": 1, "items": 2, "description": "greets", "args": {"who": "string"}, "owner": "tester"}])
     );
     assert!(f.data.path().join("sequences/hello.json").exists());
 }
@@ -425,7 +425,7 @@ async fn delete_and_list_report_what_is_there() {
     let listed = f.call("seq_list", json!({})).await.unwrap();
     assert_eq!(
         listed[0],
-        json!({"name": "one", "groups": 1, "items": 1, "owner": "tester"})
+        json!({"name": "one", "groups": 1, "items": 1, "args": {}, "owner": "tester"})
     );
     assert_eq!(listed[1]["name"], json!("torn"));
     assert!(

@@ -17,7 +17,7 @@ fn sequence(name: &str, greeting: &str) -> Sequence {
         "name": name,
         "description": format!("says {greeting}"),
         "groups": [
-            {"name": "one", "out": {"said": "string"},
+            {"name": "one", "in": {"who": "string"}, "out": {"said": "string"},
              "tools": format!(r#"{{"tool":"echo","args":{{"value":"{greeting}"}},"as":"said"}} ;"#)},
             {"name": "two",
              "tools": r#"{"tool":"sleep","args":{"ms":1}} ; {"tool":"sleep","args":{"ms":2}} ;"#}
@@ -97,6 +97,7 @@ fn lists_names_counts_and_descriptions_and_deletes() {
                 groups: 2,
                 items: 3,
                 description: Some("says a".into()),
+                args: [("who".into(), "string".into())].into(),
                 owner: Some("ann".into()),
             },
             Summary {
@@ -104,6 +105,7 @@ fn lists_names_counts_and_descriptions_and_deletes() {
                 groups: 2,
                 items: 3,
                 description: Some("says z".into()),
+                args: [("who".into(), "string".into())].into(),
                 owner: None,
             },
         ]

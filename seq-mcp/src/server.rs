@@ -188,14 +188,27 @@ impl SeqServer {
             .filter(|def| self.policy.allows(&self.caller, &def.name))
             .collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
-        if tools.is_empty() {
-            return " No other tools are available to sequences here.".to_owned();
-        }
+        // The calls are items too, with a parallel safety of their own.
+        tools.extend(
+            seq_tools::definitions()
+                .into_iter()
+                .filter(|def| Catalog::is_call(&def.name))
+                .filter(|def| self.policy.allows(&self.caller, &def.name)),
+        );
         let listed: Vec<String> = tools.iter().map(signature).collect();
-        format!(
+        let mut text = format!(
             "\nTools available to sequences here (`name {{parameters}} -> result`, `?` marking an optional parameter; `parallel-safe` ones may share a parallel group): {}.",
             listed.join("; ")
-        )
+        );
+        if text.len() > MAX_AVAILABLE_BYTES {
+            // Without summaries, every tool still fits.
+            let short: Vec<String> = tools.iter().map(|def| signature_only(def)).collect();
+            text = format!(
+                "\nTools available to sequences here (`name {{parameters}} -> result`): {}.",
+                short.join("; ")
+            );
+        }
+        text
     }
 
     /// " A run here can reach: ..." for `seq_run`'s description: the names only, since
@@ -290,7 +303,40 @@ fn output_schema(output: Option<&Value>) -> Option<JsonObject> {
 }
 
 /// `name {a, b?} -> result` and whether it is parallel-safe.
+/// How long the tool list in `seq_create`'s description may grow with summaries.
+const MAX_AVAILABLE_BYTES: usize = 8 * 1024;
+
+/// Longest summary of a tool's description, in characters.
+const MAX_SUMMARY_CHARS: usize = 160;
+
+/// A tool's signature with the first sentence of its description.
 fn signature(def: &ToolDef) -> String {
+    let summary = first_sentence(&def.description);
+    if summary.is_empty() {
+        signature_only(def)
+    } else {
+        format!("{} ({summary})", signature_only(def))
+    }
+}
+
+/// The first sentence of a description, bounded.
+fn first_sentence(description: &str) -> String {
+    let line = description.lines().next().unwrap_or("").trim();
+    let end = line
+        .match_indices(". ")
+        .map(|(i, _)| i + 1)
+        .next()
+        .unwrap_or(line.len());
+    let sentence = line.get(..end).unwrap_or(line).trim_end_matches('.');
+    let mut chars = sentence.chars();
+    let mut out: String = chars.by_ref().take(MAX_SUMMARY_CHARS).collect();
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
+fn signature_only(def: &ToolDef) -> String {
     let params: Vec<String> = def
         .parameters
         .properties
@@ -305,7 +351,11 @@ fn signature(def: &ToolDef) -> String {
         .collect();
     let safety = match def.parallel_safe {
         ParallelSafety::Safe => ", parallel-safe",
-        ParallelSafety::Unsafe | ParallelSafety::ThroughTarget => "",
+        ParallelSafety::Unsafe => "",
+        ParallelSafety::ThroughTarget => {
+            ", as parallel-safe as all it reaches; reaching a tool that is not, the item needs \
+             `\"unsafe_serial\": true` in a `parallel: false` group"
+        }
     };
     format!(
         "`{}` {{{}}} -> {}{safety}",

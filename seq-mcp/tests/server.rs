@@ -86,7 +86,7 @@ async fn the_six_tools_are_listed_with_honest_annotations() {
     assert_eq!(create.input_schema["required"], json!(["name"]));
     let description = create.description.as_deref().unwrap();
     assert!(
-        description.contains("`files_write` {path, content} -> {bytes, path};")
+        description.contains("`files_write` {path, content} -> {bytes, path} (Writes")
             && description.contains("`echo` {value} -> any, parallel-safe")
             && description.contains("`files_list` {path} -> [string], parallel-safe"),
         "{description}"

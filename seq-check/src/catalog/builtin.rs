@@ -225,6 +225,7 @@ fn output(name: &str) -> Option<Json> {
                 "groups": integer(),
                 "items": integer(),
                 "description": string(),
+                "args": {"type": "object", "additionalProperties": string()},
                 "owner": string(),
                 "error": string(),
             },
@@ -372,7 +373,8 @@ fn definitions() -> Vec<ToolDef> {
         tool(
             SEQ_LIST,
             "Lists the stored sequences: name, number of groups, number of tool items, \
-             description, and owner (the caller that created it; only the owner, or a caller \
+             description, `args` (the arguments `seq_run` takes, each with its type), and owner \
+             (the caller that created it; only the owner, or a caller \
              allowed `seq_admin`, may replace or delete it). A stored file that cannot be read \
              is listed with its error.",
             &[],
