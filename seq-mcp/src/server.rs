@@ -202,7 +202,7 @@ impl SeqServer {
         );
         if text.len() > MAX_AVAILABLE_BYTES {
             // Without summaries, every tool still fits.
-            let short: Vec<String> = tools.iter().map(|def| signature_only(def)).collect();
+            let short: Vec<String> = tools.iter().map(signature_only).collect();
             text = format!(
                 "\nTools available to sequences here (`name {{parameters}} -> result`): {}.",
                 short.join("; ")
