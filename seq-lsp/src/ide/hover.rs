@@ -1,11 +1,16 @@
-//! Hover texts: group signatures, sequences, tools from the catalog, slots and their types.
+//! Hover texts: group signatures, sequences, tools from the catalog, slots and their types,
+//! and the fields of the file and of a group, from the field table the parser reads.
 
 use super::Analysis;
 use super::index::{Def, Name};
+use super::scan::{Kind, tokenize};
 use super::text::Embedded;
+use super::walk::{Place, Seg, context};
 use seq_check::{ParallelSafety, ToolDef};
+use seq_syntax::Span;
 use seq_syntax::ast::{Group, Root, Sequence, SlotDecl};
 use seq_syntax::duration;
+use seq_syntax::fields::{Field, GROUP, Level, SEQUENCE};
 use std::fmt::Write;
 
 pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
@@ -203,4 +208,43 @@ mod tests {
     fn code_spans_fence_backticks() {
         assert_eq!(code("a`b"), "`` a`b ``");
     }
+}
+
+/// The field whose key is under the cursor at `offset` of `text` (the file's or a group's), with
+/// the key's span: hover over `"timeout"` says what the field is, from the one field table.
+pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)> {
+    let cursor = usize::try_from(offset).ok()?;
+    if !text.is_char_boundary(cursor) {
+        return None;
+    }
+    let tokens = tokenize(text);
+    let cx = context(text, &tokens, cursor);
+    let token = cx.token.as_ref()?;
+    if !matches!(token.kind, Kind::String { .. }) || !matches!(cx.place, Place::Key) {
+        return None;
+    }
+    let key = text.get(token.body())?;
+    let level: &'static [Field] = match cx.path.as_slice() {
+        [] => SEQUENCE,
+        [Seg::Key(groups), Seg::Index(_)] if groups == "groups" => GROUP,
+        _ => return None,
+    };
+    let field = level.iter().find(|f| f.name == key)?;
+    Some((field, Span::from_range(token.range.clone())))
+}
+
+/// `(group field) timeout: duration string, default "30s"` and the field's one-line doc.
+pub(crate) fn field_markdown(field: &Field) -> String {
+    let level = match field.level {
+        Level::Sequence => "file field",
+        Level::Group => "group field",
+        Level::Item => "item field",
+    };
+    let mut head = format!("({level}) {}: {}", field.name, field.ty.describe());
+    match (field.required, field.default) {
+        (true, _) => head.push_str(", required"),
+        (false, Some(default)) => head.push_str(&format!(", default {default}")),
+        (false, None) => {}
+    }
+    format!("```\n{head}\n```\n\n{}", field.doc)
 }

@@ -335,11 +335,17 @@ impl Analysis {
     /// - a slot (`in`/`out` keys, `$args.x`/`$out.x` — on the root or the slot —, `as` values,
     ///   call argument keys, `fallback` keys): its declared type and group.
     pub fn hover(&self, file: FileId, offset: u32) -> Option<Hover> {
-        let occurrence = self.index().at(file.index(), offset)?;
-        let markdown = hover::markdown(self, &occurrence.name)?;
+        if let Some(occurrence) = self.index().at(file.index(), offset) {
+            let markdown = hover::markdown(self, &occurrence.name)?;
+            return Some(Hover {
+                span: occurrence.span,
+                markdown,
+            });
+        }
+        let (field, span) = hover::field_at(self.text(file)?, offset)?;
         Some(Hover {
-            span: occurrence.span,
-            markdown,
+            span,
+            markdown: hover::field_markdown(field),
         })
     }
 
