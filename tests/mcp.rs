@@ -438,6 +438,50 @@ fn cmd_run_is_refused_under_seqc_mcp_unless_enabled() {
     }
 }
 
+/// A sequence stored before the server started (by `seqc create`, which is not bound by the
+/// server's policy) can still reach a tool that is off. The engine refuses it at run time, and
+/// the refusal says what turns the tool on, in the words of `seq_create`'s refusal (E0901).
+#[test]
+fn a_tool_off_at_run_time_is_refused_with_how_to_turn_it_on() {
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().to_str().unwrap();
+    let sequence = json!({"name": "shell", "groups": [{"name": "g",
+        "tools": json!({"tool": "cmd_run", "args": {"command": "echo hi > made.txt"}}).to_string() + " ;"}]});
+    let file = data.path().join("shell.json");
+    std::fs::write(&file, sequence.to_string()).unwrap();
+    let created = seqc(&["create", file.to_str().unwrap(), "--data-dir", data_dir]);
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    let mut again = sequence.clone();
+    again["name"] = json!("shell2");
+    let answers = serve(
+        &["--root", &root, "--data-dir", data_dir],
+        &[
+            call("seq_run", json!({"name": "shell"})),
+            call("seq_create", again),
+        ],
+    );
+    let run = &answers[0];
+    assert_eq!(run["isError"], true, "{run}");
+    let report = &run["structuredContent"]["report"];
+    assert_eq!(report["ok"], false, "{run}");
+    let error = &report["groups"][0]["items"][0]["error"];
+    assert_eq!(error["reason"], "unauthorized", "{run}");
+    let hint = error["hint"].as_str().unwrap();
+    assert_eq!(
+        hint,
+        "`cmd_run` is off here; whoever starts the server turns it on with `--enable cmd_run` \
+         (or `\"enable\": [\"cmd_run\"]` in its policy file)"
+    );
+    assert!(!Path::new(&root).join("made.txt").exists());
+    // `seq_create`'s refusal of the same sequence says the same.
+    let refused = &answers[1];
+    assert_eq!(refused["isError"], true, "{refused}");
+    let shown: String = refused["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(shown.contains("E0901"), "{refused}");
+    assert!(shown.contains(hint), "{refused}");
+}
+
 /// Whether `text` cites the design: a `§` or a decision such as `D-10`.
 fn cites_the_design(text: &str) -> bool {
     text.contains('§')

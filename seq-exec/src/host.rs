@@ -52,4 +52,12 @@ pub trait ToolHost: Send + Sync {
 
     /// Whether `caller` may run `tool` with `args` (the authorization gate of every dispatch).
     fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool;
+
+    /// When [`ToolHost::can_use`] refuses `tool` to `caller`, how to get past it, if the host
+    /// knows more than "ask for access": for a tool that is off, what turns it on
+    /// ([`crate::policy::Policy::turn_on_hint`]). The hint of the engine's refusal.
+    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
+        let _ = (caller, tool);
+        None
+    }
 }

@@ -93,6 +93,30 @@ impl Policy {
         self.off.get(tool).map(String::as_str)
     }
 
+    /// The hint of a refusal of `tools` that says how to turn on those that are off: the one
+    /// wording of `seq_create`'s refusal (E0901), of a seq tool refused, and of a tool refused at
+    /// run time. `None` when none of them is off.
+    pub fn turn_on_hint(&self, tools: &[&str]) -> Option<String> {
+        let off: Vec<(&str, &str)> = tools
+            .iter()
+            .filter_map(|&tool| self.off_hint(tool).map(|how| (tool, how)))
+            .collect();
+        let (names, hows): (Vec<String>, Vec<&str>) = off
+            .iter()
+            .map(|(tool, how)| (format!("`{tool}`"), *how))
+            .unzip();
+        let (is, it) = match off.len() {
+            0 => return None,
+            1 => ("is", "it"),
+            _ => ("are", "them"),
+        };
+        Some(format!(
+            "{} {is} off here; whoever starts the server turns {it} on with {}",
+            names.join(" and "),
+            hows.join(" and ")
+        ))
+    }
+
     /// Whether `caller` may use `tool`.
     pub fn allows(&self, caller: &Caller, tool: &str) -> bool {
         !self.off.contains_key(tool)

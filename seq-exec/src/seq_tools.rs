@@ -411,10 +411,8 @@ pub fn refused(policy: &Policy, caller: &Caller, tool: &str) -> ToolError {
         Reason::Unauthorized,
         format!("caller `{}` may not use `{tool}`", caller.id),
     );
-    match policy.off_hint(tool) {
-        Some(how) => error.with_hint(format!(
-            "`{tool}` is off here; whoever starts the server turns it on with {how}"
-        )),
+    match policy.turn_on_hint(&[tool]) {
+        Some(hint) => error.with_hint(hint),
         None => error.with_hint("ask for access to the tool"),
     }
 }

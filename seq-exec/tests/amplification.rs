@@ -1,13 +1,18 @@
 //! A value named many times cannot multiply into gigabytes: an item's arguments are bounded as
-//! they are rendered (docs/robustness.md, "Bounds").
+//! they are rendered; and many values cannot add up past the run's byte budget, however they
+//! are held — in slots, at a parallel group's barrier, in calls in flight, at any depth
+//! (docs/robustness.md, "Bounds").
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+mod common;
+
+use common::MemorySource;
 use seq_exec::builtin::BuiltinHost;
-use seq_exec::engine::{GroupStatus, ItemStatus};
-use seq_exec::{Caller, Engine, Reason, SequenceSource};
+use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
+use seq_exec::{Caller, Engine, Limits, Reason, SequenceSource};
 use seq_syntax::ast::Sequence;
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 struct NoSequences;
@@ -72,5 +77,185 @@ async fn rendering_past_the_bound_fails_the_item_not_the_process() {
             .unwrap()
             .contains("more than 16 MiB once their references are filled in"),
         "{error:?}"
+    );
+}
+
+/// The size of the files the budget tests read: small, so that the tests are fast; the budget
+/// is set in multiples of it.
+const FILE: usize = 100_000;
+
+fn parse(text: &str) -> Sequence {
+    let parse = seq_syntax::parse(text);
+    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
+    parse.sequence.unwrap()
+}
+
+/// A sequence of the groups `(fields, items)`; each item gets its `;`.
+fn sequence(name: &str, groups: &[(Value, Vec<String>)]) -> Sequence {
+    let groups: Vec<Value> = groups
+        .iter()
+        .map(|(fields, items)| {
+            let mut group = fields.clone();
+            group["tools"] = Value::String(items.iter().map(|i| format!("{i} ;")).collect());
+            group
+        })
+        .collect();
+    parse(&json!({"name": name, "groups": groups}).to_string())
+}
+
+fn item(tool: &str, args: Value, slot: &str) -> String {
+    json!({"tool": tool, "args": args, "as": slot}).to_string()
+}
+
+/// Runs `sequence` on the built-in tools over a root holding `big.txt` (`FILE` bytes), with a
+/// run budget of `budget` bytes, and `stored` as the stored sequences.
+async fn run_with_budget(sequence: &Sequence, stored: Vec<Sequence>, budget: usize) -> RunReport {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(FILE)).unwrap();
+    let source = MemorySource::new();
+    for stored in stored {
+        source.put(stored);
+    }
+    let limits = Limits {
+        max_run_bytes: budget,
+        ..Limits::default()
+    };
+    Engine::new(Arc::new(BuiltinHost::new(dir.path())), source)
+        .with_limits(limits)
+        .run(sequence, Map::new(), &Caller::new("t"))
+        .await
+}
+
+fn statuses(report: &RunReport, group: usize) -> Vec<ItemStatus> {
+    report.groups[group]
+        .items
+        .iter()
+        .map(|item| item.status)
+        .collect()
+}
+
+/// The detail of item `index`'s error, which must be the budget's `failed`.
+fn past_budget(report: &RunReport, group: usize, index: usize) -> String {
+    let error = report.groups[group].items[index].error.as_ref().unwrap();
+    assert_eq!(error.reason, Reason::Failed, "{error:?}");
+    let detail = error.detail.clone().unwrap();
+    assert!(detail.contains("in slots and in flight"), "{detail}");
+    assert!(
+        error
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("pass large data by file"),
+        "{error:?}"
+    );
+    detail
+}
+
+/// The 1,000 parallel reads of a 15 MiB file, shrunk: five parallel reads of a file,
+/// with a budget that holds three. The results wait at the barrier, so they are all held at
+/// once: the fourth and fifth to arrive fail, whichever they are; the process holds no more.
+#[tokio::test]
+async fn parallel_results_at_the_barrier_count_against_the_run_budget() {
+    let read = |slot: &str| item("files_read", json!({"path": "big.txt"}), slot);
+    let reads = (0..5).map(|i| read(&format!("r{i}"))).collect();
+    let out: Map<String, Value> = (0..5).map(|i| (format!("r{i}"), json!("string"))).collect();
+    let seq = sequence(
+        "reads",
+        &[(
+            json!({"name": "g", "on_error": "continue", "out": out}),
+            reads,
+        )],
+    );
+    let report = run_with_budget(&seq, Vec::new(), 3 * FILE + FILE / 2).await;
+    assert_eq!(report.groups[0].status, GroupStatus::Partial, "{report:#?}");
+    let items = statuses(&report, 0);
+    let ok = items.iter().filter(|s| **s == ItemStatus::Ok).count();
+    assert_eq!(ok, 3, "{report:#?}");
+    let failed: Vec<usize> = (0..5).filter(|&i| items[i] == ItemStatus::Failed).collect();
+    assert_eq!(failed.len(), 2, "{report:#?}");
+    for i in failed {
+        let detail = past_budget(&report, 0, i);
+        assert!(
+            detail.starts_with("keeping the result of `files_read`: the run holds 293."),
+            "{detail}"
+        );
+        assert!(detail.ends_with("its budget of 341.8 KiB"), "{detail}");
+        // What the run holds is three results and the arguments of the reads in flight.
+        assert!(detail.contains(", and 97.7 KiB more"), "{detail}");
+    }
+    assert_eq!(report.groups[0].out.len(), 3, "{report:#?}");
+}
+
+/// A slot written again lets its old value go: five items each writing a `FILE`-byte value to
+/// one slot fit a budget of three, while an `array` slot, which keeps them all, does not. The
+/// arguments of the call in flight count too: the fourth `echo` cannot even fill its
+/// arguments in beside the three values the array holds.
+#[tokio::test]
+async fn an_overwritten_slot_counts_once_and_an_array_slot_adds_up() {
+    let echo = |slot: &str| item("echo", json!({"value": "y".repeat(FILE)}), slot);
+    for (ty, expected) in [
+        ("string", vec![ItemStatus::Ok; 5]),
+        (
+            "array",
+            vec![
+                ItemStatus::Ok,
+                ItemStatus::Ok,
+                ItemStatus::Ok,
+                ItemStatus::Failed,
+                ItemStatus::Skipped,
+            ],
+        ),
+    ] {
+        let seq = sequence(
+            "overwrite",
+            &[(
+                json!({"name": "g", "parallel": false, "out": {"a": ty}}),
+                (0..5).map(|_| echo("a")).collect(),
+            )],
+        );
+        let report = run_with_budget(&seq, Vec::new(), 3 * FILE + FILE / 2).await;
+        assert_eq!(statuses(&report, 0), expected, "{ty}: {report:#?}");
+        if ty == "array" {
+            let detail = past_budget(&report, 0, 3);
+            assert!(
+                detail.starts_with("filling in the item's arguments: the run holds 293."),
+                "{detail}"
+            );
+        }
+    }
+}
+
+/// One budget for the whole run: what a called group and a `#name` call hold is the run's,
+/// counted once as it moves from the callee's slots to the caller's. Each call loads the file
+/// once: two calls fit a budget of two and a half files, the third does not. Were a call's
+/// value counted again in the caller's slot, the second call would fail already.
+#[tokio::test]
+async fn called_groups_and_sequences_share_the_run_budget_and_count_once() {
+    let loader = |name: &str| {
+        (
+            json!({"name": name, "out": {"text": "string"}}),
+            vec![item("files_read", json!({"path": "big.txt"}), "text")],
+        )
+    };
+    let stored = sequence("loader", &[loader("load")]);
+    let call = |target: &str, slot: &str| item("seq_call", json!({"target": target}), slot);
+    let main = (
+        json!({"name": "main", "parallel": false,
+               "out": {"x": "object", "y": "object", "z": "object"}}),
+        vec![call("load", "x"), call("#loader", "y"), call("load", "z")],
+    );
+    let seq = sequence("calls", &[loader("load"), main]);
+    let report = run_with_budget(&seq, vec![stored], 2 * FILE + FILE / 2).await;
+    // `load` runs only when called: the run's one group is `main`.
+    assert_eq!(report.groups.len(), 1, "{report:#?}");
+    assert_eq!(
+        statuses(&report, 0),
+        [ItemStatus::Ok, ItemStatus::Ok, ItemStatus::Failed],
+        "{report:#?}"
+    );
+    let detail = past_budget(&report, 0, 2);
+    assert!(
+        detail.contains("keeping the result of `files_read`"),
+        "{detail}"
     );
 }

@@ -385,6 +385,10 @@ impl ToolHost for McpHost {
     fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
         self.shared.options.policy.allows(caller, tool)
     }
+
+    fn refusal_hint(&self, _caller: &Caller, tool: &str) -> Option<String> {
+        self.shared.options.policy.turn_on_hint(&[tool])
+    }
 }
 
 fn nobody_offers(name: &str) -> ToolError {
@@ -455,5 +459,10 @@ impl ToolHost for Combined {
         // A tool nobody offers has nothing to guard: its call is `not_found` anyway.
         self.owner(tool)
             .is_none_or(|host| host.can_use(caller, tool, args))
+    }
+
+    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
+        self.owner(tool)
+            .and_then(|host| host.refusal_hint(caller, tool))
     }
 }

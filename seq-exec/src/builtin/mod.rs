@@ -184,4 +184,8 @@ impl ToolHost for BuiltinHost {
     fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
         self.policy.allows(caller, tool)
     }
+
+    fn refusal_hint(&self, _caller: &Caller, tool: &str) -> Option<String> {
+        self.policy.turn_on_hint(&[tool])
+    }
 }

@@ -9,6 +9,7 @@
 //! itself, so `missing` applies to it; a failure inside the callee is a failure of the call,
 //! with the callee's reason.
 
+use super::budget::Held;
 use super::dispatch::{self, Failure};
 use super::group::{self, GroupCx, failure_of};
 use super::report::{GroupStatus, RunReport};
@@ -25,22 +26,24 @@ use std::sync::OnceLock;
 
 /// Runs the entry groups of `sequence` in order (those no item of it calls; a callable group runs
 /// only when called), each with the arguments it declares. `stack` already holds the sequence.
-/// The run stops after a group that failed.
+/// The run stops after a group that failed. With the report comes the charge of the slots its
+/// `out` holds to the run's budget.
 pub(crate) async fn run_sequence(
     cx: Cx<'_>,
     sequence: &Sequence,
     args: Map<String, Value>,
     stack: Stack,
     observe: bool,
-) -> RunReport {
+) -> (RunReport, Held) {
+    let mut held = Held::none(cx.budget);
     if seq_check::entry::entry_groups(sequence).next().is_none()
         && let Some(first) = sequence.groups.first()
     {
-        return failed_run(no_entry_group(sequence, first));
+        return (failed_run(no_entry_group(sequence, first)), held);
     }
     let inputs = match route(sequence, args) {
         Ok(inputs) => inputs,
-        Err(error) => return failed_run(error),
+        Err(error) => return (failed_run(error), held),
     };
     let mut report = RunReport {
         ok: true,
@@ -51,7 +54,9 @@ pub(crate) async fn run_sequence(
         output: Map::new(),
     };
     for (group, inputs) in seq_check::entry::entry_groups(sequence).zip(inputs) {
-        let ran = group::run(cx, sequence, group, inputs, &stack, observe).await;
+        let (ran, slots) = group::run(cx, sequence, group, inputs, &stack, observe).await;
+        // The report's `out` and its groups' hold the same values: counted once.
+        held.absorb(slots);
         let status = ran.status;
         match status {
             GroupStatus::Skipped => {}
@@ -77,7 +82,7 @@ pub(crate) async fn run_sequence(
             break;
         }
     }
-    report
+    (report, held)
 }
 
 /// Every group is called by another, which only a cycle of group calls can do (the checker
@@ -234,6 +239,7 @@ pub(crate) async fn direct(
     };
     to_target(cx, sequence, target, args, &stack, true)
         .await
+        .map(|called| called.map(|(value, _)| value))
         .map_err(|failure| failure.error)
 }
 
@@ -244,16 +250,18 @@ pub(crate) async fn direct(
 /// built-in signature, and finally the callee, whose own tools pass the same path. The
 /// per-tool timeout does not apply to the call itself: a `#name` call may run several groups,
 /// each bounded by its own timeout, and the calling group's timeout bounds the whole call.
+/// The call's arguments count against the run's budget while it runs; its value comes with
+/// the charge of the callee's slots.
 pub(crate) async fn item(
     g: &GroupCx<'_>,
     item: &Item,
     scope: &Scope,
-) -> Result<Option<Value>, Failure> {
+) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let mut when = None;
     if tool == SEQ_WHEN_CALL {
-        let text = when_text(item, scope, g.cx.limits.max_argument_bytes)?;
+        let text = when_text(g, item, scope)?;
         let condition = eval::parse(&text)?;
         if !eval::eval(&condition, scope).map_err(|e| within(e, "`when` of `seq_when_call`"))? {
             return Ok(None);
@@ -261,7 +269,7 @@ pub(crate) async fn item(
         when = Some(text);
     }
     let skip = when.as_ref().map(|_| "when");
-    let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes);
+    let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
     let mut args = render::object(members, scope, skip, budget)?;
     if let Some(text) = when {
         args.insert("when".to_owned(), Value::String(text));
@@ -299,7 +307,7 @@ pub(crate) async fn item(
 }
 
 /// The condition text of a `seq_when_call` item's `when`.
-fn when_text(item: &Item, scope: &Scope, bound: usize) -> Result<String, ToolError> {
+fn when_text(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<String, ToolError> {
     let Some(when) = item.arg("when") else {
         return Err(
             ToolError::new(Reason::Required, "`seq_when_call` needs `when`")
@@ -315,7 +323,8 @@ fn when_text(item: &Item, scope: &Scope, bound: usize) -> Result<String, ToolErr
         | ValueKind::Ref(_)
         | ValueKind::Array(_)
         | ValueKind::Object(_) => {
-            match render::value(when, scope, &mut render::Budget::new(bound))? {
+            let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+            match render::value(when, scope, budget)? {
                 Value::String(text) => Ok(text),
                 other @ (Value::Null
                 | Value::Bool(_)
@@ -343,7 +352,7 @@ fn builtin() -> &'static Catalog {
 }
 
 /// Calls `target` — a group of `current`, or `#name` looked up afresh — with `args`, from
-/// `stack`. Boxed: calls nest.
+/// `stack`, with the charge of the value to the run's budget. Boxed: calls nest.
 fn to_target<'a>(
     cx: Cx<'a>,
     current: Option<&'a Sequence>,
@@ -351,7 +360,7 @@ fn to_target<'a>(
     args: Map<String, Value>,
     stack: &'a Stack,
     observe: bool,
-) -> BoxFuture<'a, Result<Option<Value>, Failure>> {
+) -> BoxFuture<'a, Result<Option<(Value, Held)>, Failure>> {
     Box::pin(async move {
         if let CallTarget::Sequence(name) = CallTarget::parse(target) {
             return call_sequence(cx, name, args, stack, observe).await;
@@ -392,10 +401,10 @@ fn to_target<'a>(
             .into());
         }
         let inputs = admit(group, &args, &owner)?;
-        let report = group::run(cx, sequence, group, inputs, stack, observe).await;
+        let (report, held) = group::run(cx, sequence, group, inputs, stack, observe).await;
         match report.status {
             GroupStatus::Skipped => Ok(None),
-            GroupStatus::Ran | GroupStatus::Partial => Ok(Some(Value::Object(report.out))),
+            GroupStatus::Ran | GroupStatus::Partial => Ok(Some((Value::Object(report.out), held))),
             GroupStatus::Failed | GroupStatus::Cancelled => Err(failure_of(&report, &owner)),
         }
     })
@@ -407,7 +416,7 @@ async fn call_sequence(
     args: Map<String, Value>,
     stack: &Stack,
     observe: bool,
-) -> Result<Option<Value>, Failure> {
+) -> Result<Option<(Value, Held)>, Failure> {
     if name.trim().is_empty() {
         return Err(malformed("#").into());
     }
@@ -422,7 +431,7 @@ async fn call_sequence(
         ));
     };
     let stack = stack.enter_sequence(name, cx.limits.max_depth)?;
-    let report = run_sequence(cx, &sequence, args, stack, observe).await;
+    let (report, held) = run_sequence(cx, &sequence, args, stack, observe).await;
     let context = format!("`#{name}`");
     if let Some(error) = report.error {
         return Err(within(error, &context).into());
@@ -437,7 +446,7 @@ async fn call_sequence(
             &format!("{context} group `{}`", failed.name),
         ));
     }
-    Ok(Some(Value::Object(report.out)))
+    Ok(Some((Value::Object(report.out), held)))
 }
 
 fn malformed(target: &str) -> ToolError {

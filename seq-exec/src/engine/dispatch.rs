@@ -233,13 +233,20 @@ pub(crate) fn not_found(tool: &str) -> ToolError {
         .with_hint("its host may be down or have removed it; `missing: \"skip\"` or `\"degrade\"` lets the group go on without it")
 }
 
+/// The refusal of `tool` to the run's caller: with the host's hint when it has one (a tool
+/// that is off says what turns it on).
 pub(crate) fn unauthorized(cx: Cx<'_>, tool: &str) -> ToolError {
+    let hint = cx.host.refusal_hint(cx.caller, tool).unwrap_or_else(|| {
+        "a sequence can only use the tools its caller may use; ask for access, or remove the \
+         tool from the sequence"
+            .to_owned()
+    });
     ToolError::new(
         Reason::Unauthorized,
         format!("caller `{}` may not use `{tool}`", cx.caller.id),
     )
     .with_field("tool")
-    .with_hint("a sequence can only use the tools its caller may use; ask for access, or remove the tool from the sequence")
+    .with_hint(hint)
 }
 
 /// A pre-validation problem as the result contract says it: `required` or `type`, with

@@ -17,6 +17,7 @@
 //! - The run's cancellation stops the group the same way, whatever its `on_error`: items in
 //!   flight and not started are reported `cancelled`, and so is the group.
 
+use super::budget::Held;
 use super::dispatch::Failure;
 use super::item::{self, ItemRun, Write};
 use super::report::{GroupReport, GroupStatus, ItemReport, ItemStatus};
@@ -61,6 +62,7 @@ impl GroupCx<'_> {
 /// Runs `group` of `sequence` with `inputs` (already admitted to its `in`). `parent` is the
 /// stack of the caller; entering the group may fail with `cycle`. `observe`: report to the
 /// engine's observer (the groups of the run itself, not those reached through calls).
+/// With the report comes the charge of its slots to the run's budget.
 pub(crate) async fn run(
     cx: Cx<'_>,
     sequence: &Sequence,
@@ -68,7 +70,7 @@ pub(crate) async fn run(
     inputs: Map<String, Value>,
     parent: &Stack,
     observe: bool,
-) -> GroupReport {
+) -> (GroupReport, Held) {
     let started = Instant::now();
     let observer = cx.observer.filter(|_| observe);
     let after = predecessors(group);
@@ -88,6 +90,8 @@ pub(crate) async fn run(
         cx.limits.max_nested_groups,
     );
     let when = group.when.as_ref().map(|w| eval::eval(w, &scope));
+    // What each slot holds of the run's budget.
+    let mut held = HashMap::new();
     let report = match (entered, when) {
         // Checked before anything starts: a cancelled run starts no group.
         _ if cx.cancel.is_cancelled() => not_run(
@@ -133,15 +137,21 @@ pub(crate) async fn run(
                 parallel_items(&g, &scope, deadline, after, observer).await
             } else {
                 let visible = !group.is_parallel();
-                serial_items(&g, &mut scope, visible, deadline, observer).await
+                serial_items(&g, &mut scope, &mut held, visible, deadline, observer).await
             };
-            conclude(&g, items, scope.out, parallel, started, observer)
+            conclude(&g, items, scope.out, &mut held, parallel, started, observer)
         }
     };
     if let Some(observer) = observer {
         observer.group_finished(&report);
     }
-    report
+    let total = held
+        .into_values()
+        .fold(Held::none(cx.budget), |mut total, slot| {
+            total.absorb(slot);
+            total
+        });
+    (report, total)
 }
 
 /// For each item, the earlier item it must wait for: the previous `output_send__<channel>` item
@@ -307,6 +317,7 @@ async fn parallel_items(
 async fn serial_items(
     g: &GroupCx<'_>,
     scope: &mut Scope,
+    held: &mut HashMap<String, Held>,
     visible: bool,
     deadline: Instant,
     observer: Option<&dyn Observer>,
@@ -339,8 +350,8 @@ async fn serial_items(
             observer.item_finished(group_name, i, &run.report);
         }
         // Written at once, so that later items read it as `$out`.
-        if visible && let Some((slot, write)) = run.write.take() {
-            apply(g, &mut scope.out, slot, write);
+        if visible && let Some((slot, write, charge)) = run.write.take() {
+            apply(g, &mut scope.out, held, slot, write, charge);
         }
         let stopping = stopping(g, &run, i);
         if let Some(slot) = runs.get_mut(i) {
@@ -358,12 +369,27 @@ async fn serial_items(
     }
 }
 
-/// Writes one item's value to its slot.
-fn apply(g: &GroupCx<'_>, out: &mut Map<String, Value>, slot: String, write: Write) {
+/// Writes one item's value to its slot, with its charge to the run's budget: a slot
+/// overwritten lets the old value's charge go, an `array` slot adds them up.
+fn apply(
+    g: &GroupCx<'_>,
+    out: &mut Map<String, Value>,
+    held: &mut HashMap<String, Held>,
+    slot: String,
+    write: Write,
+    charge: Held,
+) {
     if !g.collects(&slot) {
         let (Write::Value(value) | Write::Fallback(value)) = write;
+        held.insert(slot.clone(), charge);
         out.insert(slot, value);
         return;
+    }
+    match held.get_mut(&slot) {
+        Some(total) => total.absorb(charge),
+        None => {
+            held.insert(slot.clone(), charge);
+        }
     }
     let entry = out.entry(slot).or_insert_with(|| Value::Array(Vec::new()));
     if let Value::Array(values) = entry {
@@ -379,6 +405,7 @@ fn conclude(
     g: &GroupCx<'_>,
     items: Items,
     mut out: Map<String, Value>,
+    held: &mut HashMap<String, Held>,
     parallel: bool,
     started: Instant,
     observer: Option<&dyn Observer>,
@@ -399,8 +426,8 @@ fn conclude(
             .map_or("", |item| item.tool.value.as_str());
         let report = match run {
             Some(mut run) => {
-                if let Some((slot, write)) = run.write.take() {
-                    apply(g, &mut out, slot, write);
+                if let Some((slot, write, charge)) = run.write.take() {
+                    apply(g, &mut out, held, slot, write, charge);
                 }
                 if let (true, Some(error)) = (run.failed(), &run.report.error) {
                     let error = within(error.clone(), &format!("item {} `{tool}`", i + 1));

@@ -1,12 +1,13 @@
 //! One item of a group: its attempts under `on_error: retry`, the `missing` policy, and the type
 //! check of the value it writes.
 
+use super::budget::Held;
 use super::dispatch::{self, Failure};
 use super::driver::Step;
 use super::group::GroupCx;
 use super::report::{ItemReport, ItemStatus};
 use super::values::{self, Scope, describe};
-use super::{call, render};
+use super::{call, render, size, within};
 use crate::error::{Reason, ToolError};
 use seq_check::catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Missing, OnError, Type};
@@ -25,11 +26,11 @@ pub(crate) enum Write {
     Fallback(Value),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct ItemRun {
     pub report: ItemReport,
-    /// `(slot, what to write)`.
-    pub write: Option<(String, Write)>,
+    /// `(slot, what to write, its charge to the run's budget)`.
+    pub write: Option<(String, Write, Held)>,
 }
 
 impl ItemRun {
@@ -64,7 +65,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
         }
         let outcome = attempt(g, index, retries, item, scope).await;
         let failure = match outcome {
-            Ok(Some(value)) => return written(g, item, value, retries),
+            Ok(Some((value, held))) => return written(g, item, value, held, retries),
             Ok(None) => return finish(item, ItemStatus::Skipped, None, retries, None),
             Err(failure) => failure,
         };
@@ -90,14 +91,15 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
 }
 
 /// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`
-/// whose `when` is false, a call to a group whose `when` is false).
+/// whose `when` is false, a call to a group whose `when` is false). The value comes with its
+/// charge to the run's budget.
 async fn attempt(
     g: &GroupCx<'_>,
     index: usize,
     retries: u32,
     item: &Item,
     scope: &Scope,
-) -> Result<Option<Value>, Failure> {
+) -> Result<Option<(Value, Held)>, Failure> {
     if let Some(error) = dispatch::arg_error(item) {
         return Err(error.into());
     }
@@ -106,19 +108,19 @@ async fn attempt(
         return call::item(g, item, scope).await;
     }
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
-    let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes);
+    let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
     let args = if tool == CMD_RUN {
         // Shell text: values are escaped for the quoting they land in.
-        let mut args = render::object(members, scope, Some("command"), budget)?;
+        let mut args = render::object(members, scope, Some("command"), &mut budget)?;
         if let Some(command) = members.iter().find(|m| m.key.value == "command") {
             args.insert(
                 "command".to_owned(),
-                render::shell_command(&command.value, scope, budget)?,
+                render::shell_command(&command.value, scope, &mut budget)?,
             );
         }
         args
     } else {
-        render::object(members, scope, None, budget)?
+        render::object(members, scope, None, &mut budget)?
     };
     let step = Step {
         stack: &g.stack,
@@ -126,14 +128,20 @@ async fn attempt(
         attempt: retries,
         tool,
     };
-    dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout)
-        .await
-        .map(Some)
+    let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout).await?;
+    // The arguments are let go with the call; the result is held from now on.
+    drop(budget);
+    let mut held = Held::none(g.cx.budget);
+    let bytes = size::json_size_within(&value, g.cx.limits.max_output_bytes)
+        .unwrap_or(g.cx.limits.max_output_bytes);
+    held.take(bytes)
+        .map_err(|error| within(error, &format!("keeping the result of `{tool}`")))?;
+    Ok(Some((value, held)))
 }
 
 /// The item succeeded with `value`: checked against its slot's type (values written to slots
-/// are checked at run time).
-fn written(g: &GroupCx<'_>, item: &Item, value: Value, retries: u32) -> ItemRun {
+/// are checked at run time). A value not written lets its charge go.
+fn written(g: &GroupCx<'_>, item: &Item, value: Value, held: Held, retries: u32) -> ItemRun {
     let Some(slot) = &item.output else {
         return finish(item, ItemStatus::Ok, None, retries, None);
     };
@@ -144,7 +152,7 @@ fn written(g: &GroupCx<'_>, item: &Item, value: Value, retries: u32) -> ItemRun 
             ItemStatus::Ok,
             None,
             retries,
-            Some((slot, Write::Value(value))),
+            Some((slot, Write::Value(value), held)),
         );
     }
     let ty = g.group.output(slot).map_or(Type::Any, |s| s.ty.value);
@@ -155,7 +163,7 @@ fn written(g: &GroupCx<'_>, item: &Item, value: Value, retries: u32) -> ItemRun 
             ItemStatus::Ok,
             None,
             retries,
-            Some((slot, Write::Value(value))),
+            Some((slot, Write::Value(value), held)),
         ),
         None => {
             let error = ToolError::new(
@@ -195,14 +203,14 @@ fn missing(g: &GroupCx<'_>, item: &Item, scope: &Scope, error: ToolError, retrie
             let Some(fallback) = fallback else {
                 return finish(item, ItemStatus::Degraded, Some(error), retries, None);
             };
-            let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes);
-            match render::value(&fallback.value, scope, budget) {
+            let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+            match render::value(&fallback.value, scope, &mut budget) {
                 Ok(value) => finish(
                     item,
                     ItemStatus::Degraded,
                     Some(error),
                     retries,
-                    Some((slot, Write::Fallback(value))),
+                    Some((slot, Write::Fallback(value), budget.into_held())),
                 ),
                 Err(fallback_error) => finish(
                     item,
@@ -221,7 +229,7 @@ fn finish(
     status: ItemStatus,
     error: Option<ToolError>,
     retries: u32,
-    write: Option<(&str, Write)>,
+    write: Option<(&str, Write, Held)>,
 ) -> ItemRun {
     ItemRun {
         report: ItemReport {
@@ -230,6 +238,6 @@ fn finish(
             error,
             retries,
         },
-        write: write.map(|(slot, write)| (slot.to_owned(), write)),
+        write: write.map(|(slot, write, held)| (slot.to_owned(), write, held)),
     }
 }

@@ -11,6 +11,8 @@
 //! - `tool_timeout`: the per-tool timeout of one group's calls, sharing the group's timers;
 //! - `values`, `eval`, `render`: references, conditions and templates;
 //! - `stack`: the call stack behind the run-time depth and cycle bounds;
+//! - `budget`, `size`: the run's budget of bytes held, and how values are measured for it and
+//!   for the bounds on one result and one item's arguments;
 //! - `driver`: how an attempt at a tool call happens (awaited here, or journaled by a durable
 //!   driver), the one seam between the interpreter and what runs it.
 //!
@@ -26,6 +28,7 @@
 //! - the group timeout fails the group whatever its `on_error`; the per-tool timeout applies
 //!   to host tools, not to calls, which are bounded by the timeouts of the groups they run.
 
+mod budget;
 mod call;
 mod dispatch;
 mod driver;
@@ -78,6 +81,12 @@ pub struct Limits {
     /// Largest an item's arguments may grow as their references are filled in: 16 MiB. Past
     /// it the item fails with reason `failed`, before the bytes are held.
     pub max_argument_bytes: usize,
+    /// What the values one run holds may come to together, at every depth (called groups and
+    /// `#name` calls share their run's budget): the values in slots, results not yet written at
+    /// a parallel group's barrier, and the rendered arguments of calls in flight, each counted
+    /// once as compact JSON: 256 MiB, sixteen results of the largest size. An item whose result
+    /// or arguments would take the run past it fails with reason `failed`.
+    pub max_run_bytes: usize,
 }
 
 impl Default for Limits {
@@ -88,6 +97,7 @@ impl Default for Limits {
             max_nested_groups: seq_check::graph::MAX_NESTED_GROUPS,
             max_output_bytes: 16 * 1024 * 1024,
             max_argument_bytes: 16 * 1024 * 1024,
+            max_run_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -139,6 +149,8 @@ pub(crate) struct Cx<'a> {
     pub output: &'a output_log::OutputLog,
     /// How attempts at tool calls happen.
     pub driver: &'a dyn Driver,
+    /// The run's budget of bytes held, shared by every depth.
+    pub budget: &'a Arc<budget::RunBudget>,
 }
 
 impl Engine {
@@ -167,6 +179,7 @@ impl Engine {
         cancel: &'a CancellationToken,
         output: &'a output_log::OutputLog,
         driver: &'a dyn Driver,
+        budget: &'a Arc<budget::RunBudget>,
     ) -> Cx<'a> {
         Cx {
             host: self.host.as_ref(),
@@ -177,6 +190,7 @@ impl Engine {
             cancel,
             output,
             driver,
+            budget,
         }
     }
 
@@ -216,10 +230,12 @@ impl Engine {
         driver: &dyn Driver,
     ) -> RunReport {
         let output = output_log::OutputLog::default();
-        let cx = self.cx(caller, cancel, &output, driver);
+        let budget = budget::RunBudget::new(self.limits.max_run_bytes);
+        let cx = self.cx(caller, cancel, &output, driver, &budget);
         let mut report =
             match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
-                Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await,
+                // The run is over: what it held is the report's now.
+                Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await.0,
                 // The bottom of the stack can be neither deeper than the bound nor a cycle.
                 Err(error) => call::failed_run(error),
             };
@@ -255,7 +271,8 @@ impl Engine {
     ) -> Result<Value, ToolError> {
         // A direct call returns a value, not a report: its output is delivered, not kept.
         let output = output_log::OutputLog::default();
-        let cx = self.cx(caller, cancel, &output, &InProcess);
+        let budget = budget::RunBudget::new(self.limits.max_run_bytes);
+        let cx = self.cx(caller, cancel, &output, &InProcess, &budget);
         call::direct(cx, sequence, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))

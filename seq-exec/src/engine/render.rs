@@ -7,34 +7,47 @@
 //!
 //! Rendering is bounded ([`Budget`]): a template that names a large value many times
 //! (`"$out.a $out.a ..."`) fails the item once its arguments pass the bound, before the bytes
-//! are held, instead of multiplying a 16 MiB result into gigabytes.
+//! are held, instead of multiplying a 16 MiB result into gigabytes. The same bytes count
+//! against the run's budget (`budget`), so that many items rendering at once cannot add up
+//! past it either.
 
+use super::budget::{Held, RunBudget};
 use super::values::{self, Scope};
+use super::within;
 use crate::error::{Reason, ToolError};
 use seq_syntax::ast::{Member, Template, TemplatePart, Value as Arg, ValueKind};
 use seq_syntax::shell::{self, Context};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// What one item's rendered arguments may still take, in bytes (of text, and of JSON for the
-/// values substituted whole).
+/// values substituted whole). Every byte is charged to the run's budget too as it is rendered,
+/// and held there as long as the budget is: while the call runs, or in the slot a `fallback`
+/// fills.
 #[derive(Debug)]
 pub(crate) struct Budget {
     left: usize,
     bound: usize,
+    held: Held,
 }
 
 impl Budget {
-    pub(crate) fn new(bound: usize) -> Budget {
-        Budget { left: bound, bound }
+    pub(crate) fn new(bound: usize, run: &Arc<RunBudget>) -> Budget {
+        Budget {
+            left: bound,
+            bound,
+            held: Held::none(run),
+        }
+    }
+
+    /// The charge of what was rendered, to travel with the value.
+    pub(crate) fn into_held(self) -> Held {
+        self.held
     }
 
     fn take(&mut self, bytes: usize) -> Result<(), ToolError> {
-        match self.left.checked_sub(bytes) {
-            Some(left) => {
-                self.left = left;
-                Ok(())
-            }
-            None => Err(ToolError::new(
+        let Some(left) = self.left.checked_sub(bytes) else {
+            return Err(ToolError::new(
                 Reason::Failed,
                 format!(
                     "the item's arguments come to more than {} once their references are \
@@ -44,8 +57,13 @@ impl Budget {
             )
             .with_hint(
                 "pass large data by file: write it with `files_write` and give the tool its path",
-            )),
-        }
+            ));
+        };
+        self.held
+            .take(bytes)
+            .map_err(|error| within(error, "filling in the item's arguments"))?;
+        self.left = left;
+        Ok(())
     }
 
     /// A value substituted whole, counted by its size as compact JSON.

@@ -127,4 +127,12 @@ impl ToolHost for SeqHost {
             self.inner.can_use(caller, tool, args)
         }
     }
+
+    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
+        if SEQ_TOOLS.contains(&tool) {
+            self.storage_tools.policy().turn_on_hint(&[tool])
+        } else {
+            self.inner.refusal_hint(caller, tool)
+        }
+    }
 }

@@ -103,16 +103,7 @@ fn quoted(names: &[&str]) -> String {
 
 /// How to get past the refusal: turn an off tool on, or ask for access.
 fn help(policy: &Policy, tools: &[&str]) -> String {
-    let turn_on: Vec<&str> = tools
-        .iter()
-        .filter_map(|tool| policy.off_hint(tool))
-        .collect();
-    if turn_on.is_empty() {
-        "remove the item, or ask for access to the tool".to_owned()
-    } else {
-        format!(
-            "the tool is off here; whoever starts the server turns it on with {}",
-            turn_on.join(" and ")
-        )
-    }
+    policy
+        .turn_on_hint(tools)
+        .unwrap_or_else(|| "remove the item, or ask for access to the tool".to_owned())
 }

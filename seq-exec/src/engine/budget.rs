@@ -1,0 +1,122 @@
+//! The run's budget of bytes (`Limits::max_run_bytes`): what the values held in slots and in
+//! flight may come to together, across every group and call of one run.
+//!
+//! Every value that comes into the run is charged when it arrives — a tool's result, a rendered
+//! argument (byte by byte, as it is built), a `fallback` — and the charge ([`Held`]) travels with
+//! the value: into its slot, into the value of the call that returns the slot, into the caller's
+//! slot. A charge is released when its value is let go: a slot overwritten, a result dropped
+//! (its type did not fit, the item was cancelled), a call's arguments once the call returns.
+//! So a value is counted once wherever it moves, and an `array` slot holds the sum of what it
+//! collected. Slots of groups that ended stay charged to the end of the run: the run's report
+//! holds them.
+
+use super::size::format_bytes;
+use crate::error::{Reason, ToolError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What one run holds, and its bound.
+#[derive(Debug)]
+pub(crate) struct RunBudget {
+    held: AtomicUsize,
+    bound: usize,
+}
+
+impl RunBudget {
+    pub fn new(bound: usize) -> Arc<RunBudget> {
+        Arc::new(RunBudget {
+            held: AtomicUsize::new(0),
+            bound,
+        })
+    }
+
+    fn release(&self, bytes: usize) {
+        self.held.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Bytes charged to a run's budget, released when dropped.
+pub(crate) struct Held {
+    budget: Arc<RunBudget>,
+    bytes: usize,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Held({})", self.bytes)
+    }
+}
+
+impl Held {
+    /// Nothing charged yet.
+    pub fn none(budget: &Arc<RunBudget>) -> Held {
+        Held {
+            budget: Arc::clone(budget),
+            bytes: 0,
+        }
+    }
+
+    /// Charges `bytes` more, unless the run would then hold more than its budget: then nothing
+    /// is charged and the error says what the run holds.
+    pub fn take(&mut self, bytes: usize) -> Result<(), ToolError> {
+        let budget = &self.budget;
+        let taken = budget
+            .held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                held.checked_add(bytes)
+                    .filter(|&after| after <= budget.bound)
+            });
+        match taken {
+            Ok(_) => {
+                self.bytes += bytes;
+                Ok(())
+            }
+            Err(held) => Err(past_budget(held, bytes, budget.bound)),
+        }
+    }
+
+    /// Takes over `other`'s charge: the values it stands for are now held as part of this one's.
+    pub fn absorb(&mut self, mut other: Held) {
+        self.bytes += std::mem::take(&mut other.bytes);
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.budget.release(self.bytes);
+    }
+}
+
+fn past_budget(held: usize, more: usize, bound: usize) -> ToolError {
+    ToolError::new(
+        Reason::Failed,
+        format!(
+            "the run holds {} in slots and in flight, and {} more would pass its budget of {}",
+            approximate(held),
+            approximate(more),
+            approximate(bound)
+        ),
+    )
+    .with_hint(
+        "hold less at once: pass large data by file (its path, not its contents), read files \
+         in parts, run fewer large items side by side, or raise the run's byte budget",
+    )
+}
+
+/// `3.2 MiB`, `256 MiB`, `100 bytes`: sizes as measured are rarely round, bounds usually are.
+fn approximate(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * KIB;
+    if bytes < KIB || bytes.is_multiple_of(KIB) {
+        return format_bytes(bytes);
+    }
+    // One decimal of a size shown to a person: the float's precision is plenty.
+    let tenths = |unit: usize| format!("{:.1}", bytes as f64 / unit as f64);
+    if bytes >= MIB {
+        format!("{} MiB", tenths(MIB))
+    } else if bytes >= KIB {
+        format!("{} KiB", tenths(KIB))
+    } else {
+        format!("{bytes} bytes")
+    }
+}
