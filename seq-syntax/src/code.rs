@@ -120,6 +120,7 @@ codes! {
     UnknownParameter = "W0507", Warning, "parameter the tool does not declare";
     NestedSeqRun = "W0508", Warning, "`seq_run` inside a group";
     TimeoutPastBound = "W0509", Warning, "a tool's `timeout` longer than its call may run";
+    CallLeavesOutInput = "W0510", Warning, "a call leaves out an input its group reads";
 
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";

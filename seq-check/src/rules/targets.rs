@@ -5,12 +5,13 @@
 
 use super::args::{check_value, list};
 use super::types::input_schema;
+use super::types::references;
 use super::{Cx, fix};
-use crate::catalog::{Catalog, SEQ_RUN};
-use seq_syntax::ast::{Item, Member, SlotDecl, Value, ValueKind};
+use crate::catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_syntax::ast::{Group, Item, Member, OperandKind, Root, SlotDecl, Value, ValueKind};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::names::CallTarget;
-use seq_syntax::{Code, Diagnostic};
+use seq_syntax::{Code, Diagnostic, Span};
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     for item in cx.items.iter().map(|i| i.item) {
@@ -91,20 +92,102 @@ fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
     let Some(callee) = resolve(cx, &target.value, out) else {
         return;
     };
-    let Some(args) = find("args") else {
-        return;
-    };
-    let ValueKind::Object(passed) = &args.value.kind else {
-        // Not an object: the parameter check reports it.
-        return;
+    let passed: &[Member] = match find("args") {
+        None => &[],
+        Some(args) => match &args.value.kind {
+            ValueKind::Object(passed) => passed,
+            // Not an object: the parameter check reports it.
+            ValueKind::Null
+            | ValueKind::Bool(_)
+            | ValueKind::Number(_)
+            | ValueKind::String(_)
+            | ValueKind::Ref(_)
+            | ValueKind::Array(_) => return,
+        },
     };
     call_arguments(cx, &callee, passed, out);
+    if let Some(group) = callee.group
+        && !item.hole("args")
+    {
+        unpassed_inputs(group, passed, target.value.span, out);
+    }
+}
+
+/// Inputs of the called group that this call leaves out while an item of the group reads them:
+/// unset, the item fails when it runs. A group whose `when` names the input guards it (an unset
+/// input reads as `null` there).
+fn unpassed_inputs(group: &Group, passed: &[Member], at: Span, out: &mut Vec<Diagnostic>) {
+    if ["in", "tools", "when"].iter().any(|f| group.hole(f)) {
+        return;
+    }
+    let guarded: Vec<&str> = group
+        .when
+        .iter()
+        .flat_map(|w| [Some(&w.lhs), w.comparison.as_ref().map(|c| &c.rhs)])
+        .flatten()
+        .filter_map(|operand| match &operand.kind {
+            OperandKind::Ref(r) if r.root.value == Root::Args => Some(r.slot.value.as_str()),
+            OperandKind::Ref(_)
+            | OperandKind::Null
+            | OperandKind::Bool(_)
+            | OperandKind::Number(_)
+            | OperandKind::String(_) => None,
+        })
+        .collect();
+    for input in &group.inputs {
+        let name = input.name.value.as_str();
+        if passed.iter().any(|m| m.key.value == name) || guarded.contains(&name) {
+            continue;
+        }
+        // Passed misspelt: E0513 renames the argument, which is the one mistake.
+        let misspelt = passed.iter().any(|m| {
+            group.input(&m.key.value).is_none() && did_you_mean(&m.key.value, [name]).is_some()
+        });
+        if misspelt {
+            continue;
+        }
+        let read = group.items.iter().enumerate().find_map(|(i, item)| {
+            let mut found = Vec::new();
+            for member in item.args.iter().flat_map(|a| a.value.iter()) {
+                // The `when` of a `seq_when_call` reads an unset input as `null`.
+                if item.tool.value == SEQ_WHEN_CALL && member.key.value == "when" {
+                    continue;
+                }
+                references(&member.value, &mut found);
+            }
+            found
+                .into_iter()
+                .find(|r| r.root.value == Root::Args && r.slot.value == name)
+                .map(|r| (i, item, r.span))
+        });
+        let Some((index, item, span)) = read else {
+            continue;
+        };
+        let callee = &group.name.value;
+        out.push(
+            Diagnostic::new(
+                Code::CallLeavesOutInput,
+                at,
+                format!(
+                    "this call does not pass `{name}`, which group `{callee}` reads: its item {} (`{}`) will fail",
+                    index + 1,
+                    item.tool.value
+                ),
+            )
+            .with_label(span, "read here")
+            .with_help(format!(
+                "pass `\"{name}\": …` in the call's `args`, or guard group `{callee}` with `\"when\": \"$args.{name} != null\"`"
+            )),
+        );
+    }
 }
 
 /// What a call resolves to: a group's inputs, or the inputs of every group of a sequence (a
 /// sequence run hands each group the arguments it declares).
 struct Callee<'a> {
     owner: String,
+    /// The group, for a call of a group of this sequence.
+    group: Option<&'a Group>,
     inputs: Vec<&'a SlotDecl>,
     /// Whether `inputs` are all the callee declares (no `in` or group left out as broken).
     whole: bool,
@@ -180,6 +263,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
         };
         return Some(Callee {
             owner: format!("sequence `#{name}`"),
+            group: None,
             inputs: sequence
                 .groups
                 .iter()
@@ -191,6 +275,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
     if let Some(group) = cx.groups.get(text) {
         return Some(Callee {
             owner: format!("group `{text}`"),
+            group: Some(group),
             inputs: group.inputs.iter().collect(),
             whole: !group.hole("in"),
         });
