@@ -3,8 +3,9 @@
 //!
 //! - the same run gives the same report on the in-process engine and on Restate, for the
 //!   examples the embedded host can run (durations aside);
-//! - a worker killed in the middle of a serial group: the run finishes on the other worker, the
-//!   items that had completed are not run again, the interrupted one is;
+//! - a worker killed in the middle of a serial group, or of a parallel group whose items run side
+//!   by side as child invocations: the run finishes on the other worker, the items that had
+//!   completed are not run again, the interrupted one is;
 //! - a run id submitted twice runs once.
 
 #![allow(
@@ -48,6 +49,25 @@ fn http_status(addr: SocketAddr, path: &str) -> Option<u16> {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).ok()?;
     answer.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The rows of `sql` over the admin API's `/query` (HTTP/1.0: the body is not chunked).
+fn query(admin: &str, sql: &str) -> Vec<Value> {
+    let addr: SocketAddr = admin.trim_start_matches("http://").parse().unwrap();
+    let body = serde_json::json!({ "query": sql }).to_string();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /query HTTP/1.0\r\nHost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (_, json) = answer.split_once("\r\n\r\n").unwrap();
+    let rows: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    rows["rows"].as_array().cloned().unwrap_or_default()
 }
 
 /// Waits up to `within` for `ready`.
@@ -282,16 +302,7 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
         pids.contains(&worker),
         "{worker} is not one of the workers {pids:?}"
     );
-    let kill = |pid: i32| {
-        let pid = rustix::process::Pid::from_raw(pid).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
-    };
-    kill(worker);
-    // What the killed worker had started (the step's `sleep`) is orphaned: stopped here.
-    let _ = rustix::process::kill_process_group(
-        rustix::process::Pid::from_raw(group).unwrap(),
-        rustix::process::Signal::KILL,
-    );
+    kill(worker, group);
     let output = run.wait_with_output().unwrap();
     drop((first, second));
     assert_eq!(status(&output), 0, "{}", stderr(&output));
@@ -305,6 +316,83 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
     // Every step wrote its command's result to the `array` slot, once, in order.
     let done = report["out"]["steps"]["done"].as_array().unwrap();
     assert_eq!(done.len(), 4, "{report}");
+}
+
+/// Two workers share one address; a parallel group's four items run side by side as child
+/// invocations. The first waits; once the other three have finished (their invocations
+/// completed), the worker running the first is killed. The run ends on the other worker: items
+/// 1 to 3 ran once, item 0 twice (once interrupted), and the report is the one of a run that
+/// was never interrupted.
+#[test]
+fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let addr = localhost(free_port());
+    let first = restate.worker(addr, root.path());
+    let second = restate.worker(addr, root.path());
+    let dir = root.path().to_str().unwrap().to_owned();
+    let data = tempfile::tempdir().unwrap();
+    let args = format!(r#"{{"dir":"{dir}"}}"#);
+    let run = {
+        let mut command = common::command();
+        command
+            .args(["run", "--restate", &restate.ingress, "--format", "json"])
+            .args([
+                "tests/fixtures/durable/crash-parallel.json",
+                "--args",
+                &args,
+            ])
+            .args(["--run-id", "crash-2", "--data-dir"])
+            .arg(data.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let marker = root.path().join("marker");
+    // Only items side by side let the three after the waiting one finish.
+    wait_for(Duration::from_secs(30), "items 1 to 3 finished", || {
+        let completed = "SELECT count(*) AS n FROM sys_invocation \
+             WHERE target_service_name = 'SeqItem' AND status = 'completed'";
+        marker.exists() && query(&restate.admin, completed)[0]["n"] == 3
+    });
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let ids: Vec<i32> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (worker, group) = (ids[0], ids[1]);
+    let pids = [first.0.id(), second.0.id()].map(|p| i32::try_from(p).unwrap());
+    assert!(
+        pids.contains(&worker),
+        "{worker} is not one of the workers {pids:?}"
+    );
+    kill(worker, group);
+    let output = run.wait_with_output().unwrap();
+    drop((first, second));
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let report = report(&output);
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["groups"][0]["parallel"], true, "{report}");
+    let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
+    let mut lines: Vec<&str> = evidence.lines().collect();
+    lines.sort_unstable();
+    // The item made again is the same attempt: the same idempotency key both times.
+    let item0 = "item-0 crash-2/#crash_parallel/items/0/0";
+    assert_eq!(lines, [item0, item0, "item-1", "item-2", "item-3"]);
+    // The `array` slot holds the four results in item order, whatever the finishing order.
+    let done = report["out"]["items"]["done"].as_array().unwrap();
+    assert_eq!(done.len(), 4, "{report}");
+}
+
+/// SIGKILL to the worker `worker`, and to what it had started (the process group `group` of an
+/// item's shell), which its death orphans.
+fn kill(worker: i32, group: i32) {
+    let pid = rustix::process::Pid::from_raw(worker).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(group).unwrap(),
+        rustix::process::Signal::KILL,
+    );
 }
 
 /// The run id is the workflow's key: the second submission gets the first run's report, with

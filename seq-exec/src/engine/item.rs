@@ -125,6 +125,7 @@ async fn attempt(
         index,
         attempt: retries,
         tool,
+        beside: g.side_by_side,
     };
     dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout)
         .await
