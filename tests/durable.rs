@@ -6,7 +6,8 @@
 //! - a worker killed in the middle of a serial group, or of a parallel group whose items run side
 //!   by side as child invocations: the run finishes on the other worker, the items that had
 //!   completed are not run again, the interrupted one is;
-//! - a run id submitted twice runs once.
+//! - a run id submitted twice runs once;
+//! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children.
 
 #![allow(
     clippy::unwrap_used,
@@ -502,4 +503,107 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         "{}",
         common::stdout(&refused)
     );
+}
+
+/// `seqc runs` lists a finished run and a running one; `seqc cancel` stops the running one: its
+/// two children's commands are stopped (their invocations end long before their `sleep 40`
+/// would), the group after them never starts, and the submitter prints a cancelled report.
+#[test]
+fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    let finished = restate.run(
+        data.path(),
+        &[
+            "examples/hello.json",
+            "--args",
+            r#"{"who":"x"}"#,
+            "--run-id",
+            "done-1",
+        ],
+    );
+    assert_eq!(status(&finished), 0, "{}", stderr(&finished));
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let long = common::command()
+        .args(["run", "--restate", &restate.ingress, "--format", "json"])
+        .args(["tests/fixtures/durable/long.json", "--args", &args])
+        .args(["--run-id", "long-1", "--data-dir"])
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let evidence = root.path().join("evidence");
+    let lines = || {
+        let mut lines: Vec<String> = std::fs::read_to_string(&evidence)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort_unstable();
+        lines
+    };
+    wait_for(Duration::from_secs(30), "both children started", || {
+        lines() == ["start-0", "start-1"]
+    });
+
+    let listed = common::command()
+        .args(["runs", "--restate", &restate.admin, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&listed), 0, "{}", stderr(&listed));
+    let runs: Value = serde_json::from_str(&common::stdout(&listed)).unwrap();
+    let runs = runs.as_array().unwrap();
+    let of = |id: &str| {
+        runs.iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {runs:?}"))
+    };
+    assert_eq!(of("done-1")["status"], "completed", "{runs:?}");
+    assert_ne!(of("long-1")["status"], "completed", "{runs:?}");
+    assert!(
+        of("long-1")["started"]
+            .as_str()
+            .is_some_and(|s| s.ends_with('Z'))
+    );
+    let human = common::command()
+        .args(["runs", "--restate", &restate.admin])
+        .output()
+        .unwrap();
+    let human = common::stdout(&human);
+    assert!(
+        human
+            .lines()
+            .any(|l| l.starts_with("done-1") && l.contains("completed")),
+        "{human}"
+    );
+
+    let cancelled = common::command()
+        .args(["cancel", "--restate", &restate.admin, "long-1"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
+    let output = long.wait_with_output().unwrap();
+    assert_eq!(status(&output), 1, "{}", stderr(&output));
+    let report = report(&output);
+    assert_eq!(report["cancelled"], true, "{report}");
+    assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
+    assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
+    // The children's commands were stopped: their invocations are over, and neither wrote
+    // its `end` line (nor will: its process is gone).
+    wait_for(Duration::from_secs(20), "the children ended", || {
+        let open = "SELECT count(*) AS n FROM sys_invocation \
+             WHERE target_service_name = 'SeqItem' AND status != 'completed'";
+        query(&restate.admin, open)[0]["n"] == 0
+    });
+    assert_eq!(lines(), ["start-0", "start-1"]);
+
+    let unknown = common::command()
+        .args(["cancel", "--restate", &restate.admin, "no-such-run"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&unknown), 2, "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("no durable run has the id `no-such-run`"));
 }

@@ -25,7 +25,7 @@ use crate::workflow::SeqItemClient;
 use restate_sdk::prelude::*;
 use seq_check::ParallelSafety;
 use seq_check::catalog::{Catalog, SEQ_RUN};
-use seq_exec::engine::{Attempt, Driver, Step, with_idempotency_key};
+use seq_exec::engine::{Attempt, CancellationToken, Driver, Step, with_idempotency_key};
 use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
 use seq_syntax::ast::Group;
 use serde_json::{Map, Value};
@@ -43,6 +43,8 @@ pub struct Journaled<'ctx> {
     host: &'ctx dyn ToolHost,
     /// Given to the children, which authorize it as the run does.
     caller: &'ctx Caller,
+    /// The run's cancellation, cancelled when Restate says the run is (`seqc cancel`).
+    cancel: &'ctx CancellationToken,
     entry_limit: usize,
     gate: Gate,
 }
@@ -60,11 +62,13 @@ impl<'ctx> Journaled<'ctx> {
         ctx: &'ctx WorkflowContext<'ctx>,
         host: &'ctx dyn ToolHost,
         caller: &'ctx Caller,
+        cancel: &'ctx CancellationToken,
     ) -> Journaled<'ctx> {
         Journaled {
             ctx,
             host,
             caller,
+            cancel,
             entry_limit: ENTRY_LIMIT,
             gate: Gate::default(),
         }
@@ -86,7 +90,7 @@ impl<'ctx> Journaled<'ctx> {
                 })
                 .name(step.name())
                 .await;
-            journaled.map_or_else(|error| refused(tool, &error), |Json(attempt)| attempt)
+            journaled.map_or_else(|error| self.refused(tool, &error), |Json(attempt)| attempt)
         })
     }
 
@@ -112,21 +116,33 @@ impl<'ctx> Journaled<'ctx> {
             // order is the gate's anyway.
             ticket.turn().await;
             let answered = call.await;
-            answered.map_or_else(|error| refused(tool, &error), |Json(attempt)| attempt)
+            answered.map_or_else(|error| self.refused(tool, &error), |Json(attempt)| attempt)
         })
     }
 }
 
-/// The failure of an attempt the durable engine gave no outcome for.
-fn refused(tool: &str, error: &TerminalError) -> Attempt {
-    Attempt {
-        outcome: Err(ToolError::new(
-            Reason::Failed,
-            format!("the durable engine refused the step of `{tool}`: {error}"),
-        )),
-        missing: false,
+impl Journaled<'_> {
+    /// The failure of an attempt the durable engine gave no outcome for. Restate's cancellation
+    /// of the run (409) is the run's cancellation: the engine stops as it does in process.
+    fn refused(&self, tool: &str, error: &TerminalError) -> Attempt {
+        let error = if error.code() == CANCELLED {
+            self.cancel.cancel();
+            ToolError::new(Reason::Cancelled, "the run was cancelled".to_owned())
+        } else {
+            ToolError::new(
+                Reason::Failed,
+                format!("the durable engine refused the step of `{tool}`: {error}"),
+            )
+        };
+        Attempt {
+            outcome: Err(error),
+            missing: false,
+        }
     }
 }
+
+/// The code of a Restate invocation's cancellation.
+const CANCELLED: u16 = 409;
 
 impl Driver for Journaled<'_> {
     fn attempt<'a>(

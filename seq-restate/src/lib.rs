@@ -8,17 +8,20 @@
 //!   a child invocation of `SeqItem`;
 //! - `workflow`: the `SeqRun` workflow, keyed by run id, and the `SeqItem` service;
 //! - `worker`: the h2c endpoint serving it, and its registration with the admin API;
-//! - `submit`: the client side, which submits a run and waits for its report.
+//! - `submit`: the client side, which submits a run and waits for its report;
+//! - `admin`: runs seen from outside, listed and cancelled through the admin API.
 //!
 //! Nothing outside this crate depends on the Restate SDK: another durable engine would be
 //! another crate with its own driver over the same interpreter.
 
+mod admin;
 mod input;
 mod journal;
 mod submit;
 mod worker;
 mod workflow;
 
+pub use admin::{AdminError, RunRow, cancel, runs};
 pub use input::{AttemptInput, RunInput};
 pub use journal::{ENTRY_LIMIT, Journaled};
 pub use submit::{SubmitError, submit};

@@ -5,7 +5,7 @@ use crate::input::{AttemptInput, RunInput, Snapshot};
 use crate::journal::{ENTRY_LIMIT, Journaled, within_entry_limit};
 use restate_sdk::prelude::*;
 use seq_exec::engine::{Attempt, CancellationToken, with_idempotency_key};
-use seq_exec::{Caller, Engine, Limits, RunReport, ToolHost};
+use seq_exec::{Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
 use std::sync::Arc;
 
 /// What a worker runs sequences with: its tool host and the engine's bounds.
@@ -55,19 +55,17 @@ impl SeqRun {
         let engine = Engine::new(Arc::clone(&self.host), Arc::new(Snapshot::of(&input)))
             .with_limits(self.limits.clone());
         let caller = Caller::new(input.caller);
-        let driver = Journaled::new(&ctx, self.host.as_ref(), &caller);
+        let cancel = CancellationToken::new();
+        let driver = Journaled::new(&ctx, self.host.as_ref(), &caller, &cancel);
         let report = engine
-            .run_driven(
-                &input.sequence,
-                input.args,
-                &caller,
-                &CancellationToken::new(),
-                &driver,
-            )
+            .run_driven(&input.sequence, input.args, &caller, &cancel, &driver)
             .await;
         Ok(Json(report))
     }
 }
+
+/// How much longer than the per-tool bound an attempt's cancellation guard waits.
+const GUARD_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a worker makes the attempts of parallel items with: the engine on its tool host.
 pub struct SeqItem {
@@ -95,7 +93,7 @@ impl SeqItem {
     #[handler]
     async fn attempt(
         &self,
-        _ctx: Context<'_>,
+        ctx: Context<'_>,
         input: Json<AttemptInput>,
     ) -> HandlerResult<Json<Attempt>> {
         let AttemptInput {
@@ -106,8 +104,23 @@ impl SeqItem {
         } = input.into_inner();
         let caller = Caller::new(caller);
         let cancel = CancellationToken::new();
-        let work = self.engine.attempt(&caller, &tool, args, &cancel);
-        let attempt = with_idempotency_key(key, work).await;
+        let work = with_idempotency_key(key, self.engine.attempt(&caller, &tool, args, &cancel));
+        let mut work = std::pin::pin!(work);
+        // The one durable future this handler awaits, beside the work: it is how Restate's
+        // cancellation of the run reaches the attempt (409), which then stops its tool (a
+        // command and what it started). Longer than the per-tool bound: it never cuts off a call.
+        let guard = ctx.sleep(self.engine.limits().tool_timeout + GUARD_MARGIN);
+        let attempt = tokio::select! {
+            attempt = &mut work => attempt,
+            slept = guard => match slept {
+                Err(error) if error.code() == 409 => Attempt {
+                    outcome: Err(ToolError::new(Reason::Cancelled, "the run was cancelled")),
+                    missing: false,
+                },
+                // A tool with a longer `timeout` of its own.
+                Ok(()) | Err(_) => work.await,
+            },
+        };
         Ok(Json(within_entry_limit(&tool, attempt, ENTRY_LIMIT)))
     }
 }

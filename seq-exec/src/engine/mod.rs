@@ -161,6 +161,11 @@ impl Engine {
         self
     }
 
+    /// The bounds it enforces.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     fn cx<'a>(
         &'a self,
         caller: &'a Caller,
