@@ -20,6 +20,7 @@ use common::{status, stderr};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -90,9 +91,25 @@ impl Drop for Process {
     }
 }
 
+/// The server's process group (npm's launcher and the server it starts), killed when dropped:
+/// killing the launcher alone would leave the server running.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(group) = i32::try_from(self.0.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
 /// One Restate server of its own, in a temporary directory.
 struct Restate {
-    _server: Process,
+    _server: Group,
     ingress: String,
     admin: String,
     _dir: tempfile::TempDir,
@@ -104,6 +121,7 @@ impl Restate {
         let [ingress, admin, node] = [free_port(), free_port(), free_port()];
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
         let server = Command::new(server_binary())
+            .process_group(0)
             .env("RESTATE_BASE_DIR", dir.path())
             // The server's scratch directories (`invoker-*`) go with the rest, not into /tmp.
             .env("TMPDIR", dir.path())
@@ -126,7 +144,7 @@ impl Restate {
                     server_binary().display()
                 )
             });
-        let server = Process(server);
+        let server = Group(server);
         let admin_addr: SocketAddr = format!("127.0.0.1:{admin}").parse().unwrap();
         let ingress_addr: SocketAddr = format!("127.0.0.1:{ingress}").parse().unwrap();
         wait_for(
