@@ -225,7 +225,8 @@ fn localhost(port: u16) -> SocketAddr {
 }
 
 /// Every example the embedded host can run (`inspect-nodes` needs ssh to three hosts), with
-/// arguments that take each through its main paths, gives the same report either way.
+/// arguments that take each through its main paths, and parallel groups run side by side,
+/// give the same report either way.
 #[test]
 fn examples_give_the_same_report_in_process_and_on_restate() {
     let restate = Restate::start();
@@ -254,6 +255,9 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
             "examples/release-gate.json",
             r#"{"announce":false,"version":"1.2"}"#,
         ),
+        // Parallel groups whose items run side by side as child invocations: a tolerated
+        // failure, `array` slots in item order, a retry.
+        ("tests/fixtures/durable/parallel.json", "{}"),
     ];
     for (file, args) in cases {
         let here = local(
@@ -572,7 +576,7 @@ fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
         .output()
         .unwrap();
     assert_eq!(status(&listed), 0, "{}", stderr(&listed));
-    let runs: Value = serde_json::from_str(&common::stdout(&listed)).unwrap();
+    let runs: Value = serde_json::from_str(common::stdout(&listed)).unwrap();
     let runs = runs.as_array().unwrap();
     let of = |id: &str| {
         runs.iter()
