@@ -62,6 +62,11 @@ pub enum Command {
     /// Serve durable runs (`seqc run --restate`) to a Restate server, on the embedded host and
     /// the `--mcp` servers' tools. See "Durable runs" in docs/reference.md.
     Worker(crate::worker::WorkerArgs),
+    /// List the durable runs a Restate server knows: id, status, when it started.
+    Runs(crate::runs::RunsArgs),
+    /// Cancel a durable run and the child invocations it waits for: the step running stops
+    /// being waited for, nothing new starts, and its report says `cancelled`.
+    Cancel(crate::runs::CancelArgs),
 }
 
 #[derive(Debug, Args)]
@@ -199,6 +204,8 @@ pub fn run() -> ExitCode {
         Command::Delete(args) => crate::storage_cmd::delete(&args),
         Command::Mcp(args) => crate::mcp::serve(&args),
         Command::Worker(args) => crate::worker::run(&args),
+        Command::Runs(args) => crate::runs::runs(&args),
+        Command::Cancel(args) => crate::runs::cancel(&args),
     };
     status.into()
 }

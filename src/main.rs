@@ -12,6 +12,7 @@ mod lsp;
 mod mcp;
 mod render;
 mod run;
+mod runs;
 mod storage_cmd;
 mod stored;
 mod worker;

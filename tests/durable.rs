@@ -3,9 +3,11 @@
 //!
 //! - the same run gives the same report on the in-process engine and on Restate, for the
 //!   examples the embedded host can run (durations aside);
-//! - a worker killed in the middle of a serial group: the run finishes on the other worker, the
-//!   items that had completed are not run again, the interrupted one is;
-//! - a run id submitted twice runs once.
+//! - a worker killed in the middle of a serial group, or of a parallel group whose items run side
+//!   by side as child invocations: the run finishes on the other worker, the items that had
+//!   completed are not run again, the interrupted one is;
+//! - a run id submitted twice runs once;
+//! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children.
 
 #![allow(
     clippy::unwrap_used,
@@ -18,6 +20,7 @@ use common::{status, stderr};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -50,6 +53,25 @@ fn http_status(addr: SocketAddr, path: &str) -> Option<u16> {
     answer.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The rows of `sql` over the admin API's `/query` (HTTP/1.0: the body is not chunked).
+fn query(admin: &str, sql: &str) -> Vec<Value> {
+    let addr: SocketAddr = admin.trim_start_matches("http://").parse().unwrap();
+    let body = serde_json::json!({ "query": sql }).to_string();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /query HTTP/1.0\r\nHost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (_, json) = answer.split_once("\r\n\r\n").unwrap();
+    let rows: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    rows["rows"].as_array().cloned().unwrap_or_default()
+}
+
 /// Waits up to `within` for `ready`.
 fn wait_for(within: Duration, what: &str, mut ready: impl FnMut() -> bool) {
     let started = Instant::now();
@@ -69,9 +91,25 @@ impl Drop for Process {
     }
 }
 
+/// The server's process group (npm's launcher and the server it starts), killed when dropped:
+/// killing the launcher alone would leave the server running.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(group) = i32::try_from(self.0.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
 /// One Restate server of its own, in a temporary directory.
 struct Restate {
-    _server: Process,
+    _server: Group,
     ingress: String,
     admin: String,
     _dir: tempfile::TempDir,
@@ -83,6 +121,7 @@ impl Restate {
         let [ingress, admin, node] = [free_port(), free_port(), free_port()];
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
         let server = Command::new(server_binary())
+            .process_group(0)
             .env("RESTATE_BASE_DIR", dir.path())
             // The server's scratch directories (`invoker-*`) go with the rest, not into /tmp.
             .env("TMPDIR", dir.path())
@@ -105,7 +144,7 @@ impl Restate {
                     server_binary().display()
                 )
             });
-        let server = Process(server);
+        let server = Group(server);
         let admin_addr: SocketAddr = format!("127.0.0.1:{admin}").parse().unwrap();
         let ingress_addr: SocketAddr = format!("127.0.0.1:{ingress}").parse().unwrap();
         wait_for(
@@ -186,7 +225,8 @@ fn localhost(port: u16) -> SocketAddr {
 }
 
 /// Every example the embedded host can run (`inspect-nodes` needs ssh to three hosts), with
-/// arguments that take each through its main paths, gives the same report either way.
+/// arguments that take each through its main paths, and parallel groups run side by side,
+/// give the same report either way.
 #[test]
 fn examples_give_the_same_report_in_process_and_on_restate() {
     let restate = Restate::start();
@@ -215,6 +255,9 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
             "examples/release-gate.json",
             r#"{"announce":false,"version":"1.2"}"#,
         ),
+        // Parallel groups whose items run side by side as child invocations: a tolerated
+        // failure, `array` slots in item order, a retry.
+        ("tests/fixtures/durable/parallel.json", "{}"),
     ];
     for (file, args) in cases {
         let here = local(
@@ -282,16 +325,7 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
         pids.contains(&worker),
         "{worker} is not one of the workers {pids:?}"
     );
-    let kill = |pid: i32| {
-        let pid = rustix::process::Pid::from_raw(pid).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
-    };
-    kill(worker);
-    // What the killed worker had started (the step's `sleep`) is orphaned: stopped here.
-    let _ = rustix::process::kill_process_group(
-        rustix::process::Pid::from_raw(group).unwrap(),
-        rustix::process::Signal::KILL,
-    );
+    kill(worker, group);
     let output = run.wait_with_output().unwrap();
     drop((first, second));
     assert_eq!(status(&output), 0, "{}", stderr(&output));
@@ -305,6 +339,83 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
     // Every step wrote its command's result to the `array` slot, once, in order.
     let done = report["out"]["steps"]["done"].as_array().unwrap();
     assert_eq!(done.len(), 4, "{report}");
+}
+
+/// Two workers share one address; a parallel group's four items run side by side as child
+/// invocations. The first waits; once the other three have finished (their invocations
+/// completed), the worker running the first is killed. The run ends on the other worker: items
+/// 1 to 3 ran once, item 0 twice (once interrupted), and the report is the one of a run that
+/// was never interrupted.
+#[test]
+fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let addr = localhost(free_port());
+    let first = restate.worker(addr, root.path());
+    let second = restate.worker(addr, root.path());
+    let dir = root.path().to_str().unwrap().to_owned();
+    let data = tempfile::tempdir().unwrap();
+    let args = format!(r#"{{"dir":"{dir}"}}"#);
+    let run = {
+        let mut command = common::command();
+        command
+            .args(["run", "--restate", &restate.ingress, "--format", "json"])
+            .args([
+                "tests/fixtures/durable/crash-parallel.json",
+                "--args",
+                &args,
+            ])
+            .args(["--run-id", "crash-2", "--data-dir"])
+            .arg(data.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let marker = root.path().join("marker");
+    // Only items side by side let the three after the waiting one finish.
+    wait_for(Duration::from_secs(30), "items 1 to 3 finished", || {
+        let completed = "SELECT count(*) AS n FROM sys_invocation \
+             WHERE target_service_name = 'SeqItem' AND status = 'completed'";
+        marker.exists() && query(&restate.admin, completed)[0]["n"] == 3
+    });
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let ids: Vec<i32> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (worker, group) = (ids[0], ids[1]);
+    let pids = [first.0.id(), second.0.id()].map(|p| i32::try_from(p).unwrap());
+    assert!(
+        pids.contains(&worker),
+        "{worker} is not one of the workers {pids:?}"
+    );
+    kill(worker, group);
+    let output = run.wait_with_output().unwrap();
+    drop((first, second));
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let report = report(&output);
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["groups"][0]["parallel"], true, "{report}");
+    let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
+    let mut lines: Vec<&str> = evidence.lines().collect();
+    lines.sort_unstable();
+    // The item made again is the same attempt: the same idempotency key both times.
+    let item0 = "item-0 crash-2/#crash_parallel/items/0/0";
+    assert_eq!(lines, [item0, item0, "item-1", "item-2", "item-3"]);
+    // The `array` slot holds the four results in item order, whatever the finishing order.
+    let done = report["out"]["items"]["done"].as_array().unwrap();
+    assert_eq!(done.len(), 4, "{report}");
+}
+
+/// SIGKILL to the worker `worker`, and to what it had started (the process group `group` of an
+/// item's shell), which its death orphans.
+fn kill(worker: i32, group: i32) {
+    let pid = rustix::process::Pid::from_raw(worker).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(group).unwrap(),
+        rustix::process::Signal::KILL,
+    );
 }
 
 /// The run id is the workflow's key: the second submission gets the first run's report, with
@@ -414,4 +525,107 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         "{}",
         common::stdout(&refused)
     );
+}
+
+/// `seqc runs` lists a finished run and a running one; `seqc cancel` stops the running one: its
+/// two children's commands are stopped (their invocations end long before their `sleep 40`
+/// would), the group after them never starts, and the submitter prints a cancelled report.
+#[test]
+fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    let finished = restate.run(
+        data.path(),
+        &[
+            "examples/hello.json",
+            "--args",
+            r#"{"who":"x"}"#,
+            "--run-id",
+            "done-1",
+        ],
+    );
+    assert_eq!(status(&finished), 0, "{}", stderr(&finished));
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let long = common::command()
+        .args(["run", "--restate", &restate.ingress, "--format", "json"])
+        .args(["tests/fixtures/durable/long.json", "--args", &args])
+        .args(["--run-id", "long-1", "--data-dir"])
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let evidence = root.path().join("evidence");
+    let lines = || {
+        let mut lines: Vec<String> = std::fs::read_to_string(&evidence)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort_unstable();
+        lines
+    };
+    wait_for(Duration::from_secs(30), "both children started", || {
+        lines() == ["start-0", "start-1"]
+    });
+
+    let listed = common::command()
+        .args(["runs", "--restate", &restate.admin, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&listed), 0, "{}", stderr(&listed));
+    let runs: Value = serde_json::from_str(common::stdout(&listed)).unwrap();
+    let runs = runs.as_array().unwrap();
+    let of = |id: &str| {
+        runs.iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {runs:?}"))
+    };
+    assert_eq!(of("done-1")["status"], "completed", "{runs:?}");
+    assert_ne!(of("long-1")["status"], "completed", "{runs:?}");
+    assert!(
+        of("long-1")["started"]
+            .as_str()
+            .is_some_and(|s| s.ends_with('Z'))
+    );
+    let human = common::command()
+        .args(["runs", "--restate", &restate.admin])
+        .output()
+        .unwrap();
+    let human = common::stdout(&human);
+    assert!(
+        human
+            .lines()
+            .any(|l| l.starts_with("done-1") && l.contains("completed")),
+        "{human}"
+    );
+
+    let cancelled = common::command()
+        .args(["cancel", "--restate", &restate.admin, "long-1"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
+    let output = long.wait_with_output().unwrap();
+    assert_eq!(status(&output), 1, "{}", stderr(&output));
+    let report = report(&output);
+    assert_eq!(report["cancelled"], true, "{report}");
+    assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
+    assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
+    // The children's commands were stopped: their invocations are over, and neither wrote
+    // its `end` line (nor will: its process is gone).
+    wait_for(Duration::from_secs(20), "the children ended", || {
+        let open = "SELECT count(*) AS n FROM sys_invocation \
+             WHERE target_service_name = 'SeqItem' AND status != 'completed'";
+        query(&restate.admin, open)[0]["n"] == 0
+    });
+    assert_eq!(lines(), ["start-0", "start-1"]);
+
+    let unknown = common::command()
+        .args(["cancel", "--restate", &restate.admin, "no-such-run"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&unknown), 2, "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("no durable run has the id `no-such-run`"));
 }

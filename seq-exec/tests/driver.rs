@@ -25,6 +25,7 @@ impl Driver for Recording {
     fn attempt<'a>(
         &'a self,
         step: Step<'a>,
+        _args: &'a Map<String, serde_json::Value>,
         work: BoxFuture<'a, Attempt>,
     ) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
@@ -37,7 +38,7 @@ impl Driver for Recording {
         })
     }
 
-    fn concurrent(&self) -> bool {
+    fn concurrent(&self, _group: &seq_syntax::ast::Group) -> bool {
         self.concurrent
     }
 }
@@ -51,6 +52,7 @@ impl Driver for Replaying {
     fn attempt<'a>(
         &'a self,
         step: Step<'a>,
+        _args: &'a Map<String, serde_json::Value>,
         _work: BoxFuture<'a, Attempt>,
     ) -> BoxFuture<'a, Attempt> {
         let attempt = self.journal.get(&step.key()).cloned();
@@ -59,7 +61,7 @@ impl Driver for Replaying {
         })
     }
 
-    fn concurrent(&self) -> bool {
+    fn concurrent(&self, _group: &seq_syntax::ast::Group) -> bool {
         false
     }
 }

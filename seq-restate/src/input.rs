@@ -21,6 +21,18 @@ pub struct RunInput {
     pub caller: String,
 }
 
+/// The input of a `SeqItem` attempt: one attempt at a host tool call of a parallel group.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AttemptInput {
+    pub tool: String,
+    /// Rendered.
+    pub args: Map<String, Value>,
+    /// The run's calling identity.
+    pub caller: String,
+    /// The attempt's idempotency key, `RUN/PATH/INDEX/ATTEMPT`.
+    pub key: String,
+}
+
 /// `#name` calls of a durable run: the sequences of its input, never a store.
 pub(crate) struct Snapshot {
     sequences: Vec<Arc<Sequence>>,
@@ -35,6 +47,15 @@ impl Snapshot {
             .filter(|s| s.name.value != input.sequence.name.value);
         Snapshot {
             sequences: own.chain(others).cloned().map(Arc::new).collect(),
+        }
+    }
+}
+
+impl Snapshot {
+    /// No sequences: an attempt on its own calls none.
+    pub fn empty() -> Snapshot {
+        Snapshot {
+            sequences: Vec::new(),
         }
     }
 }

@@ -4,22 +4,26 @@
 //! - `input`: what a run is given ([`RunInput`]): the checked sequence and the sequences its
 //!   `#name` calls may reach, so that a replay never reads a store;
 //! - `journal`: [`Journaled`], the engine's `Driver` on a Restate workflow context: every
-//!   attempt at a tool call is a journaled step named `group/index`;
-//! - `workflow`: the `SeqRun` workflow, keyed by run id;
+//!   attempt at a tool call is a journaled step named `group/index`, or, in a parallel group,
+//!   a child invocation of `SeqItem`;
+//! - `workflow`: the `SeqRun` workflow, keyed by run id, and the `SeqItem` service;
 //! - `worker`: the h2c endpoint serving it, and its registration with the admin API;
-//! - `submit`: the client side, which submits a run and waits for its report.
+//! - `submit`: the client side, which submits a run and waits for its report;
+//! - `admin`: runs seen from outside, listed and cancelled through the admin API.
 //!
 //! Nothing outside this crate depends on the Restate SDK: another durable engine would be
 //! another crate with its own driver over the same interpreter.
 
+mod admin;
 mod input;
 mod journal;
 mod submit;
 mod worker;
 mod workflow;
 
-pub use input::RunInput;
+pub use admin::{AdminError, RunRow, cancel, runs};
+pub use input::{AttemptInput, RunInput};
 pub use journal::{ENTRY_LIMIT, Journaled};
 pub use submit::{SubmitError, submit};
 pub use worker::{WorkerError, bind, register, serve};
-pub use workflow::SeqRun;
+pub use workflow::{SeqItem, SeqRun};

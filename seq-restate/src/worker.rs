@@ -20,9 +20,10 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
-/// Serves the `SeqRun` workflow on `listener` until SIGINT.
+/// Serves the `SeqRun` workflow and its `SeqItem` service on `listener` until SIGINT.
 pub async fn serve(listener: TcpListener, workflow: SeqRun) {
-    HttpServer::new(Endpoint::builder().bind(workflow).build())
+    let items = workflow.items();
+    HttpServer::new(Endpoint::builder().bind(workflow).bind(items).build())
         .serve(listener)
         .await;
 }

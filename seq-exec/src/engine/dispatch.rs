@@ -97,23 +97,14 @@ pub(crate) async fn host_tool(
         .starts_with("output_send__")
         .then(|| args.get("text").and_then(Value::as_str).map(str::to_owned))
         .flatten();
-    let work = async move {
-        match call_host(cx, tool, args, lock, timeout).await {
-            Ok(value) => Attempt {
-                outcome: Ok(value),
-                missing: false,
-            },
-            Err(failure) => Attempt {
-                outcome: Err(failure.error),
-                missing: failure.missing,
-            },
-        }
-    };
-    // The in-process driver's attempts are awaited here, without boxing them.
+    // The in-process driver's attempts are awaited here, without boxing them, nor copying the
+    // arguments.
     let Attempt { outcome, missing } = if cx.driver.intercepts() {
-        cx.driver.attempt(step, Box::pin(work)).await
+        let shown = args.clone();
+        let work = async move { attempt(cx, tool, args, lock, timeout).await };
+        cx.driver.attempt(step, &shown, Box::pin(work)).await
     } else {
-        work.await
+        attempt(cx, tool, args, lock, timeout).await
     };
     match outcome {
         Ok(value) => {
@@ -121,6 +112,26 @@ pub(crate) async fn host_tool(
             Ok(value)
         }
         Err(error) => Err(Failure { error, missing }),
+    }
+}
+
+/// One attempt's work, as a driver is given it.
+pub(crate) async fn attempt(
+    cx: Cx<'_>,
+    tool: &str,
+    args: Map<String, Value>,
+    lock: &RwLock<()>,
+    timeout: &ToolTimeout,
+) -> Attempt {
+    match call_host(cx, tool, args, lock, timeout).await {
+        Ok(value) => Attempt {
+            outcome: Ok(value),
+            missing: false,
+        },
+        Err(failure) => Attempt {
+            outcome: Err(failure.error),
+            missing: failure.missing,
+        },
     }
 }
 

@@ -10,25 +10,31 @@
 
 use crate::error::ToolError;
 use crate::host::BoxFuture;
+use seq_syntax::ast::Group;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Runs the attempts of host tool calls.
 pub trait Driver: Send + Sync {
-    /// One attempt at a host tool call, named by `step`: `work` looks the tool up, authorizes
-    /// the caller, validates the arguments, calls the tool within the per-tool timeout and
-    /// applies the result contract. Its outcome is what the interpreter decides on.
+    /// One attempt at a host tool call, named by `step`, with `args` (rendered): `work` looks
+    /// the tool up, authorizes the caller, validates the arguments, calls the tool within the
+    /// per-tool timeout and applies the result contract. Its outcome is what the interpreter
+    /// decides on. A driver may make the attempt elsewhere ([`Engine::attempt`] is the same
+    /// work, given the arguments) and drop `work`.
+    ///
+    /// [`Engine::attempt`]: super::Engine::attempt
     fn attempt<'a>(
         &'a self,
         step: Step<'a>,
+        args: &'a Map<String, Value>,
         work: BoxFuture<'a, Attempt>,
     ) -> BoxFuture<'a, Attempt>;
 
-    /// Whether several attempts may be in flight at once. When not, the items of a parallel
-    /// group run one at a time, in item order; they still see only the slots written before
-    /// the group, and their slots are written at the group's barrier, so the report is the
-    /// same.
-    fn concurrent(&self) -> bool {
+    /// Whether the items of parallel `group` may be in flight at once. When not, they run one
+    /// at a time, in item order; they still see only the slots written before the group, and
+    /// their slots are written at the group's barrier, so the report of a group that ends well
+    /// is the same.
+    fn concurrent(&self, _group: &Group) -> bool {
         true
     }
 
@@ -47,6 +53,7 @@ impl Driver for InProcess {
     fn attempt<'a>(
         &'a self,
         _step: Step<'a>,
+        _args: &'a Map<String, Value>,
         work: BoxFuture<'a, Attempt>,
     ) -> BoxFuture<'a, Attempt> {
         work
@@ -70,6 +77,9 @@ pub struct Step<'a> {
     pub attempt: u32,
     /// The tool called.
     pub tool: &'a str,
+    /// The item runs side by side with the others of its group (a parallel group whose items
+    /// the driver let be in flight at once, [`Driver::concurrent`]).
+    pub beside: bool,
 }
 
 impl Step<'_> {

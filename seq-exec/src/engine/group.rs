@@ -46,6 +46,8 @@ pub(crate) struct GroupCx<'a> {
     pub lock: RwLock<()>,
     /// The per-tool timeout of the group's host calls.
     pub tool_timeout: ToolTimeout,
+    /// The items are in flight at once (a parallel group, on a driver that lets them be).
+    pub side_by_side: bool,
     /// The `array` slots: every value written to one is appended, in item order.
     collect: HashSet<&'a str>,
 }
@@ -116,9 +118,9 @@ pub(crate) async fn run(
         (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, parallel, started),
         (Ok(stack), None | Some(Ok(true))) => {
             let deadline = started + group.timeout();
-            // A driver that cannot have several attempts in flight runs a parallel group's
-            // items one at a time (`Driver::concurrent`); their slots still wait for the barrier.
-            let side_by_side = group.is_parallel() && cx.driver.concurrent();
+            // A driver that cannot have this group's attempts in flight at once runs its items
+            // one at a time (`Driver::concurrent`); their slots still wait for the barrier.
+            let side_by_side = group.is_parallel() && cx.driver.concurrent(group);
             let g = GroupCx {
                 cx,
                 sequence,
@@ -131,6 +133,7 @@ pub(crate) async fn run(
                     deadline,
                     side_by_side,
                 ),
+                side_by_side,
                 collect: collecting(group),
             };
             let items = if side_by_side {

@@ -127,6 +127,7 @@ async fn attempt(
         index,
         attempt: retries,
         tool,
+        beside: g.side_by_side,
     };
     let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout).await?;
     // The arguments are let go with the call; the result is held from now on.

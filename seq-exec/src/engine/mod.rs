@@ -173,6 +173,11 @@ impl Engine {
         self
     }
 
+    /// The bounds it enforces.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     fn cx<'a>(
         &'a self,
         caller: &'a Caller,
@@ -241,6 +246,24 @@ impl Engine {
             };
         report.output = output.take();
         report
+    }
+
+    /// One attempt at host tool `tool` with `args` (rendered) on behalf of `caller`, on its
+    /// own: what a [`Driver`] is given as an attempt's work (lookup, authorization,
+    /// pre-validation, the call within the per-tool timeout, the result contract), for a
+    /// driver that makes attempts elsewhere than where the run is.
+    pub async fn attempt(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        args: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Attempt {
+        let output = output_log::OutputLog::default();
+        let cx = self.cx(caller, cancel, &output, &InProcess);
+        let lock = tokio::sync::RwLock::new(());
+        let timeout = tool_timeout::ToolTimeout::per_call(self.limits.tool_timeout);
+        dispatch::attempt(cx, tool, args, &lock, &timeout).await
     }
 
     /// Calls one target from outside any sequence: `seq_call` / `seq_when_call` made directly

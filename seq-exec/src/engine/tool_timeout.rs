@@ -57,6 +57,16 @@ impl ToolTimeout {
         }
     }
 
+    /// For one call made on its own, outside any group: a timer of its own.
+    pub fn per_call(bound: Duration) -> ToolTimeout {
+        ToolTimeout {
+            bound,
+            mode: Mode::PerCall,
+            passed: AtomicBool::new(false),
+            passing: Notify::new(),
+        }
+    }
+
     /// When the group's loop should call [`ToolTimeout::pass`]; `None` once it has, or when
     /// calls do not share the group's horizon.
     pub fn horizon(&self) -> Option<Instant> {
