@@ -260,7 +260,10 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Attempt {
         let output = output_log::OutputLog::default();
-        let cx = self.cx(caller, cancel, &output, &InProcess);
+        // The attempt's own arguments and result; the run they belong to charges the result
+        // again where it is kept.
+        let budget = budget::RunBudget::new(self.limits.max_run_bytes);
+        let cx = self.cx(caller, cancel, &output, &InProcess, &budget);
         let lock = tokio::sync::RwLock::new(());
         let timeout = tool_timeout::ToolTimeout::per_call(self.limits.tool_timeout);
         dispatch::attempt(cx, tool, args, &lock, &timeout).await
