@@ -24,8 +24,20 @@ pub(super) async fn files_read(
     let path = args::string(args, "path")?;
     let place = resolve(root, hidden, path)?;
     let shown = path.to_owned();
+    let budget = crate::engine::budget::current();
     blocking(move || {
-        let bytes = read_regular(&place, MAX_READ_BYTES).map_err(|error| error.at(&shown))?;
+        // The file's size is charged to the run before its bytes are read, so that many reads
+        // at once cannot hold more than the run's budget; released once the result is handed
+        // to the engine, which charges it where it is kept.
+        let mut held = budget.as_ref().map(crate::engine::budget::Held::none);
+        let mut charge = |len: u64| match &mut held {
+            Some(held) => held
+                .take(usize::try_from(len).unwrap_or(usize::MAX))
+                .map_err(FileError::Budget),
+            None => Ok(()),
+        };
+        let bytes =
+            read_regular(&place, MAX_READ_BYTES, &mut charge).map_err(|error| error.at(&shown))?;
         String::from_utf8(bytes).map(Value::String).map_err(|_| {
             ToolError::new(Reason::Failed, format!("`{shown}` is not UTF-8 text"))
                 .with_field("path")
@@ -46,6 +58,8 @@ pub(crate) enum FileError {
     Linked(u64),
     /// `files_write` of the root or of a path ending in a directory.
     NoFileName,
+    /// Reading it would take the run past its byte budget: the budget's error.
+    Budget(ToolError),
     Io(&'static str, io::Error),
 }
 
@@ -76,6 +90,11 @@ impl FileError {
             )
             .with_field("path")
             .with_hint("give the path of a file, such as `out/report.txt`"),
+            FileError::Budget(error) => {
+                let mut error = error.clone();
+                error.detail = error.detail.map(|d| format!("reading `{shown}`: {d}"));
+                error.with_field("path")
+            }
             FileError::Io(doing, error) => {
                 // The canonical path holds no link: meeting one means it was swapped in.
                 let changed = error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error());
@@ -96,7 +115,11 @@ impl FileError {
 
 /// A regular file's bytes, at most `bound` of them (a file larger than that is refused from
 /// its size, or, when it grows meanwhile, after one byte more).
-pub(crate) fn read_regular(place: &Beneath, bound: usize) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_regular(
+    place: &Beneath,
+    bound: usize,
+    charge: &mut dyn FnMut(u64) -> Result<(), FileError>,
+) -> Result<Vec<u8>, FileError> {
     let reading = |error: io::Error| FileError::Io("reading", error);
     let (parent, name) = split(&place.relative);
     let dir = beneath::open_dir(&place.root, parent).map_err(reading)?;
@@ -122,6 +145,7 @@ pub(crate) fn read_regular(place: &Beneath, bound: usize) -> Result<Vec<u8>, Fil
     if metadata.len() > limit {
         return Err(FileError::TooLarge(bound));
     }
+    charge(metadata.len())?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)

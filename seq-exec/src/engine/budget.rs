@@ -15,6 +15,23 @@ use crate::error::{Reason, ToolError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+tokio::task_local! {
+    /// The budget of the run a host call belongs to, while the engine makes it: the built-in
+    /// tools charge what they read into memory to it before they read.
+    static CURRENT: Arc<RunBudget>;
+}
+
+/// Runs `call` (a host call of the run) with `budget` as [`current`].
+pub(crate) async fn scoped<F: std::future::Future>(budget: &Arc<RunBudget>, call: F) -> F::Output {
+    CURRENT.scope(Arc::clone(budget), call).await
+}
+
+/// The budget of the run this host call belongs to; `None` outside a run (a tool called
+/// directly).
+pub(crate) fn current() -> Option<Arc<RunBudget>> {
+    CURRENT.try_with(Arc::clone).ok()
+}
+
 /// What one run holds, and its bound.
 #[derive(Debug)]
 pub(crate) struct RunBudget {

@@ -160,8 +160,11 @@ async fn call_host(
         ParallelSafety::Safe | ParallelSafety::ThroughTarget => (Some(lock.read().await), None),
     };
     // A panicking host call is that tool's failure, not the run's: caught, it fails this item.
-    let call =
-        AssertUnwindSafe(async { cx.host.call_as(cx.caller, tool, args).await }).catch_unwind();
+    // With the run's budget at hand: a built-in tool charges what it reads before reading.
+    let call = AssertUnwindSafe(super::budget::scoped(cx.budget, async {
+        cx.host.call_as(cx.caller, tool, args).await
+    }))
+    .catch_unwind();
     // Cancellation drops the call (and whatever it started: `cmd_run`'s processes, an MCP
     // request) at once.
     let outcome = tokio::select! {

@@ -28,7 +28,7 @@
 //! - the group timeout fails the group whatever its `on_error`; the per-tool timeout applies
 //!   to host tools, not to calls, which are bounded by the timeouts of the groups they run.
 
-mod budget;
+pub(crate) mod budget;
 mod call;
 mod dispatch;
 mod driver;

@@ -216,7 +216,7 @@ fn source(
                 .map_err(|error| error.to_tool_error("file"))?;
             // Confined and bounded as `files_read` is: a regular file only, sized from its
             // metadata before it is read.
-            let bytes = read_regular(&place, seq_syntax::limits::MAX_FILE_BYTES)
+            let bytes = read_regular(&place, seq_syntax::limits::MAX_FILE_BYTES, &mut |_| Ok(()))
                 .map_err(|error| error.at(file).with_field("file"))?;
             if !looks_like_a_sequence(&bytes) {
                 // Whatever the file holds (a `.env`, a key) is not quoted back.
