@@ -42,11 +42,11 @@ pub fn check_dataflow(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Dia
     let mut out = vec![Vec::new(); sequences.len()];
     for (seq, sequence) in sequences.iter().enumerate() {
         for group in &sequence.groups {
-            // A part left out may decide whether a writer may leave a slot unset. Of the items,
-            // only those known as written are followed: a broken one may have been a writer.
-            let whole = !["parallel", "missing", "on_error", "fallback"]
-                .iter()
-                .any(|f| group.hole(f));
+            // Whether items see each other's slots is not known without `parallel`. Of the
+            // items, only those known as written are followed: a broken one may have been a
+            // writer. A left-out `missing`, `on_error` or `fallback` makes some writers
+            // uncertain (`Slot::uncertain`), never the whole group.
+            let whole = !group.hole("parallel");
             if whole
                 && !group.is_parallel()
                 && let Some(list) = out.get_mut(seq)
@@ -91,12 +91,28 @@ struct Slot<'a> {
     only: Option<usize>,
     /// The first writers that may not write, as many as messages show.
     skips: Vec<Writer<'a>>,
+    /// Writers whose writing depends on a field left out (`missing`, `on_error`, `fallback`):
+    /// they may always write, so a read after one is not reported.
+    uncertain: usize,
 }
 
 impl<'a> Slot<'a> {
-    fn add(&mut self, item: &'a Item, index: usize, skip: Option<Unwritten<'a>>) {
+    fn add(&mut self, item: &'a Item, index: usize, skip: Option<Unwritten<'a>>, holes: bool) {
         self.writers += 1;
         self.only = (self.writers == 1).then_some(index);
+        // Reasons that hold whatever the left-out fields said.
+        let definite = matches!(
+            skip,
+            Some(
+                Unwritten::WhenCall { .. }
+                    | Unwritten::CalleeWhen { .. }
+                    | Unwritten::Continue { .. }
+            )
+        );
+        if holes && !definite {
+            self.uncertain += 1;
+            return;
+        }
         match skip {
             Some(skip) if self.skips.len() < report::SHOWN => {
                 self.skips.push(Writer { item, index, skip });
@@ -145,7 +161,7 @@ impl<'a> Flow<'a> {
                 let Some(written) = seen.get(slot).filter(|s| s.writers > 0) else {
                     continue;
                 };
-                if written.always.is_none() {
+                if written.always.is_none() && written.uncertain == 0 {
                     out.push(report::unset_slot(
                         reference,
                         written.writers,
@@ -156,6 +172,9 @@ impl<'a> Flow<'a> {
                 let array = group
                     .output(slot)
                     .is_some_and(|s| s.ty.value == Type::Array);
+                if written.always.is_none() {
+                    continue;
+                }
                 if let (Some(only), false) = (written.only, array)
                     && let Some(writer) = group.items.get(only)
                     && let Some((at, gap)) = self.result_gap(seq, writer, reference)
@@ -165,9 +184,12 @@ impl<'a> Flow<'a> {
             }
             if let Some(slot) = &item.output {
                 let skip = self.unwritten(seq, group, item, &slot.value, &fallback);
-                seen.entry(slot.value.as_str())
-                    .or_default()
-                    .add(item, index, skip);
+                seen.entry(slot.value.as_str()).or_default().add(
+                    item,
+                    index,
+                    skip,
+                    uncertain_writers(group),
+                );
             }
         }
     }
@@ -296,10 +318,12 @@ impl<'a> Flow<'a> {
                 for (i, item) in group.items.iter().enumerate() {
                     if let Some(slot) = &item.output {
                         let skip = self.unwritten(seq, group, item, &slot.value, &fallback);
-                        slots
-                            .entry(slot.value.as_str())
-                            .or_default()
-                            .add(item, i, skip);
+                        slots.entry(slot.value.as_str()).or_default().add(
+                            item,
+                            i,
+                            skip,
+                            uncertain_writers(group),
+                        );
                     }
                 }
             }
@@ -307,6 +331,13 @@ impl<'a> Flow<'a> {
         }
         self.slots.entry((seq, index)).or_default()
     }
+}
+
+/// Whether a field that decides if a writer may leave its slot unset was left out.
+fn uncertain_writers(group: &Group) -> bool {
+    ["missing", "on_error", "fallback"]
+        .iter()
+        .any(|f| group.hole(f))
 }
 
 /// The slots that `missing: degrade` has a fallback value for.
