@@ -7,9 +7,9 @@
 //! it is machine-applicable only when the escaped text parses as items (`tools`) or as a
 //! condition (`when`).
 //!
-//! Runs only on a file with syntax errors. Each site costs at most [`MAX_WINDOW`] bytes of
-//! candidates, and the whole search at most [`budget`] bytes of lexing, so hostile input stays
-//! linear.
+//! Runs only on a file with syntax errors. Each site looks at most [`MAX_READ_BACK_BYTES`] past
+//! its quote, and the whole search lexes at most [`read_back_budget`] bytes, so hostile input
+//! stays linear.
 
 use super::maps::FileMap;
 use crate::code::Code;
@@ -17,20 +17,10 @@ use crate::condition::parse_condition;
 use crate::diagnostic::{Diagnostic, Edit, Fix};
 use crate::escape::{OffsetMap, unescape};
 use crate::json::{self, MAX_DEPTH, Mode, Token};
+use crate::limits::{MAX_READ_BACK_BYTES, MAX_READ_BACK_QUOTES, read_back_budget};
 use crate::span::Span;
 use crate::split::{SplitErrorKind, split_items};
 use logos::Logos;
-
-/// How far past its opening quote the end of a broken string is looked for, in bytes.
-pub(crate) const MAX_WINDOW: usize = 64 * 1024;
-
-/// How many inner quotes of one string are tried as its end.
-const MAX_CANDIDATES: usize = 1024;
-
-/// The lexing all sites of one file may do together: a few times the file, plus a window.
-fn budget(len: usize) -> usize {
-    len.saturating_mul(4).saturating_add(MAX_WINDOW)
-}
 
 /// The strings read back, and the text with them escaped.
 #[derive(Debug)]
@@ -79,7 +69,7 @@ impl Field {
 /// Finds the broken `tools` and `when` strings of `text` that can be read back; `None` if there
 /// is none.
 pub(super) fn find(text: &str) -> Option<Repair> {
-    let mut budget = budget(text.len());
+    let mut budget = read_back_budget(text.len());
     let mut sites = Vec::new();
     let mut regions = Vec::new();
     let mut base = 0;
@@ -220,13 +210,13 @@ enum Problem {
 /// on.
 fn read_back(text: &str, field: Field, open: usize, budget: &mut usize) -> Option<Site> {
     let bytes = text.as_bytes();
-    let end = open.saturating_add(MAX_WINDOW).min(bytes.len());
+    let end = open.saturating_add(MAX_READ_BACK_BYTES).min(bytes.len());
     let mut at = open + 1;
     let mut candidates = 0;
     // The first reading after which the group goes on, whether or not it parses.
     let mut first: Option<(usize, String)> = None;
     let mut parsed = None;
-    while at < end && candidates < MAX_CANDIDATES {
+    while at < end && candidates < MAX_READ_BACK_QUOTES {
         match bytes.get(at) {
             Some(b'\\') => at += 2,
             Some(b'"') => {
@@ -451,7 +441,7 @@ fn group_goes_on(text: &str, at: usize, budget: &mut usize) -> bool {
         text,
         lexer: Token::lexer(""),
         base: 0,
-        limit: at.saturating_add(MAX_WINDOW),
+        limit: at.saturating_add(MAX_READ_BACK_BYTES),
         budget,
     };
     if !tokens.seek(at) {
@@ -569,10 +559,10 @@ fn token_len(token: Token<'_>) -> usize {
 fn broken_goes_on(tokens: &mut Tokens<'_, '_>, field: Field, open: usize) -> bool {
     let text = tokens.text;
     let bytes = text.as_bytes();
-    let end = open.saturating_add(MAX_WINDOW).min(bytes.len());
+    let end = open.saturating_add(MAX_READ_BACK_BYTES).min(bytes.len());
     let mut at = open + 1;
     let mut candidates = 0;
-    while at < end && candidates < MAX_CANDIDATES && *tokens.budget > 0 {
+    while at < end && candidates < MAX_READ_BACK_QUOTES && *tokens.budget > 0 {
         match bytes.get(at) {
             Some(b'\\') => at += 2,
             Some(b'"') => {
