@@ -77,7 +77,7 @@ pub(super) fn find(text: &str) -> Option<Repair> {
     // The structures open, as `{` or `[`, up to the depth bound; deeper ones are only counted.
     let mut open: Vec<Token<'_>> = Vec::new();
     let mut deeper = 0usize;
-    // The last two tokens, for `KEY :` before a value.
+    // The last three tokens, for `{ KEY :` or `, KEY :` before a value.
     let mut last: [Option<Token<'_>>; 3] = [None; 3];
     while let Some(token) = lexer.next() {
         let span = lexer.span();
