@@ -35,6 +35,8 @@ enum Added {
     BrokenItem,
     /// A group that is not an object.
     BrokenGroup,
+    /// A group's `tools` string written with its quotes unescaped (made in the text).
+    RawQuotes,
 }
 
 fn groups(file: &mut Value) -> &mut Vec<Value> {
@@ -78,7 +80,26 @@ fn add(file: &mut Value, at: usize, mistake: Added) {
         Added::BadDuration => group["timeout"] = json!("1.5s"),
         Added::BrokenItem => push_item(group, r#"{"tool":"echo" "args":{"value":1}}"#),
         Added::BrokenGroup => groups(file).insert(at % count, json!(42)),
+        // Made in the text, by `written`.
+        Added::RawQuotes => {}
     }
+}
+
+/// The file's text with the added mistake, if it is one made in the text: the `tools` string of
+/// group `at` with its quotes unescaped (`None` when its items hold escapes of their own).
+fn written(file: &mut Value, at: usize, mistake: Added) -> Option<String> {
+    let text = file.to_string();
+    let Added::RawQuotes = mistake else {
+        return Some(text);
+    };
+    let count = groups(file).len();
+    let tools = groups(file)[at % count]["tools"].as_str()?.to_owned();
+    if tools.contains(|c: char| c == '\\' || c.is_control()) {
+        return None;
+    }
+    let literal = serde_json::to_string(&tools).unwrap();
+    (text.matches(&literal).count() == 1)
+        .then(|| text.replace(&literal, &literal.replace("\\\"", "\"")))
 }
 
 /// The diagnostics by what they say (spans move when text is added before them).
@@ -111,6 +132,7 @@ fn added() -> impl Strategy<Value = Added> {
         Just(Added::BadDuration),
         Just(Added::BrokenItem),
         Just(Added::BrokenGroup),
+        Just(Added::RawQuotes),
     ]
 }
 
@@ -133,7 +155,9 @@ proptest! {
         let before = said(&file.to_string());
         prop_assert!(!before.is_empty(), "{mistake:?} is reported");
         add(&mut file, second.index(count), more);
-        let after = said(&file.to_string());
+        let text = written(&mut file, second.index(count), more);
+        prop_assume!(text.is_some());
+        let after = said(&text.unwrap_or_default());
         for found in &before {
             prop_assert!(
                 after.contains(found),

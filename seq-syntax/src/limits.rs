@@ -37,3 +37,18 @@ pub const MAX_SUGGEST_WORK: usize = 8_192;
 /// About how long a list of names in a diagnostic gets ("its groups are `a`, `b`, ... or 9,980
 /// more"): one is written per mistake, so uncut lists would be quadratic in the file's size.
 pub const MAX_LISTED_BYTES: usize = 1_000;
+
+/// How far past its opening quote the end of a broken `tools` or `when` string is looked for
+/// (see "Unescaped quotes and line breaks" in docs/reference.md): 64 KiB.
+pub const MAX_READ_BACK_BYTES: usize = 64 * 1024;
+
+/// How many inner quotes of one broken string are tried as its end.
+pub const MAX_READ_BACK_QUOTES: usize = 1_024;
+
+/// The lexing that reading back the broken strings of one file may do in all: four times the
+/// file, plus [`MAX_READ_BACK_BYTES`].
+pub fn read_back_budget(file_bytes: usize) -> usize {
+    file_bytes
+        .saturating_mul(4)
+        .saturating_add(MAX_READ_BACK_BYTES)
+}

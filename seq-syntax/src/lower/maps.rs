@@ -46,3 +46,39 @@ impl MapOffset for Identity {
 pub(super) fn span_in(map: &(impl MapOffset + ?Sized), range: &Range<usize>) -> Span {
     map.span(Span::from_range(range.clone()))
 }
+
+/// How offsets of the text lowered land in the file: the identity, unless strings were escaped
+/// on the way ([`super::unescaped`]); then each escape maps to the one character it replaces.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FileMap {
+    /// `(start, len, raw)` of each escape written: its bytes in the lowered text, and the
+    /// file's offset of the character it replaces. Ascending.
+    escapes: Vec<(u32, u32, u32)>,
+}
+
+impl FileMap {
+    /// Records that `len` bytes at `at` of the lowered text replace the character at `raw` in
+    /// the file (one byte: a quote or a control character).
+    pub(super) fn replaced(&mut self, at: usize, len: usize, raw: usize) {
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        self.escapes.push((clamp(at), clamp(len), clamp(raw)));
+    }
+}
+
+impl MapOffset for FileMap {
+    fn to_raw(&self, offset: u32) -> u32 {
+        // The file lowered as written, the common case.
+        if self.escapes.is_empty() {
+            return offset;
+        }
+        let i = self.escapes.partition_point(|&(at, _, _)| at <= offset);
+        let Some(&(at, len, raw)) = i.checked_sub(1).and_then(|i| self.escapes.get(i)) else {
+            return offset;
+        };
+        if offset < at.saturating_add(len) {
+            raw
+        } else {
+            raw + 1 + (offset - at - len)
+        }
+    }
+}

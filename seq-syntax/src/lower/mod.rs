@@ -19,6 +19,7 @@ mod scalars;
 pub(crate) use scalars::MAX_RETRIES;
 mod slots;
 mod tools;
+mod unescaped;
 mod values;
 
 use crate::Parse;
@@ -26,13 +27,13 @@ use crate::ast::{Group, Holes, Item, Missing, OnError, Sequence};
 use crate::code::Code;
 use crate::condition::parse_condition;
 use crate::diagnostic::{self, Diagnostic};
-use crate::escape::{Composed, MapOffset, OffsetMap, TextBuffers};
+use crate::escape::{Composed, MapOffset, TextBuffers};
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::MAX_GROUPS;
 use crate::names;
 use crate::span::{Span, Spanned};
 use fields::Fields;
-use maps::{Identity, span_in};
+use maps::{FileMap, Identity, span_in};
 use report::kind_name;
 
 // The legal fields of each level, in the order of their one table.
@@ -50,12 +51,69 @@ const _: () = assert!(
 
 pub(crate) fn lower_file(text: &str) -> Parse {
     let (root, diagnostics) = json::parse(text, Mode::File);
+    // Only a file with syntax errors can hold a string with raw quotes or line breaks.
+    if diagnostics.iter().any(Diagnostic::is_error)
+        && let Some(repair) = unescaped::find(text)
+    {
+        return lower_repaired(text, repair);
+    }
+    lower_tree(text, root, diagnostics, &FileMap::default(), &[])
+}
+
+/// Lowers the file with its broken `tools` and `when` strings escaped: each is one diagnostic
+/// instead of the syntax errors it caused, and the rest of the file is lowered as it reads.
+fn lower_repaired(text: &str, repair: unescaped::Repair) -> Parse {
+    let (root, mut diagnostics) = json::parse(&repair.text, Mode::File);
+    for d in &mut diagnostics {
+        d.map_spans(|s| repair.map.span(s));
+    }
+    // A string that does not parse escaped may have been read wrong: its group is incomplete,
+    // and nothing is reported or fixed inside it but the string itself.
+    let unsure: Vec<Span> = repair
+        .sites
+        .iter()
+        .filter(|site| !site.parses)
+        .map(|site| site.diagnostic.span)
+        .collect();
+    let mut parse = lower_tree(text, root, diagnostics, &repair.map, &unsure);
+    for site in repair.sites.iter().filter(|site| !site.parses) {
+        let inside = |span: Span| site.region.start <= span.start && span.start < site.region.end;
+        parse.diagnostics.retain(|d| !inside(d.span));
+        for d in &mut parse.diagnostics {
+            let touches = d.fix.as_ref().is_some_and(|fix| {
+                fix.edits.iter().any(|e| {
+                    e.span.start < site.region.end
+                        && site.region.start < e.span.end.max(e.span.start + 1)
+                })
+            });
+            if touches {
+                d.fix = None;
+            }
+        }
+    }
+    parse
+        .diagnostics
+        .extend(repair.sites.into_iter().map(|site| site.diagnostic));
+    diagnostic::sort(&mut parse.diagnostics);
+    parse
+}
+
+/// Lowers the tree of the file's JSON. `map` takes the tree's offsets to the file's; `unsure`
+/// holds places where the tree may have lost or misread members, besides the syntax errors.
+fn lower_tree(
+    text: &str,
+    root: Option<Node<'_>>,
+    diagnostics: Vec<Diagnostic>,
+    file: &FileMap,
+    unsure: &[Span],
+) -> Parse {
     // Recovery may drop a member, so "missing field" after a syntax error is likely a cascade.
-    let quiet_missing = diagnostics.iter().any(Diagnostic::is_error);
+    let quiet_missing = !unsure.is_empty() || diagnostics.iter().any(Diagnostic::is_error);
     let syntax = diagnostics
         .iter()
         .filter(|d| d.is_error())
         .map(|d| d.span)
+        .chain(unsure.iter().copied())
         .collect();
     let mut lower = Lower {
         diagnostics,
@@ -65,8 +123,7 @@ pub(crate) fn lower_file(text: &str) -> Parse {
         tools_buffers: TextBuffers::default(),
         tools_arrays: Vec::new(),
     };
-    let file = OffsetMap::identity(0);
-    let sequence = root.and_then(|root| lower.sequence(&root, &file));
+    let sequence = root.and_then(|root| lower.sequence(&root, file));
     let mut diagnostics = lower.diagnostics;
     for (at, items) in lower.tools_arrays {
         if let Some(d) = diagnostics.get_mut(at) {
