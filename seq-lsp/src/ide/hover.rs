@@ -200,16 +200,6 @@ pub(crate) fn code(text: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_spans_fence_backticks() {
-        assert_eq!(code("a`b"), "`` a`b ``");
-    }
-}
-
 /// The field whose key is under the cursor at `offset` of `text` (the file's or a group's), with
 /// the key's span: hover over `"timeout"` says what the field is, from the one field table.
 pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)> {
@@ -247,4 +237,14 @@ pub(crate) fn field_markdown(field: &Field) -> String {
         (false, None) => {}
     }
     format!("```\n{head}\n```\n\n{}", field.doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_fence_backticks() {
+        assert_eq!(code("a`b"), "`` a`b ``");
+    }
 }
