@@ -68,7 +68,7 @@ impl Check {
 /// // `who` is declared but never read; `$args.whom` reads what `in` does not declare.
 /// assert_eq!(codes, ["W0503", "E0502"]);
 /// let undeclared = &result.files[0].diagnostics[1];
-/// assert_eq!(&text[undeclared.span.range()], "whom");
+/// assert_eq!(&text[undeclared.span.range()], "$args.whom");
 /// assert_eq!(undeclared.help.as_deref(), Some("did you mean `$args.who`?"));
 /// ```
 pub fn check(sources: &[Source], catalog: &Catalog) -> Check {
