@@ -99,7 +99,7 @@ pub(super) fn find(text: &str) -> Option<Repair> {
             }
             Token::String(_) | Token::BadString(_) => {
                 if let Some(field) = group_field(&last, &open)
-                    && is_broken(text, token, span.end)
+                    && broken_string(text, token, span.end).is_some()
                     && let Some(site) = read_back(text, field, span.start, &mut budget)
                 {
                     let resume = site.region.end as usize;
@@ -159,19 +159,19 @@ fn group_field(last: &[Option<Token<'_>>; 3], open: &[Token<'_>]) -> Option<Fiel
     }
 }
 
-/// Whether a string token ending at `end` is broken: malformed, or not followed by what follows
-/// a member's value.
-fn is_broken(text: &str, token: Token<'_>, end: usize) -> bool {
+/// The length of a string token ending at `end` when it is broken: malformed, or not followed
+/// by what follows a member's value. `None` for a string that is whole, or any other token.
+fn broken_string(text: &str, token: Token<'_>, end: usize) -> Option<usize> {
     match token {
-        Token::BadString(_) => true,
-        Token::String(_) => {
+        Token::BadString(body) => Some(body.len()),
+        Token::String(body) => {
             let next = text
                 .as_bytes()
                 .get(end..)
                 .unwrap_or_default()
                 .iter()
                 .find(|b| !b.is_ascii_whitespace());
-            !matches!(next, None | Some(b',' | b'}' | b'/'))
+            (!matches!(next, None | Some(b',' | b'}' | b'/'))).then_some(body.len())
         }
         Token::LBrace
         | Token::RBrace
@@ -192,7 +192,7 @@ fn is_broken(text: &str, token: Token<'_>, end: usize) -> bool {
         | Token::Word(_)
         | Token::SingleQuoted(_)
         | Token::Unknown(_)
-        | Token::Invalid(_) => false,
+        | Token::Invalid(_) => None,
     }
 }
 
@@ -511,10 +511,9 @@ fn members_to_close(tokens: &mut Tokens<'_, '_>, group: bool) -> bool {
                         _ => None,
                     };
                     if let Some(field) = field
-                        && is_broken(tokens.text, token, end)
+                        && let Some(len) = broken_string(tokens.text, token, end)
                     {
-                        let open = end - token_len(token);
-                        return broken_goes_on(tokens, field, open);
+                        return broken_goes_on(tokens, field, end - len);
                     }
                     if !value(tokens, token, 0) {
                         return false;
@@ -524,33 +523,6 @@ fn members_to_close(tokens: &mut Tokens<'_, '_>, group: bool) -> bool {
             },
             Some(_) | None => return false,
         }
-    }
-}
-
-/// A string token's length in bytes.
-fn token_len(token: Token<'_>) -> usize {
-    match token {
-        Token::String(text) | Token::BadString(text) => text.len(),
-        Token::LBrace
-        | Token::RBrace
-        | Token::LBrack
-        | Token::RBrack
-        | Token::Colon
-        | Token::Comma
-        | Token::True
-        | Token::False
-        | Token::Null
-        | Token::Number(_)
-        | Token::Ref(_)
-        | Token::BadRef(_)
-        | Token::LineComment(_)
-        | Token::BlockComment(_)
-        | Token::UnclosedComment(_)
-        | Token::BadNumber(_)
-        | Token::Word(_)
-        | Token::SingleQuoted(_)
-        | Token::Unknown(_)
-        | Token::Invalid(_) => 0,
     }
 }
 
