@@ -111,6 +111,23 @@ struct JsonDiagnostic {
     line: usize,
     column: usize,
     hint: Option<String>,
+    fix: Option<JsonFix>,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct JsonFix {
+    title: String,
+    applicability: String,
+    edits: Vec<JsonEdit>,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct JsonEdit {
+    start: usize,
+    end: usize,
+    text: String,
 }
 
 /// `(name, path relative to the package)` of every fixture, sorted.
@@ -256,6 +273,17 @@ fn every_fixture_reports_what_the_table_says() {
                     .is_some_and(|h| !h.trim().is_empty()),
                 "{name}: {code} has no hint"
             );
+            if let Some(fix) = &diagnostic.fix {
+                assert!(
+                    ["machine-applicable", "maybe-incorrect", "has-placeholders"]
+                        .contains(&fix.applicability.as_str()),
+                    "{name}: {fix:?}"
+                );
+                assert!(!fix.title.is_empty() && !fix.edits.is_empty(), "{name}");
+                for edit in &fix.edits {
+                    assert!(edit.start <= edit.end && edit.end <= bytes.len(), "{name}");
+                }
+            }
         }
         if let Some((_, hint)) = HINTS.iter().find(|(n, _)| *n == name) {
             assert!(

@@ -82,6 +82,66 @@ fn each_fixture_is_fixed_and_what_remains_is_reported() {
     }
 }
 
+/// `seqc check --fix --format json` on a copy of the fixture `name`: the report and the file.
+fn fix_fixture(name: &str) -> (serde_json::Value, String) {
+    let (name, fixture) = fixtures().into_iter().find(|(n, _)| n == name).unwrap();
+    let dir = scratch(&name, &fixture);
+    let file = format!("{name}.json");
+    let output = seqc(dir.path(), &["check", "--fix", "--format", "json", &file]);
+    let report = serde_json::from_slice(&output.stdout).unwrap();
+    (
+        report,
+        std::fs::read_to_string(dir.path().join(&file)).unwrap(),
+    )
+}
+
+fn fixed_codes(report: &serde_json::Value) -> Vec<&str> {
+    report["fixed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect()
+}
+
+/// Fixes never change what a sequence means. Quotes of an item's own string left unescaped get
+/// no machine-applicable fix, as do quotes unescaped at both levels (which quote ends what cannot
+/// be told); a `tools` string with all its quotes raw gets one escape fix; `"parallel": "true"`
+/// becomes `true`, and the E0506 that `true` then meets keeps its fix (running the group
+/// serially) as a suggestion, not applied.
+#[test]
+fn fixes_that_would_change_the_meaning_are_not_applied() {
+    for name in ["inner_quotes_unescaped", "tools_quotes_nested"] {
+        let (report, fixed) = fix_fixture(name);
+        assert!(fixed_codes(&report).is_empty(), "{name}: {report:#}");
+        let original = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(FIXTURES)
+            .join(format!("{name}.json"));
+        assert_eq!(fixed, std::fs::read_to_string(original).unwrap(), "{name}");
+        for d in report["diagnostics"].as_array().unwrap() {
+            assert_ne!(
+                d["fix"]["applicability"], "machine-applicable",
+                "{name}: {d:#}"
+            );
+        }
+    }
+
+    let (report, fixed) = fix_fixture("tools_quotes_unescaped");
+    assert_eq!(fixed_codes(&report), ["E0004"], "{report:#}");
+    assert_eq!(report["diagnostics"], serde_json::json!([]));
+    assert!(
+        fixed.contains(r#""tools": "{\"tool\":\"cmd_run\""#),
+        "{fixed}"
+    );
+
+    let (report, fixed) = fix_fixture("parallel_as_string");
+    assert_eq!(fixed_codes(&report), ["E0103"], "{report:#}");
+    assert!(fixed.contains(r#""parallel": true,"#), "{fixed}");
+    let remaining = &report["diagnostics"][0];
+    assert_eq!(remaining["code"], "E0506");
+    assert_eq!(remaining["fix"]["applicability"], "maybe-incorrect");
+}
+
 #[test]
 fn the_human_report_lists_the_fixes_then_what_remains() {
     let (name, fixture) = fixtures()

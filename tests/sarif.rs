@@ -151,8 +151,24 @@ fn validate(paths: &[&str]) {
             assert_eq!(text(related, "/physicalLocation/artifactLocation/uri"), uri);
             check_region(&related["physicalLocation"]["region"]);
         }
+        // Only a machine-applicable fix is a SARIF fix, and it is the JSON format's.
+        let fixes = result["fixes"].as_array().map_or(0, Vec::len);
+        let machine = diagnostic["fix"]["applicability"] == "machine-applicable";
+        assert_eq!(fixes, usize::from(machine), "{result:#}");
         for fix in result["fixes"].as_array().into_iter().flatten() {
-            assert!(!text(fix, "/description/text").is_empty());
+            assert_eq!(
+                text(fix, "/description/text"),
+                text(diagnostic, "/fix/title")
+            );
+            let edits = diagnostic["fix"]["edits"].as_array().unwrap();
+            let inserted: Vec<&str> = fix["artifactChanges"][0]["replacements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| text(r, "/insertedContent/text"))
+                .collect();
+            let written: Vec<&str> = edits.iter().map(|e| text(e, "/text")).collect();
+            assert_eq!(inserted, written);
             let changes = fix["artifactChanges"].as_array().unwrap();
             assert!(!changes.is_empty());
             for change in changes {

@@ -1,8 +1,11 @@
 //! `--format json`: exactly one JSON object on stdout, for programs and CI.
 //!
-//! `{"diagnostics":[{"file","severity","code","message","start","end","line","column","hint"}],
-//! "errors":N,"warnings":N}`, with `start`/`end` byte offsets into the file and `line`/`column`
-//! 1-based, the column counted in characters. Order: files as given, then by position.
+//! `{"diagnostics":[{"file","severity","code","message","start","end","line","column","hint",
+//! "fix"}],"errors":N,"warnings":N}`, with `start`/`end` byte offsets into the file and
+//! `line`/`column` 1-based, the column counted in characters. Order: files as given, then by
+//! position. `fix` is null or `{"title","applicability","edits":[{"start","end","text"}]}`: the
+//! edits' offsets are bytes of the file as read, their texts already escaped for where they go;
+//! only a `"machine-applicable"` fix keeps the meaning for sure (`--fix` applies those alone).
 //!
 //! With `check --fix`, a `"fixed"` array comes first: `{"file","code","title","pass","start",
 //! "end","line","column"}` per fix applied, positions in the file as it was read; the
@@ -12,6 +15,7 @@ use super::Totals;
 use super::fixes::FixedIn;
 use crate::check::SourceFile;
 use seq_syntax::LineIndex;
+use seq_syntax::diagnostic::Fix;
 use serde::Serialize;
 use std::io::{self, Write};
 
@@ -35,6 +39,40 @@ struct JsonDiagnostic<'a> {
     line: u32,
     column: u32,
     hint: Option<&'a str>,
+    fix: Option<JsonSuggestion<'a>>,
+}
+
+/// A diagnostic's fix, applied or not.
+#[derive(Debug, Serialize)]
+struct JsonSuggestion<'a> {
+    title: &'a str,
+    applicability: &'static str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonEdit<'a> {
+    start: u32,
+    end: u32,
+    text: &'a str,
+}
+
+impl<'a> JsonSuggestion<'a> {
+    fn of(fix: &'a Fix) -> JsonSuggestion<'a> {
+        JsonSuggestion {
+            title: &fix.title,
+            applicability: fix.applicability.as_str(),
+            edits: fix
+                .edits
+                .iter()
+                .map(|edit| JsonEdit {
+                    start: edit.span.start,
+                    end: edit.span.end,
+                    text: &edit.text,
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -98,6 +136,7 @@ fn write(
                 line: at.line,
                 column: at.column,
                 hint: diagnostic.help.as_deref(),
+                fix: diagnostic.fix.as_ref().map(JsonSuggestion::of),
             });
         }
     }
@@ -118,7 +157,7 @@ mod tests {
     use seq_syntax::{Code, Diagnostic, Span};
 
     #[test]
-    fn one_object_with_character_columns_and_null_hints() {
+    fn one_object_with_character_columns_fixes_and_null_hints() {
         let text = "{\n  \"主机\": 1, \"x\": 2\n}";
         let x = u32::try_from(text.find("\"x\"").unwrap()).unwrap();
         let files = [
@@ -127,7 +166,9 @@ mod tests {
                 text: text.to_owned(),
                 diagnostics: vec![
                     Diagnostic::new(Code::UnknownField, Span::new(x, x + 3), "unknown field `x`")
-                        .with_help("remove it"),
+                        .with_help("remove it")
+                        .with_replacement("rename to `y`", Span::new(x, x + 3), "\"y\"")
+                        .maybe_incorrect(),
                 ],
             },
             SourceFile {
@@ -141,9 +182,11 @@ mod tests {
         let expected = concat!(
             r#"{"diagnostics":["#,
             r#"{"file":"a.json","severity":"error","code":"E0101","message":"unknown field `x`","#,
-            r#""start":17,"end":20,"line":2,"column":12,"hint":"remove it"},"#,
+            r#""start":17,"end":20,"line":2,"column":12,"hint":"remove it","#,
+            r#""fix":{"title":"rename to `y`","applicability":"maybe-incorrect","#,
+            r#""edits":[{"start":17,"end":20,"text":"\"y\""}]}},"#,
             r#"{"file":"b.json","severity":"error","code":"E0001","message":"empty","#,
-            r#""start":0,"end":0,"line":1,"column":1,"hint":null}"#,
+            r#""start":0,"end":0,"line":1,"column":1,"hint":null,"fix":null}"#,
             r#"],"errors":2,"warnings":0}"#,
             "\n"
         );

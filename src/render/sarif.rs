@@ -2,7 +2,9 @@
 //!
 //! One run; its driver lists one rule per code that occurs (title, the explanation's first
 //! paragraph, default level). Each diagnostic is a result: its labels are related locations and
-//! its machine fix a SARIF fix. Columns are counted in Unicode code points, as the run's
+//! its fix, when machine-applicable, a SARIF fix (services offer those to apply as they are; a
+//! fix that may change what the sequence does stays a suggestion of `--format json` and
+//! `--unsafe-fixes`). Columns are counted in Unicode code points, as the run's
 //! `columnKind` says, and `endColumn` is the column just past the region; a file's URI is its path
 //! as given, relative unless it was given absolute.
 
@@ -223,6 +225,7 @@ fn result<'a>(place: &Place<'a>, diagnostic: &Diagnostic, rule_index: usize) -> 
     let fixes = diagnostic
         .fix
         .iter()
+        .filter(|fix| fix.is_machine_applicable())
         .map(|fix| Fix {
             description: Text {
                 text: fix.title.clone(),
