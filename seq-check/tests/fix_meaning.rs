@@ -181,14 +181,10 @@ fn machine_applicable_fixes_give_the_intended_sequence() {
         insta::assert_snapshot!(name.as_str(), out);
     }
     let wanted = codes_with_machine_fixes(&catalog);
-    let missing: Vec<&str> = wanted
-        .difference(&covered)
-        .map(|c| c.as_str())
-        .collect();
+    let missing: Vec<&str> = wanted.difference(&covered).map(|c| c.as_str()).collect();
     assert!(
         missing.is_empty(),
         "codes with a machine-applicable fix but no pair in tests/fix_meaning/ \
          (NAME.json and NAME.intended.json): {missing:?}"
     );
 }
-
