@@ -187,14 +187,7 @@ impl<'a> Work<'a> {
     fn file_level(mut self, site: &Site<'_>) {
         let cx = site.cx;
         let group = GroupInfo::of(cx);
-        let path: Vec<&str> = cx
-            .path
-            .iter()
-            .map(|s| match s {
-                Seg::Key(k) => k.as_str(),
-                Seg::Index(_) => "[]",
-            })
-            .collect();
+        let path = path_shape(&cx.path);
         match (&cx.place, path.as_slice()) {
             (Place::Key, []) => self.fields(site, fields::FILE),
             (Place::Key, ["groups", "[]"]) => self.fields(site, fields::GROUP),
@@ -290,18 +283,12 @@ impl<'a> Work<'a> {
         let Some(tok) = &site.cx.token else {
             return false;
         };
-        let start = match tok.kind {
-            Kind::String { .. } => tok.body().start,
-            Kind::Ref => tok.range.start,
-            Kind::LBrace
-            | Kind::RBrace
-            | Kind::LBrack
-            | Kind::RBrack
-            | Kind::Colon
-            | Kind::Comma
-            | Kind::Number
-            | Kind::Word
-            | Kind::Other => return false,
+        let start = if let Kind::String { .. } = tok.kind {
+            tok.body().start
+        } else if tok.kind == Kind::Ref {
+            tok.range.start
+        } else {
+            return false;
         };
         let before = site.text.get(start..site.cursor).unwrap_or("");
         let Some(dollar) = before.rfind('$') else {
@@ -392,14 +379,7 @@ impl<'a> Work<'a> {
             .and_then(|f| f.member("tool"))
             .and_then(|m| m.text.clone())
             .unwrap_or_default();
-        let path: Vec<&str> = cx
-            .path
-            .iter()
-            .map(|s| match s {
-                Seg::Key(k) => k.as_str(),
-                Seg::Index(_) => "[]",
-            })
-            .collect();
+        let path = path_shape(&cx.path);
         let call = Catalog::is_call(&tool);
         match (&cx.place, path.as_slice()) {
             (Place::Top, []) => self.item_snippets(&inner),
@@ -559,6 +539,16 @@ impl<'a> Work<'a> {
             self.push(item);
         }
     }
+}
+
+/// A path as keys, with `[]` for every index: what the completions are chosen by.
+fn path_shape(path: &[Seg]) -> Vec<&str> {
+    path.iter()
+        .map(|s| match s {
+            Seg::Key(k) => k.as_str(),
+            Seg::Index(_) => "[]",
+        })
+        .collect()
 }
 
 /// `cmd_run(command: string, timeout?: string)`.

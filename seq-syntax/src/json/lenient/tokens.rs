@@ -56,6 +56,15 @@ impl Tok {
         start..end
     }
 
+    /// What the token says: a string's body, any other token whole.
+    pub fn content(&self) -> Range<usize> {
+        if let Kind::String { .. } = self.kind {
+            self.body()
+        } else {
+            self.range.clone()
+        }
+    }
+
     /// Whether a cursor at `offset` edits this token: inside a string (not before its opening
     /// quote, not after its closing one), or inside or at the end of a word.
     pub fn holds_cursor(&self, offset: usize) -> bool {

@@ -259,19 +259,6 @@ impl Walker {
 
 /// A string token's body unescaped (leniently), or a word as it is.
 fn unescaped(text: &str, tok: &Tok) -> String {
-    let range = match tok.kind {
-        Kind::String { .. } => tok.body(),
-        Kind::LBrace
-        | Kind::RBrace
-        | Kind::LBrack
-        | Kind::RBrack
-        | Kind::Colon
-        | Kind::Comma
-        | Kind::Number
-        | Kind::Word
-        | Kind::Ref
-        | Kind::Other => tok.range.clone(),
-    };
-    let raw = text.get(range).unwrap_or("");
+    let raw = text.get(tok.content()).unwrap_or("");
     unescape(raw, 0).0.text.into_owned()
 }
