@@ -1,5 +1,5 @@
-//! A lenient reading of JSON being typed, for the editor: the lexer's own tokens (see
-//! [`tokens`]) and where each stands in the structure around it ([`walker`]). The grammar
+//! A lenient reading of JSON being typed, for the editor: the lexer's own tokens ([`Tokens`])
+//! and where each stands in the structure around it ([`Walker`], [`context`]). The grammar
 //! ([`parse`](super::parse)) recovers for diagnostics and drops what it cannot read, which is
 //! exactly the half-written key or value a cursor is on; this reading keeps it. It serves both
 //! levels: a sequence file, and the items of a `tools` string (where `;` between items is a
