@@ -5,7 +5,8 @@ use seq_check::{Catalog, ToolDef};
 use seq_exec::engine::{GroupStatus, RunReport};
 use seq_exec::{BoxFuture, Caller, Reason, SequenceSource, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
-use seq_syntax::{Diagnostic, Span};
+use seq_syntax::Diagnostic;
+use seq_syntax::invariants::span_violations;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
@@ -15,41 +16,11 @@ pub fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(Catalog::builtin)
 }
 
-/// Every span a diagnostic holds — its own, its labels', its fix's — lies inside `text`, on
-/// character boundaries (editors convert them to positions), and a fix's edits never overlap.
+/// Every span a diagnostic holds lies inside `text`, on character boundaries, and a fix's edits
+/// never overlap: the front end's promise, [`span_violations`].
 pub fn assert_spans(text: &str, diagnostics: &[Diagnostic]) {
-    for d in diagnostics {
-        assert_span(text, d.span, d);
-        for label in &d.labels {
-            assert_span(text, label.span, d);
-        }
-        if let Some(fix) = &d.fix {
-            let mut edits: Vec<Span> = fix.edits.iter().map(|e| e.span).collect();
-            for &edit in &edits {
-                assert_span(text, edit, d);
-            }
-            edits.sort();
-            for pair in edits.windows(2) {
-                if let [a, b] = pair {
-                    assert!(a.end <= b.start, "overlapping edits: {d:?}");
-                }
-            }
-        }
-    }
-}
-
-fn assert_span(text: &str, span: Span, d: &Diagnostic) {
-    let (start, end) = (span.start as usize, span.end as usize);
-    assert!(start <= end, "reversed span: {d:?}");
-    assert!(
-        end <= text.len(),
-        "span past the end ({}): {d:?}",
-        text.len()
-    );
-    assert!(
-        text.is_char_boundary(start) && text.is_char_boundary(end),
-        "span inside a character: {d:?}"
-    );
+    let broken = span_violations(text, diagnostics);
+    assert!(broken.is_empty(), "{broken:#?}");
 }
 
 /// A sequence file whose one group's `tools` string holds `tools`.

@@ -1,10 +1,13 @@
 //! The checker never panics, whatever the input: every fixture, cut short or with one byte
 //! removed at every position, is checked to the end (the front end recovers; the rules must cope
-//! with whatever AST it builds).
+//! with whatever AST it builds), and every diagnostic it makes keeps the front end's span promise
+//! (`seq_syntax::invariants`): spans, labels and fixes' edits inside the file, on character
+//! boundaries, edits not overlapping.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_check::{Catalog, Source, check};
+use seq_syntax::invariants::span_violations;
 use std::path::{Path, PathBuf};
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -41,6 +44,10 @@ fn damaged_fixtures_never_panic() {
             // Checked together, so that calls between damaged files resolve too.
             let result = check(&sources, &catalog);
             assert_eq!(result.files.len(), 2, "{}", path.display());
+            for (source, file) in sources.iter().zip(&result.files) {
+                let broken = span_violations(&source.text, &file.diagnostics);
+                assert!(broken.is_empty(), "{}: {broken:#?}", path.display());
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod diagnostic;
 pub mod duration;
 pub mod escape;
 pub mod fields;
+pub mod invariants;
 pub mod json;
 pub mod limits;
 mod lower;

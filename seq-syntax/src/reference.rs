@@ -57,6 +57,18 @@ pub fn is_identifier(text: &str) -> bool {
     !text.is_empty() && ident_len(text) == text.len()
 }
 
+/// Where the name being typed before `end` of `text` starts: the identifier characters just
+/// before `end` (`end` itself when there are none), as in `$args.主机|`.
+pub fn name_start_before(text: &str, end: usize) -> usize {
+    let before = text.get(..end).unwrap_or("");
+    before
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| unicode_ident::is_xid_continue(c))
+        .last()
+        .map_or(end, |(i, _)| i)
+}
+
 /// Moves every span of a reference whose spans are offsets in an unescaped string to the file.
 pub(crate) fn relocate(reference: Reference, map: &(impl MapOffset + ?Sized)) -> Reference {
     Reference {

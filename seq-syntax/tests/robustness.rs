@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+use seq_syntax::invariants::span_violations;
 use seq_syntax::json::{Mode, parse as parse_json};
 use seq_syntax::limits::{
     MAX_DEPTH, MAX_FILE_BYTES, MAX_GROUPS, MAX_ITEMS, MAX_SLOTS, MAX_STRING_BYTES,
@@ -12,23 +13,8 @@ use seq_syntax::limits::{
 use seq_syntax::{Code, Diagnostic, Span, parse, parse_bytes};
 
 fn assert_spans(text: &str, diagnostics: &[Diagnostic]) {
-    let check = |span: Span, d: &Diagnostic| {
-        let (start, end) = (span.start as usize, span.end as usize);
-        assert!(start <= end, "reversed span in {d:#?}");
-        assert!(end <= text.len(), "span past the end in {d:#?}");
-        assert!(
-            text.is_char_boundary(start) && text.is_char_boundary(end),
-            "span inside a character in {d:#?}"
-        );
-    };
-    for d in diagnostics {
-        check(d.span, d);
-        d.labels.iter().for_each(|l| check(l.span, d));
-        d.fix
-            .iter()
-            .flat_map(|f| &f.edits)
-            .for_each(|e| check(e.span, d));
-    }
+    let broken = span_violations(text, diagnostics);
+    assert!(broken.is_empty(), "{broken:#?}");
 }
 
 fn codes(diagnostics: &[Diagnostic]) -> Vec<Code> {

@@ -1,22 +1,22 @@
 //! Completion, worked out from the text around the cursor rather than from the AST: the file is
-//! being typed, so it is usually broken exactly where the cursor is. The forgiving tokenizer and
-//! walker ([`super::scan`], [`super::walk`]) tell where the cursor stands in the file; inside a
+//! being typed, so it is usually broken exactly where the cursor is. The front end's lenient
+//! reading ([`seq_syntax::json::lenient`]) tells where the cursor stands in the file; inside a
 //! `tools` string the same is done again on the unescaped string for the item language.
 
 mod fields;
 mod snippet;
 
 use super::hover::{code, signature, tool_markdown};
-use super::scan::{Kind, ident_before, tokenize};
 use super::text::{Embedded, escape_depth};
-use super::walk::{Context, Place, Seg, context};
 use super::{Analysis, CompletionItem, CompletionKind, FileId};
 use seq_check::catalog::{JsonType, SEQ_RUN};
 use seq_check::{Catalog, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type};
 use seq_syntax::escape::MapOffset;
+use seq_syntax::json::lenient::{Context, Kind, Place, Seg, context, tokenize};
 use seq_syntax::names::CallTarget;
+use seq_syntax::reference::name_start_before;
 use std::ops::Range;
 
 pub(crate) fn complete(analysis: &Analysis, file: FileId, offset: u32) -> Vec<CompletionItem> {
@@ -187,14 +187,7 @@ impl<'a> Work<'a> {
     fn file_level(mut self, site: &Site<'_>) {
         let cx = site.cx;
         let group = GroupInfo::of(cx);
-        let path: Vec<&str> = cx
-            .path
-            .iter()
-            .map(|s| match s {
-                Seg::Key(k) => k.as_str(),
-                Seg::Index(_) => "[]",
-            })
-            .collect();
+        let path = path_shape(&cx.path);
         match (&cx.place, path.as_slice()) {
             (Place::Key, []) => self.fields(site, fields::FILE),
             (Place::Key, ["groups", "[]"]) => self.fields(site, fields::GROUP),
@@ -290,19 +283,12 @@ impl<'a> Work<'a> {
         let Some(tok) = &site.cx.token else {
             return false;
         };
-        let start = match tok.kind {
-            Kind::String { .. } => tok.body().start,
-            Kind::Ref => tok.range.start,
-            Kind::LBrace
-            | Kind::RBrace
-            | Kind::LBrack
-            | Kind::RBrack
-            | Kind::Colon
-            | Kind::Comma
-            | Kind::Semicolon
-            | Kind::Number
-            | Kind::Word
-            | Kind::Other => return false,
+        let start = if let Kind::String { .. } = tok.kind {
+            tok.body().start
+        } else if tok.kind == Kind::Ref {
+            tok.range.start
+        } else {
+            return false;
         };
         let before = site.text.get(start..site.cursor).unwrap_or("");
         let Some(dollar) = before.rfind('$') else {
@@ -313,7 +299,7 @@ impl<'a> Work<'a> {
         let braced = after.starts_with('{');
         let after = after.strip_prefix('{').unwrap_or(after);
         let depth = site.depth + u8::from(site.in_string());
-        let name_start = ident_before(site.text, site.cursor);
+        let name_start = name_start_before(site.text, site.cursor);
         let typed = site.text.get(name_start..site.cursor).unwrap_or("");
         let roots = [
             ("args", &group.inputs, "input"),
@@ -393,14 +379,7 @@ impl<'a> Work<'a> {
             .and_then(|f| f.member("tool"))
             .and_then(|m| m.text.clone())
             .unwrap_or_default();
-        let path: Vec<&str> = cx
-            .path
-            .iter()
-            .map(|s| match s {
-                Seg::Key(k) => k.as_str(),
-                Seg::Index(_) => "[]",
-            })
-            .collect();
+        let path = path_shape(&cx.path);
         let call = Catalog::is_call(&tool);
         match (&cx.place, path.as_slice()) {
             (Place::Top, []) => self.item_snippets(&inner),
@@ -560,6 +539,16 @@ impl<'a> Work<'a> {
             self.push(item);
         }
     }
+}
+
+/// A path as keys, with `[]` for every index: what the completions are chosen by.
+fn path_shape(path: &[Seg]) -> Vec<&str> {
+    path.iter()
+        .map(|s| match s {
+            Seg::Key(k) => k.as_str(),
+            Seg::Index(_) => "[]",
+        })
+        .collect()
 }
 
 /// `cmd_run(command: string, timeout?: string)`.

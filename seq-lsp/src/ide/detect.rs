@@ -1,8 +1,7 @@
 //! Which JSON documents are tool sequences, decided by content so that `package.json` and other
 //! JSON in the workspace stay quiet.
 
-use super::scan::{Kind, Tokens};
-use super::walk::{Role, Walker};
+use seq_syntax::json::lenient::{Kind, Role, Tokens, Walker};
 
 /// Whether `text` is a tool sequence. The rule, read from the text's tokens (so that it holds
 /// for a file being typed, with syntax errors):

@@ -3,14 +3,13 @@
 
 use super::Analysis;
 use super::index::{Def, Name};
-use super::scan::{Kind, tokenize};
 use super::text::Embedded;
-use super::walk::{Place, Seg, context};
 use seq_check::{ParallelSafety, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Root, Sequence, SlotDecl};
 use seq_syntax::duration;
 use seq_syntax::fields::{Field, GROUP, Level, SEQUENCE};
+use seq_syntax::json::lenient::{Kind, Place, Seg, context, tokenize};
 use std::fmt::Write;
 
 pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {

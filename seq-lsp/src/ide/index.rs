@@ -3,11 +3,11 @@
 //! enclose it. Hover, definition, references and rename are lookups in this one table.
 
 use super::text::{Embedded, touches};
-use super::walk::group_strings;
 use seq_check::catalog::SEQ_RUN;
 use seq_check::{Catalog, Check, Source};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
+use seq_syntax::json::lenient::group_strings;
 use seq_syntax::names::CallTarget;
 use seq_syntax::template::parse_template;
 use std::collections::HashMap;

@@ -34,11 +34,9 @@ mod detect;
 mod hover;
 mod index;
 mod rename;
-mod scan;
 mod symbols;
 mod text;
 mod tokens;
-mod walk;
 
 pub use detect::is_sequence_document;
 

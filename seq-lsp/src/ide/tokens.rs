@@ -2,15 +2,14 @@
 //! conditions of `when`. The editor's JSON grammar sees one long string; these tokens show its
 //! structure. They are read from the text (not the AST), so a half-written item still gets them.
 
-use super::scan::{Kind, Tok, tokenize};
 use super::text::{Embedded, Shift};
-use super::walk::{Role, Walker, group_strings};
 use super::{SemanticToken, TokenKind};
 use seq_check::catalog::SEQ_WHEN_CALL;
 use seq_syntax::Span;
 use seq_syntax::ast::{OperandKind, Reference, Root, Segment};
 use seq_syntax::condition::parse_condition;
 use seq_syntax::escape::MapOffset;
+use seq_syntax::json::lenient::{Kind, Role, Tok, Walker, group_strings, tokenize};
 use seq_syntax::reference::parse_reference;
 use seq_syntax::template::parse_template;
 
@@ -91,7 +90,6 @@ impl Tokens {
                     | Kind::RBrack
                     | Kind::Colon
                     | Kind::Comma
-                    | Kind::Semicolon
                     | Kind::Other => {}
                 },
                 Role::Other => {}

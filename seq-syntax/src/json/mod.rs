@@ -4,9 +4,12 @@
 //! The result is an untyped tree that may hold [`NodeKind::Error`] where recovery skipped input;
 //! lowering turns it into the typed AST and never lets an error node through.
 //!
+//! The editor reads text being typed through [`lenient`], over the same lexer.
+//!
 //! Stages: `lexer` (logos) → `scan` (token-level errors, comments, trailing commas, the depth
 //! bound) → `parser` (the chumsky grammar with recovery) → `report` (errors as diagnostics).
 
+pub mod lenient;
 mod lexer;
 mod parser;
 mod plain;

@@ -186,6 +186,13 @@ fn identifiers_are_xid() {
 }
 
 #[test]
+fn the_name_being_typed_starts_after_the_last_non_identifier() {
+    assert_eq!(name_start_before("$args.主机", "$args.主机".len()), 6);
+    assert_eq!(name_start_before("$args.", 6), 6);
+    assert_eq!(name_start_before("$args.x", 99), 99);
+}
+
+#[test]
 fn scan_reference_reports_the_extent_of_malformed_references() {
     // A caller (the condition lexer) carries on after the extent, so it must cover the culprit
     // and stop at what follows.
