@@ -237,7 +237,9 @@ impl Outcome {
 
 /// Milliseconds since the Unix epoch, on this worker's clock.
 pub(crate) fn now() -> u64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 

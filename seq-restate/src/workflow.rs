@@ -4,9 +4,7 @@
 use crate::input::{AttemptInput, Snapshot, WorkflowInput};
 use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, within, within_entry_limit};
 use restate_sdk::prelude::*;
-use seq_exec::engine::{
-    Attempt, CancellationToken, Deadline, Driver, with_idempotency_key,
-};
+use seq_exec::engine::{Attempt, CancellationToken, Deadline, Driver, with_idempotency_key};
 use seq_exec::{Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
 use std::sync::Arc;
 
@@ -179,6 +177,8 @@ impl SeqItem {
                 Ok(()) | Err(_) => work.await,
             },
         };
-        Ok(Json(outcome.map(|attempt| within_entry_limit(&tool, attempt, ENTRY_LIMIT))))
+        Ok(Json(outcome.map(|attempt| {
+            within_entry_limit(&tool, attempt, ENTRY_LIMIT)
+        })))
     }
 }

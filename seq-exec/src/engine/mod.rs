@@ -46,10 +46,10 @@ mod values;
 pub use driver::{
     Attempt, Called, Deadline, Driver, InProcess, Step, idempotency_key, with_idempotency_key,
 };
-pub use stack::Stack;
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
+pub use stack::Stack;
 
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};
@@ -258,7 +258,10 @@ impl Engine {
     /// top, [`Called::stack`]): what a [`Driver`] that runs a `#name` call elsewhere runs
     /// there. Its own calls are bounded by that stack, so the depth and cycle bounds hold
     /// across runs; its attempts are cut off at `deadline`, its caller's ([`Step::deadline`]).
-    #[allow(clippy::too_many_arguments, reason = "a run's parts, as `run_driven` takes them")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a run's parts, as `run_driven` takes them"
+    )]
     pub async fn run_called(
         &self,
         sequence: &Sequence,

@@ -187,8 +187,14 @@ mod tests {
         let text = serde_json::to_string(&stack).unwrap();
         let back: Stack = serde_json::from_str(&text).unwrap();
         assert_eq!(back.path(), "#a/g/#b");
-        assert_eq!(back.enter_sequence("a", 4).unwrap_err().reason, Reason::Cycle);
-        assert_eq!(back.enter_sequence("c", 1).unwrap_err().reason, Reason::Depth);
+        assert_eq!(
+            back.enter_sequence("a", 4).unwrap_err().reason,
+            Reason::Cycle
+        );
+        assert_eq!(
+            back.enter_sequence("c", 1).unwrap_err().reason,
+            Reason::Depth
+        );
         assert!(back.enter_sequence("c", 4).is_ok());
     }
 }
