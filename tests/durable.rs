@@ -528,22 +528,6 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     let listed: Value = serde_json::from_str(common::stdout(&listed)).unwrap();
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
 
-    // `seq_run` hides its callee from the check (W0508): a fifth call is refused at run time,
-    // in the called run four deep, whose input carried the stack; as in a local run.
-    let hidden = root.path().join("hidden.json");
-    std::fs::write(
-        &hidden,
-        r#"{"name": "hidden", "description": "A fifth call the check cannot see.", "groups": [{"name": "g", "description": "One run.", "out": {"v": "any"}, "tools": "{\"tool\":\"seq_run\",\"args\":{\"name\":\"c0\"},\"as\":\"v\",\"unsafe_serial\":true} ;"}]}"#,
-    )
-    .unwrap();
-    let hidden = hidden.to_str().unwrap();
-    let here = local(data.path(), &[hidden]);
-    let there = restate.run(data.path(), &[hidden]);
-    assert_eq!(status(&there), 1, "{}", stderr(&there));
-    let (here, there) = (report(&here), report(&there));
-    assert_eq!(here, there);
-    assert_eq!(there["groups"][0]["error"]["reason"], "depth", "{there}");
-
     let created = common::command()
         .arg("create")
         .arg(&top)
@@ -552,6 +536,22 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         .output()
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));
+    // `seq_run` hides its callee from the check (W0508): a fifth call is refused at run time,
+    // in the called run four deep, whose input carried the stack; as in a local run.
+    let hidden = root.path().join("hidden.json");
+    std::fs::write(
+        &hidden,
+        r#"{"name": "hidden", "description": "A fifth call the check cannot see.", "groups": [{"name": "g", "description": "One run.", "parallel": false, "out": {"v": "any"}, "tools": "{\"tool\":\"seq_run\",\"args\":{\"name\":\"c0\"},\"as\":\"v\",\"unsafe_serial\":true} ;"}]}"#,
+    )
+    .unwrap();
+    let hidden = hidden.to_str().unwrap();
+    let here = local(data.path(), &[hidden]);
+    let there = restate.run(data.path(), &[hidden]);
+    assert_eq!(status(&there), 1, "{}", stderr(&there));
+    let (here, there) = (self::report(&here), self::report(&there));
+    assert_eq!(here, there);
+    assert_eq!(there["groups"][0]["error"]["reason"], "depth", "{there}");
+
     let deeper = root.path().join("deeper.json");
     std::fs::write(
         &deeper,

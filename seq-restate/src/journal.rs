@@ -476,4 +476,30 @@ mod tests {
         assert_eq!(error.reason, Reason::Failed);
         assert!(error.detail.unwrap().contains("entry limit of 50 bytes"));
     }
+
+    /// An attempt ends at its deadline, and one whose deadline has passed does not start:
+    /// both say so, which is what the journal records.
+    #[tokio::test]
+    async fn an_attempt_stops_at_its_deadline() {
+        let done = Attempt {
+            outcome: Ok(Value::from(1)),
+            missing: false,
+        };
+        let quick = within(Some(now() + 60_000), std::future::ready(done.clone())).await;
+        assert_eq!(quick, Outcome::Done(done.clone()));
+        assert_eq!(
+            within(None, std::future::ready(done.clone())).await,
+            Outcome::Done(done.clone())
+        );
+        let hangs = within(Some(now() + 50), std::future::pending()).await;
+        assert_eq!(hangs, Outcome::Expired);
+        let started = std::sync::atomic::AtomicBool::new(false);
+        let late = within(Some(now().saturating_sub(1)), async {
+            started.store(true, std::sync::atomic::Ordering::Relaxed);
+            done
+        })
+        .await;
+        assert_eq!(late, Outcome::Expired);
+        assert!(!started.load(std::sync::atomic::Ordering::Relaxed));
+    }
 }
