@@ -258,6 +258,18 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
         // Parallel groups whose items run side by side as child invocations: a tolerated
         // failure, `array` slots in item order, a retry.
         ("tests/fixtures/durable/parallel.json", "{}"),
+        // Sequences in the differential generator's words (seq-exec/tests/differential.rs):
+        // group calls, `when`, `missing` skip and degrade, a tool no host has, `$out` read
+        // back, retries spent, a group not reached.
+        (
+            "tests/fixtures/durable/differential-calls.json",
+            r#"{"x":1}"#,
+        ),
+        ("tests/fixtures/durable/differential-calls.json", "{}"),
+        (
+            "tests/fixtures/durable/differential-retry.json",
+            r#"{"x":3}"#,
+        ),
     ];
     for (file, args) in cases {
         let here = local(
@@ -456,8 +468,9 @@ fn a_run_id_submitted_twice_runs_once() {
     assert_eq!(evidence, "first\nthird\n");
 }
 
-/// `#c0` → `#c1` → … → `#c4`: four nested calls run durably (the stored callees travel with the
-/// run); a fifth on top is refused by the check before anything is submitted, as for a local run.
+/// `#c0` → `#c1` → … → `#c4`: four nested calls run durably, each a child run (the stored
+/// callees travel with the run); a fifth the check cannot see is refused at run time, and one it
+/// sees before anything is submitted, as for a local run.
 #[test]
 fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     let restate = Restate::start();
@@ -503,6 +516,17 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         assert!(!value.is_null(), "no value at depth {n}: {report}");
     }
     assert_eq!(value, "bottom");
+    // Each call was a run of its own, invoked by its caller; `seqc runs` lists only the one
+    // submitted.
+    let called = "SELECT count(*) AS n FROM sys_invocation \
+         WHERE target_service_name = 'SeqRun' AND invoked_by = 'service'";
+    assert_eq!(query(&restate.admin, called)[0]["n"], 4);
+    let listed = common::command()
+        .args(["runs", "--restate", &restate.admin, "--format", "json"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_str(common::stdout(&listed)).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
 
     let created = common::command()
         .arg("create")
@@ -512,6 +536,22 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         .output()
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));
+    // `seq_run` hides its callee from the check (W0508): a fifth call is refused at run time,
+    // in the called run four deep, whose input carried the stack; as in a local run.
+    let hidden = root.path().join("hidden.json");
+    std::fs::write(
+        &hidden,
+        r#"{"name": "hidden", "description": "A fifth call the check cannot see.", "groups": [{"name": "g", "description": "One run.", "parallel": false, "out": {"v": "any"}, "tools": "{\"tool\":\"seq_run\",\"args\":{\"name\":\"c0\"},\"as\":\"v\",\"unsafe_serial\":true} ;"}]}"#,
+    )
+    .unwrap();
+    let hidden = hidden.to_str().unwrap();
+    let here = local(data.path(), &[hidden]);
+    let there = restate.run(data.path(), &[hidden]);
+    assert_eq!(status(&there), 1, "{}", stderr(&there));
+    let (here, there) = (self::report(&here), self::report(&there));
+    assert_eq!(here, there);
+    assert_eq!(there["groups"][0]["error"]["reason"], "depth", "{there}");
+
     let deeper = root.path().join("deeper.json");
     std::fs::write(
         &deeper,
@@ -628,4 +668,60 @@ fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
         .unwrap();
     assert_eq!(status(&unknown), 2, "{}", stderr(&unknown));
     assert!(stderr(&unknown).contains("no durable run has the id `no-such-run`"));
+}
+
+/// A group whose timeout runs out gives the report of a local run, and what it was running is
+/// stopped: the commands of a parallel group's child invocations, and the command of a
+/// sequence a serial group called, a run of its own whose groups have a longer timeout.
+#[test]
+fn a_group_timeout_stops_its_items_and_reports_as_in_process() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    let created = common::command()
+        .args(["create", "tests/fixtures/durable/slow.json", "--data-dir"])
+        .arg(data.path())
+        .output()
+        .unwrap();
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let cases = [
+        (
+            "tests/fixtures/durable/timeout-parallel.json",
+            "wait",
+            ["pid-1", "pid-2"].as_slice(),
+        ),
+        (
+            "tests/fixtures/durable/timeout-call.json",
+            "outer",
+            ["pid-slow"].as_slice(),
+        ),
+    ];
+    for (file, group, pids) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let args = format!(r#"{{"dir":"{}"}}"#, dir.path().display());
+        let here = local(data.path(), &[file, "--args", &args]);
+        let started = Instant::now();
+        let there = restate.run(data.path(), &[file, "--args", &args]);
+        assert!(started.elapsed() < Duration::from_secs(20), "{file}");
+        assert_eq!(status(&there), 1, "{file}: {}", stderr(&there));
+        let (here, there) = (report(&here), report(&there));
+        assert_eq!(here, there, "{file}");
+        assert_eq!(there["groups"][0]["name"], group, "{there}");
+        assert_eq!(there["groups"][0]["error"]["reason"], "timeout", "{there}");
+        // The commands' shells (each leads its process group) are gone, long before their 30 s.
+        for pid in pids {
+            let pid = std::fs::read_to_string(dir.path().join(pid)).unwrap();
+            let proc = Path::new("/proc").join(pid.trim());
+            wait_for(Duration::from_secs(10), "the command stopped", || {
+                !proc.exists()
+            });
+        }
+        assert!(!dir.path().join("evidence").exists(), "{file}");
+    }
+    // The children stopped at the deadline: none is still running.
+    let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
+    wait_for(Duration::from_secs(10), "every invocation ended", || {
+        query(&restate.admin, open)[0]["n"] == 0
+    });
 }

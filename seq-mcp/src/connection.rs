@@ -28,6 +28,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// Lines of a server's stderr kept for reports.
 const TAIL_LINES: usize = 20;
+
+/// The `_meta` key of a call's idempotency key (docs/reference.md, "Durable runs").
+const IDEMPOTENCY_KEY_META: &str = "seqc/idempotencyKey";
 /// Longest stderr line kept, in characters.
 const TAIL_LINE_CHARS: usize = 400;
 
@@ -218,10 +221,18 @@ impl Connection {
     }
 
     /// Calls the server's tool `remote` (its own name; `exposed` is seqc's, for messages).
+    /// The attempt's idempotency key, when its run gave it one (a durable run), goes with the
+    /// request as `_meta["seqc/idempotencyKey"]`: the same for an attempt made again after a
+    /// worker died, so that a server can tell a repeat.
     pub async fn call(&self, exposed: &str, remote: &str, args: Value) -> Result<Value, ToolError> {
         let mut params = CallToolRequestParams::new(remote.to_owned());
         if let Value::Object(arguments) = args {
             params = params.with_arguments(arguments);
+        }
+        if let Some(key) = seq_exec::engine::idempotency_key() {
+            let mut meta = serde_json::Map::new();
+            meta.insert(IDEMPOTENCY_KEY_META.to_owned(), Value::String(key));
+            params.meta = Some(meta.into());
         }
         match self.peer.call_tool(params).await {
             Ok(result) => convert::call_result(&self.spec, exposed, result),

@@ -89,6 +89,25 @@ async fn tools_list_changed_refreshes_the_catalog() {
     host.shutdown().await;
 }
 
+/// A call made within an attempt that has an idempotency key (a durable run's) passes it on in
+/// the request's `_meta`; a call without one sends none.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_idempotency_key_goes_with_the_request() {
+    let host = connect(vec![changing(None)]).await;
+    let key = "run-1/#main/fetch/2/1".to_owned();
+    let keyed = seq_exec::engine::with_idempotency_key(key, host.call("meta", json!({})));
+    let meta: serde_json::Value =
+        serde_json::from_str(keyed.await.unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(
+        meta["seqc/idempotencyKey"], "run-1/#main/fetch/2/1",
+        "{meta}"
+    );
+    let plain = host.call("meta", json!({})).await.unwrap();
+    let meta: serde_json::Value = serde_json::from_str(plain.as_str().unwrap()).unwrap();
+    assert!(meta.get("seqc/idempotencyKey").is_none(), "{meta}");
+    host.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn is_error_is_a_failed_tool_error_with_the_server_text() {
     let host = connect(vec![changing(Some("ch"))]).await;

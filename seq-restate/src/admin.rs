@@ -37,13 +37,14 @@ impl fmt::Display for AdminError {
 
 impl std::error::Error for AdminError {}
 
-/// The runs the server at `admin` knows, oldest first.
+/// The runs the server at `admin` knows, oldest first; not the runs of `#name` calls, which
+/// are runs invoked by other runs.
 pub async fn runs(admin: &str) -> Result<Vec<RunRow>, AdminError> {
     let rows = query(
         admin,
         "SELECT target_service_key AS id, status, created_at AS started FROM sys_invocation \
          WHERE target_service_name = 'SeqRun' AND target_handler_name = 'run' \
-         ORDER BY created_at",
+         AND invoked_by != 'service' ORDER BY created_at",
     )
     .await?;
     serde_json::from_value(serde_json::Value::Array(rows))

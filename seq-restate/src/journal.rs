@@ -20,16 +20,21 @@
 //! of which would make calls at moments a replay cannot reproduce. Such a group runs one item
 //! at a time, as before.
 
-use crate::input::AttemptInput;
-use crate::workflow::SeqItemClient;
+use crate::input::{AttemptInput, CalledFrom, RunInput, Snapshot, WorkflowInput};
+use crate::workflow::{SeqItemClient, SeqRunClient};
 use restate_sdk::prelude::*;
 use seq_check::ParallelSafety;
 use seq_check::catalog::{Catalog, SEQ_RUN};
-use seq_exec::engine::{Attempt, CancellationToken, Driver, Step, with_idempotency_key};
-use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
+use seq_exec::engine::{
+    Attempt, Called, CancellationToken, Deadline, Driver, Step, with_idempotency_key,
+};
+use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError, ToolHost};
 use seq_syntax::ast::Group;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
 
 /// The largest journal entry the server accepts by default (its message size limit): 32 MiB.
@@ -39,6 +44,11 @@ pub const ENTRY_LIMIT: usize = 32 * 1024 * 1024;
 /// Journals a run's attempts in the workflow context of the run.
 pub struct Journaled<'ctx> {
     ctx: &'ctx WorkflowContext<'ctx>,
+    /// The id of the run at the bottom (this one, unless it is a called run): the first part of
+    /// every idempotency key, and of the ids of the runs it calls.
+    root: &'ctx str,
+    /// What the runs it calls take with them.
+    sequences: &'ctx Snapshot,
     /// Where the run's tools are, to tell which are parallel-safe.
     host: &'ctx dyn ToolHost,
     /// Given to the children, which authorize it as the run does.
@@ -47,6 +57,9 @@ pub struct Journaled<'ctx> {
     cancel: &'ctx CancellationToken,
     entry_limit: usize,
     gate: Gate,
+    /// The deadlines attempts have ended at (milliseconds since the epoch): the groups whose
+    /// deadlines they are stop.
+    expired: watch::Sender<BTreeSet<u64>>,
 }
 
 impl std::fmt::Debug for Journaled<'_> {
@@ -58,19 +71,24 @@ impl std::fmt::Debug for Journaled<'_> {
 }
 
 impl<'ctx> Journaled<'ctx> {
-    pub fn new(
+    pub(crate) fn new(
         ctx: &'ctx WorkflowContext<'ctx>,
+        root: &'ctx str,
+        sequences: &'ctx Snapshot,
         host: &'ctx dyn ToolHost,
         caller: &'ctx Caller,
         cancel: &'ctx CancellationToken,
     ) -> Journaled<'ctx> {
         Journaled {
             ctx,
+            root,
+            sequences,
             host,
             caller,
             cancel,
             entry_limit: ENTRY_LIMIT,
             gate: Gate::default(),
+            expired: watch::Sender::new(BTreeSet::new()),
         }
     }
 
@@ -80,18 +98,47 @@ impl<'ctx> Journaled<'ctx> {
         let ctx: &'a WorkflowContext<'a> = self.ctx;
         let limit = self.entry_limit;
         let tool = step.tool;
-        let key = format!("{}/{}", ctx.key(), step.key());
+        let key = format!("{}/{}", self.root, step.key());
+        let deadline = wall(step.deadline);
         Box::pin(async move {
             let journaled = ctx
                 .run(move || async move {
-                    let attempt = with_idempotency_key(key, work).await;
-                    let attempt = within_entry_limit(tool, attempt, limit);
-                    Ok(Json(attempt))
+                    let outcome = within(deadline, with_idempotency_key(key, work)).await;
+                    Ok(Json(outcome.map(|a| within_entry_limit(tool, a, limit))))
                 })
                 .name(step.name())
                 .await;
-            journaled.map_or_else(|error| self.refused(tool, &error), |Json(attempt)| attempt)
+            match journaled {
+                Ok(Json(outcome)) => self.observed(outcome, deadline).await,
+                Err(error) => self.refused(tool, &error),
+            }
         })
+    }
+
+    /// The attempt of `outcome`; when it ended at `deadline`, the group whose deadline that is
+    /// stops, and this attempt is never observed (the group drops it).
+    async fn observed(&self, outcome: Outcome, deadline: Option<u64>) -> Attempt {
+        match (outcome, deadline) {
+            (Outcome::Done(attempt), _) => attempt,
+            (Outcome::Expired, Some(at)) => {
+                self.expire(at);
+                std::future::pending().await
+            }
+            // Only an attempt with a deadline ends at it.
+            (Outcome::Expired, None) => Attempt {
+                outcome: Err(ToolError::new(
+                    Reason::Timeout,
+                    "the attempt ended at a deadline it did not have",
+                )),
+                missing: false,
+            },
+        }
+    }
+
+    fn expire(&self, at: u64) {
+        self.expired.send_modify(|expired| {
+            expired.insert(at);
+        });
     }
 
     /// One attempt as a child invocation, observed in the order of the calls.
@@ -102,8 +149,10 @@ impl<'ctx> Journaled<'ctx> {
             tool: tool.to_owned(),
             args: args.clone(),
             caller: self.caller.id.clone(),
-            key: format!("{}/{}", ctx.key(), step.key()),
+            key: format!("{}/{}", self.root, step.key()),
+            deadline: wall(step.deadline),
         };
+        let input_deadline = input.deadline;
         Box::pin(async move {
             // Called when first polled, which the engine does for every item of the group in
             // item order, and for a retry right after the outcome before it.
@@ -116,12 +165,32 @@ impl<'ctx> Journaled<'ctx> {
             // order is the gate's anyway.
             ticket.turn().await;
             let answered = call.await;
-            answered.map_or_else(|error| self.refused(tool, &error), |Json(attempt)| attempt)
+            match answered {
+                Ok(Json(outcome)) => self.observed(outcome, input_deadline).await,
+                Err(error) => self.refused(tool, &error),
+            }
         })
     }
 }
 
 impl Journaled<'_> {
+    /// The report of a called run the durable engine gave none for (its cancellation, 409:
+    /// the run's, which the engine then stops).
+    fn refused_run(&self, name: &str, error: &TerminalError) -> RunReport {
+        let Attempt { outcome, .. } = self.refused(&format!("#{name}"), error);
+        let error = outcome.err();
+        RunReport {
+            ok: false,
+            cancelled: error
+                .as_ref()
+                .is_some_and(|e| e.reason == Reason::Cancelled),
+            groups: Vec::new(),
+            out: Map::new(),
+            error,
+            output: Map::new(),
+        }
+    }
+
     /// The failure of an attempt the durable engine gave no outcome for. Restate's cancellation
     /// of the run (409) is the run's cancellation: the engine stops as it does in process.
     fn refused(&self, tool: &str, error: &TerminalError) -> Attempt {
@@ -144,6 +213,63 @@ impl Journaled<'_> {
 /// The code of a Restate invocation's cancellation.
 const CANCELLED: u16 = 409;
 
+/// The code a called run answers with when its caller's deadline passed: the caller's group
+/// stops, as in process.
+pub(crate) const EXPIRED: u16 = 408;
+
+/// What a journal holds of an attempt: its outcome, or that it ran up to its deadline (the
+/// deadline of a group around it), where it was stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Done(Attempt),
+    Expired,
+}
+
+impl Outcome {
+    pub(crate) fn map(self, f: impl FnOnce(Attempt) -> Attempt) -> Outcome {
+        match self {
+            Outcome::Done(attempt) => Outcome::Done(f(attempt)),
+            Outcome::Expired => Outcome::Expired,
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, on this worker's clock.
+pub(crate) fn now() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A durable deadline in milliseconds since the epoch (the only kind this driver makes).
+fn wall(deadline: Option<Deadline>) -> Option<u64> {
+    match deadline? {
+        Deadline::Wall(at) => Some(at),
+        Deadline::Instant(_) => None,
+    }
+}
+
+/// `work`'s attempt, or `Expired` when `deadline` (milliseconds since the epoch) comes first:
+/// then `work` is dropped, which stops its tool. Past the deadline, nothing runs.
+pub(crate) async fn within(
+    deadline: Option<u64>,
+    work: impl std::future::Future<Output = Attempt>,
+) -> Outcome {
+    let Some(at) = deadline else {
+        return Outcome::Done(work.await);
+    };
+    let left = at.saturating_sub(now());
+    if left == 0 {
+        return Outcome::Expired;
+    }
+    match tokio::time::timeout(Duration::from_millis(left), work).await {
+        Ok(attempt) => Outcome::Done(attempt),
+        Err(_) => Outcome::Expired,
+    }
+}
+
 impl Driver for Journaled<'_> {
     fn attempt<'a>(
         &'a self,
@@ -156,6 +282,79 @@ impl Driver for Journaled<'_> {
         } else {
             self.step(step, work)
         }
+    }
+
+    /// A `#name` call as a child `SeqRun` of its own, whose id is this run's root and the
+    /// call's place (`RUN/PATH/INDEX/ATTEMPT`): a replay meets the same child. It takes the
+    /// stack with it, and the sequences of this run's input.
+    fn sequence<'a>(
+        &'a self,
+        call: Called<'a>,
+        _work: BoxFuture<'a, RunReport>,
+    ) -> BoxFuture<'a, RunReport> {
+        let ctx: &'a WorkflowContext<'a> = self.ctx;
+        let id = format!("{}/{}", self.root, call.step.key());
+        let name = call.sequence.name.value.as_str();
+        let input = WorkflowInput {
+            run: RunInput {
+                sequence: call.sequence.clone(),
+                sequences: self.sequences.all(),
+                args: call.args.clone(),
+                caller: self.caller.id.clone(),
+            },
+            called: Some(CalledFrom {
+                root: self.root.to_owned(),
+                stack: call.stack.clone(),
+                deadline: wall(call.step.deadline),
+            }),
+        };
+        let deadline = wall(call.step.deadline);
+        Box::pin(async move {
+            let answered = ctx
+                .workflow_client::<SeqRunClient>(id)
+                .run(Json(input))
+                .call()
+                .await;
+            match answered {
+                Ok(Json(report)) => report,
+                Err(error) if error.code() == EXPIRED => match deadline {
+                    Some(at) => {
+                        self.expire(at);
+                        std::future::pending().await
+                    }
+                    None => self.refused_run(name, &error),
+                },
+                Err(error) => self.refused_run(name, &error),
+            }
+        })
+    }
+
+    /// The group's deadline, read from a clock journaled as step `GROUP/clock`.
+    fn deadline<'a>(&'a self, group: &'a str, timeout: Duration) -> BoxFuture<'a, Deadline> {
+        let ctx: &'a WorkflowContext<'a> = self.ctx;
+        Box::pin(async move {
+            let read = ctx
+                .run(|| async { Ok(now()) })
+                .name(format!("{group}/clock"))
+                .await;
+            // A clock that cannot be journaled (the run was cancelled meanwhile): the worker's;
+            // the run stops at its next step anyway.
+            let started = read.unwrap_or_else(|_| now());
+            let timeout = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+            Deadline::Wall(started.saturating_add(timeout))
+        })
+    }
+
+    /// Wakes when an attempt ended at `deadline` (a journaled outcome says so).
+    fn expired<'a>(&'a self, deadline: Deadline) -> BoxFuture<'a, ()> {
+        let mut expired = self.expired.subscribe();
+        Box::pin(async move {
+            let Some(at) = wall(Some(deadline)) else {
+                return std::future::pending().await;
+            };
+            // The sender lives as long as the driver, which outlives the run.
+            let _ = expired.wait_for(|expired| expired.contains(&at)).await;
+        })
     }
 
     fn concurrent(&self, group: &Group) -> bool {
@@ -276,5 +475,31 @@ mod tests {
         let error = refused.outcome.unwrap_err();
         assert_eq!(error.reason, Reason::Failed);
         assert!(error.detail.unwrap().contains("entry limit of 50 bytes"));
+    }
+
+    /// An attempt ends at its deadline, and one whose deadline has passed does not start:
+    /// both say so, which is what the journal records.
+    #[tokio::test]
+    async fn an_attempt_stops_at_its_deadline() {
+        let done = Attempt {
+            outcome: Ok(Value::from(1)),
+            missing: false,
+        };
+        let quick = within(Some(now() + 60_000), std::future::ready(done.clone())).await;
+        assert_eq!(quick, Outcome::Done(done.clone()));
+        assert_eq!(
+            within(None, std::future::ready(done.clone())).await,
+            Outcome::Done(done.clone())
+        );
+        let hangs = within(Some(now() + 50), std::future::pending()).await;
+        assert_eq!(hangs, Outcome::Expired);
+        let started = std::sync::atomic::AtomicBool::new(false);
+        let late = within(Some(now().saturating_sub(1)), async {
+            started.store(true, std::sync::atomic::Ordering::Relaxed);
+            done
+        })
+        .await;
+        assert_eq!(late, Outcome::Expired);
+        assert!(!started.load(std::sync::atomic::Ordering::Relaxed));
     }
 }

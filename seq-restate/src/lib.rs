@@ -5,7 +5,7 @@
 //!   `#name` calls may reach, so that a replay never reads a store;
 //! - `journal`: [`Journaled`], the engine's `Driver` on a Restate workflow context: every
 //!   attempt at a tool call is a journaled step named `group/index`, or, in a parallel group,
-//!   a child invocation of `SeqItem`;
+//!   a child invocation of `SeqItem`; a `#name` call is a child `SeqRun`;
 //! - `workflow`: the `SeqRun` workflow, keyed by run id, and the `SeqItem` service;
 //! - `worker`: the h2c endpoint serving it, and its registration with the admin API;
 //! - `submit`: the client side, which submits a run and waits for its report;
@@ -22,7 +22,7 @@ mod worker;
 mod workflow;
 
 pub use admin::{AdminError, RunRow, cancel, runs};
-pub use input::{AttemptInput, RunInput};
+pub use input::{AttemptInput, CalledFrom, RunInput, WorkflowInput};
 pub use journal::{ENTRY_LIMIT, Journaled};
 pub use submit::{SubmitError, submit};
 pub use worker::{WorkerError, bind, register, serve};

@@ -1,10 +1,10 @@
 //! The `SeqRun` workflow: one run of a sequence, keyed by its run id; and the `SeqItem`
 //! service: one attempt of an item of a parallel group, a child invocation of the run.
 
-use crate::input::{AttemptInput, RunInput, Snapshot};
-use crate::journal::{ENTRY_LIMIT, Journaled, within_entry_limit};
+use crate::input::{AttemptInput, Snapshot, WorkflowInput};
+use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, within, within_entry_limit};
 use restate_sdk::prelude::*;
-use seq_exec::engine::{Attempt, CancellationToken, with_idempotency_key};
+use seq_exec::engine::{Attempt, CancellationToken, Deadline, Driver, with_idempotency_key};
 use seq_exec::{Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
 use std::sync::Arc;
 
@@ -44,23 +44,77 @@ impl SeqRun {
 #[restate_sdk::workflow]
 impl SeqRun {
     /// Runs the input's sequence with the engine, its tool calls journaled; returns the report
-    /// a local run would give.
+    /// a local run would give. A run called from another run goes on from that run's stack.
     #[handler]
     async fn run(
         &self,
         ctx: WorkflowContext<'_>,
-        input: Json<RunInput>,
+        input: Json<WorkflowInput>,
     ) -> HandlerResult<Json<RunReport>> {
-        let input = input.into_inner();
-        let engine = Engine::new(Arc::clone(&self.host), Arc::new(Snapshot::of(&input)))
+        let WorkflowInput { run: input, called } = input.into_inner();
+        let sequences = Arc::new(Snapshot::of(&input));
+        let engine = Engine::new(Arc::clone(&self.host), Arc::clone(&sequences) as _)
             .with_limits(self.limits.clone());
         let caller = Caller::new(input.caller);
         let cancel = CancellationToken::new();
-        let driver = Journaled::new(&ctx, self.host.as_ref(), &caller, &cancel);
-        let report = engine
-            .run_driven(&input.sequence, input.args, &caller, &cancel, &driver)
-            .await;
+        let (root, stack) = match called {
+            Some(called) => (called.root, Some((called.stack, called.deadline))),
+            None => (ctx.key().to_owned(), None),
+        };
+        let driver = Journaled::new(
+            &ctx,
+            &root,
+            &sequences,
+            self.host.as_ref(),
+            &caller,
+            &cancel,
+        );
+        let report = match stack {
+            Some((stack, deadline)) => {
+                let run = engine.run_called(
+                    &input.sequence,
+                    input.args,
+                    &caller,
+                    &cancel,
+                    &driver,
+                    stack,
+                    deadline.map(Deadline::Wall),
+                );
+                match called_within(run, &driver, deadline).await {
+                    Some(report) => report,
+                    None => {
+                        return Err(TerminalError::new_with_code(
+                            EXPIRED,
+                            "the time of the caller's group ran out",
+                        )
+                        .into());
+                    }
+                }
+            }
+            None => {
+                engine
+                    .run_driven(&input.sequence, input.args, &caller, &cancel, &driver)
+                    .await
+            }
+        };
         Ok(Json(report))
+    }
+}
+
+/// The report of a called run, or `None` when one of its attempts ended at its caller's
+/// `deadline`: the caller's group stops there, not a group of this run.
+async fn called_within(
+    run: impl std::future::Future<Output = RunReport>,
+    driver: &Journaled<'_>,
+    deadline: Option<u64>,
+) -> Option<RunReport> {
+    let Some(at) = deadline else {
+        return Some(run.await);
+    };
+    tokio::select! {
+        biased;
+        report = run => Some(report),
+        () = driver.expired(Deadline::Wall(at)) => None,
     }
 }
 
@@ -95,32 +149,36 @@ impl SeqItem {
         &self,
         ctx: Context<'_>,
         input: Json<AttemptInput>,
-    ) -> HandlerResult<Json<Attempt>> {
+    ) -> HandlerResult<Json<Outcome>> {
         let AttemptInput {
             tool,
             args,
             caller,
             key,
+            deadline,
         } = input.into_inner();
         let caller = Caller::new(caller);
         let cancel = CancellationToken::new();
-        let work = with_idempotency_key(key, self.engine.attempt(&caller, &tool, args, &cancel));
+        let attempt = self.engine.attempt(&caller, &tool, args, &cancel);
+        let work = within(deadline, with_idempotency_key(key, attempt));
         let mut work = std::pin::pin!(work);
         // The one durable future this handler awaits, beside the work: it is how Restate's
         // cancellation of the run reaches the attempt (409), which then stops its tool (a
         // command and what it started). Longer than the per-tool bound: it never cuts off a call.
         let guard = ctx.sleep(self.engine.limits().tool_timeout + GUARD_MARGIN);
-        let attempt = tokio::select! {
-            attempt = &mut work => attempt,
+        let outcome = tokio::select! {
+            outcome = &mut work => outcome,
             slept = guard => match slept {
-                Err(error) if error.code() == 409 => Attempt {
+                Err(error) if error.code() == 409 => Outcome::Done(Attempt {
                     outcome: Err(ToolError::new(Reason::Cancelled, "the run was cancelled")),
                     missing: false,
-                },
+                }),
                 // A tool with a longer `timeout` of its own.
                 Ok(()) | Err(_) => work.await,
             },
         };
-        Ok(Json(within_entry_limit(&tool, attempt, ENTRY_LIMIT)))
+        Ok(Json(outcome.map(|attempt| {
+            within_entry_limit(&tool, attempt, ENTRY_LIMIT)
+        })))
     }
 }

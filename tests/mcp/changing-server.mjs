@@ -3,7 +3,7 @@
 // notifications/tools/list_changed), `fail` answers with `isError: true`, `wait` waits and,
 // when the client cancels the call (notifications/cancelled, which the SDK turns into an abort
 // signal), writes the request's reason into the file `marker`; `big` answers with a text of
-// `bytes` bytes.
+// `bytes` bytes; `meta` answers with the request's `_meta` as JSON text.
 import { writeFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -59,6 +59,12 @@ server.registerTool(
   "big",
   { description: "Answers with `bytes` bytes of text.", inputSchema: { bytes: z.number() } },
   async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }),
+);
+
+server.registerTool(
+  "meta",
+  { description: "Answers with the request's `_meta`.", inputSchema: {} },
+  async (_args, extra) => ({ content: [{ type: "text", text: JSON.stringify(extra._meta ?? {}) }] }),
 );
 
 await server.connect(new StdioServerTransport());

@@ -11,11 +11,12 @@
 
 use super::budget::Held;
 use super::dispatch::{self, Failure};
+use super::driver::{Called, Step};
 use super::group::{self, GroupCx, failure_of};
 use super::report::{GroupStatus, RunReport};
 use super::stack::Stack;
 use super::values::{self, Scope, describe};
-use super::{Cx, eval, render, signature_error, within};
+use super::{Cx, eval, render, signature_error, size, within};
 use crate::error::{Reason, ToolError};
 use crate::host::BoxFuture;
 use seq_check::catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
@@ -237,7 +238,7 @@ pub(crate) async fn direct(
         }
         Some(_) | None => Stack::default(),
     };
-    to_target(cx, sequence, target, args, &stack, true)
+    to_target(cx, sequence, target, args, &stack, true, None)
         .await
         .map(|called| called.map(|(value, _)| value))
         .map_err(|failure| failure.error)
@@ -251,9 +252,11 @@ pub(crate) async fn direct(
 /// per-tool timeout does not apply to the call itself: a `#name` call may run several groups,
 /// each bounded by its own timeout, and the calling group's timeout bounds the whole call.
 /// The call's arguments count against the run's budget while it runs; its value comes with
-/// the charge of the callee's slots.
+/// the charge of the callee's slots. `step`: the item's attempt, which names a `#name` call
+/// its driver runs elsewhere.
 pub(crate) async fn item(
     g: &GroupCx<'_>,
+    step: Step<'_>,
     item: &Item,
     scope: &Scope,
 ) -> Result<Option<(Value, Held)>, Failure> {
@@ -302,6 +305,7 @@ pub(crate) async fn item(
         callee_args,
         &g.stack,
         false,
+        Some(step),
     )
     .await
 }
@@ -352,7 +356,8 @@ fn builtin() -> &'static Catalog {
 }
 
 /// Calls `target` — a group of `current`, or `#name` looked up afresh — with `args`, from
-/// `stack`, with the charge of the value to the run's budget. Boxed: calls nest.
+/// `stack`, with the charge of the value to the run's budget. Boxed: calls nest. `step`: the
+/// item making the call, if an item does.
 fn to_target<'a>(
     cx: Cx<'a>,
     current: Option<&'a Sequence>,
@@ -360,10 +365,11 @@ fn to_target<'a>(
     args: Map<String, Value>,
     stack: &'a Stack,
     observe: bool,
+    step: Option<Step<'a>>,
 ) -> BoxFuture<'a, Result<Option<(Value, Held)>, Failure>> {
     Box::pin(async move {
         if let CallTarget::Sequence(name) = CallTarget::parse(target) {
-            return call_sequence(cx, name, args, stack, observe).await;
+            return call_sequence(cx, name, args, stack, observe, step).await;
         }
         if target.trim().is_empty() {
             return Err(malformed(target).into());
@@ -416,6 +422,7 @@ async fn call_sequence(
     args: Map<String, Value>,
     stack: &Stack,
     observe: bool,
+    step: Option<Step<'_>>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     if name.trim().is_empty() {
         return Err(malformed("#").into());
@@ -431,7 +438,11 @@ async fn call_sequence(
         ));
     };
     let stack = stack.enter_sequence(name, cx.limits.max_depth)?;
-    let (report, held) = run_sequence(cx, &sequence, args, stack, observe).await;
+    let (report, held) = match step {
+        // The call is decided; how it runs is the driver's.
+        Some(step) if cx.driver.intercepts() => driven(cx, step, &sequence, args, stack).await?,
+        Some(_) | None => run_sequence(cx, &sequence, args, stack, observe).await,
+    };
     let context = format!("`#{name}`");
     if let Some(error) = report.error {
         return Err(within(error, &context).into());
@@ -447,6 +458,38 @@ async fn call_sequence(
         ));
     }
     Ok(Some((Value::Object(report.out), held)))
+}
+
+/// The run of a called sequence through the driver, which may run it elsewhere: what its
+/// report sent is recorded here, and what its `out` holds is charged to this run's budget.
+async fn driven(
+    cx: Cx<'_>,
+    step: Step<'_>,
+    sequence: &Sequence,
+    args: Map<String, Value>,
+    stack: Stack,
+) -> Result<(RunReport, Held), Failure> {
+    let shown = args.clone();
+    let entered = stack.clone();
+    let work = Box::pin(async move { run_sequence(cx, sequence, args, entered, false).await.0 });
+    let call = Called {
+        step,
+        sequence,
+        args: &shown,
+        stack: &stack,
+    };
+    let report = cx.driver.sequence(call, work).await;
+    cx.output.absorb(&report.output);
+    let mut held = Held::none(cx.budget);
+    let bytes = size::json_size_within(&report.out, cx.limits.max_run_bytes)
+        .unwrap_or(cx.limits.max_run_bytes);
+    held.take(bytes).map_err(|error| {
+        within(
+            error,
+            &format!("keeping the result of `#{}`", sequence.name.value),
+        )
+    })?;
+    Ok((report, held))
 }
 
 fn malformed(target: &str) -> ToolError {

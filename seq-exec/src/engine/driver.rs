@@ -6,13 +6,22 @@
 //! attempt at a host tool call happens: [`InProcess`] awaits it; a durable driver (the
 //! `seq-restate` crate) journals its outcome, so that a replay of the run gets the same
 //! outcome back without calling the tool again. Control flow then depends only on what an
-//! attempt returned, which is what makes a run replay-safe.
+//! attempt returned, which is what makes a run replay-safe. A `#name` call the interpreter has
+//! decided to make (looked up, within the depth and cycle bounds) is the driver's too: run here
+//! ([`InProcess`]), or as a run of its own elsewhere that carries the stack with it. So is how
+//! a group's time is measured: a group's timeout is the engine's decision, but when it has run
+//! out is read from the driver's clock ([`Driver::deadline`], [`Driver::expired`]): tokio's
+//! timer in process, a journaled clock for a durable driver, whose attempts end at their
+//! deadline with an outcome it journals.
 
+use super::report::RunReport;
+use super::stack::Stack;
 use crate::error::ToolError;
 use crate::host::BoxFuture;
-use seq_syntax::ast::Group;
+use seq_syntax::ast::{Group, Sequence};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 /// Runs the attempts of host tool calls.
 pub trait Driver: Send + Sync {
@@ -29,6 +38,38 @@ pub trait Driver: Send + Sync {
         args: &'a Map<String, Value>,
         work: BoxFuture<'a, Attempt>,
     ) -> BoxFuture<'a, Attempt>;
+
+    /// The run of a called sequence: `work` runs it here, sharing the run's budget and output.
+    /// A driver may run it elsewhere ([`Engine::run_called`] is the same run, given the call)
+    /// and drop `work`; the caller then charges what it keeps of the report.
+    ///
+    /// [`Engine::run_called`]: super::Engine::run_called
+    fn sequence<'a>(
+        &'a self,
+        _call: Called<'a>,
+        work: BoxFuture<'a, RunReport>,
+    ) -> BoxFuture<'a, RunReport> {
+        work
+    }
+
+    /// When the time of group `group`, which starts now, runs out: `timeout` from now, on the
+    /// driver's clock. A durable driver reads its clock once and journals it, so that a replay
+    /// gets the same deadline.
+    fn deadline<'a>(&'a self, _group: &'a str, timeout: Duration) -> BoxFuture<'a, Deadline> {
+        let at = tokio::time::Instant::now() + timeout;
+        Box::pin(std::future::ready(Deadline::Instant(at)))
+    }
+
+    /// Waits until `deadline` has passed; the group whose deadline it is then stops (the items
+    /// in flight are dropped). A durable driver wakes it only when an attempt ended at that
+    /// deadline, with a journaled outcome saying so: the decision is the journal's, as on a
+    /// replay.
+    fn expired<'a>(&'a self, deadline: Deadline) -> BoxFuture<'a, ()> {
+        match deadline {
+            Deadline::Instant(at) => Box::pin(tokio::time::sleep_until(at)),
+            Deadline::Wall(_) => Box::pin(std::future::pending()),
+        }
+    }
 
     /// Whether the items of parallel `group` may be in flight at once. When not, they run one
     /// at a time, in item order; they still see only the slots written before the group, and
@@ -80,6 +121,18 @@ pub struct Step<'a> {
     /// The item runs side by side with the others of its group (a parallel group whose items
     /// the driver let be in flight at once, [`Driver::concurrent`]).
     pub beside: bool,
+    /// The earliest deadline of the groups running around the item, its own and those of the
+    /// groups calling it: where the attempt is cut off, if it runs that long.
+    pub deadline: Option<Deadline>,
+}
+
+/// When a group's time is up, on the clock of its driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Deadline {
+    /// On this process's monotonic clock ([`InProcess`]).
+    Instant(tokio::time::Instant),
+    /// Milliseconds since the Unix epoch, from a clock reading a durable driver journaled.
+    Wall(u64),
 }
 
 impl Step<'_> {
@@ -98,6 +151,18 @@ impl Step<'_> {
     pub fn key(&self) -> String {
         format!("{}/{}/{}", self.stack.path(), self.index, self.attempt)
     }
+}
+
+/// A `#name` call the interpreter made: the callee, found and entered on the stack.
+#[derive(Clone, Copy, Debug)]
+pub struct Called<'a> {
+    /// The calling item's attempt: its place names the call.
+    pub step: Step<'a>,
+    pub sequence: &'a Sequence,
+    /// Admitted to nothing yet: the callee's entry groups route them.
+    pub args: &'a Map<String, Value>,
+    /// The stack with the callee on top, which bounds its calls.
+    pub stack: &'a Stack,
 }
 
 tokio::task_local! {

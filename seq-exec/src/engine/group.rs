@@ -19,6 +19,7 @@
 
 use super::budget::Held;
 use super::dispatch::Failure;
+use super::driver::Deadline;
 use super::item::{self, ItemRun, Write};
 use super::report::{GroupReport, GroupStatus, ItemReport, ItemStatus};
 use super::stack::Stack;
@@ -117,7 +118,13 @@ pub(crate) async fn run(
         // A false `when` skips the group and leaves its slots unset.
         (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, parallel, started),
         (Ok(stack), None | Some(Ok(true))) => {
+            // The bound of the per-tool timers; the group's own end is the driver's to measure.
             let deadline = started + group.timeout();
+            let own = cx.driver.deadline(&group.name.value, group.timeout()).await;
+            let cx = Cx {
+                deadline: Some(cx.deadline.map_or(own, |outer| outer.min(own))),
+                ..cx
+            };
             // A driver that cannot have this group's attempts in flight at once runs its items
             // one at a time (`Driver::concurrent`); their slots still wait for the barrier.
             let side_by_side = group.is_parallel() && cx.driver.concurrent(group);
@@ -137,10 +144,10 @@ pub(crate) async fn run(
                 collect: collecting(group),
             };
             let items = if side_by_side {
-                parallel_items(&g, &scope, deadline, after, observer).await
+                parallel_items(&g, &scope, own, deadline, after, observer).await
             } else {
                 let visible = !group.is_parallel();
-                serial_items(&g, &mut scope, &mut held, visible, deadline, observer).await
+                serial_items(&g, &mut scope, &mut held, visible, own, observer).await
             };
             conclude(&g, items, scope.out, &mut held, parallel, started, observer)
         }
@@ -225,6 +232,7 @@ fn stopping(g: &GroupCx<'_>, run: &ItemRun, i: usize) -> Option<Stop> {
 async fn parallel_items(
     g: &GroupCx<'_>,
     scope: &Scope,
+    own: Deadline,
     deadline: Instant,
     after: Vec<Option<usize>>,
     observer: Option<&dyn Observer>,
@@ -267,8 +275,7 @@ async fn parallel_items(
     let mut stop = None;
     // One timer for the whole group, not one per finished item; and one standing in for the
     // per-tool timeouts of its calls until they can matter (`tool_timeout`).
-    let expired = tokio::time::sleep_until(deadline);
-    tokio::pin!(expired);
+    let mut expired = g.cx.driver.expired(own);
     let horizon = tokio::time::sleep_until(g.tool_timeout.horizon().unwrap_or(deadline));
     tokio::pin!(horizon);
     loop {
@@ -322,9 +329,10 @@ async fn serial_items(
     scope: &mut Scope,
     held: &mut HashMap<String, Held>,
     visible: bool,
-    deadline: Instant,
+    own: Deadline,
     observer: Option<&dyn Observer>,
 ) -> Items {
+    let mut expired = g.cx.driver.expired(own);
     let n = g.group.items.len();
     let mut runs: Vec<Option<ItemRun>> = (0..n).map(|_| None).collect();
     let mut started = vec![false; n];
@@ -339,7 +347,8 @@ async fn serial_items(
         }
         let result = tokio::select! {
             biased;
-            result = tokio::time::timeout_at(deadline, item::run(g, i, item, scope)) => result.ok(),
+            run = item::run(g, i, item, scope) => Some(run),
+            () = &mut expired => None,
             () = g.cx.cancel.cancelled() => {
                 stop = Some(Stop::Cancelled);
                 break;

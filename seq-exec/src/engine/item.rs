@@ -104,8 +104,16 @@ async fn attempt(
         return Err(error.into());
     }
     let tool = item.tool.value.as_str();
+    let step = Step {
+        stack: &g.stack,
+        index,
+        attempt: retries,
+        tool,
+        beside: g.side_by_side,
+        deadline: g.cx.deadline,
+    };
     if Catalog::is_call(tool) || tool == SEQ_RUN {
-        return call::item(g, item, scope).await;
+        return call::item(g, step, item, scope).await;
     }
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
@@ -121,13 +129,6 @@ async fn attempt(
         args
     } else {
         render::object(members, scope, None, &mut budget)?
-    };
-    let step = Step {
-        stack: &g.stack,
-        index,
-        attempt: retries,
-        tool,
-        beside: g.side_by_side,
     };
     let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout).await?;
     // The arguments are let go with the call; the result is held from now on.

@@ -43,16 +43,18 @@ mod stack;
 mod tool_timeout;
 mod values;
 
-pub use driver::{Attempt, Driver, InProcess, Step, idempotency_key, with_idempotency_key};
+pub use driver::{
+    Attempt, Called, Deadline, Driver, InProcess, Step, idempotency_key, with_idempotency_key,
+};
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
+pub use stack::Stack;
 
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value};
-use stack::Stack;
 use std::sync::Arc;
 use std::time::Duration;
 pub use tokio_util::sync::CancellationToken;
@@ -151,6 +153,9 @@ pub(crate) struct Cx<'a> {
     pub driver: &'a dyn Driver,
     /// The run's budget of bytes held, shared by every depth.
     pub budget: &'a Arc<budget::RunBudget>,
+    /// The earliest deadline of the groups running (through calls, and for a called run that
+    /// runs elsewhere, its caller's): a driver cuts its attempts off there.
+    pub deadline: Option<Deadline>,
 }
 
 impl Engine {
@@ -196,6 +201,7 @@ impl Engine {
             output,
             driver,
             budget,
+            deadline: None,
         }
     }
 
@@ -244,6 +250,35 @@ impl Engine {
                 // The bottom of the stack can be neither deeper than the bound nor a cycle.
                 Err(error) => call::failed_run(error),
             };
+        report.output = output.take();
+        report
+    }
+
+    /// The run of a sequence called from another run, given the call's stack (the callee on
+    /// top, [`Called::stack`]): what a [`Driver`] that runs a `#name` call elsewhere runs
+    /// there. Its own calls are bounded by that stack, so the depth and cycle bounds hold
+    /// across runs; its attempts are cut off at `deadline`, its caller's ([`Step::deadline`]).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a run's parts, as `run_driven` takes them"
+    )]
+    pub async fn run_called(
+        &self,
+        sequence: &Sequence,
+        args: Map<String, Value>,
+        caller: &Caller,
+        cancel: &CancellationToken,
+        driver: &dyn Driver,
+        stack: Stack,
+        deadline: Option<Deadline>,
+    ) -> RunReport {
+        let output = output_log::OutputLog::default();
+        let budget = budget::RunBudget::new(self.limits.max_run_bytes);
+        let cx = Cx {
+            deadline,
+            ..self.cx(caller, cancel, &output, driver, &budget)
+        };
+        let mut report = call::run_sequence(cx, sequence, args, stack, false).await.0;
         report.output = output.take();
         report
     }

@@ -44,6 +44,23 @@ impl OutputLog {
             .push(text.to_owned());
     }
 
+    /// Records what another run sent (a called sequence run elsewhere): its report's `output`.
+    pub(crate) fn absorb(&self, output: &Map<String, Value>) {
+        for (channel, lines) in output {
+            let Value::Array(lines) = lines else {
+                // `dropped`: lines the other run did not keep.
+                let dropped = lines.as_u64().and_then(|n| usize::try_from(n).ok());
+                let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+                inner.dropped += dropped.unwrap_or(0);
+                continue;
+            };
+            let tool = format!("{PREFIX}{channel}");
+            for line in lines {
+                self.record(&tool, line.as_str());
+            }
+        }
+    }
+
     /// The report's `output`: each channel's lines in the order sent, and `dropped` when lines
     /// past the bound were not kept. Empty when nothing was sent.
     pub(crate) fn take(&self) -> Map<String, Value> {

@@ -1,11 +1,12 @@
 //! Sizes of values as compact JSON, measured without building the text and stopping once past
 //! a bound: one measure for the bound on results and the bound on rendered arguments.
 
-use serde_json::Value;
-
 /// The size of `value` as compact JSON, or `None` once it passes `bound` (measuring stops
 /// there, so a huge value costs no more than `bound` bytes of work).
-pub(super) fn json_size_within(value: &Value, bound: usize) -> Option<usize> {
+pub(super) fn json_size_within<T: serde::Serialize + ?Sized>(
+    value: &T,
+    bound: usize,
+) -> Option<usize> {
     /// Counts bytes, and fails the serialization once past the bound.
     struct Counter {
         written: usize,

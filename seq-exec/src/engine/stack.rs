@@ -4,12 +4,18 @@
 //!
 //! A persistent list: concurrent items of a parallel group share their parent's frames, and
 //! each call pushes onto its own copy in O(1).
+//!
+//! A durable driver runs a `#name` call elsewhere (another invocation, maybe another worker):
+//! the stack travels with it, as the list of its frames from the bottom, so that the bounds
+//! hold across invocations.
 
 use crate::error::{Reason, ToolError};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::sync::Arc;
 
+/// The sequences and groups running, from the bottom of a run to the innermost.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Stack(Option<Arc<Frame>>);
+pub struct Stack(Option<Arc<Frame>>);
 
 #[derive(Debug)]
 struct Frame {
@@ -17,7 +23,8 @@ struct Frame {
     parent: Stack,
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum Kind {
     Sequence(String),
     Group { sequence: String, group: String },
@@ -27,7 +34,7 @@ impl Stack {
     /// Enters `#name`: an error of reason `cycle` when `name` is already on the stack, of reason
     /// `depth` when more than `max_depth` cross-sequence calls would be nested. The bottom
     /// sequence (the one `seq_run` runs) is not a call: it is at depth 0.
-    pub fn enter_sequence(&self, name: &str, max_depth: u32) -> Result<Stack, ToolError> {
+    pub(crate) fn enter_sequence(&self, name: &str, max_depth: u32) -> Result<Stack, ToolError> {
         let kind = Kind::Sequence(name.to_owned());
         if self.frames().any(|f| f.kind == kind) {
             return Err(ToolError::new(
@@ -59,7 +66,7 @@ impl Stack {
     /// when `max_groups` groups are running already, one calling the next: every nested call
     /// is a frame of the future being polled, and a chain without bound would overflow the
     /// thread's stack.
-    pub fn enter_group(
+    pub(crate) fn enter_group(
         &self,
         sequence: &str,
         group: &str,
@@ -107,7 +114,7 @@ impl Stack {
     }
 
     /// The innermost group being run.
-    pub fn innermost_group(&self) -> Option<&str> {
+    pub(crate) fn innermost_group(&self) -> Option<&str> {
         self.frames().find_map(|f| match &f.kind {
             Kind::Group { group, .. } => Some(group.as_str()),
             Kind::Sequence(_) => None,
@@ -115,7 +122,7 @@ impl Stack {
     }
 
     /// `#a/g/#b/h`: the stack from the bottom, joined by `/`.
-    pub fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         let mut names: Vec<String> = self.frames().map(|f| f.kind.name()).collect();
         names.reverse();
         names.join("/")
@@ -141,5 +148,53 @@ impl Kind {
             Kind::Sequence(name) => format!("#{name}"),
             Kind::Group { group, .. } => group.clone(),
         }
+    }
+}
+
+/// Written as its frames from the bottom: `[{"sequence": "a"}, {"group": {"sequence": "a",
+/// "group": "g"}}]`.
+impl Serialize for Stack {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut kinds: Vec<&Kind> = self.frames().map(|f| &f.kind).collect();
+        kinds.reverse();
+        kinds.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Stack {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Stack, D::Error> {
+        let kinds = Vec::<Kind>::deserialize(deserializer)?;
+        Ok(kinds
+            .into_iter()
+            .fold(Stack::default(), |stack, kind| stack.push(kind)))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+
+    /// A stack sent to another invocation keeps its frames, and so its bounds: the sequence
+    /// on it is still a cycle, and its calls still count towards the depth.
+    #[test]
+    fn a_stack_read_back_keeps_its_bounds() {
+        let stack = Stack::default()
+            .enter_sequence("a", 4)
+            .and_then(|s| s.enter_group("a", "g", 32))
+            .and_then(|s| s.enter_sequence("b", 4))
+            .unwrap();
+        let text = serde_json::to_string(&stack).unwrap();
+        let back: Stack = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.path(), "#a/g/#b");
+        assert_eq!(
+            back.enter_sequence("a", 4).unwrap_err().reason,
+            Reason::Cycle
+        );
+        assert_eq!(
+            back.enter_sequence("c", 1).unwrap_err().reason,
+            Reason::Depth
+        );
+        assert!(back.enter_sequence("c", 4).is_ok());
     }
 }
