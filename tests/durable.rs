@@ -54,12 +54,18 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
     let root = tempfile::tempdir().unwrap();
     let _worker = restate.worker(localhost(free_port()), root.path());
     let data = tempfile::tempdir().unwrap();
-    let created = common::command()
-        .args(["create", "examples/hello.json", "--data-dir"])
-        .arg(data.path())
-        .output()
-        .unwrap();
-    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    // `release-gate` calls `#hello`: stored for the local runs and in the engine.
+    for storage in [
+        ["--data-dir", data.path().to_str().unwrap()],
+        ["--restate", &restate.ingress],
+    ] {
+        let created = common::command()
+            .args(["create", "examples/hello.json"])
+            .args(storage)
+            .output()
+            .unwrap();
+        assert_eq!(status(&created), 0, "{}", stderr(&created));
+    }
     let local_root = tempfile::tempdir().unwrap();
     let cases: &[(&str, &str)] = &[
         ("examples/hello.json", r#"{"who":"world"}"#),
@@ -308,8 +314,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         let created = common::command()
             .arg("create")
             .arg(link(n))
-            .arg("--data-dir")
-            .arg(data.path())
+            .args(["--restate", &restate.ingress])
             .output()
             .unwrap();
         assert_eq!(status(&created), 0, "c{n}: {}", stderr(&created));
@@ -328,8 +333,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     let created = common::command()
         .arg("create")
         .arg(&top)
-        .arg("--data-dir")
-        .arg(data.path())
+        .args(["--restate", &restate.ingress])
         .output()
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));
