@@ -42,14 +42,14 @@ impl SeqTools {
         let loaded = tokio::task::spawn_blocking(move || load_checked(&tools, &owned))
             .await
             .unwrap_or_else(|error| {
-                Err(SeqOutcome::of(Err(ToolError::new(
+                Err(Box::new(SeqOutcome::of(Err(ToolError::new(
                     Reason::Failed,
                     format!("reading the stored sequence did not complete: {error}"),
-                ))))
+                )))))
             });
         let (sequence, stored) = match loaded {
             Ok(loaded) => loaded,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         };
         let report = match &self.remote {
             Some(remote) => {
@@ -159,8 +159,11 @@ impl SeqTools {
 /// again before it runs, as `seqc run '#name'` does: what it calls may have changed since it
 /// was stored, and the engine runs only sequences without errors. On refusal, the outcome to
 /// answer (a missing sequence, or its errors as findings).
-fn load_checked(tools: &StorageTools, name: &str) -> Result<(Sequence, Vec<Sequence>), SeqOutcome> {
-    let refused = |error| SeqOutcome::of(Err(storage_error(error)));
+fn load_checked(
+    tools: &StorageTools,
+    name: &str,
+) -> Result<(Sequence, Vec<Sequence>), Box<SeqOutcome>> {
+    let refused = |error| Box::new(SeqOutcome::of(Err(storage_error(error))));
     let sequence = match tools.storage().get(name) {
         Ok(Some(sequence)) => sequence,
         Ok(None) => {
@@ -193,11 +196,11 @@ fn load_checked(tools: &StorageTools, name: &str) -> Result<(Sequence, Vec<Seque
     .with_hint(
         "fix the errors listed and store the sequence again with `seq_create` (`replace: true`)",
     );
-    Err(SeqOutcome {
+    Err(Box::new(SeqOutcome {
         result: Err(error),
         diagnostics: errors,
         report: None,
-    })
+    }))
 }
 
 /// The error of a run that did not succeed: the run's own error when it could not start, else
