@@ -326,10 +326,13 @@ impl SequenceStorage for RestateStorage {
 
     fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError> {
         self.block_on(async {
+            let names = self.names().await?;
+            // One request per sequence, all in flight at once.
+            let reads = futures::future::join_all(names.iter().map(|name| self.read(name))).await;
             let mut loaded = Vec::new();
-            for name in self.names().await? {
+            for (name, read) in names.into_iter().zip(reads) {
                 // A name the index holds without a sequence (deleted meanwhile) is not listed.
-                match self.read(&name).await {
+                match read {
                     Ok(Some(stored)) => loaded.push((name, Ok(stored))),
                     Ok(None) => {}
                     Err(error) => loaded.push((name, Err(error))),
