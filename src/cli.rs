@@ -44,14 +44,15 @@ pub enum Command {
     Run(crate::run::RunArgs),
     /// Check a sequence file against the stored ones and store it in the data directory.
     Create(crate::storage_cmd::CreateArgs),
-    /// List the sequences stored in the data directory.
+    /// List the sequences stored in the data directory (or the Restate server: `--restate`).
     List(crate::storage_cmd::ListArgs),
     /// Delete a sequence from the data directory.
     Delete(crate::storage_cmd::DeleteArgs),
     /// Serve the six seq_* tools to an MCP client on stdin and stdout.
     ///
     /// Sequences created over MCP are stored in the data directory and run on the embedded
-    /// host plus the `--mcp` servers' tools; `seq_create`'s and `seq_run`'s descriptions list
+    /// host plus the `--mcp` servers' tools (with `--restate`, stored in the Restate server and
+    /// run there by `seqc worker`s); `seq_create`'s and `seq_run`'s descriptions list
     /// the tools a client can reach. `--root DIR` is required and must not contain the data
     /// directory. `cmd_run` and `files_write` are off unless `--enable` names them; the other
     /// embedded tools (`echo`, `sleep`, `files_read`, `files_list`,

@@ -125,6 +125,15 @@ pub struct ServeArgs {
     pub policy: Option<PathBuf>,
     #[command(flatten)]
     pub mcp: McpArgs,
+    /// Durable mode: keep the sequences in the Restate server whose ingress is at this URL
+    /// (such as http://127.0.0.1:8080) instead of the data directory, and run `seq_run` there,
+    /// on the `seqc worker`s registered with it. Needs `--restate-admin`.
+    #[arg(long, value_name = "INGRESS_URL", requires = "restate_admin")]
+    pub restate: Option<String>,
+    /// The Restate admin API (such as http://127.0.0.1:9070), where a cancelled `seq_run`
+    /// request cancels its durable run.
+    #[arg(long = "restate-admin", value_name = "ADMIN_URL", requires = "restate")]
+    pub restate_admin: Option<String>,
 }
 
 /// The policy of `seqc mcp`: the `--policy` file, `--allow`/`--deny` added to its global
@@ -172,7 +181,7 @@ fn read_policy(path: &Path) -> Result<Policy, String> {
 
 /// The root of `seqc mcp`: given, a directory, and not containing the data directory (whose
 /// stored sequences the file tools could otherwise rewrite, past the checker and the policy).
-fn serve_root(given: Option<&Path>, data: &Path) -> Result<PathBuf, String> {
+fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, String> {
     let Some(given) = given else {
         return Err(
             "seqc mcp needs --root DIR: the directory the client's file tools and commands are \
@@ -181,6 +190,9 @@ fn serve_root(given: Option<&Path>, data: &Path) -> Result<PathBuf, String> {
         );
     };
     let root = crate::run::root(Some(given))?;
+    let Some(data) = data else {
+        return Ok(root);
+    };
     let canonical_root = std::fs::canonicalize(&root)
         .map_err(|error| format!("cannot use --root {}: {}", root.display(), reason(&error)))?;
     let canonical_data = seq_exec::builtin::canonical_beyond(data).map_err(|error| {
@@ -205,7 +217,10 @@ fn serve_root(given: Option<&Path>, data: &Path) -> Result<PathBuf, String> {
 pub fn serve(args: &ServeArgs) -> Status {
     // As for `seqc run`: orphans of the runs' commands come back to seqc, to be stopped.
     let _ = seq_exec::builtin::become_subreaper();
-    let root = match serve_root(args.root.as_deref(), &args.data.resolve()) {
+    // In durable mode the data directory holds nothing, so the root may contain it.
+    let data = args.data.resolve();
+    let guarded = args.restate.is_none().then_some(data.as_path());
+    let root = match serve_root(args.root.as_deref(), guarded) {
         Ok(root) => root,
         Err(message) => return trouble(message),
     };
@@ -225,14 +240,30 @@ pub fn serve(args: &ServeArgs) -> Status {
             Ok(mcp) => mcp,
             Err(status) => return status,
         };
-        let server = SeqServer::assemble(
-            args.data.storage(),
-            root,
-            Caller::new(args.caller.clone()),
-            policy,
-            Arc::clone(&mcp),
-            Arc::new(Stderr),
-        );
+        let caller = Caller::new(args.caller.clone());
+        let downstream = Arc::clone(&mcp);
+        let server = match (&args.restate, &args.restate_admin) {
+            (Some(ingress), Some(admin)) => {
+                let storage = match seq_restate::RestateStorage::new(ingress) {
+                    Ok(storage) => storage,
+                    Err(error) => {
+                        return trouble(format_args!("cannot start the runtime: {error}"));
+                    }
+                };
+                let submitter = Arc::new(seq_restate::Submitter::new(ingress, admin));
+                SeqServer::assemble(storage, root, caller, policy, downstream, Arc::new(Stderr))
+                    .with_remote(submitter)
+            }
+            // clap requires both or neither.
+            (Some(_) | None, _) => SeqServer::assemble(
+                args.data.storage(),
+                root,
+                caller,
+                policy,
+                downstream,
+                Arc::new(Stderr),
+            ),
+        };
         let served = server.serve_stdio().await;
         mcp.shutdown().await;
         // Whatever the runs' commands left winding down is killed before seqc exits.

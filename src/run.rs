@@ -19,7 +19,7 @@ use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{SeqConfig, SeqHost, StorageTools};
-use seq_exec::storage::Storage;
+use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
 use seq_mcp::{Combined, McpHost};
 use seq_syntax::Diagnostic;
@@ -146,18 +146,23 @@ fn run_with(
     mcp: &Arc<McpHost>,
     runtime: &tokio::runtime::Runtime,
 ) -> Status {
-    let storage = args.data.storage();
-    let stored = match stored::load(&storage) {
-        Ok(stored) => stored,
-        Err(message) => return trouble(message),
-    };
-    let sequence = match target(args, &storage, &stored, &catalog) {
-        Ok(sequence) => Arc::new(sequence),
-        Err(status) => return status,
-    };
     if let Some(ingress) = &args.restate {
+        // Durable: the stored sequences are the engine's.
+        let storage = match seq_restate::RestateStorage::new(ingress) {
+            Ok(storage) => storage,
+            Err(error) => return trouble(format_args!("cannot start the runtime: {error}")),
+        };
+        let (sequence, stored) = match checked(args, &storage, &catalog) {
+            Ok(found) => found,
+            Err(status) => return status,
+        };
         return durable::run(args, ingress, &sequence, stored, run_args, runtime);
     }
+    let storage = args.data.storage();
+    let sequence = match checked(args, &storage, &catalog) {
+        Ok((sequence, _)) => Arc::new(sequence),
+        Err(status) => return status,
+    };
 
     let (observer, output): (Option<Arc<dyn Observer>>, Arc<dyn OutputSink>) = match args.format {
         RunFormat::Human => {
@@ -176,7 +181,7 @@ fn run_with(
         Arc::clone(mcp) as Arc<dyn ToolHost>,
     ]));
     let config = SeqConfig {
-        storage: storage.clone(),
+        storage: Arc::new(storage.clone()),
         root,
         catalog,
         policy,
@@ -332,11 +337,23 @@ pub(crate) fn policy(allow: &[String], deny: &[String]) -> Policy {
         .fold(policy, |policy, pattern| policy.deny(pattern))
 }
 
+/// The sequence to run, checked against the readable stored sequences, and those; on refusal
+/// the diagnostics are printed and the status comes back.
+fn checked(
+    args: &RunArgs,
+    storage: &dyn SequenceStorage,
+    catalog: &Catalog,
+) -> Result<(Sequence, Vec<Sequence>), Status> {
+    let stored = stored::load(storage).map_err(trouble)?;
+    let sequence = target(args, storage, &stored, catalog)?;
+    Ok((sequence, stored))
+}
+
 /// The sequence to run, checked; on refusal the diagnostics are printed and the status comes
 /// back.
 fn target(
     args: &RunArgs,
-    storage: &Storage,
+    storage: &dyn SequenceStorage,
     stored: &[Sequence],
     catalog: &Catalog,
 ) -> Result<Sequence, Status> {
@@ -350,7 +367,7 @@ fn target(
 /// calls may have changed since it was created.
 fn stored_target(
     name: &str,
-    storage: &Storage,
+    storage: &dyn SequenceStorage,
     stored: &[Sequence],
     catalog: &Catalog,
 ) -> Result<Sequence, Status> {
@@ -362,7 +379,7 @@ fn stored_target(
             Ok(None) => {
                 return Err(trouble(format_args!(
                     "no sequence named `{name}` is stored in {} (`seqc list` shows the stored ones)",
-                    storage.dir().display()
+                    storage.location()
                 )));
             }
             Err(error) => return Err(trouble(error)),

@@ -7,12 +7,13 @@ use crate::files::reason;
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_exec::seq_tools::{Finding, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, StorageTools};
-use seq_exec::storage::Storage;
+use seq_exec::storage::SequenceStorage;
 use seq_exec::{Reason, ToolError};
 use seq_syntax::Diagnostic;
 use serde_json::{Value, json};
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
@@ -24,6 +25,8 @@ pub struct CreateArgs {
     pub replace: bool,
     #[command(flatten)]
     pub data: DataDirArg,
+    #[command(flatten)]
+    pub restate: RestateArg,
     /// A catalog of other tool definitions to check against, as for `seqc check` (repeatable).
     #[arg(long = "catalog", value_name = "FILE")]
     pub catalogs: Vec<PathBuf>,
@@ -35,6 +38,8 @@ pub struct ListArgs {
     pub format: ListFormat,
     #[command(flatten)]
     pub data: DataDirArg,
+    #[command(flatten)]
+    pub restate: RestateArg,
 }
 
 #[derive(Debug, Args)]
@@ -44,6 +49,29 @@ pub struct DeleteArgs {
     pub name: String,
     #[command(flatten)]
     pub data: DataDirArg,
+    #[command(flatten)]
+    pub restate: RestateArg,
+}
+
+#[derive(Debug, Args)]
+pub struct RestateArg {
+    /// Durable mode: the sequences kept in the Restate server whose ingress is at this URL
+    /// (such as http://127.0.0.1:8080), which every worker and `seqc mcp --restate` sees,
+    /// instead of the data directory.
+    #[arg(long, value_name = "INGRESS_URL")]
+    pub restate: Option<String>,
+}
+
+/// The storage a command works on: the Restate server's with `--restate`, else the data
+/// directory's.
+fn storage_of(data: &DataDirArg, restate: &RestateArg) -> Result<Arc<dyn SequenceStorage>, Status> {
+    match &restate.restate {
+        Some(ingress) => match seq_restate::RestateStorage::new(ingress) {
+            Ok(storage) => Ok(Arc::new(storage)),
+            Err(error) => Err(trouble(format_args!("cannot start the runtime: {error}"))),
+        },
+        None => Ok(Arc::new(data.storage())),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -72,8 +100,11 @@ pub fn create(args: &CreateArgs) -> Status {
             return Status::Trouble;
         }
     };
-    let storage = args.data.storage();
-    let stored = match stored::load(&storage) {
+    let storage = match storage_of(&args.data, &args.restate) {
+        Ok(storage) => storage,
+        Err(status) => return status,
+    };
+    let stored = match stored::load(storage.as_ref()) {
         Ok(stored) => stored,
         Err(message) => return trouble(message),
     };
@@ -91,7 +122,7 @@ pub fn create(args: &CreateArgs) -> Status {
             &shown,
             format_args!(
                 "a sequence named `{name}` is already stored in {} (pass --replace to overwrite it)",
-                storage.dir().display()
+                where_stored(storage.as_ref(), &args.data, &args.restate)
             ),
         );
     }
@@ -106,7 +137,8 @@ pub fn create(args: &CreateArgs) -> Status {
         },
         Err(error) => return trouble(format_args!("cannot read {shown}: {}", reason(&error))),
     };
-    let mut config = SeqConfig::new(storage.clone(), root);
+    let mut config = SeqConfig::new(args.data.storage(), root);
+    config.storage = Arc::clone(&storage);
     config.catalog = catalog;
     let outcome = StorageTools::new(config).call_blocking(
         SEQ_CREATE,
@@ -117,10 +149,15 @@ pub fn create(args: &CreateArgs) -> Status {
         Ok(value) => {
             let groups = count(&value, "groups", "group");
             let items = count(&value, "items", "item");
-            let path = storage
-                .path_of(name)
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
+            let path = match &args.restate.restate {
+                Some(_) => storage.location(),
+                None => args
+                    .data
+                    .storage()
+                    .path_of(name)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            };
             emit(Status::Clean, |out| {
                 writeln!(out, "stored `{name}` ({groups}, {items}) in {path}")
             })
@@ -182,8 +219,11 @@ fn count(value: &Value, field: &str, noun: &str) -> String {
 }
 
 pub fn list(args: &ListArgs) -> Status {
-    let storage = args.data.storage();
-    let rows = match storage_tools(&storage)
+    let storage = match storage_of(&args.data, &args.restate) {
+        Ok(storage) => storage,
+        Err(status) => return status,
+    };
+    let rows = match storage_tools(&args.data, &storage)
         .call_blocking(SEQ_LIST, &json!({}), None)
         .result
     {
@@ -198,7 +238,8 @@ pub fn list(args: &ListArgs) -> Status {
         }),
         ListFormat::Human => emit(Status::Clean, |out| {
             if rows.is_empty() {
-                return writeln!(out, "no sequences stored in {}", storage.dir().display());
+                let place = where_stored(storage.as_ref(), &args.data, &args.restate);
+                return writeln!(out, "no sequences stored in {place}");
             }
             write_table(out, &rows)
         }),
@@ -238,21 +279,21 @@ fn write_table(out: &mut dyn Write, rows: &[Value]) -> io::Result<()> {
 }
 
 pub fn delete(args: &DeleteArgs) -> Status {
-    let storage = args.data.storage();
+    let storage = match storage_of(&args.data, &args.restate) {
+        Ok(storage) => storage,
+        Err(status) => return status,
+    };
+    let place = where_stored(storage.as_ref(), &args.data, &args.restate);
     let name = seq_syntax::names::strip_sequence_prefix(&args.name);
-    match storage_tools(&storage)
+    match storage_tools(&args.data, &storage)
         .call_blocking(SEQ_DELETE, &json!({"name": name}), None)
         .result
     {
         Ok(_) => emit(Status::Clean, |out| {
-            writeln!(out, "deleted `{name}` from {}", storage.dir().display())
+            writeln!(out, "deleted `{name}` from {place}")
         }),
         // A name that is not stored (or cannot be) is a usage problem, like a missing file.
-        Err(error) => trouble(format_args!(
-            "{} (in {})",
-            detail(&error),
-            storage.dir().display()
-        )),
+        Err(error) => trouble(format_args!("{} (in {place})", detail(&error))),
     }
 }
 
@@ -264,7 +305,20 @@ fn detail(error: &ToolError) -> String {
         .unwrap_or_else(|| error.reason.to_string())
 }
 
-fn storage_tools(storage: &Storage) -> StorageTools {
-    let root = storage.dir().to_path_buf();
-    StorageTools::new(SeqConfig::new(storage.clone(), root))
+/// The store tools over `storage` (`seq_create`'s `file` is not used here: any root will do).
+fn storage_tools(data: &DataDirArg, storage: &Arc<dyn SequenceStorage>) -> StorageTools {
+    let files = data.storage();
+    let root = files.dir().to_path_buf();
+    let mut config = SeqConfig::new(files, root);
+    config.storage = Arc::clone(storage);
+    StorageTools::new(config)
+}
+
+/// Where the sequences are, as the messages say it: the data directory's `sequences`
+/// directory, or the Restate server.
+fn where_stored(storage: &dyn SequenceStorage, data: &DataDirArg, restate: &RestateArg) -> String {
+    match restate.restate {
+        Some(_) => storage.location(),
+        None => data.storage().dir().display().to_string(),
+    }
 }

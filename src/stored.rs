@@ -5,7 +5,7 @@ use crate::check::SourceFile;
 use crate::cli::warn;
 use clap::Args;
 use seq_check::Catalog;
-use seq_exec::storage::Storage;
+use seq_exec::storage::{SequenceStorage, Storage};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 use std::io::{self, IsTerminal, Write};
@@ -45,10 +45,13 @@ impl DataDirArg {
 /// Every stored sequence that can be read. An unreadable file is warned about and left out:
 /// `#name` calls cannot reach it either. Storage that cannot be listed is a problem of the
 /// command (one line).
-pub fn load(storage: &Storage) -> Result<Vec<Sequence>, String> {
-    let loaded = storage
-        .load_all()
-        .map_err(|error| format!("cannot read the store {}: {error}", storage.dir().display()))?;
+pub fn load(storage: &dyn SequenceStorage) -> Result<Vec<Sequence>, String> {
+    let loaded = storage.load_all().map_err(|error| {
+        format!(
+            "cannot read the stored sequences of {}: {error}",
+            storage.location()
+        )
+    })?;
     let mut sequences = Vec::with_capacity(loaded.len());
     for (name, read) in loaded {
         match read {

@@ -15,190 +15,15 @@
 )]
 
 mod common;
+#[path = "common/restate.rs"]
+mod restate;
 
 use common::{status, stderr};
+use restate::{Restate, free_port, localhost, query, wait_for};
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// The server binary `npm ci --prefix tests/restate` installs.
-fn server_binary() -> PathBuf {
-    Path::new(common::PACKAGE).join("tests/restate/node_modules/.bin/restate-server")
-}
-
-/// A port free now (the listener is dropped before the port is used).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `GET path` over plain HTTP/1.1: the status code, or `None` when nothing answers.
-fn http_status(addr: SocketAddr, path: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).ok()?;
-    answer.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// The rows of `sql` over the admin API's `/query` (HTTP/1.0: the body is not chunked).
-fn query(admin: &str, sql: &str) -> Vec<Value> {
-    let addr: SocketAddr = admin.trim_start_matches("http://").parse().unwrap();
-    let body = serde_json::json!({ "query": sql }).to_string();
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "POST /query HTTP/1.0\r\nHost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let (_, json) = answer.split_once("\r\n\r\n").unwrap();
-    let rows: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {answer}"));
-    rows["rows"].as_array().cloned().unwrap_or_default()
-}
-
-/// Waits up to `within` for `ready`.
-fn wait_for(within: Duration, what: &str, mut ready: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !ready() {
-        assert!(started.elapsed() < within, "{what}: not within {within:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A child process killed (SIGKILL) when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The server's process group (npm's launcher and the server it starts), killed when dropped:
-/// killing the launcher alone would leave the server running.
-struct Group(Child);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if let Some(group) = i32::try_from(self.0.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-/// One Restate server of its own, in a temporary directory.
-struct Restate {
-    _server: Group,
-    ingress: String,
-    admin: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Restate {
-    fn start() -> Restate {
-        let dir = tempfile::tempdir().unwrap();
-        let [ingress, admin, node] = [free_port(), free_port(), free_port()];
-        let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-        let server = Command::new(server_binary())
-            .process_group(0)
-            .env("RESTATE_BASE_DIR", dir.path())
-            // The server's scratch directories (`invoker-*`) go with the rest, not into /tmp.
-            .env("TMPDIR", dir.path())
-            .env(
-                "RESTATE_INGRESS__BIND_ADDRESS",
-                format!("127.0.0.1:{ingress}"),
-            )
-            .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
-            .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
-            .env(
-                "RESTATE_ADVERTISED_ADDRESS",
-                format!("http://127.0.0.1:{node}"),
-            )
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!(
-                    "{} does not start ({error}); run `npm ci --prefix tests/restate`",
-                    server_binary().display()
-                )
-            });
-        let server = Group(server);
-        let admin_addr: SocketAddr = format!("127.0.0.1:{admin}").parse().unwrap();
-        let ingress_addr: SocketAddr = format!("127.0.0.1:{ingress}").parse().unwrap();
-        wait_for(
-            Duration::from_secs(30),
-            "the Restate server is healthy",
-            || {
-                http_status(admin_addr, "/health") == Some(200)
-                    && http_status(ingress_addr, "/restate/health") == Some(200)
-            },
-        );
-        Restate {
-            _server: server,
-            ingress: format!("http://127.0.0.1:{ingress}"),
-            admin: format!("http://127.0.0.1:{admin}"),
-            _dir: dir,
-        }
-    }
-
-    /// A worker listening at `addr`, its commands running in `root`, registered once it says
-    /// so.
-    fn worker(&self, addr: SocketAddr, root: &Path) -> Process {
-        let log = root.join(format!("worker-{}.log", free_port()));
-        let mut child = common::command()
-            .args(["worker", "--listen", &addr.to_string(), "--register"])
-            .arg(&self.admin)
-            .arg("--root")
-            .arg(root)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        wait_for(Duration::from_secs(30), "the worker registered", || {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!(
-                    "the worker exited with {status}: {}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-            std::fs::read_to_string(&log).is_ok_and(|text| text.contains("registered"))
-        });
-        Process(child)
-    }
-
-    /// `seqc run --restate … --format json ARGS`, in the package directory.
-    fn run(&self, data: &Path, args: &[&str]) -> Output {
-        common::command()
-            .args(["run", "--restate", &self.ingress, "--format", "json"])
-            .args(args)
-            .arg("--data-dir")
-            .arg(data)
-            .output()
-            .unwrap()
-    }
-}
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
 
 fn local(data: &Path, args: &[&str]) -> Output {
     common::command()
@@ -220,10 +45,6 @@ fn report(output: &Output) -> Value {
     report
 }
 
-fn localhost(port: u16) -> SocketAddr {
-    format!("127.0.0.1:{port}").parse().unwrap()
-}
-
 /// Every example the embedded host can run (`inspect-nodes` needs ssh to three hosts), with
 /// arguments that take each through its main paths, and parallel groups run side by side,
 /// give the same report either way.
@@ -233,12 +54,18 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
     let root = tempfile::tempdir().unwrap();
     let _worker = restate.worker(localhost(free_port()), root.path());
     let data = tempfile::tempdir().unwrap();
-    let created = common::command()
-        .args(["create", "examples/hello.json", "--data-dir"])
-        .arg(data.path())
-        .output()
-        .unwrap();
-    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    // `release-gate` calls `#hello`: stored for the local runs and in the engine.
+    for storage in [
+        ["--data-dir", data.path().to_str().unwrap()],
+        ["--restate", &restate.ingress],
+    ] {
+        let created = common::command()
+            .args(["create", "examples/hello.json"])
+            .args(storage)
+            .output()
+            .unwrap();
+        assert_eq!(status(&created), 0, "{}", stderr(&created));
+    }
     let local_root = tempfile::tempdir().unwrap();
     let cases: &[(&str, &str)] = &[
         ("examples/hello.json", r#"{"who":"world"}"#),
@@ -500,8 +327,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         let created = common::command()
             .arg("create")
             .arg(link(n))
-            .arg("--data-dir")
-            .arg(data.path())
+            .args(["--restate", &restate.ingress])
             .output()
             .unwrap();
         assert_eq!(status(&created), 0, "c{n}: {}", stderr(&created));
@@ -531,8 +357,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     let created = common::command()
         .arg("create")
         .arg(&top)
-        .arg("--data-dir")
-        .arg(data.path())
+        .args(["--restate", &restate.ingress])
         .output()
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));

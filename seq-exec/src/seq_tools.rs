@@ -37,12 +37,13 @@ use crate::builtin::args;
 use crate::engine::CancellationToken;
 use crate::engine::{Engine, RunReport};
 use crate::error::{Reason, ToolError};
-use crate::host::{Caller, ToolHost};
+use crate::host::{BoxFuture, Caller, ToolHost};
 use crate::policy::{Policy, STORE_ADMIN};
-use crate::storage::{Storage, StorageError};
+use crate::storage::{SequenceStorage, Storage, StorageError};
 use seq_check::catalog::{ArgReason, SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
 use seq_check::{Catalog, ToolDef};
-use serde_json::{Value, json};
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -52,7 +53,8 @@ pub use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE, SEQ_LIST};
 /// What the seq tools work with.
 #[derive(Clone, Debug)]
 pub struct SeqConfig {
-    pub storage: Storage,
+    /// Where the sequences are kept: a data directory, or a durable engine.
+    pub storage: Arc<dyn SequenceStorage>,
     /// Where `seq_create(file=...)` may read from (the escape check of the root applies).
     pub root: PathBuf,
     /// What `seq_create` checks against: the built-in catalog plus any other host's tools.
@@ -62,10 +64,11 @@ pub struct SeqConfig {
 }
 
 impl SeqConfig {
-    /// The built-in catalog, a policy that allows everything.
+    /// The built-in catalog, a policy that allows everything, the sequences in `storage`'s data
+    /// directory.
     pub fn new(storage: Storage, root: impl Into<PathBuf>) -> SeqConfig {
         SeqConfig {
-            storage,
+            storage: Arc::new(storage),
             root: root.into(),
             catalog: Catalog::builtin(),
             policy: Arc::new(Policy::allow_all()),
@@ -134,8 +137,8 @@ impl StorageTools {
         }
     }
 
-    pub fn storage(&self) -> &Storage {
-        &self.config.storage
+    pub fn storage(&self) -> &dyn SequenceStorage {
+        self.config.storage.as_ref()
     }
 
     pub fn policy(&self) -> &Arc<Policy> {
@@ -245,11 +248,29 @@ impl StorageTools {
     }
 }
 
+/// Where `seq_run` runs its sequences when not in this process: a durable engine
+/// (seq-restate's `Submitter`). The seq tools stay the same; only the run happens elsewhere.
+pub trait Remote: std::fmt::Debug + Send + Sync {
+    /// Runs the checked `sequence` with `args` for `caller`, with `sequences` (the readable
+    /// stored ones, read now) for its `#name` calls; its report, or why there is none.
+    /// Cancelling `cancel` cancels the run, whose report then says so.
+    fn run<'a>(
+        &'a self,
+        sequence: &'a Sequence,
+        sequences: Vec<Sequence>,
+        args: Map<String, Value>,
+        caller: &'a Caller,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<RunReport, ToolError>>;
+}
+
 /// All six tools.
 #[derive(Clone, Debug)]
 pub struct SeqTools {
     storage_tools: Arc<StorageTools>,
     engine: Arc<Engine>,
+    /// Where `seq_run` runs, when not on `engine`.
+    remote: Option<Arc<dyn Remote>>,
 }
 
 impl SeqTools {
@@ -259,7 +280,20 @@ impl SeqTools {
         SeqTools {
             storage_tools,
             engine,
+            remote: None,
         }
+    }
+
+    /// `seq_run` runs on `remote` instead of this process's engine. `seq_call` and
+    /// `seq_when_call` made directly are then not offered: they would run here.
+    pub fn with_remote(mut self, remote: Arc<dyn Remote>) -> SeqTools {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// Whether the seq tool `name` is offered here (all six, unless runs are remote).
+    pub fn offers(&self, name: &str) -> bool {
+        definition(name).is_some() && !(self.remote.is_some() && Catalog::is_call(name))
     }
 
     /// The usual wiring: an engine on `SeqHost(storage tools, inner)` reading `config.storage`,
@@ -269,13 +303,14 @@ impl SeqTools {
         config: SeqConfig,
         configure: impl FnOnce(Engine) -> Engine,
     ) -> SeqTools {
-        let sequences = Arc::new(config.storage.clone());
+        let sequences = config.storage.source();
         let storage_tools = Arc::new(StorageTools::new(config));
         let host = Arc::new(SeqHost::new(Arc::clone(&storage_tools), inner));
         let engine = Arc::new(configure(Engine::new(host, sequences)));
         SeqTools {
             storage_tools,
             engine,
+            remote: None,
         }
     }
 
@@ -330,6 +365,16 @@ impl SeqTools {
         let Some(definition) = definition(name) else {
             return Err(not_here(name));
         };
+        if !self.offers(name) {
+            return Err(ToolError::new(
+                Reason::NotFound,
+                format!(
+                    "`{name}` is not offered here: runs here are durable, and a call made \
+                     directly would run in this server instead"
+                ),
+            )
+            .with_hint("run the stored sequence with `seq_run`"));
+        }
         if !self.storage_tools.policy().allows(caller, name) {
             return Err(refused(self.storage_tools.policy(), caller, name));
         }
@@ -401,6 +446,8 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
             ToolError::new(Reason::Failed, detail)
                 .with_hint("check that the data directory exists and is writable")
         }
+        StorageError::Unavailable { .. } => ToolError::new(Reason::Failed, detail)
+            .with_hint("check that the server is up and a `seqc worker` is registered with it"),
     }
 }
 

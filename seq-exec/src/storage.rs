@@ -1,4 +1,8 @@
-//! Sequences on disk: `<data_dir>/sequences/<name>.json` holding
+//! Storage: the sequences kept by name. [`SequenceStorage`] is what the seq tools and the
+//! command line use; [`Storage`] keeps them on disk, and a durable engine can keep them itself
+//! (seq-restate's `RestateStorage`), in the same envelope ([`encode`], [`decode`]).
+//!
+//! On disk: `<data_dir>/sequences/<name>.json` holding
 //! `{"format": 1, "owner": <caller id>, "sequence": <the checked AST>}`.
 //!
 //! - `owner` is the id of the caller that created the sequence through `seq_create`. It is
@@ -97,6 +101,11 @@ pub enum StorageError {
     Interrupted {
         stage: WriteStage,
     },
+    /// The storage could not be reached, or answered with an error (a durable engine's).
+    Unavailable {
+        location: String,
+        detail: String,
+    },
 }
 
 impl fmt::Display for StorageError {
@@ -121,6 +130,9 @@ impl fmt::Display for StorageError {
             StorageError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             StorageError::Interrupted { stage } => {
                 write!(f, "the write was interrupted at {stage:?}")
+            }
+            StorageError::Unavailable { location, detail } => {
+                write!(f, "cannot use the storage of {location}: {detail}")
             }
         }
     }
@@ -223,6 +235,96 @@ pub type Loaded = (String, Result<Sequence, StorageError>);
 /// [`Loaded`] with the owner.
 pub type LoadedStored = (String, Result<Stored, StorageError>);
 
+/// Where sequences are kept by name, and how: files in a data directory ([`Storage`]) or a
+/// durable engine's state. Blocking: called from the seq tools on tokio's blocking pool and from
+/// the command line, never from inside a run (a run's `#name` calls go through [`Self::source`]).
+///
+/// What every implementation guarantees: a name is checked before it is used
+/// ([`check_name`]); a write is whole or absent; of two creators of one name without
+/// `replace`, exactly one succeeds, the other gets [`StorageError::Exists`]; a name that looks
+/// like a stored one is refused ([`StorageError::Confusable`]); what cannot be read back is a
+/// [`StorageError`], never a panic. Storage never checks a sequence: its callers do, before.
+pub trait SequenceStorage: fmt::Debug + Send + Sync {
+    /// Where the sequences are, for messages: "the data directory .seqc", say.
+    fn location(&self) -> String;
+
+    /// The stored sequence `name` with its owner, read afresh; `Ok(None)` when there is none.
+    fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError>;
+
+    /// Stores `sequence` under its name, recording `owner` (`None`: ownerless); an existing
+    /// one is replaced only with `replace`. Whether the writer may replace it is the seq tools'
+    /// question, asked before.
+    fn put_owned(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: Option<&str>,
+    ) -> Result<(), StorageError>;
+
+    /// Deletes the stored sequence `name`.
+    fn delete(&self, name: &str) -> Result<(), StorageError>;
+
+    /// Every stored sequence, read, with its owner, sorted by name.
+    fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError>;
+
+    /// Where a run in this process finds the stored sequences its `#name` calls name.
+    fn source(&self) -> Arc<dyn SequenceSource>;
+
+    /// Whether a sequence is stored under `name` (readable or not).
+    fn exists(&self, name: &str) -> Result<bool, StorageError> {
+        match self.get_stored(name) {
+            Ok(found) => Ok(found.is_some()),
+            // It is there, only unreadable.
+            Err(StorageError::Corrupt { .. } | StorageError::UnknownFormat { .. }) => Ok(true),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The stored sequence `name`, read afresh; `Ok(None)` when there is none.
+    fn get(&self, name: &str) -> Result<Option<Sequence>, StorageError> {
+        Ok(self.get_stored(name)?.map(|stored| stored.sequence))
+    }
+
+    /// Stores `sequence` under its name without an owner.
+    fn put(&self, sequence: &Sequence, replace: bool) -> Result<(), StorageError> {
+        self.put_owned(sequence, replace, None)
+    }
+
+    /// Every stored sequence, by name: the readable ones and the broken ones.
+    fn list(&self) -> Result<Listing, StorageError> {
+        let mut listing = Listing::default();
+        for (name, result) in self.load_all_stored()? {
+            match result {
+                Ok(stored) => listing.sequences.push(Summary {
+                    owner: stored.owner,
+                    ..Summary::of(&stored.sequence)
+                }),
+                Err(error) => listing.broken.push(Broken { name, error }),
+            }
+        }
+        Ok(listing)
+    }
+
+    /// Every stored sequence, read, by name (what `seq_create` checks a new one against).
+    fn load_all(&self) -> Result<Vec<Loaded>, StorageError> {
+        Ok(self
+            .load_all_stored()?
+            .into_iter()
+            .map(|(name, read)| (name, read.map(|stored| stored.sequence)))
+            .collect())
+    }
+
+    /// The readable stored sequences; the unreadable ones are left out (`#name` calls cannot
+    /// reach them either).
+    fn readable(&self) -> Result<Vec<Sequence>, StorageError> {
+        Ok(self
+            .load_all()?
+            .into_iter()
+            .filter_map(|(_, read)| read.ok())
+            .collect())
+    }
+}
+
 /// The storage under one data directory. Cheap to clone.
 #[derive(Clone)]
 pub struct Storage {
@@ -266,86 +368,6 @@ impl Storage {
             problem,
         })?;
         Ok(self.dir.join(format!("{name}{EXTENSION}")))
-    }
-
-    pub fn exists(&self, name: &str) -> Result<bool, StorageError> {
-        let path = self.path_of(name)?;
-        match path.symlink_metadata() {
-            Ok(_) => Ok(true),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(error) => Err(StorageError::Io { path, error }),
-        }
-    }
-
-    /// Stores `sequence` under its name without an owner, atomically; an existing one is
-    /// replaced only with `replace`.
-    pub fn put(&self, sequence: &Sequence, replace: bool) -> Result<(), StorageError> {
-        self.put_owned(sequence, replace, None)
-    }
-
-    /// [`Storage::put`] recording `owner` as the sequence's owner. Whether the writer may
-    /// replace the stored one is the seq tools' question, asked before.
-    pub fn put_owned(
-        &self,
-        sequence: &Sequence,
-        replace: bool,
-        owner: Option<&str>,
-    ) -> Result<(), StorageError> {
-        let name = sequence.name.value.as_str();
-        let target = self.path_of(name)?;
-        let bytes = serde_json::to_vec(&EnvelopeOut {
-            format: FORMAT,
-            owner,
-            sequence,
-        })
-        .map_err(|error| StorageError::Corrupt {
-            name: name.to_owned(),
-            detail: error.to_string(),
-        })?;
-        let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-        fs::create_dir_all(&self.dir).map_err(|error| self.io(&self.dir, error))?;
-        self.remove_stale_temps();
-        if !replace && self.exists(name)? {
-            return Err(StorageError::Exists {
-                name: name.to_owned(),
-            });
-        }
-        if let Some(stored) = self.look_alike(name) {
-            return Err(StorageError::Confusable {
-                name: name.to_owned(),
-                stored,
-            });
-        }
-        let temp = self.dir.join(format!(
-            ".{name}{EXTENSION}.{}-{}{TEMP_EXTENSION}",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        match self.write_temp(&temp, &bytes) {
-            Ok(()) => {}
-            Err(error @ StorageError::Interrupted { .. }) => return Err(error),
-            Err(error) => {
-                // A real failure, not a crash: nothing is left behind.
-                let _ = fs::remove_file(&temp);
-                return Err(error);
-            }
-        }
-        let published = if replace {
-            fs::rename(&temp, &target)
-        } else {
-            publish_new(&temp, &target)
-        };
-        if let Err(error) = published {
-            let _ = fs::remove_file(&temp);
-            return Err(if error.kind() == io::ErrorKind::AlreadyExists {
-                StorageError::Exists {
-                    name: name.to_owned(),
-                }
-            } else {
-                self.io(&target, error)
-            });
-        }
-        self.sync_dir()
     }
 
     /// A stored name other than `name` that looks like it (the same UTS #39 skeleton).
@@ -423,13 +445,87 @@ impl Storage {
         }
     }
 
-    /// The stored sequence `name`, read afresh; `Ok(None)` when there is none.
-    pub fn get(&self, name: &str) -> Result<Option<Sequence>, StorageError> {
-        Ok(self.get_stored(name)?.map(|stored| stored.sequence))
+    fn io(&self, path: &Path, error: io::Error) -> StorageError {
+        StorageError::Io {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+impl SequenceStorage for Storage {
+    fn location(&self) -> String {
+        let data_dir = self.dir.parent().unwrap_or(&self.dir);
+        format!("the data directory {}", data_dir.display())
     }
 
-    /// The stored sequence `name` with its owner, read afresh; `Ok(None)` when there is none.
-    pub fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError> {
+    /// A file of that name, readable or not.
+    fn exists(&self, name: &str) -> Result<bool, StorageError> {
+        let path = self.path_of(name)?;
+        match path.symlink_metadata() {
+            Ok(_) => Ok(true),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(StorageError::Io { path, error }),
+        }
+    }
+
+    /// Atomic (the module comment); without `replace`, published with a hard link.
+    fn put_owned(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: Option<&str>,
+    ) -> Result<(), StorageError> {
+        let name = sequence.name.value.as_str();
+        let target = self.path_of(name)?;
+        let bytes = encode(sequence, owner)?;
+        let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        fs::create_dir_all(&self.dir).map_err(|error| self.io(&self.dir, error))?;
+        self.remove_stale_temps();
+        if !replace && self.exists(name)? {
+            return Err(StorageError::Exists {
+                name: name.to_owned(),
+            });
+        }
+        if let Some(stored) = self.look_alike(name) {
+            return Err(StorageError::Confusable {
+                name: name.to_owned(),
+                stored,
+            });
+        }
+        let temp = self.dir.join(format!(
+            ".{name}{EXTENSION}.{}-{}{TEMP_EXTENSION}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        match self.write_temp(&temp, &bytes) {
+            Ok(()) => {}
+            Err(error @ StorageError::Interrupted { .. }) => return Err(error),
+            Err(error) => {
+                // A real failure, not a crash: nothing is left behind.
+                let _ = fs::remove_file(&temp);
+                return Err(error);
+            }
+        }
+        let published = if replace {
+            fs::rename(&temp, &target)
+        } else {
+            publish_new(&temp, &target)
+        };
+        if let Err(error) = published {
+            let _ = fs::remove_file(&temp);
+            return Err(if error.kind() == io::ErrorKind::AlreadyExists {
+                StorageError::Exists {
+                    name: name.to_owned(),
+                }
+            } else {
+                self.io(&target, error)
+            });
+        }
+        self.sync_dir()
+    }
+
+    fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError> {
         let path = self.path_of(name)?;
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
@@ -439,8 +535,7 @@ impl Storage {
         decode(name, &bytes).map(Some)
     }
 
-    /// Deletes the stored sequence `name`.
-    pub fn delete(&self, name: &str) -> Result<(), StorageError> {
+    fn delete(&self, name: &str) -> Result<(), StorageError> {
         let path = self.path_of(name)?;
         let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
         match fs::remove_file(&path) {
@@ -452,33 +547,9 @@ impl Storage {
         }
     }
 
-    /// Every stored sequence, by name. Files that are not `<valid name>.json` (temporary files
-    /// among them) are not the storage's and are passed over; unreadable ones are in `broken`.
-    pub fn list(&self) -> Result<Listing, StorageError> {
-        let mut listing = Listing::default();
-        for (name, result) in self.load_all_stored()? {
-            match result {
-                Ok(stored) => listing.sequences.push(Summary {
-                    owner: stored.owner,
-                    ..Summary::of(&stored.sequence)
-                }),
-                Err(error) => listing.broken.push(Broken { name, error }),
-            }
-        }
-        Ok(listing)
-    }
-
-    /// Every stored sequence, read, by name (what `seq_create` checks a new one against).
-    pub fn load_all(&self) -> Result<Vec<Loaded>, StorageError> {
-        Ok(self
-            .load_all_stored()?
-            .into_iter()
-            .map(|(name, read)| (name, read.map(|stored| stored.sequence)))
-            .collect())
-    }
-
-    /// [`Storage::load_all`] with the owners.
-    pub fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError> {
+    /// Files that are not `<valid name>.json` (temporary files among them) are not the
+    /// storage's and are passed over.
+    fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -507,11 +578,8 @@ impl Storage {
             .collect())
     }
 
-    fn io(&self, path: &Path, error: io::Error) -> StorageError {
-        StorageError::Io {
-            path: path.to_path_buf(),
-            error,
-        }
+    fn source(&self) -> Arc<dyn SequenceSource> {
+        Arc::new(self.clone())
     }
 }
 
@@ -568,7 +636,22 @@ fn nesting(bytes: &[u8]) -> usize {
     deepest
 }
 
-fn decode(name: &str, bytes: &[u8]) -> Result<Stored, StorageError> {
+/// A sequence and its owner as stored: `{"format": 1, "owner": ..., "sequence": ...}`.
+pub fn encode(sequence: &Sequence, owner: Option<&str>) -> Result<Vec<u8>, StorageError> {
+    serde_json::to_vec(&EnvelopeOut {
+        format: FORMAT,
+        owner,
+        sequence,
+    })
+    .map_err(|error| StorageError::Corrupt {
+        name: sequence.name.value.to_string(),
+        detail: error.to_string(),
+    })
+}
+
+/// What [`encode`] wrote for the sequence `name`, read back: a corrupt or foreign envelope, or
+/// one holding another name, is an error.
+pub fn decode(name: &str, bytes: &[u8]) -> Result<Stored, StorageError> {
     let corrupt = |detail: String| StorageError::Corrupt {
         name: name.to_owned(),
         detail,

@@ -8,7 +8,7 @@ use seq_check::catalog::SEQ_TOOLS;
 use seq_exec::builtin::{BuiltinHost, Captured};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::seq_tools::{self, SeqConfig, SeqHost, SeqOutcome, SeqTools};
-use seq_exec::storage::Storage;
+use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
 use seq_syntax::Code;
 use serde_json::{Value, json};

@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_exec::SequenceSource;
-use seq_exec::storage::{FORMAT, Storage, StorageError, Summary, WriteStage, check_name};
+use seq_exec::storage::{
+    FORMAT, SequenceStorage, Storage, StorageError, Summary, WriteStage, check_name,
+};
 use seq_syntax::ast::Sequence;
 use serde_json::json;
 use std::fs;

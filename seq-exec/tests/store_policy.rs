@@ -8,7 +8,7 @@
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
-use seq_exec::storage::Storage;
+use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Reason, ToolError};
 use serde_json::{Value, json};
 use std::sync::Arc;

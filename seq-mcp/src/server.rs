@@ -29,9 +29,9 @@ use seq_exec::builtin::{BuiltinHost, OutputSink};
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{
-    self, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqOutcome, SeqTools,
+    self, Remote, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqOutcome, SeqTools,
 };
-use seq_exec::storage::Storage;
+use seq_exec::storage::SequenceStorage;
 use seq_exec::{Caller, ToolError, ToolHost};
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -100,7 +100,7 @@ impl SeqServer {
     /// the MCP servers of `mcp`, everything under `policy` for `caller`. `seq_create` checks
     /// against the built-in catalog plus the servers' tools as listed now.
     pub fn assemble(
-        storage: Storage,
+        storage: impl SequenceStorage + 'static,
         root: PathBuf,
         caller: Caller,
         policy: Arc<Policy>,
@@ -118,7 +118,7 @@ impl SeqServer {
             Arc::clone(&mcp) as Arc<dyn ToolHost>,
         ]));
         let config = SeqConfig {
-            storage,
+            storage: Arc::new(storage),
             root,
             catalog,
             policy: Arc::clone(&policy),
@@ -130,6 +130,13 @@ impl SeqServer {
             tools
         });
         SeqServer::new(tools, caller, policy, downstream)
+    }
+
+    /// `seq_run` runs on `remote` (a durable engine) instead of in this process; `seq_call` and
+    /// `seq_when_call` are then not listed.
+    pub fn with_remote(mut self, remote: Arc<dyn Remote>) -> SeqServer {
+        self.tools = self.tools.with_remote(remote);
+        self
     }
 
     /// Serves on stdin and stdout until the client closes them.
@@ -159,6 +166,7 @@ impl SeqServer {
     pub fn listed(&self) -> Vec<Tool> {
         seq_tools::definitions()
             .into_iter()
+            .filter(|def| self.tools.offers(&def.name))
             .filter(|def| self.policy.allows(&self.caller, &def.name))
             .map(|def| self.tool(def))
             .collect()

@@ -9,7 +9,9 @@
 //! - `workflow`: the `SeqRun` workflow, keyed by run id, and the `SeqItem` service;
 //! - `worker`: the h2c endpoint serving it, and its registration with the admin API;
 //! - `submit`: the client side, which submits a run and waits for its report;
-//! - `admin`: runs seen from outside, listed and cancelled through the admin API.
+//! - `admin`: runs seen from outside, listed and cancelled through the admin API;
+//! - `store`: storage in the engine, the `SeqStore` and `SeqIndex` objects and
+//!   [`RestateStorage`], their client; `remote`: [`Submitter`], `seq_run` as a durable run.
 //!
 //! Nothing outside this crate depends on the Restate SDK: another durable engine would be
 //! another crate with its own driver over the same interpreter.
@@ -17,6 +19,8 @@
 mod admin;
 mod input;
 mod journal;
+mod remote;
+mod store;
 mod submit;
 mod worker;
 mod workflow;
@@ -24,6 +28,8 @@ mod workflow;
 pub use admin::{AdminError, RunRow, cancel, runs};
 pub use input::{AttemptInput, CalledFrom, RunInput, WorkflowInput};
 pub use journal::{ENTRY_LIMIT, Journaled};
+pub use remote::{Submitter, fresh_id};
+pub use store::{INDEX_KEY, PutAnswer, PutRequest, RestateStorage, SeqIndex, SeqStore};
 pub use submit::{SubmitError, submit};
 pub use worker::{WorkerError, bind, register, serve};
 pub use workflow::{SeqItem, SeqRun};

@@ -80,7 +80,7 @@ async fn answer(response: reqwest::Response) -> Result<Vec<u8>, SubmitError> {
 }
 
 /// `id` as one URL path segment: characters outside the unreserved set are percent-encoded.
-fn path_segment(id: &str) -> String {
+pub(crate) fn path_segment(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     for byte in id.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {

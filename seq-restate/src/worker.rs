@@ -1,5 +1,6 @@
 //! The worker's endpoint (h2c, as Restate's server calls it) and its registration.
 
+use crate::store::{SeqIndex, SeqStore};
 use crate::workflow::SeqRun;
 use restate_sdk::prelude::*;
 use std::fmt;
@@ -20,10 +21,12 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
-/// Serves the `SeqRun` workflow and its `SeqItem` service on `listener` until SIGINT.
+/// Serves the `SeqRun` workflow and its `SeqItem` service, and the storage's `SeqStore` and
+/// `SeqIndex` objects, on `listener` until SIGINT.
 pub async fn serve(listener: TcpListener, workflow: SeqRun) {
     let items = workflow.items();
-    HttpServer::new(Endpoint::builder().bind(workflow).bind(items).build())
+    let endpoint = Endpoint::builder().bind(workflow).bind(items);
+    HttpServer::new(endpoint.bind(SeqStore).bind(SeqIndex).build())
         .serve(listener)
         .await;
 }

@@ -7,7 +7,7 @@ use seq_restate::RunInput;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value};
 use std::io::{self, Write};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 pub(super) fn run(
     args: &RunArgs,
@@ -17,7 +17,7 @@ pub(super) fn run(
     run_args: Map<String, Value>,
     runtime: &tokio::runtime::Runtime,
 ) -> Status {
-    let run_id = args.run_id.clone().unwrap_or_else(fresh_id);
+    let run_id = args.run_id.clone().unwrap_or_else(seq_restate::fresh_id);
     // The run carries every sequence its `#name` calls may reach, as they are now: a replay
     // on another worker never reads a store.
     let input = RunInput {
@@ -58,12 +58,4 @@ pub(super) fn run(
         Status::Failed
     };
     print_report(args.format, status, sequence, &report, elapsed)
-}
-
-/// A run id unlikely to repeat: the time in nanoseconds and the process id.
-fn fresh_id() -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("run-{nanos:x}-{}", std::process::id())
 }

@@ -278,13 +278,10 @@ fn check_with(
 /// The stored sequences a new one is checked against. Unreadable stored files are left out:
 /// `#name` calls cannot reach them either.
 fn stored_sequences(tools: &StorageTools) -> Result<Vec<Sequence>, Refusal> {
-    Ok(tools
+    tools
         .storage()
-        .load_all()
-        .map_err(|e| plain(storage_error(e)))?
-        .into_iter()
-        .filter_map(|(_, read)| read.ok())
-        .collect())
+        .readable()
+        .map_err(|e| plain(storage_error(e)))
 }
 
 /// The findings of the new sequence itself, each with where it is in `sequence` when built.

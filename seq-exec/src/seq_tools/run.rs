@@ -1,7 +1,7 @@
 //! `seq_run`, `seq_call`, `seq_when_call` made directly, outside any sequence.
 
 use super::findings::{self, Finding, Origin};
-use super::{SeqOutcome, SeqTools, storage_error};
+use super::{SeqOutcome, SeqTools, StorageTools, storage_error};
 use crate::builtin::args;
 use crate::engine::{CancellationToken, GroupStatus, RunReport};
 use crate::error::{Reason, ToolError};
@@ -11,6 +11,7 @@ use seq_check::catalog::SEQ_WHEN_CALL;
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 impl SeqTools {
     pub(super) async fn run(
@@ -35,22 +36,43 @@ impl SeqTools {
             Ok(found) => found.cloned().unwrap_or_default(),
             Err(error) => return SeqOutcome::of(Err(error)),
         };
-        let sequence = match self.storage_tools.storage().get(name) {
-            Ok(Some(sequence)) => sequence,
-            Ok(None) => {
-                return SeqOutcome::of(Err(storage_error(StorageError::NotFound {
-                    name: name.to_owned(),
-                })));
-            }
-            Err(error) => return SeqOutcome::of(Err(storage_error(error))),
+        // Storage blocks (files, or a durable engine's state): on the blocking pool.
+        let tools = Arc::clone(&self.storage_tools);
+        let owned = name.to_owned();
+        let loaded = tokio::task::spawn_blocking(move || load_checked(&tools, &owned))
+            .await
+            .unwrap_or_else(|error| {
+                Err(Box::new(SeqOutcome::of(Err(ToolError::new(
+                    Reason::Failed,
+                    format!("reading the stored sequence did not complete: {error}"),
+                )))))
+            });
+        let (sequence, stored) = match loaded {
+            Ok(loaded) => loaded,
+            Err(refused) => return *refused,
         };
-        if let Some(refused) = self.recheck(name, &sequence) {
-            return refused;
-        }
-        let report = self
-            .engine
-            .run_cancellable(&sequence, run_args, caller, cancel)
-            .await;
+        let report = match &self.remote {
+            Some(remote) => {
+                // The run's tools are authorized where it runs, on a worker that does not
+                // know this server's policy: every tool it can reach is fixed now (the stored
+                // sequences travel with it), so the policy is asked of them all before.
+                if let Some(refused) = self.unreachable_tools(name, &sequence, &stored, caller) {
+                    return refused;
+                }
+                match remote
+                    .run(&sequence, stored, run_args, caller, cancel)
+                    .await
+                {
+                    Ok(report) => report,
+                    Err(error) => return SeqOutcome::of(Err(error)),
+                }
+            }
+            None => {
+                self.engine
+                    .run_cancellable(&sequence, run_args, caller, cancel)
+                    .await
+            }
+        };
         let result = if report.ok {
             serde_json::to_value(&report).map_err(|error| {
                 ToolError::new(
@@ -68,39 +90,34 @@ impl SeqTools {
         }
     }
 
-    /// A stored sequence is checked again before it runs, as `seqc run '#name'` does: what it
-    /// calls may have changed since it was stored, and the engine runs only sequences without
-    /// errors. `None` when it may run; otherwise the refusal, its errors as findings.
-    fn recheck(&self, name: &str, sequence: &Sequence) -> Option<SeqOutcome> {
-        let stored: Vec<Sequence> = match self.storage_tools.storage().load_all() {
-            // Unreadable stored files are left out: `#name` calls cannot reach them either.
-            Ok(loaded) => loaded
-                .into_iter()
-                .filter_map(|(_, read)| read.ok())
-                .collect(),
-            Err(error) => return Some(SeqOutcome::of(Err(storage_error(error)))),
-        };
-        let checked =
-            seq_check::check_into_store(sequence, &stored, &self.storage_tools.config.catalog);
-        let origin = Origin::Stored(name);
-        let errors: Vec<Finding> = checked
-            .own
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| Finding::new(d, &origin))
-            .collect();
-        if errors.is_empty() {
+    /// The refusal of a remote run of the stored `name` that reaches tools `caller` may not use
+    /// (E0901 on each item that does); `None` when it reaches none.
+    fn unreachable_tools(
+        &self,
+        name: &str,
+        sequence: &Sequence,
+        stored: &[Sequence],
+        caller: &Caller,
+    ) -> Option<SeqOutcome> {
+        let policy = self.storage_tools.policy();
+        let refused = super::reach::unauthorized(sequence, stored, policy, caller);
+        if refused.is_empty() {
             return None;
         }
+        let origin = Origin::Stored(name);
+        let found: Vec<Finding> = refused.iter().map(|d| Finding::new(d, &origin)).collect();
         let error = ToolError::new(
-            Reason::Failed,
-            format!("stored sequence `{name}` is not run: {}", findings::render(&errors)),
+            Reason::Unauthorized,
+            format!(
+                "stored sequence `{name}` is not run: {}",
+                findings::render(&found)
+            ),
         )
         .with_field("name")
-        .with_hint("fix the errors listed and store the sequence again with `seq_create` (`replace: true`)");
+        .with_hint("ask for access to the tools listed, or run a sequence that uses only tools you may use");
         Some(SeqOutcome {
             result: Err(error),
-            diagnostics: errors,
+            diagnostics: found,
             report: None,
         })
     }
@@ -136,6 +153,54 @@ impl SeqTools {
                 .await
         }
     }
+}
+
+/// The stored sequence `name` and the readable stored sequences beside it, `name` checked
+/// again before it runs, as `seqc run '#name'` does: what it calls may have changed since it
+/// was stored, and the engine runs only sequences without errors. On refusal, the outcome to
+/// answer (a missing sequence, or its errors as findings).
+fn load_checked(
+    tools: &StorageTools,
+    name: &str,
+) -> Result<(Sequence, Vec<Sequence>), Box<SeqOutcome>> {
+    let refused = |error| Box::new(SeqOutcome::of(Err(storage_error(error))));
+    let sequence = match tools.storage().get(name) {
+        Ok(Some(sequence)) => sequence,
+        Ok(None) => {
+            return Err(refused(StorageError::NotFound {
+                name: name.to_owned(),
+            }));
+        }
+        Err(error) => return Err(refused(error)),
+    };
+    let stored = tools.storage().readable().map_err(refused)?;
+    let checked = seq_check::check_into_store(&sequence, &stored, &tools.config.catalog);
+    let origin = Origin::Stored(name);
+    let errors: Vec<Finding> = checked
+        .own
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| Finding::new(d, &origin))
+        .collect();
+    if errors.is_empty() {
+        return Ok((sequence, stored));
+    }
+    let error = ToolError::new(
+        Reason::Failed,
+        format!(
+            "stored sequence `{name}` is not run: {}",
+            findings::render(&errors)
+        ),
+    )
+    .with_field("name")
+    .with_hint(
+        "fix the errors listed and store the sequence again with `seq_create` (`replace: true`)",
+    );
+    Err(Box::new(SeqOutcome {
+        result: Err(error),
+        diagnostics: errors,
+        report: None,
+    }))
 }
 
 /// The error of a run that did not succeed: the run's own error when it could not start, else

@@ -1,0 +1,106 @@
+//! `seq_run` on Restate: [`Submitter`], the seq tools' [`Remote`], submits each run as a
+//! `SeqRun` workflow and answers with its report; a cancelled request cancels the run.
+
+use crate::admin::{self, AdminError};
+use crate::input::RunInput;
+use crate::submit::submit;
+use seq_exec::engine::CancellationToken;
+use seq_exec::seq_tools::Remote;
+use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError};
+use seq_syntax::ast::Sequence;
+use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a cancellation waits for the run to be known to the server (it may still be on
+/// its way there when the request is cancelled).
+const CANCEL_WITHIN: Duration = Duration::from_secs(10);
+
+/// Submits runs to the ingress at `ingress`; cancels them through the admin API at `admin`.
+#[derive(Clone, Debug)]
+pub struct Submitter {
+    ingress: String,
+    admin: String,
+}
+
+impl Submitter {
+    pub fn new(ingress: &str, admin: &str) -> Submitter {
+        Submitter {
+            ingress: ingress.to_owned(),
+            admin: admin.to_owned(),
+        }
+    }
+
+    async fn submit(
+        &self,
+        sequence: &Sequence,
+        sequences: Vec<Sequence>,
+        args: Map<String, Value>,
+        caller: &Caller,
+        cancel: &CancellationToken,
+    ) -> Result<RunReport, ToolError> {
+        let run_id = fresh_id();
+        let input = RunInput {
+            sequence: sequence.clone(),
+            sequences,
+            args,
+            caller: caller.id.clone(),
+        };
+        let submitted = submit(&self.ingress, &run_id, &input);
+        let mut submitted = std::pin::pin!(submitted);
+        let answered = tokio::select! {
+            answered = &mut submitted => answered,
+            () = cancel.cancelled() => {
+                // The run winds down and still reports, as a local one does.
+                tokio::select! {
+                    answered = &mut submitted => answered,
+                    () = self.cancel(&run_id) => submitted.await,
+                }
+            }
+        };
+        answered.map_err(|error| {
+            ToolError::new(Reason::Failed, format!("durable run `{run_id}`: {error}")).with_hint(
+                "check that the Restate server is up and a `seqc worker` is registered with it",
+            )
+        })
+    }
+
+    /// Cancels run `run_id` once the server knows it, trying until [`CANCEL_WITHIN`].
+    async fn cancel(&self, run_id: &str) {
+        let started = tokio::time::Instant::now();
+        loop {
+            match admin::cancel(&self.admin, run_id).await {
+                Err(AdminError::NoSuchRun(_)) if started.elapsed() < CANCEL_WITHIN => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Ok(()) | Err(_) => return,
+            }
+        }
+    }
+}
+
+impl Remote for Submitter {
+    fn run<'a>(
+        &'a self,
+        sequence: &'a Sequence,
+        sequences: Vec<Sequence>,
+        args: Map<String, Value>,
+        caller: &'a Caller,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<RunReport, ToolError>> {
+        Box::pin(self.submit(sequence, sequences, args, caller, cancel))
+    }
+}
+
+/// A run id unlikely to repeat: the time in nanoseconds, the process id and a counter.
+pub fn fresh_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "run-{nanos:x}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}

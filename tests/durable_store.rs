@@ -1,0 +1,375 @@
+//! Storage in the engine, end to end: a real Restate server, a `seqc worker` (which serves the
+//! `SeqStore` and `SeqIndex` objects besides the runs), and several `seqc mcp --restate`
+//! servers driven over stdio, plus the command line's `--restate`.
+//!
+//! - what one MCP server creates, another lists, runs and may not delete (owners), and
+//!   `seqc list --restate` and `seqc run --restate '#name'` see it too;
+//! - of two servers creating one name at once, exactly one stores it;
+//! - a sequence that would break a stored one (a cycle through it) is refused;
+//! - a durable `seq_run` answers the report a local `seq_run` gives;
+//! - a cancelled `seq_run` request cancels its durable run.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
+
+mod common;
+#[path = "common/restate.rs"]
+mod restate;
+
+use common::{status, stderr};
+use restate::{Restate, free_port, localhost, query, wait_for};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Lines, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::time::Duration;
+
+/// `seqc mcp` over stdio, initialized; killed when dropped.
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+}
+
+impl Session {
+    /// `seqc mcp --restate` on `restate`'s storage for `caller`, with `cmd_run` on.
+    fn durable(restate: &Restate, caller: &str, root: &Path) -> Session {
+        Session::start(
+            &[
+                "--restate",
+                &restate.ingress,
+                "--restate-admin",
+                &restate.admin,
+                "--caller",
+                caller,
+                "--enable",
+                "cmd_run",
+                "--root",
+                root.to_str().unwrap(),
+            ],
+            None,
+        )
+    }
+
+    /// `seqc mcp` on the data directory `data`, runs in process.
+    fn local(data: &Path, root: &Path) -> Session {
+        Session::start(
+            &["--caller", "a", "--root", root.to_str().unwrap()],
+            Some(data),
+        )
+    }
+
+    fn start(args: &[&str], data: Option<&Path>) -> Session {
+        let mut command = common::command();
+        command.arg("mcp").args(args);
+        if let Some(data) = data {
+            command.arg("--data-dir").arg(data);
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut session = Session {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+        };
+        let id = session.send(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        session.answer(id);
+        session.notify("notifications/initialized", json!({}));
+        session
+    }
+
+    /// Sends a request; its id.
+    fn send(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let message =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        writeln!(self.stdin, "{message}").unwrap();
+        self.next_id
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The `result` (or `error`) of request `id`.
+    fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let line = self.lines.next().unwrap().unwrap();
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            if answer["id"] == id {
+                return answer.get("result").unwrap_or(&answer["error"]).clone();
+            }
+        }
+    }
+
+    /// Sends `tools/call` of `tool`; its id.
+    fn send_call(&mut self, tool: &str, arguments: Value) -> u64 {
+        self.send("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// Calls `tool`: its result.
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let id = self.send_call(tool, arguments);
+        self.answer(id)
+    }
+
+    fn tools(&mut self) -> Vec<String> {
+        let id = self.send("tools/list", json!({}));
+        self.answer(id)["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `seq_create`'s arguments for a sequence of one group running `tools`.
+fn one_group(name: &str, tools: &str) -> Value {
+    json!({
+        "name": name,
+        "description": format!("The sequence {name}."),
+        "groups": [{"name": "g", "description": "One group.", "in": {"who": "string"},
+                    "out": {"v": "any"}, "tools": tools}]
+    })
+}
+
+fn echo(value: &str) -> String {
+    format!(r#"{{"tool":"echo","args":{{"value":"{value} $args.who"}},"as":"v"}} ;"#)
+}
+
+fn call_of(target: &str) -> String {
+    format!(r##"{{"tool":"seq_call","args":{{"target":"#{target}"}},"as":"v"}} ;"##)
+}
+
+fn failed(result: &Value) -> bool {
+    result["isError"] == true
+}
+
+/// The report a `seq_run` answered, durations set to 0.
+fn run_report(result: &Value) -> Value {
+    let structured = &result["structuredContent"];
+    let mut report = if failed(result) {
+        structured["report"].clone()
+    } else {
+        structured.clone()
+    };
+    assert!(report.is_object(), "no report: {result}");
+    common::redact_durations(&mut report);
+    report
+}
+
+/// What one MCP server stores, another lists, runs (durably, with the report a local run
+/// gives) and may not delete; the command line sees it too.
+#[test]
+fn mcp_servers_and_the_command_line_share_the_storage_in_the_engine() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let mut a = Session::durable(&restate, "a", root.path());
+    let mut b = Session::durable(&restate, "b", root.path());
+
+    let greet = one_group("greet", &echo("hello"));
+    let created = a.call("seq_create", greet.clone());
+    assert!(!failed(&created), "{created}");
+    let listed = b.call("seq_list", json!({}));
+    let rows = &listed["structuredContent"]["result"];
+    assert_eq!(rows[0]["name"], "greet", "{listed}");
+    assert_eq!(rows[0]["owner"], "a", "{listed}");
+
+    // Runs are durable here: the calls made directly would run in the server, and are not offered.
+    let tools = b.tools();
+    assert!(tools.contains(&"seq_run".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"seq_call".to_owned()), "{tools:?}");
+
+    let durable = b.call("seq_run", json!({"name": "greet", "args": {"who": "b"}}));
+    assert!(!failed(&durable), "{durable}");
+    let data = tempfile::tempdir().unwrap();
+    let mut local = Session::local(data.path(), root.path());
+    assert!(!failed(&local.call("seq_create", greet)));
+    let here = local.call("seq_run", json!({"name": "greet", "args": {"who": "b"}}));
+    assert_eq!(run_report(&durable), run_report(&here));
+    assert_eq!(run_report(&durable)["out"]["g"]["v"], "hello b");
+
+    let refused = b.call("seq_delete", json!({"name": "greet"}));
+    assert!(failed(&refused), "{refused}");
+    assert_eq!(
+        refused["structuredContent"]["error"]["reason"], "unauthorized",
+        "{refused}"
+    );
+
+    let ran = common::command()
+        .args([
+            "run",
+            "--restate",
+            &restate.ingress,
+            "--format",
+            "json",
+            "#greet",
+        ])
+        .args(["--args", r#"{"who":"cli"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(status(&ran), 0, "{}", stderr(&ran));
+    let report: Value = serde_json::from_str(common::stdout(&ran).lines().last().unwrap()).unwrap();
+    assert_eq!(report["out"]["g"]["v"], "hello cli", "{report}");
+    let listed = common::command()
+        .args(["list", "--restate", &restate.ingress, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&listed), 0, "{}", stderr(&listed));
+    assert!(common::stdout(&listed).contains(r#""name":"greet""#));
+
+    let deleted = a.call("seq_delete", json!({"name": "greet"}));
+    assert!(!failed(&deleted), "{deleted}");
+    let listed = b.call("seq_list", json!({}));
+    assert_eq!(listed["structuredContent"]["result"], json!([]), "{listed}");
+}
+
+/// Two servers create one name at the same moment, with different sequences: one stores its
+/// own, the other is told the name is taken, and the stored one is the winner's.
+#[test]
+fn of_two_creators_of_one_name_exactly_one_wins() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let mut sessions = [
+        Session::durable(&restate, "a", root.path()),
+        Session::durable(&restate, "b", root.path()),
+    ];
+    for round in 0..5 {
+        let name = format!("race{round}");
+        let ids: Vec<u64> = sessions
+            .iter_mut()
+            .zip(["a", "b"])
+            .map(|(session, who)| session.send_call("seq_create", one_group(&name, &echo(who))))
+            .collect();
+        let results: Vec<Value> = sessions
+            .iter_mut()
+            .zip(ids)
+            .map(|(session, id)| session.answer(id))
+            .collect();
+        let won: Vec<usize> = (0..2).filter(|&i| !failed(&results[i])).collect();
+        assert_eq!(won.len(), 1, "{results:?}");
+        let lost = &results[1 - won[0]];
+        let error = &lost["structuredContent"]["error"];
+        assert_eq!(error["reason"], "arg_error", "{lost}");
+        assert!(
+            error["detail"].as_str().unwrap().contains("already exists"),
+            "{lost}"
+        );
+        let listed = sessions[0].call("seq_list", json!({}));
+        let rows = listed["structuredContent"]["result"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let row = rows.iter().find(|r| r["name"] == name.as_str()).unwrap();
+        assert_eq!(row["owner"], ["a", "b"][won[0]], "{listed}");
+    }
+}
+
+/// `a` calls `#b`, which is not stored yet; a `b` calling `#a` back would make both a cycle:
+/// it is refused, with the error it would cause in the stored `a` among its findings.
+#[test]
+fn a_sequence_that_would_break_a_stored_one_is_refused() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let mut a = Session::durable(&restate, "a", root.path());
+    let created = a.call("seq_create", one_group("a", &call_of("b")));
+    assert!(!failed(&created), "{created}");
+    let mut other = Session::durable(&restate, "b", root.path());
+    let refused = other.call("seq_create", one_group("b", &call_of("a")));
+    assert!(failed(&refused), "{refused}");
+    let findings = refused["structuredContent"]["diagnostics"]
+        .as_array()
+        .unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["sequence"] == "a" && f["severity"] == "error"),
+        "{refused}"
+    );
+    let listed = other.call("seq_list", json!({}));
+    let names: Vec<&Value> = listed["structuredContent"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| &row["name"])
+        .collect();
+    assert_eq!(names, ["a"], "{listed}");
+}
+
+/// A `seq_run` request cancelled by the client (`notifications/cancelled`) cancels its durable
+/// run: the run and its children end long before their commands' 40 s would, and nothing after
+/// them runs.
+#[test]
+fn a_cancelled_seq_run_request_cancels_the_durable_run() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let mut session = Session::durable(&restate, "a", root.path());
+    // `file` is read under the server's root.
+    std::fs::copy(
+        Path::new(common::PACKAGE).join("tests/fixtures/durable/long.json"),
+        root.path().join("long.json"),
+    )
+    .unwrap();
+    let created = session.call("seq_create", json!({"name": "long", "file": "long.json"}));
+    assert!(!failed(&created), "{created}");
+    let dir = root.path().to_str().unwrap();
+    let id = session.send_call("seq_run", json!({"name": "long", "args": {"dir": dir}}));
+    let evidence = root.path().join("evidence");
+    let lines = || {
+        let mut lines: Vec<String> = std::fs::read_to_string(&evidence)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort_unstable();
+        lines
+    };
+    wait_for(Duration::from_secs(30), "both commands started", || {
+        lines() == ["start-0", "start-1"]
+    });
+    session.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "the user changed their mind"}),
+    );
+    wait_for(
+        Duration::from_secs(20),
+        "the run and its children ended",
+        || {
+            let open = "SELECT count(*) AS n FROM sys_invocation \
+             WHERE target_service_name IN ('SeqRun', 'SeqItem') AND status != 'completed'";
+            query(&restate.admin, open)[0]["n"] == 0
+        },
+    );
+    // Neither command wrote its `end` line, nor did the group after them run.
+    assert_eq!(lines(), ["start-0", "start-1"]);
+    // MCP: a cancelled request gets no answer; the session goes on.
+    let listed = session.call("seq_list", json!({}));
+    assert!(!failed(&listed), "{listed}");
+}
