@@ -12,7 +12,7 @@
 use super::budget::Held;
 use super::dispatch::{self, Failure};
 use super::group::{self, GroupCx, failure_of};
-use super::report::{GroupStatus, RunReport};
+use super::report::{CalledGroup, GroupStatus, RunReport};
 use super::stack::Stack;
 use super::values::{self, Scope, describe};
 use super::{Cx, eval, render, signature_error, within};
@@ -237,7 +237,9 @@ pub(crate) async fn direct(
         }
         Some(_) | None => Stack::default(),
     };
-    to_target(cx, sequence, target, args, &stack, true)
+    // A model's call returns the value alone: what the groups did is not kept.
+    let mut called = Vec::new();
+    to_target(cx, sequence, target, args, &stack, true, &mut called)
         .await
         .map(|called| called.map(|(value, _)| value))
         .map_err(|failure| failure.error)
@@ -251,11 +253,12 @@ pub(crate) async fn direct(
 /// per-tool timeout does not apply to the call itself: a `#name` call may run several groups,
 /// each bounded by its own timeout, and the calling group's timeout bounds the whole call.
 /// The call's arguments count against the run's budget while it runs; its value comes with
-/// the charge of the callee's slots.
+/// the charge of the callee's slots. The reports of the groups it ran go to `called`.
 pub(crate) async fn item(
     g: &GroupCx<'_>,
     item: &Item,
     scope: &Scope,
+    called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
@@ -302,6 +305,7 @@ pub(crate) async fn item(
         callee_args,
         &g.stack,
         false,
+        called,
     )
     .await
 }
@@ -352,7 +356,8 @@ fn builtin() -> &'static Catalog {
 }
 
 /// Calls `target` — a group of `current`, or `#name` looked up afresh — with `args`, from
-/// `stack`, with the charge of the value to the run's budget. Boxed: calls nest.
+/// `stack`, with the charge of the value to the run's budget; the reports of the groups it ran
+/// go to `called`. Boxed: calls nest.
 fn to_target<'a>(
     cx: Cx<'a>,
     current: Option<&'a Sequence>,
@@ -360,10 +365,11 @@ fn to_target<'a>(
     args: Map<String, Value>,
     stack: &'a Stack,
     observe: bool,
+    called: &'a mut Vec<CalledGroup>,
 ) -> BoxFuture<'a, Result<Option<(Value, Held)>, Failure>> {
     Box::pin(async move {
         if let CallTarget::Sequence(name) = CallTarget::parse(target) {
-            return call_sequence(cx, name, args, stack, observe).await;
+            return call_sequence(cx, name, args, stack, observe, called).await;
         }
         if target.trim().is_empty() {
             return Err(malformed(target).into());
@@ -401,12 +407,16 @@ fn to_target<'a>(
             .into());
         }
         let inputs = admit(group, &args, &owner)?;
-        let (report, held) = group::run(cx, sequence, group, inputs, stack, observe).await;
-        match report.status {
+        let (mut report, held) = group::run(cx, sequence, group, inputs, stack, observe).await;
+        let outcome = match report.status {
             GroupStatus::Skipped => Ok(None),
-            GroupStatus::Ran | GroupStatus::Partial => Ok(Some((Value::Object(report.out), held))),
+            GroupStatus::Ran | GroupStatus::Partial => {
+                Ok(Some((Value::Object(std::mem::take(&mut report.out)), held)))
+            }
             GroupStatus::Failed | GroupStatus::Cancelled => Err(failure_of(&report, &owner)),
-        }
+        };
+        called.push(CalledGroup::of(report, None, stack.groups()));
+        outcome
     })
 }
 
@@ -416,6 +426,7 @@ async fn call_sequence(
     args: Map<String, Value>,
     stack: &Stack,
     observe: bool,
+    called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     if name.trim().is_empty() {
         return Err(malformed("#").into());
@@ -430,23 +441,31 @@ async fn call_sequence(
                 ),
         ));
     };
+    let depth = stack.groups();
     let stack = stack.enter_sequence(name, cx.limits.max_depth)?;
     let (report, held) = run_sequence(cx, &sequence, args, stack, observe).await;
     let context = format!("`#{name}`");
     if let Some(error) = report.error {
         return Err(within(error, &context).into());
     }
-    if let Some(failed) = report
+    let outcome = match report
         .groups
         .iter()
         .find(|g| matches!(g.status, GroupStatus::Failed | GroupStatus::Cancelled))
     {
-        return Err(failure_of(
+        Some(failed) => Err(failure_of(
             failed,
             &format!("{context} group `{}`", failed.name),
-        ));
-    }
-    Ok(Some((Value::Object(report.out), held)))
+        )),
+        None => Ok(Some((Value::Object(report.out), held))),
+    };
+    called.extend(
+        report
+            .groups
+            .into_iter()
+            .map(|group| CalledGroup::of(group, Some(name), depth)),
+    );
+    outcome
 }
 
 fn malformed(target: &str) -> ToolError {

@@ -497,12 +497,7 @@ fn unfinished(group: &Group, tool: &str, began: bool, stop: Option<Stop>) -> Ite
     } else {
         (ItemStatus::Skipped, None)
     };
-    ItemReport {
-        tool: tool.to_owned(),
-        status,
-        error,
-        retries: 0,
-    }
+    ItemReport::new(tool, status, error)
 }
 
 fn group_timeout(group: &Group) -> ToolError {
@@ -536,15 +531,13 @@ fn not_run(
         items: group
             .items
             .iter()
-            .map(|item| ItemReport {
-                tool: item.tool.value.to_string(),
-                status: if status == GroupStatus::Cancelled {
+            .map(|item| {
+                let status = if status == GroupStatus::Cancelled {
                     ItemStatus::Cancelled
                 } else {
                     ItemStatus::Skipped
-                },
-                error: None,
-                retries: 0,
+                };
+                ItemReport::new(item.tool.value.as_str(), status, None)
             })
             .collect(),
         error,

@@ -46,7 +46,10 @@ mod values;
 pub use driver::{Attempt, Driver, InProcess, Step, idempotency_key, with_idempotency_key};
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
-pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
+pub use report::{
+    CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus, MAX_REPORTED_CALL_DEPTH,
+    RunReport,
+};
 
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};

@@ -69,6 +69,83 @@ pub struct ItemReport {
     /// How many times the item was re-run by `on_error: retry`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// The errors of the attempts that `on_error: retry` ran again, in order (the last
+    /// attempt's is `error`). Omitted when the item was not retried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_attempts: Vec<ToolError>,
+    /// A call item (`seq_call`, `seq_when_call`, `seq_run`): the groups its last attempt ran,
+    /// in order — the target group, or the groups of the `#name` sequence. Omitted when the
+    /// call ran no group (its `when` was false, its target was not found).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub called: Vec<CalledGroup>,
+}
+
+impl ItemReport {
+    /// An item of `tool` that ended as `status`, tried once, calling nothing.
+    pub fn new(tool: impl Into<String>, status: ItemStatus, error: Option<ToolError>) -> Self {
+        ItemReport {
+            tool: tool.into(),
+            status,
+            error,
+            retries: 0,
+            failed_attempts: Vec::new(),
+            called: Vec::new(),
+        }
+    }
+}
+
+/// How deep called groups are reported: a group called by an item of a run's group is at
+/// depth 1, one called from within it at depth 2, and so on. A group past this depth is
+/// reported without its items (`items_omitted` counts them), which bounds the report
+/// whatever the sequences' fan-out.
+pub const MAX_REPORTED_CALL_DEPTH: usize = 3;
+
+/// What a called group did: a [`GroupReport`] without its slots (they are the call's value,
+/// in the caller's slot).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalledGroup {
+    pub name: String,
+    /// The sequence of a `#name` call (without `#`); omitted for a group of the caller's own
+    /// sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<String>,
+    pub status: GroupStatus,
+    /// As the run's groups say it: whether the group's items ran side by side.
+    pub parallel: bool,
+    pub duration_ms: u64,
+    /// Its items' reports, down to [`MAX_REPORTED_CALL_DEPTH`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<ItemReport>,
+    /// The items left out past [`MAX_REPORTED_CALL_DEPTH`].
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub items_omitted: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+}
+
+impl CalledGroup {
+    /// The report of a group run at call depth `depth` (1 for a group a run's item called).
+    pub(crate) fn of(report: GroupReport, sequence: Option<&str>, depth: usize) -> CalledGroup {
+        let (items, items_omitted) = if depth > MAX_REPORTED_CALL_DEPTH {
+            (Vec::new(), report.items.len())
+        } else {
+            (report.items, 0)
+        };
+        CalledGroup {
+            name: report.name,
+            sequence: sequence.map(str::to_owned),
+            status: report.status,
+            parallel: report.parallel,
+            duration_ms: report.duration_ms,
+            items,
+            items_omitted,
+            error: report.error,
+        }
+    }
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u32) -> bool {
