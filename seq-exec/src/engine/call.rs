@@ -43,13 +43,18 @@ pub(crate) async fn run_sequence(
     }
     let inputs = match route(sequence, args) {
         Ok(inputs) => inputs,
-        Err(error) => return (failed_run(error), held),
+        Err(errors) => {
+            let mut report = failed_run(joined(&errors));
+            report.argument_errors = errors;
+            return (report, held);
+        }
     };
     let mut report = RunReport {
         ok: true,
         groups: Vec::with_capacity(sequence.groups.len()),
         out: Map::new(),
         error: None,
+        argument_errors: Vec::new(),
         cancelled: false,
         output: Map::new(),
     };
@@ -116,6 +121,7 @@ pub(crate) fn failed_run(error: ToolError) -> RunReport {
         groups: Vec::new(),
         out: Map::new(),
         error: Some(error),
+        argument_errors: Vec::new(),
         cancelled: false,
         output: Map::new(),
     }
@@ -129,63 +135,79 @@ pub(crate) fn cancelled_error() -> ToolError {
 /// The run's arguments, routed to the entry groups that declare them and admitted to their
 /// types. Checked for every entry group before any runs: an argument no entry group declares,
 /// or one that does not fit a group that declares it, fails the run before it starts (reason
-/// `type`). A callable group's inputs come from its callers, never from the run.
+/// `type`), with every such problem, one per argument. A callable group's inputs come from its
+/// callers, never from the run.
 fn route(
     sequence: &Sequence,
     args: Map<String, Value>,
-) -> Result<Vec<Map<String, Value>>, ToolError> {
+) -> Result<Vec<Map<String, Value>>, Vec<ToolError>> {
     let name = &sequence.name.value;
     let entry = || seq_check::entry::entry_groups(sequence);
-    if let Some(undeclared) = args
+    let mut errors: Vec<ToolError> = args
         .keys()
-        .find(|key| !entry().any(|g| g.input(key).is_some()))
-    {
-        let declared = inputs_list(entry());
-        let callable = sequence
-            .groups
-            .iter()
-            .find(|g| g.input(undeclared).is_some())
-            .map(|g| g.name.value.as_str());
-        let detail = match callable {
-            Some(group) => format!(
-                "`{undeclared}` is an input of `{group}`, which `#{name}` runs only when one of \
-                 its items calls it, with that call's arguments"
-            ),
-            None => format!("`{undeclared}` is not an input of any group of `#{name}`"),
-        };
-        return Err(signature_error(
-            undeclared,
-            detail,
-            &format!("`#{name}` takes {declared}"),
-        ));
-    }
-    entry()
-        .map(|group| {
-            admit(
-                group,
-                &args,
-                &format!("group `{}` of `#{name}`", group.name.value),
+        .filter(|key| !entry().any(|g| g.input(key).is_some()))
+        .map(|undeclared| {
+            let callable = sequence
+                .groups
+                .iter()
+                .find(|g| g.input(undeclared).is_some())
+                .map(|g| g.name.value.as_str());
+            let detail = match callable {
+                Some(group) => format!(
+                    "`{undeclared}` is an input of `{group}`, which `#{name}` runs only when one \
+                     of its items calls it, with that call's arguments"
+                ),
+                None => format!("`{undeclared}` is not an input of any group of `#{name}`"),
+            };
+            signature_error(
+                undeclared,
+                detail,
+                &format!("`#{name}` takes {}", inputs_list(entry())),
             )
         })
-        .collect()
+        .collect();
+    let mut inputs = Vec::new();
+    for group in entry() {
+        let owner = format!("group `{}` of `#{name}`", group.name.value);
+        match admit(group, &args, &owner) {
+            Ok(admitted) => inputs.push(admitted),
+            // Two groups may declare one argument alike: its problem is said once.
+            Err(problems) => {
+                for problem in problems {
+                    if !errors.iter().any(|e| e.field == problem.field) {
+                        errors.push(problem);
+                    }
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(inputs)
+    } else {
+        Err(errors)
+    }
 }
 
-/// The arguments `group` declares, admitted to their types. `null` stands for "not passed"
-/// (as for tool parameters): the input stays unset.
+/// The arguments `group` declares, admitted to their types, or every one that does not fit.
+/// `null` stands for "not passed" (as for tool parameters): the input stays unset.
 fn admit(
     group: &Group,
     args: &Map<String, Value>,
     owner: &str,
-) -> Result<Map<String, Value>, ToolError> {
+) -> Result<Map<String, Value>, Vec<ToolError>> {
     let mut inputs = Map::new();
+    let mut errors = Vec::new();
     for decl in &group.inputs {
         let name = &decl.name.value;
         let Some(value) = args.get(name.as_str()).filter(|v| !v.is_null()) else {
             continue;
         };
         let ty = decl.ty.value;
-        let Some(value) = values::admit(ty, value.clone()) else {
-            return Err(signature_error(
+        match values::admit(ty, value.clone()) {
+            Some(value) => {
+                inputs.insert(name.to_string(), value);
+            }
+            None => errors.push(signature_error(
                 name,
                 format!(
                     "{owner} declares `{name}` as `{}`, found {}",
@@ -193,11 +215,48 @@ fn admit(
                     describe(value)
                 ),
                 &format!("pass {} as `{name}`", article(ty.as_str())),
-            ));
-        };
-        inputs.insert(name.to_string(), value);
+            )),
+        }
     }
-    Ok(inputs)
+    if errors.is_empty() {
+        Ok(inputs)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Several problems with arguments as one error: the first as it is when it is alone; else
+/// each problem's detail, then each hint, the field left to the problems themselves.
+fn joined(errors: &[ToolError]) -> ToolError {
+    match errors {
+        [] => ToolError::new(Reason::Type, "the arguments do not fit"),
+        [one] => one.clone(),
+        [..] => {
+            let details: Vec<String> = errors
+                .iter()
+                .map(|e| e.detail.clone().unwrap_or_default())
+                .collect();
+            let mut hints: Vec<&str> = Vec::new();
+            for hint in errors.iter().filter_map(|e| e.hint.as_deref()) {
+                if !hints.contains(&hint) {
+                    hints.push(hint);
+                }
+            }
+            let error = ToolError::new(
+                Reason::Type,
+                format!(
+                    "{} problems with the arguments: {}",
+                    errors.len(),
+                    details.join("; ")
+                ),
+            );
+            if hints.is_empty() {
+                error
+            } else {
+                error.with_hint(hints.join("; "))
+            }
+        }
+    }
 }
 
 fn article(ty: &str) -> String {
@@ -397,16 +456,26 @@ fn to_target<'a>(
             ));
         };
         let owner = format!("group `{target}`");
-        let undeclared = args.keys().find(|key| group.input(key).is_none());
-        if let Some(undeclared) = undeclared {
-            return Err(signature_error(
-                undeclared,
-                format!("`{undeclared}` is not an input of {owner}"),
-                &format!("{owner} takes {}", inputs_list(std::iter::once(group))),
-            )
-            .into());
+        // Every problem with the call's arguments in one error.
+        let mut errors: Vec<ToolError> = args
+            .keys()
+            .filter(|key| group.input(key).is_none())
+            .map(|undeclared| {
+                signature_error(
+                    undeclared,
+                    format!("`{undeclared}` is not an input of {owner}"),
+                    &format!("{owner} takes {}", inputs_list(std::iter::once(group))),
+                )
+            })
+            .collect();
+        let admitted = admit(group, &args, &owner);
+        if let Err(problems) = &admitted {
+            errors.extend(problems.iter().cloned());
         }
-        let inputs = admit(group, &args, &owner)?;
+        let inputs = match admitted {
+            Ok(inputs) if errors.is_empty() => inputs,
+            Ok(_) | Err(_) => return Err(joined(&errors).into()),
+        };
         let (mut report, held) = group::run(cx, sequence, group, inputs, stack, observe).await;
         let outcome = match report.status {
             GroupStatus::Skipped => Ok(None),

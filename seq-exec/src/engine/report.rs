@@ -18,6 +18,10 @@ pub struct RunReport {
     /// that it was cancelled (reason `cancelled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
+    /// Every problem with the run's arguments, one per argument (its name in `field`), when
+    /// they kept the run from starting; `error` then says them all in one. Omitted otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argument_errors: Vec<ToolError>,
     /// The run was cancelled (docs/reference.md, "Cancellation"): `ok` is false, the group it
     /// stopped in says `cancelled`, and no group after it ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
