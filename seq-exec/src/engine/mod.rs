@@ -48,7 +48,7 @@ pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{
     CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus, MAX_REPORTED_CALL_DEPTH,
-    RunReport,
+    RunReport, report_schema,
 };
 
 use crate::error::{Reason, ToolError};
