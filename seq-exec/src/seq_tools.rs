@@ -110,14 +110,7 @@ pub fn definition(name: &str) -> Option<&'static Arc<ToolDef>> {
             SEQ_TOOLS
                 .iter()
                 .filter_map(|name| catalog.get(name))
-                .map(|def| {
-                    let mut def = def.clone();
-                    // What `seq_run` returns is the report: its schema comes from its types.
-                    if def.name == seq_check::catalog::SEQ_RUN {
-                        def.output = Some(crate::engine::report_schema());
-                    }
-                    Arc::new(def)
-                })
+                .map(|def| Arc::new(def.clone()))
                 .collect()
         })
         .iter()
