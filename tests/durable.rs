@@ -23,7 +23,7 @@ use restate::{Restate, free_port, localhost, query, wait_for};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn local(data: &Path, args: &[&str]) -> Output {
     common::command()

@@ -163,4 +163,40 @@ fn release_gate_calls_the_stored_hello_only_when_asked() {
     let report = self::report(&quiet);
     assert_eq!(report["groups"][0]["items"][2]["status"], "skipped");
     insta::assert_json_snapshot!("release_gate_quiet", report);
+
+    // The live view shows what the call ran, below the call's line (the call's lines only: the
+    // group's items finish in any order).
+    let human = seqc(
+        data.path(),
+        &[
+            "run",
+            "examples/release-gate.json",
+            "--args",
+            r#"{"announce":true,"version":"1.2"}"#,
+        ],
+    );
+    assert_eq!(status(&human), 0, "{}", stderr(&human));
+    let view = without_durations(stderr(&human));
+    let call: Vec<&str> = view
+        .lines()
+        .skip_while(|line| !line.contains("seq_when_call"))
+        .take_while(|line| line.contains("seq_when_call") || line.starts_with("    "))
+        .collect();
+    insta::assert_snapshot!("release_gate_human", call.join("\n"));
+}
+
+/// The live view with every `N ms` as `_ ms`.
+fn without_durations(text: &str) -> String {
+    let parts: Vec<&str> = text.split(" ms").collect();
+    let last = parts.len() - 1;
+    let mut out = String::new();
+    for (i, part) in parts.into_iter().enumerate() {
+        if i < last {
+            out.push_str(part.trim_end_matches(|c: char| c.is_ascii_digit()));
+            out.push_str("_ ms");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }

@@ -4,6 +4,11 @@
 //! checked together. The call graph's codes (E06xx, W06xx) have their own harness
 //! (tests/graph.rs); catalog files' codes (E08xx, W08xx) are not about sequences.
 //!
+//! `tests/first_attempts/` holds sequences as agents write them on a first try, several
+//! mistakes each: their diagnostics are snapshotted the same way, then `fix_all`'s safe fixes
+//! (those of `seqc check --fix`) are applied: the result must check clean, or each error left
+//! must carry a hint a user can follow (no citation of a design text).
+//!
 //! Each fixture's diagnostics are snapshotted compactly, with the culprit's bytes sliced from the
 //! file, so a reviewer sees exactly what is underlined. Each machine fix is applied and the
 //! result re-checked: it must still parse, and the diagnostic must be gone.
@@ -275,5 +280,65 @@ fn fixtures() {
                 if fail { "fail_" } else { "pass_" }
             );
         }
+    }
+}
+
+/// Whether a hint cites what no user can read: a section sign or a decision (`D-` and a digit).
+fn cites(text: &str) -> bool {
+    text.contains('§')
+        || text
+            .match_indices("D-")
+            .any(|(i, _)| text[i + 2..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+#[test]
+fn first_attempts_are_fixed_or_each_error_says_what_to_do() {
+    let catalog = Catalog::builtin();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/first_attempts");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "the corpus of first attempts is missing");
+    for path in files {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let sources = sources(&path);
+        let result = check(&sources, &catalog);
+        assert!(
+            !result.files[0].diagnostics.is_empty(),
+            "{name}: a first attempt has a mistake to find"
+        );
+        let mut out = render(&sources, &result);
+        let fixing = seq_check::fix_all(&sources, &[], &catalog, seq_check::Fixes::Safe);
+        let fixed = &fixing.files[0];
+        for fix in &fixed.fixes {
+            writeln!(out, "fixed: {} {}", fix.code, fix.title).unwrap();
+        }
+        // Warnings too: a sequence accepted with one still does what its author did not mean.
+        let left = &fixing.check.files[0].diagnostics;
+        if left.iter().any(Diagnostic::is_error) {
+            writeln!(out, "after the safe fixes:").unwrap();
+        } else {
+            writeln!(out, "after the safe fixes: accepted").unwrap();
+        }
+        for d in left {
+            let help = d.help.as_deref().unwrap_or_default();
+            assert!(
+                !help.trim().is_empty(),
+                "{name}: {} is left after the safe fixes without a hint: {}",
+                d.code,
+                d.message
+            );
+            assert!(
+                !cites(help) && !cites(&d.message),
+                "{name}: {} cites the design: {} / {help}",
+                d.code,
+                d.message
+            );
+            writeln!(out, "  {} {}\n    help: {help}", d.code, d.message).unwrap();
+        }
+        insta::assert_snapshot!(format!("first_attempt__{name}"), out);
     }
 }

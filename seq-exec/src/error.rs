@@ -1,10 +1,11 @@
 //! The result contract: a failure is structured data with a machine-readable reason,
 //! never a string to be searched. "Not found" and "failed" are different reasons.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Why a tool call did not succeed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// A required parameter is missing.
@@ -70,7 +71,7 @@ impl std::fmt::Display for Reason {
 }
 
 /// A structured failure: which field, why, what happened, what to do.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,

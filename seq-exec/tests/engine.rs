@@ -704,6 +704,41 @@ async fn run_arguments_are_routed_and_checked_before_any_group_runs() {
     );
 }
 
+/// An undeclared argument does not hide a wrongly typed one: the run's answer names them all.
+#[tokio::test(start_paused = true)]
+async fn every_problem_with_the_run_arguments_comes_at_once() {
+    let host = ScriptedHost::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "a", "in": {"n": "integer", "hosts": "array"}}),
+                    &[r#"{"tool":"work","args":{"id":"a $args.n","value":$args.hosts}}"#],
+                ),
+                group(
+                    json!({"name": "b", "in": {"n": "integer", "verbose": "bool"}}),
+                    &[r#"{"tool":"work","args":{"id":"b $args.n $args.verbose"}}"#],
+                ),
+            ],
+        ),
+    );
+    let report = engine(&host, &MemorySource::new())
+        .run(
+            &seq,
+            args(json!({"nope": 1, "n": "one", "hosts": "h1", "verbose": true})),
+            &alice(),
+        )
+        .await;
+    assert!(!report.ok && report.groups.is_empty());
+    assert_eq!(host.calls("work"), 0);
+    insta::assert_json_snapshot!(
+        "run_argument_errors",
+        json!({"error": report.error, "argument_errors": report.argument_errors})
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn returned_tool_errors_are_failures() {
     let host = ScriptedHost::new();

@@ -183,7 +183,15 @@ impl SeqServer {
         let schema: JsonObject = def.raw_parameters.as_object().cloned().unwrap_or_default();
         let tool = Tool::new(def.name.clone(), description, schema)
             .with_annotations(annotations(&def.name));
-        match output_schema(def.output.as_ref()) {
+        // What `seq_run` answers is the report: its schema is derived from the report's types.
+        let report;
+        let output = if def.name == SEQ_RUN {
+            report = seq_exec::engine::report_schema();
+            Some(&report)
+        } else {
+            def.output.as_ref()
+        };
+        match output_schema(output) {
             Some(output) => tool.with_raw_output_schema(Arc::new(output)),
             None => tool,
         }

@@ -15,7 +15,7 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seq_exec::Observer;
 use seq_exec::builtin::{OutputSink, Stdout};
-use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, ItemStatus};
+use seq_exec::engine::{CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus};
 use seq_syntax::ast::{Group, Sequence};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, IsTerminal, Write};
@@ -181,13 +181,22 @@ fn group_started(sequence: &Sequence, group: &str, parallel: bool) -> String {
     format!("▶ group {group} ({how}, {items} items)")
 }
 
-/// `  ✓ cmd_run → summary`, `  ✗ files_read: not_found ...`.
+/// `  ✓ cmd_run → summary`, `  ✗ files_read: not_found ...`; a call item's line is followed by
+/// the groups it called, each with its items, indented by depth.
 fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemReport) -> String {
     let slot = find(sequence, group)
         .and_then(|g| g.items.get(index))
         .and_then(|item| item.output.as_ref())
         .map(|slot| format!(" → {}", slot.value))
         .unwrap_or_default();
+    let mut lines = item_line(report, &slot, 1);
+    called_lines(&mut lines, &report.called, 2);
+    lines
+}
+
+/// One item's line at `depth` (two spaces each).
+fn item_line(report: &ItemReport, slot: &str, depth: usize) -> String {
+    let indent = "  ".repeat(depth);
     let tool = &report.tool;
     let error = report
         .error
@@ -195,11 +204,11 @@ fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemRe
         .map(|e| format!(": {e}"))
         .unwrap_or_default();
     let mut line = match report.status {
-        ItemStatus::Ok => format!("  ✓ {tool}{slot}"),
-        ItemStatus::Failed => format!("  ✗ {tool}{error}"),
-        ItemStatus::Skipped => format!("  ○ {tool} skipped{error}"),
-        ItemStatus::Degraded => format!("  ~ {tool}{slot} degraded to the fallback{error}"),
-        ItemStatus::Cancelled => format!("  ⊘ {tool} cancelled"),
+        ItemStatus::Ok => format!("{indent}✓ {tool}{slot}"),
+        ItemStatus::Failed => format!("{indent}✗ {tool}{error}"),
+        ItemStatus::Skipped => format!("{indent}○ {tool} skipped{error}"),
+        ItemStatus::Degraded => format!("{indent}~ {tool}{slot} degraded to the fallback{error}"),
+        ItemStatus::Cancelled => format!("{indent}⊘ {tool} cancelled"),
     };
     match report.retries {
         0 => {}
@@ -207,6 +216,41 @@ fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemRe
         n => line.push_str(&format!(" (after {n} retries)")),
     }
     line
+}
+
+/// `    ▷ group probe ran in 20 ms, side by side` and its items, below a call item's line.
+fn called_lines(lines: &mut String, called: &[CalledGroup], depth: usize) {
+    let indent = "  ".repeat(depth);
+    for group in called {
+        let name = match &group.sequence {
+            Some(sequence) => format!("#{sequence}/{}", group.name),
+            None => group.name.clone(),
+        };
+        let ms = group.duration_ms;
+        let mut line = match group.status {
+            GroupStatus::Ran => format!("{indent}▷ group {name} ran in {ms} ms"),
+            GroupStatus::Skipped => format!("{indent}▷ group {name} skipped: its `when` is false"),
+            GroupStatus::Failed => format!("{indent}▷ group {name} failed in {ms} ms"),
+            GroupStatus::Partial => format!("{indent}▷ group {name} partly failed in {ms} ms"),
+            GroupStatus::Cancelled => format!("{indent}▷ group {name} cancelled after {ms} ms"),
+        };
+        if group.parallel {
+            line.push_str(", items side by side");
+        }
+        if group.items_omitted > 0 {
+            line.push_str(&format!(" ({} items not shown)", group.items_omitted));
+        }
+        lines.push('\n');
+        lines.push_str(&line);
+        if group.status == GroupStatus::Skipped {
+            continue;
+        }
+        for item in &group.items {
+            lines.push('\n');
+            lines.push_str(&item_line(item, "", depth + 1));
+            called_lines(lines, &item.called, depth + 2);
+        }
+    }
 }
 
 /// `■ group fetch ran in 12 ms`.
@@ -244,10 +288,8 @@ mod tests {
 
     fn item(tool: &str, status: ItemStatus, error: Option<ToolError>, retries: u32) -> ItemReport {
         ItemReport {
-            tool: tool.to_owned(),
-            status,
-            error,
             retries,
+            ..ItemReport::new(tool, status, error)
         }
     }
 
@@ -280,6 +322,28 @@ mod tests {
         assert_eq!(
             item_finished(&s, "fetch", 0, &skipped),
             "  ○ cmd_run skipped"
+        );
+    }
+
+    #[test]
+    fn a_call_item_shows_the_groups_it_ran_and_their_items() {
+        let s = sequence();
+        let inner = ItemReport::new("cmd_run", ItemStatus::Ok, None);
+        let mut call = ItemReport::new("seq_call", ItemStatus::Ok, None);
+        call.called = vec![CalledGroup {
+            name: "probe".to_owned(),
+            sequence: Some("lib".to_owned()),
+            status: GroupStatus::Ran,
+            parallel: true,
+            duration_ms: 20,
+            items: vec![inner.clone(), inner],
+            items_omitted: 0,
+            error: None,
+        }];
+        assert_eq!(
+            item_finished(&s, "one", 0, &call),
+            "  ✓ seq_call\n    ▷ group #lib/probe ran in 20 ms, items side by side\n      \
+             ✓ cmd_run\n      ✓ cmd_run"
         );
     }
 

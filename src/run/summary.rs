@@ -141,10 +141,8 @@ mod tests {
     fn a_failed_run_lists_each_failure_with_its_hint() {
         let error = ToolError::new(Reason::Failed, "exit status 2").with_hint("read stderr");
         let failed = ItemReport {
-            tool: "cmd_run".to_owned(),
-            status: ItemStatus::Failed,
-            error: Some(error),
             retries: 1,
+            ..ItemReport::new("cmd_run", ItemStatus::Failed, Some(error))
         };
         let report = RunReport {
             ok: false,
@@ -154,6 +152,7 @@ mod tests {
             ],
             out: Map::new(),
             error: None,
+            argument_errors: Vec::new(),
             cancelled: false,
             output: Map::new(),
         };
@@ -174,6 +173,7 @@ mod tests {
             groups: vec![timed_out],
             out: Map::new(),
             error: None,
+            argument_errors: Vec::new(),
             cancelled: false,
             output: Map::new(),
         };
@@ -193,6 +193,7 @@ mod tests {
             groups: Vec::new(),
             out: Map::new(),
             error: Some(error),
+            argument_errors: Vec::new(),
             cancelled: false,
             output: Map::new(),
         };
@@ -213,6 +214,7 @@ mod tests {
             ],
             out: Map::new(),
             error: None,
+            argument_errors: Vec::new(),
             cancelled: false,
             output: Map::new(),
         };

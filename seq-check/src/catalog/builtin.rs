@@ -159,7 +159,7 @@ fn seq_create_guide() -> String {
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
          type, in a string it is text; `${{args.x}}` delimits it (`\"${{args.f}}.txt\"`). \
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
-         `when` (`$args.verbose`, `$args.n > 0`; `==` `!=` `<` `<=` `>` `>=` `contains`, no \
+         `when` (`$args.verbose`, `$args.env == \\\"prod\\\"`; `==` `!=` `<` `<=` `>` `>=` `contains`, no \
          `&&` `||` `!`) skips it when false; an input not passed is `null` there (guard: \
          `$args.x != null`); an item reading it fails. Data between groups: a group sees only its own \
          `in` and `out` (`seq_run`'s `args` go to uncalled groups declaring them); to use \
@@ -353,7 +353,8 @@ fn definitions() -> Vec<ToolDef> {
                 opt(
                     "file",
                     Some(JsonType::String),
-                    "A sequence file, relative to the configured root.",
+                    "A sequence file under the configured root, relative to it: a JSON object \
+                     `{\"name\", \"description\"?, \"groups\": [...]}`, its groups as `groups` takes them.",
                 ),
                 opt(
                     "description",

@@ -13,7 +13,7 @@ use super::budget::Held;
 use super::dispatch::{self, Failure};
 use super::driver::{Called, Step};
 use super::group::{self, GroupCx, failure_of};
-use super::report::{GroupStatus, RunReport};
+use super::report::{CalledGroup, GroupStatus, RunReport};
 use super::stack::Stack;
 use super::values::{self, Scope, describe};
 use super::{Cx, eval, render, signature_error, size, within};
@@ -44,13 +44,18 @@ pub(crate) async fn run_sequence(
     }
     let inputs = match route(sequence, args) {
         Ok(inputs) => inputs,
-        Err(error) => return (failed_run(error), held),
+        Err(errors) => {
+            let mut report = failed_run(joined(&errors));
+            report.argument_errors = errors;
+            return (report, held);
+        }
     };
     let mut report = RunReport {
         ok: true,
         groups: Vec::with_capacity(sequence.groups.len()),
         out: Map::new(),
         error: None,
+        argument_errors: Vec::new(),
         cancelled: false,
         output: Map::new(),
     };
@@ -117,6 +122,7 @@ pub(crate) fn failed_run(error: ToolError) -> RunReport {
         groups: Vec::new(),
         out: Map::new(),
         error: Some(error),
+        argument_errors: Vec::new(),
         cancelled: false,
         output: Map::new(),
     }
@@ -130,63 +136,79 @@ pub(crate) fn cancelled_error() -> ToolError {
 /// The run's arguments, routed to the entry groups that declare them and admitted to their
 /// types. Checked for every entry group before any runs: an argument no entry group declares,
 /// or one that does not fit a group that declares it, fails the run before it starts (reason
-/// `type`). A callable group's inputs come from its callers, never from the run.
+/// `type`), with every such problem, one per argument. A callable group's inputs come from its
+/// callers, never from the run.
 fn route(
     sequence: &Sequence,
     args: Map<String, Value>,
-) -> Result<Vec<Map<String, Value>>, ToolError> {
+) -> Result<Vec<Map<String, Value>>, Vec<ToolError>> {
     let name = &sequence.name.value;
     let entry = || seq_check::entry::entry_groups(sequence);
-    if let Some(undeclared) = args
+    let mut errors: Vec<ToolError> = args
         .keys()
-        .find(|key| !entry().any(|g| g.input(key).is_some()))
-    {
-        let declared = inputs_list(entry());
-        let callable = sequence
-            .groups
-            .iter()
-            .find(|g| g.input(undeclared).is_some())
-            .map(|g| g.name.value.as_str());
-        let detail = match callable {
-            Some(group) => format!(
-                "`{undeclared}` is an input of `{group}`, which `#{name}` runs only when one of \
-                 its items calls it, with that call's arguments"
-            ),
-            None => format!("`{undeclared}` is not an input of any group of `#{name}`"),
-        };
-        return Err(signature_error(
-            undeclared,
-            detail,
-            &format!("`#{name}` takes {declared}"),
-        ));
-    }
-    entry()
-        .map(|group| {
-            admit(
-                group,
-                &args,
-                &format!("group `{}` of `#{name}`", group.name.value),
+        .filter(|key| !entry().any(|g| g.input(key).is_some()))
+        .map(|undeclared| {
+            let callable = sequence
+                .groups
+                .iter()
+                .find(|g| g.input(undeclared).is_some())
+                .map(|g| g.name.value.as_str());
+            let detail = match callable {
+                Some(group) => format!(
+                    "`{undeclared}` is an input of `{group}`, which `#{name}` runs only when one \
+                     of its items calls it, with that call's arguments"
+                ),
+                None => format!("`{undeclared}` is not an input of any group of `#{name}`"),
+            };
+            signature_error(
+                undeclared,
+                detail,
+                &format!("`#{name}` takes {}", inputs_list(entry())),
             )
         })
-        .collect()
+        .collect();
+    let mut inputs = Vec::new();
+    for group in entry() {
+        let owner = format!("group `{}` of `#{name}`", group.name.value);
+        match admit(group, &args, &owner) {
+            Ok(admitted) => inputs.push(admitted),
+            // Two groups may declare one argument alike: its problem is said once.
+            Err(problems) => {
+                for problem in problems {
+                    if !errors.iter().any(|e| e.field == problem.field) {
+                        errors.push(problem);
+                    }
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(inputs)
+    } else {
+        Err(errors)
+    }
 }
 
-/// The arguments `group` declares, admitted to their types. `null` stands for "not passed"
-/// (as for tool parameters): the input stays unset.
+/// The arguments `group` declares, admitted to their types, or every one that does not fit.
+/// `null` stands for "not passed" (as for tool parameters): the input stays unset.
 fn admit(
     group: &Group,
     args: &Map<String, Value>,
     owner: &str,
-) -> Result<Map<String, Value>, ToolError> {
+) -> Result<Map<String, Value>, Vec<ToolError>> {
     let mut inputs = Map::new();
+    let mut errors = Vec::new();
     for decl in &group.inputs {
         let name = &decl.name.value;
         let Some(value) = args.get(name.as_str()).filter(|v| !v.is_null()) else {
             continue;
         };
         let ty = decl.ty.value;
-        let Some(value) = values::admit(ty, value.clone()) else {
-            return Err(signature_error(
+        match values::admit(ty, value.clone()) {
+            Some(value) => {
+                inputs.insert(name.to_string(), value);
+            }
+            None => errors.push(signature_error(
                 name,
                 format!(
                     "{owner} declares `{name}` as `{}`, found {}",
@@ -194,11 +216,48 @@ fn admit(
                     describe(value)
                 ),
                 &format!("pass {} as `{name}`", article(ty.as_str())),
-            ));
-        };
-        inputs.insert(name.to_string(), value);
+            )),
+        }
     }
-    Ok(inputs)
+    if errors.is_empty() {
+        Ok(inputs)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Several problems with arguments as one error: the first as it is when it is alone; else
+/// each problem's detail, then each hint, the field left to the problems themselves.
+fn joined(errors: &[ToolError]) -> ToolError {
+    match errors {
+        [] => ToolError::new(Reason::Type, "the arguments do not fit"),
+        [one] => one.clone(),
+        [..] => {
+            let details: Vec<String> = errors
+                .iter()
+                .map(|e| e.detail.clone().unwrap_or_default())
+                .collect();
+            let mut hints: Vec<&str> = Vec::new();
+            for hint in errors.iter().filter_map(|e| e.hint.as_deref()) {
+                if !hints.contains(&hint) {
+                    hints.push(hint);
+                }
+            }
+            let error = ToolError::new(
+                Reason::Type,
+                format!(
+                    "{} problems with the arguments: {}",
+                    errors.len(),
+                    details.join("; ")
+                ),
+            );
+            if hints.is_empty() {
+                error
+            } else {
+                error.with_hint(hints.join("; "))
+            }
+        }
+    }
 }
 
 fn article(ty: &str) -> String {
@@ -238,7 +297,9 @@ pub(crate) async fn direct(
         }
         Some(_) | None => Stack::default(),
     };
-    to_target(cx, sequence, target, args, &stack, true, None)
+    // A model's call returns the value alone: what the groups did is not kept.
+    let mut called = Vec::new();
+    to_target(cx, sequence, target, args, &stack, true, None, &mut called)
         .await
         .map(|called| called.map(|(value, _)| value))
         .map_err(|failure| failure.error)
@@ -252,13 +313,14 @@ pub(crate) async fn direct(
 /// per-tool timeout does not apply to the call itself: a `#name` call may run several groups,
 /// each bounded by its own timeout, and the calling group's timeout bounds the whole call.
 /// The call's arguments count against the run's budget while it runs; its value comes with
-/// the charge of the callee's slots. `step`: the item's attempt, which names a `#name` call
-/// its driver runs elsewhere.
+/// the charge of the callee's slots. The reports of the groups it ran go to `called`.
+/// `step`: the item's attempt, which names a `#name` call its driver runs elsewhere.
 pub(crate) async fn item(
     g: &GroupCx<'_>,
     step: Step<'_>,
     item: &Item,
     scope: &Scope,
+    called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
@@ -306,6 +368,7 @@ pub(crate) async fn item(
         &g.stack,
         false,
         Some(step),
+        called,
     )
     .await
 }
@@ -356,8 +419,8 @@ fn builtin() -> &'static Catalog {
 }
 
 /// Calls `target` — a group of `current`, or `#name` looked up afresh — with `args`, from
-/// `stack`, with the charge of the value to the run's budget. Boxed: calls nest. `step`: the
-/// item making the call, if an item does.
+/// `stack`, with the charge of the value to the run's budget; the reports of the groups it ran
+/// go to `called`. Boxed: calls nest. `step`: the item making the call, if an item does.
 fn to_target<'a>(
     cx: Cx<'a>,
     current: Option<&'a Sequence>,
@@ -366,10 +429,11 @@ fn to_target<'a>(
     stack: &'a Stack,
     observe: bool,
     step: Option<Step<'a>>,
+    called: &'a mut Vec<CalledGroup>,
 ) -> BoxFuture<'a, Result<Option<(Value, Held)>, Failure>> {
     Box::pin(async move {
         if let CallTarget::Sequence(name) = CallTarget::parse(target) {
-            return call_sequence(cx, name, args, stack, observe, step).await;
+            return call_sequence(cx, name, args, stack, observe, step, called).await;
         }
         if target.trim().is_empty() {
             return Err(malformed(target).into());
@@ -397,22 +461,36 @@ fn to_target<'a>(
             ));
         };
         let owner = format!("group `{target}`");
-        let undeclared = args.keys().find(|key| group.input(key).is_none());
-        if let Some(undeclared) = undeclared {
-            return Err(signature_error(
-                undeclared,
-                format!("`{undeclared}` is not an input of {owner}"),
-                &format!("{owner} takes {}", inputs_list(std::iter::once(group))),
-            )
-            .into());
+        // Every problem with the call's arguments in one error.
+        let mut errors: Vec<ToolError> = args
+            .keys()
+            .filter(|key| group.input(key).is_none())
+            .map(|undeclared| {
+                signature_error(
+                    undeclared,
+                    format!("`{undeclared}` is not an input of {owner}"),
+                    &format!("{owner} takes {}", inputs_list(std::iter::once(group))),
+                )
+            })
+            .collect();
+        let admitted = admit(group, &args, &owner);
+        if let Err(problems) = &admitted {
+            errors.extend(problems.iter().cloned());
         }
-        let inputs = admit(group, &args, &owner)?;
-        let (report, held) = group::run(cx, sequence, group, inputs, stack, observe).await;
-        match report.status {
+        let inputs = match admitted {
+            Ok(inputs) if errors.is_empty() => inputs,
+            Ok(_) | Err(_) => return Err(joined(&errors).into()),
+        };
+        let (mut report, held) = group::run(cx, sequence, group, inputs, stack, observe).await;
+        let outcome = match report.status {
             GroupStatus::Skipped => Ok(None),
-            GroupStatus::Ran | GroupStatus::Partial => Ok(Some((Value::Object(report.out), held))),
+            GroupStatus::Ran | GroupStatus::Partial => {
+                Ok(Some((Value::Object(std::mem::take(&mut report.out)), held)))
+            }
             GroupStatus::Failed | GroupStatus::Cancelled => Err(failure_of(&report, &owner)),
-        }
+        };
+        called.push(CalledGroup::of(report, None, stack.groups()));
+        outcome
     })
 }
 
@@ -423,6 +501,7 @@ async fn call_sequence(
     stack: &Stack,
     observe: bool,
     step: Option<Step<'_>>,
+    called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     if name.trim().is_empty() {
         return Err(malformed("#").into());
@@ -437,6 +516,7 @@ async fn call_sequence(
                 ),
         ));
     };
+    let depth = stack.groups();
     let stack = stack.enter_sequence(name, cx.limits.max_depth)?;
     let (report, held) = match step {
         // The call is decided; how it runs is the driver's.
@@ -447,17 +527,24 @@ async fn call_sequence(
     if let Some(error) = report.error {
         return Err(within(error, &context).into());
     }
-    if let Some(failed) = report
+    let outcome = match report
         .groups
         .iter()
         .find(|g| matches!(g.status, GroupStatus::Failed | GroupStatus::Cancelled))
     {
-        return Err(failure_of(
+        Some(failed) => Err(failure_of(
             failed,
             &format!("{context} group `{}`", failed.name),
-        ));
-    }
-    Ok(Some((Value::Object(report.out), held)))
+        )),
+        None => Ok(Some((Value::Object(report.out), held))),
+    };
+    called.extend(
+        report
+            .groups
+            .into_iter()
+            .map(|group| CalledGroup::of(group, Some(name), depth)),
+    );
+    outcome
 }
 
 /// The run of a called sequence through the driver, which may run it elsewhere: what its

@@ -191,6 +191,10 @@ fn collecting(group: &Group) -> HashSet<&str> {
 }
 
 /// What woke the loop of a parallel group.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value at a time, on the loop's stack; boxing would allocate per finished item"
+)]
 enum Wake {
     /// An item finished (`None`: none is left).
     Finished(Option<(usize, ItemRun)>),
@@ -506,12 +510,7 @@ fn unfinished(group: &Group, tool: &str, began: bool, stop: Option<Stop>) -> Ite
     } else {
         (ItemStatus::Skipped, None)
     };
-    ItemReport {
-        tool: tool.to_owned(),
-        status,
-        error,
-        retries: 0,
-    }
+    ItemReport::new(tool, status, error)
 }
 
 fn group_timeout(group: &Group) -> ToolError {
@@ -545,15 +544,13 @@ fn not_run(
         items: group
             .items
             .iter()
-            .map(|item| ItemReport {
-                tool: item.tool.value.to_string(),
-                status: if status == GroupStatus::Cancelled {
+            .map(|item| {
+                let status = if status == GroupStatus::Cancelled {
                     ItemStatus::Cancelled
                 } else {
                     ItemStatus::Skipped
-                },
-                error: None,
-                retries: 0,
+                };
+                ItemReport::new(item.tool.value.as_str(), status, None)
             })
             .collect(),
         error,

@@ -5,7 +5,7 @@ use super::budget::Held;
 use super::dispatch::{self, Failure};
 use super::driver::Step;
 use super::group::GroupCx;
-use super::report::{ItemReport, ItemStatus};
+use super::report::{CalledGroup, ItemReport, ItemStatus};
 use super::values::{self, Scope, describe};
 use super::{call, render, size, within};
 use crate::error::{Reason, ToolError};
@@ -45,7 +45,8 @@ impl ItemRun {
 
 /// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
 /// (never not-found, unauthorized or argument errors; `Reason::is_retryable`).
-/// `index`: the item's place in its group (it names the item's attempts).
+/// `index`: the item's place in its group (it names the item's attempts). The report keeps the
+/// errors of the attempts retried and, for a call, the groups its last attempt ran.
 pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scope) -> ItemRun {
     let group = g.group;
     let allowed = match group.on_error() {
@@ -53,9 +54,13 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
         OnError::Abort | OnError::Continue => 0,
     };
     let mut retries = 0;
-    loop {
+    let mut failed_attempts = Vec::new();
+    let mut called = Vec::new();
+    // One async function, no helper around the loop: every nested call adds a frame per
+    // level to the stack of the poll (see `Limits::max_nested_groups`).
+    let mut run = loop {
         if g.cx.cancel.is_cancelled() {
-            return finish(
+            break finish(
                 item,
                 ItemStatus::Cancelled,
                 Some(call::cancelled_error()),
@@ -63,15 +68,17 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
                 None,
             );
         }
-        let outcome = attempt(g, index, retries, item, scope).await;
+        // What an earlier attempt called is not what this one did.
+        called.clear();
+        let outcome = attempt(g, index, retries, item, scope, &mut called).await;
         let failure = match outcome {
-            Ok(Some((value, held))) => return written(g, item, value, held, retries),
-            Ok(None) => return finish(item, ItemStatus::Skipped, None, retries, None),
+            Ok(Some((value, held))) => break written(g, item, value, held, retries),
+            Ok(None) => break finish(item, ItemStatus::Skipped, None, retries, None),
             Err(failure) => failure,
         };
         // Cancellation is never retried and never handled by `missing` or `on_error`.
         if failure.error.reason == Reason::Cancelled {
-            return finish(
+            break finish(
                 item,
                 ItemStatus::Cancelled,
                 Some(failure.error),
@@ -80,14 +87,18 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
             );
         }
         if failure.missing {
-            return missing(g, item, scope, failure.error, retries);
+            break missing(g, item, scope, failure.error, retries);
         }
         if failure.error.reason.is_retryable() && retries < allowed {
             retries += 1;
+            failed_attempts.push(failure.error);
             continue;
         }
-        return finish(item, ItemStatus::Failed, Some(failure.error), retries, None);
-    }
+        break finish(item, ItemStatus::Failed, Some(failure.error), retries, None);
+    };
+    run.report.failed_attempts = failed_attempts;
+    run.report.called = called;
+    run
 }
 
 /// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`
@@ -99,6 +110,7 @@ async fn attempt(
     retries: u32,
     item: &Item,
     scope: &Scope,
+    called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     if let Some(error) = dispatch::arg_error(item) {
         return Err(error.into());
@@ -113,7 +125,7 @@ async fn attempt(
         deadline: g.cx.deadline,
     };
     if Catalog::is_call(tool) || tool == SEQ_RUN {
-        return call::item(g, step, item, scope).await;
+        return call::item(g, step, item, scope, called).await;
     }
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
@@ -235,10 +247,8 @@ fn finish(
 ) -> ItemRun {
     ItemRun {
         report: ItemReport {
-            tool: item.tool.value.to_string(),
-            status,
-            error,
             retries,
+            ..ItemReport::new(item.tool.value.as_str(), status, error)
         },
         write: write.map(|(slot, write, held)| (slot.to_owned(), write, held)),
     }

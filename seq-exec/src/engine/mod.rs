@@ -48,7 +48,10 @@ pub use driver::{
 };
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
-pub use report::{GroupReport, GroupStatus, ItemReport, ItemStatus, RunReport};
+pub use report::{
+    CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus, MAX_REPORTED_CALL_DEPTH,
+    RunReport, report_schema,
+};
 pub use stack::Stack;
 
 use crate::error::{Reason, ToolError};

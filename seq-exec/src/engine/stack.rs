@@ -121,6 +121,14 @@ impl Stack {
         })
     }
 
+    /// How many groups are running, one calling the next: the call depth of a group this
+    /// stack's innermost group calls.
+    pub fn groups(&self) -> usize {
+        self.frames()
+            .filter(|f| matches!(f.kind, Kind::Group { .. }))
+            .count()
+    }
+
     /// `#a/g/#b/h`: the stack from the bottom, joined by `/`.
     pub(crate) fn path(&self) -> String {
         let mut names: Vec<String> = self.frames().map(|f| f.kind.name()).collect();
