@@ -187,6 +187,7 @@ impl Journaled<'_> {
             groups: Vec::new(),
             out: Map::new(),
             error,
+            argument_errors: Vec::new(),
             output: Map::new(),
         }
     }
