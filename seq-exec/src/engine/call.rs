@@ -299,7 +299,7 @@ pub(crate) async fn direct(
     };
     // A model's call returns the value alone: what the groups did is not kept.
     let mut called = Vec::new();
-    to_target(cx, sequence, target, args, &stack, true, None, &mut called)
+    to_target(cx, sequence, target, args, &stack, None, &mut called)
         .await
         .map(|called| called.map(|(value, _)| value))
         .map_err(|failure| failure.error)
@@ -366,7 +366,6 @@ pub(crate) async fn item(
         &target,
         callee_args,
         &g.stack,
-        false,
         Some(step),
         called,
     )
@@ -420,17 +419,18 @@ fn builtin() -> &'static Catalog {
 
 /// Calls `target` — a group of `current`, or `#name` looked up afresh — with `args`, from
 /// `stack`, with the charge of the value to the run's budget; the reports of the groups it ran
-/// go to `called`. Boxed: calls nest. `step`: the item making the call, if an item does.
+/// go to `called`. Boxed: calls nest. `step`: the item making the call, if an item does; a
+/// call no item makes (a model's) is observed as a run of its own.
 fn to_target<'a>(
     cx: Cx<'a>,
     current: Option<&'a Sequence>,
     target: &'a str,
     args: Map<String, Value>,
     stack: &'a Stack,
-    observe: bool,
     step: Option<Step<'a>>,
     called: &'a mut Vec<CalledGroup>,
 ) -> BoxFuture<'a, Result<Option<(Value, Held)>, Failure>> {
+    let observe = step.is_none();
     Box::pin(async move {
         if let CallTarget::Sequence(name) = CallTarget::parse(target) {
             return call_sequence(cx, name, args, stack, observe, step, called).await;
