@@ -302,14 +302,7 @@ fn parse_args(text: Option<&str>) -> Result<Map<String, Value>, String> {
 }
 
 fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    seq_syntax::kind::described(value)
 }
 
 pub(crate) fn root(given: Option<&Path>) -> Result<PathBuf, String> {

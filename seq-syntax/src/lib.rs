@@ -21,6 +21,7 @@ pub mod escape;
 pub mod fields;
 pub mod invariants;
 pub mod json;
+pub mod kind;
 pub mod limits;
 mod lower;
 pub mod names;

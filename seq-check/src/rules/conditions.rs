@@ -7,6 +7,7 @@ use super::Cx;
 use super::types::reference_type;
 use seq_syntax::ast::{CmpOp, Condition, Operand, OperandKind, Type};
 use seq_syntax::{Code, Diagnostic, Span};
+use seq_syntax::kind::JsonKind;
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     if let Some(when) = &cx.group.when {
@@ -32,14 +33,15 @@ enum Kind {
 
 impl Kind {
     fn name(self) -> &'static str {
-        match self {
-            Kind::String => "a string",
-            Kind::Number => "a number",
-            Kind::Bool => "a bool",
-            Kind::Array => "an array",
-            Kind::Object => "an object",
-            Kind::Null => "null",
-        }
+        let kind = match self {
+            Kind::String => JsonKind::String,
+            Kind::Number => JsonKind::Number,
+            Kind::Bool => JsonKind::Bool,
+            Kind::Array => JsonKind::Array,
+            Kind::Object => JsonKind::Object,
+            Kind::Null => JsonKind::Null,
+        };
+        kind.described()
     }
 }
 

@@ -89,12 +89,5 @@ pub(crate) fn wrong_type(name: &str, expected: &str, value: &Value) -> ToolError
 }
 
 fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    seq_syntax::kind::described(value)
 }

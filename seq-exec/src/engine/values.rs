@@ -141,14 +141,7 @@ fn text_until(reference: &Reference, segments: usize) -> String {
 
 /// `a string`, `null`, `an array`: for messages.
 pub(crate) fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a bool",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    seq_syntax::kind::described(value)
 }
 
 /// `value` as it enters an input or slot declared `ty`, or `None` when it does not fit.

@@ -7,6 +7,7 @@ use crate::code::Code;
 use crate::diagnostic::Diagnostic;
 use crate::escape::{LoneSurrogate, MapOffset};
 use crate::json::{Node, NodeKind};
+use crate::kind::JsonKind;
 use crate::span::Span;
 
 impl Lower {
@@ -96,13 +97,13 @@ impl Lower {
 
 pub(super) fn kind_name(kind: &NodeKind<'_>) -> &'static str {
     match kind {
-        NodeKind::Null => "null",
-        NodeKind::Bool(_) => "a boolean",
-        NodeKind::Number(_) => "a number",
-        NodeKind::String(_) => "a string",
+        NodeKind::Null => JsonKind::Null.described(),
+        NodeKind::Bool(_) => JsonKind::Bool.described(),
+        NodeKind::Number(_) => JsonKind::Number.described(),
+        NodeKind::String(_) => JsonKind::String.described(),
         NodeKind::Ref(_) => "a reference",
-        NodeKind::Array(_) => "an array",
-        NodeKind::Object(_) => "an object",
+        NodeKind::Array(_) => JsonKind::Array.described(),
+        NodeKind::Object(_) => JsonKind::Object.described(),
         NodeKind::Error => "invalid input",
     }
 }
