@@ -361,6 +361,18 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         .output()
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));
+    // The local run to compare with reads the same chain from its data directory.
+    for n in 0..=4 {
+        let path = root.path().join(format!("c{n}.json"));
+        let stored = common::command()
+            .arg("create")
+            .arg(&path)
+            .arg("--data-dir")
+            .arg(data.path())
+            .output()
+            .unwrap();
+        assert_eq!(status(&stored), 0, "c{n}: {}", stderr(&stored));
+    }
     // `seq_run` hides its callee from the check (W0508): a fifth call is refused at run time,
     // in the called run four deep, whose input carried the stack; as in a local run.
     let hidden = root.path().join("hidden.json");
@@ -507,6 +519,13 @@ fn a_group_timeout_stops_its_items_and_reports_as_in_process() {
     let created = common::command()
         .args(["create", "tests/fixtures/durable/slow.json", "--data-dir"])
         .arg(data.path())
+        .output()
+        .unwrap();
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    // The durable run reads `#slow` from the engine's storage.
+    let created = common::command()
+        .args(["create", "tests/fixtures/durable/slow.json", "--restate"])
+        .arg(&restate.ingress)
         .output()
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));
