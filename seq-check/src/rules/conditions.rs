@@ -6,8 +6,8 @@
 use super::Cx;
 use super::types::reference_type;
 use seq_syntax::ast::{CmpOp, Condition, Operand, OperandKind, Type};
-use seq_syntax::{Code, Diagnostic, Span};
 use seq_syntax::kind::JsonKind;
+use seq_syntax::{Code, Diagnostic, Span};
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     if let Some(when) = &cx.group.when {
