@@ -15,7 +15,9 @@
 //! Only the six `seq_*` tools and calls of a group of the same sequence cannot go missing at run
 //! time; any other tool, and a `#name` call, can. Reads inside the `when` of a
 //! `seq_when_call` are not reported: a condition reads an unset slot as `null`, which is
-//! how a sequence tests for it.
+//! how a sequence tests for it. Nor are reads in the `args` of a `seq_when_call` whose `when`
+//! proves them set (`$out.a != null` guards `$out.a.…`; `$out.a.r != null` also guards the
+//! callee's `r`): following the warnings' own advice silences them.
 //!
 //! Every group's writers are summarised once per slot, so the pass is linear in the batch.
 
@@ -23,8 +25,10 @@ mod report;
 
 use crate::catalog::{Catalog, SEQ_TOOLS, SEQ_WHEN_CALL};
 use crate::graph::model::{Names, call_target};
+use crate::rules::when_call;
 use seq_syntax::ast::{
-    Group, Item, Missing, OnError, Reference, Root, Segment, Sequence, Type, Value, ValueKind,
+    CmpOp, Group, Item, Missing, OnError, Operand, OperandKind, Reference, Root, Segment, Sequence,
+    Type, Value, ValueKind,
 };
 use seq_syntax::names::CallTarget;
 use seq_syntax::{Diagnostic, Span};
@@ -152,16 +156,25 @@ impl<'a> Flow<'a> {
         let fallback = fallback_slots(group);
         let mut seen: HashMap<&str, Slot<'a>> = HashMap::new();
         for (index, item) in group.known_items().iter().enumerate() {
+            let guards = guards(item);
             for reference in reads(item) {
                 if reference.root.value != Root::Out {
                     continue;
                 }
                 let slot = reference.slot.value.as_str();
+                let guarded = |field_too: bool| {
+                    guards
+                        .iter()
+                        .any(|guard| covers(guard, reference, field_too))
+                };
                 // No earlier writer at all is another rule's error.
                 let Some(written) = seen.get(slot).filter(|s| s.writers > 0) else {
                     continue;
                 };
                 if written.always.is_none() && written.uncertain == 0 {
+                    if guarded(false) {
+                        continue;
+                    }
                     out.push(report::unset_slot(
                         reference,
                         written.writers,
@@ -177,6 +190,7 @@ impl<'a> Flow<'a> {
                 }
                 if let (Some(only), false) = (written.only, array)
                     && let Some(writer) = group.items.get(only)
+                    && !guarded(true)
                     && let Some((at, gap)) = self.result_gap(seq, writer, reference)
                 {
                     out.push(report::result_gap(self.sequences, seq, reference, at, gap));
@@ -347,6 +361,57 @@ fn fallback_slots(group: &Group) -> HashSet<&str> {
         .iter()
         .flat_map(|f| f.value.iter().map(|m| m.key.value.as_str()))
         .collect()
+}
+
+/// The references that the `when` of a `seq_when_call` proves set when it holds, so its
+/// `args` may read them: a bare operand (`null` is false), a comparison with a value other than
+/// `null` (`null == 1` is false, and ordering `null` is an error, so nothing is read), and `!= null`.
+fn guards(item: &Item) -> Vec<Reference> {
+    let Some(when) = when_call::condition(item, &mut Vec::new()) else {
+        return Vec::new();
+    };
+    let is_null = |o: &Operand| matches!(o.kind, OperandKind::Null);
+    let reference = |o: Operand| match o.kind {
+        OperandKind::Ref(r) => Some(r),
+        OperandKind::Null
+        | OperandKind::Bool(_)
+        | OperandKind::Number(_)
+        | OperandKind::String(_) => None,
+    };
+    let Some(comparison) = when.comparison else {
+        return reference(when.lhs).into_iter().collect();
+    };
+    let guarding = match comparison.op.value {
+        CmpOp::Ne => is_null(&when.lhs) || is_null(&comparison.rhs),
+        CmpOp::Eq | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
+            !is_null(&when.lhs) && !is_null(&comparison.rhs)
+        }
+        CmpOp::Contains => false,
+    };
+    if !guarding {
+        return Vec::new();
+    }
+    [when.lhs, comparison.rhs]
+        .into_iter()
+        .filter_map(reference)
+        .collect()
+}
+
+/// Whether a guard that `guard` is set proves `read` readable: the same slot (W0601), and with
+/// `field_too` the same path as far as the shorter one goes, at least one field (W0602).
+fn covers(guard: &Reference, read: &Reference, field_too: bool) -> bool {
+    if guard.root.value != read.root.value || guard.slot.value != read.slot.value {
+        return false;
+    }
+    if !field_too {
+        return true;
+    }
+    !guard.path.is_empty()
+        && guard
+            .path
+            .iter()
+            .zip(&read.path)
+            .all(|(g, r)| g.value == r.value)
 }
 
 /// The references an item reads, in file order, leaving out the `when` of a `seq_when_call`.

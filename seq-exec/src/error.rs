@@ -18,7 +18,9 @@ pub enum Reason {
     Timeout,
     /// No host provides the tool right now (existence is a run-time property).
     NotFound,
-    /// The arguments were truncated or malformed upstream (`__arg_error`).
+    /// An argument's value is not acceptable: a sequence with errors given to `seq_create`, a
+    /// name that is taken or malformed, a path outside the root, or arguments truncated or
+    /// malformed upstream (`__arg_error`). `field` names the argument.
     ArgError,
     /// Cross-sequence calls nested deeper than the bound.
     Depth,

@@ -99,7 +99,13 @@ async fn cmd_run_nonzero_exit_is_a_failure_with_the_status() {
     .unwrap_err();
     assert_eq!(error.reason, Reason::Failed);
     assert_eq!(error.detail.as_deref(), Some("exit status 3: disk full"));
-    assert!(error.hint.as_deref().unwrap().contains("stderr is quoted"));
+    assert!(
+        error
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("stderr ends the `detail`")
+    );
 }
 
 #[tokio::test]

@@ -323,7 +323,7 @@ fn output_schema(output: Option<&Value>) -> Option<JsonObject> {
 const MAX_AVAILABLE_BYTES: usize = 8 * 1024;
 
 /// Longest summary of a tool's description, in characters.
-const MAX_SUMMARY_CHARS: usize = 160;
+const MAX_SUMMARY_CHARS: usize = 200;
 
 /// A tool's signature with the first sentence of its description.
 fn signature(def: &ToolDef) -> String {

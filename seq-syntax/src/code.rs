@@ -80,7 +80,7 @@ codes! {
 
     // Conditions.
     ConditionSyntax = "E0401", Error, "invalid condition";
-    UnsupportedOperator = "E0402", Error, "operator not supported at level L2";
+    UnsupportedOperator = "E0402", Error, "operator not supported in a condition";
 
     // The checker: the rules of one sequence.
     UndeclaredOutput = "E0501", Error, "`as` writes an undeclared slot";

@@ -26,7 +26,21 @@ pub fn parse_condition(
     text: &str,
     map: &(impl MapOffset + ?Sized),
 ) -> (Option<Condition>, Vec<Diagnostic>) {
-    let (raw, mut diagnostics) = parse_local(text);
+    parse_condition_in(text, map, None)
+}
+
+/// Says whether a name is one of the group's declared inputs.
+pub type Declared<'a> = Option<&'a dyn Fn(&str) -> bool>;
+
+/// [`parse_condition`] where the group's inputs may be known (`declared`). A bare word that
+/// names a declared input surely meant to read it, so only then is the fix that writes `$args.`
+/// before it applied by `--fix`; one that names no input gets no such fix.
+pub fn parse_condition_in(
+    text: &str,
+    map: &(impl MapOffset + ?Sized),
+    declared: Declared<'_>,
+) -> (Option<Condition>, Vec<Diagnostic>) {
+    let (raw, mut diagnostics) = parse_local(text, declared);
     for d in &mut diagnostics {
         d.map_spans(|s| map.span(s));
     }
@@ -61,7 +75,7 @@ fn place(operand: Operand, map: &(impl MapOffset + ?Sized)) -> Operand {
     }
 }
 
-fn parse_local(text: &str) -> (Option<Local>, Vec<Diagnostic>) {
+fn parse_local(text: &str, declared: Declared<'_>) -> (Option<Local>, Vec<Diagnostic>) {
     if text.trim().is_empty() {
         let d = Diagnostic::new(
             Code::ConditionSyntax,
@@ -83,10 +97,10 @@ fn parse_local(text: &str) -> (Option<Local>, Vec<Diagnostic>) {
     let Some(raw) = raw else {
         return (None, diagnostics);
     };
-    let lhs = operand(raw.lhs, &mut diagnostics);
+    let lhs = operand(raw.lhs, &mut diagnostics, declared);
     let comparison = raw.comparison.map(|(op, span, rhs)| Comparison {
         op: Spanned::new(op, local(span)),
-        rhs: operand(rhs, &mut diagnostics),
+        rhs: operand(rhs, &mut diagnostics, declared),
     });
     (Some(Local { lhs, comparison }), diagnostics)
 }
@@ -138,12 +152,16 @@ where
         })
 }
 
-fn operand(raw: RawOperand<'_>, diagnostics: &mut Vec<Diagnostic>) -> Operand {
+fn operand(
+    raw: RawOperand<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+    declared: Declared<'_>,
+) -> Operand {
     match raw {
         RawOperand::Operand(operand) => operand,
         RawOperand::Bare(word, span) => {
             let span = local(span);
-            diagnostics.push(bare_word(word, span));
+            diagnostics.push(bare_word(word, span, declared.map(|d| d(word))));
             Operand {
                 kind: OperandKind::Null,
                 span,
@@ -152,7 +170,7 @@ fn operand(raw: RawOperand<'_>, diagnostics: &mut Vec<Diagnostic>) -> Operand {
     }
 }
 
-fn bare_word(word: &str, span: Span) -> Diagnostic {
+fn bare_word(word: &str, span: Span, declared: Option<bool>) -> Diagnostic {
     let d = Diagnostic::new(
         Code::ConditionSyntax,
         span,
@@ -167,10 +185,15 @@ fn bare_word(word: &str, span: Span) -> Diagnostic {
             .with_replacement(format!("write `{literal}`"), span, literal);
     }
     if matches!(lower.as_str(), "and" | "or" | "not") {
-        return d.with_help(L2_HELP);
+        return d.with_help(ONE_TEST_HELP);
+    }
+    if declared == Some(false) && is_identifier(word) {
+        return d.with_help(format!(
+            "`{word}` is not an input of this group: write a string in double quotes (`\\\"{word}\\\"` inside the file's `when` string), or declare `{word}` in `in` and read it as `$args.{word}`"
+        ));
     }
     if is_identifier(word) {
-        return d
+        let d = d
             .with_help(format!(
                 "did you mean `$args.{word}`? Inputs are read as `$args.NAME`; a string is written in double quotes"
             ))
@@ -179,11 +202,17 @@ fn bare_word(word: &str, span: Span) -> Diagnostic {
                 Span::new(span.start, span.start),
                 "$args.",
             );
+        // Inputs not known: the author may have meant the string `"{word}"`.
+        return if declared == Some(true) {
+            d
+        } else {
+            d.maybe_incorrect()
+        };
     }
     d.with_help(OPERANDS_HELP)
 }
 
-const L2_HELP: &str = "a condition is one operand or one comparison (level L2); combine tests by splitting them across groups, or with `seq_when_call`";
+const ONE_TEST_HELP: &str = "a condition is one operand or one comparison; combine tests by splitting them across groups, or with `seq_when_call`";
 const OPERANDS_HELP: &str = "operands are references (`$args.x`), JSON strings (\"text\"), numbers, `true`, `false` and `null`";
 const OPERATORS_HELP: &str =
     "compare with `==`, `!=`, `<`, `<=`, `>`, `>=` or `contains`, e.g. `$args.count > 0`";
@@ -211,7 +240,7 @@ fn syntax_error(error: &Rich<'_, Tok<'_>>, text: &str) -> Diagnostic {
             Some(Found::Operand)
                 if ["and", "or", "not"].contains(&found_text.to_lowercase().as_str()) =>
             {
-                L2_HELP
+                ONE_TEST_HELP
             }
             Some(Found::Junk) => JUNK_HELP,
             Some(Found::Operand | Found::Operator) | None => OPERATORS_HELP,
@@ -233,7 +262,7 @@ fn syntax_error(error: &Rich<'_, Tok<'_>>, text: &str) -> Diagnostic {
     } else {
         let help = match found_kind {
             Some(Found::Junk) => JUNK_HELP,
-            Some(Found::Operand | Found::Operator) | None => L2_HELP,
+            Some(Found::Operand | Found::Operator) | None => ONE_TEST_HELP,
         };
         (
             format!("expected the end of the condition, found {found}"),

@@ -240,17 +240,46 @@ pub(crate) fn scan_interpolation(
             (d, end)
         }
         None => (
-            Diagnostic::new(
-                Code::MalformedReference,
-                Span::from_range(start..path_end),
-                format!("`${{{inner}` is never closed"),
-            )
-            .with_help(format!("close the reference with `}}`: `${{{inner}}}`"))
-            .with_replacement("insert `}`", Span::from_range(path_end..path_end), "}"),
+            unclosed(text, start, path_end, inner, &slot, &path),
             path_end,
         ),
     };
     Some((Err(d), end))
+}
+
+/// `${PATH` with no `}`. Where the reference ends is evident only when PATH is a bare slot
+/// name (`${args.f`, `${args.f-old`): with fields (`${args.f.txt`) the author may have meant
+/// `${args.f}.txt` as well as a field `txt`, so the fix is only suggested.
+fn unclosed(
+    text: &str,
+    start: usize,
+    path_end: usize,
+    inner: &str,
+    slot: &Spanned<CompactString>,
+    path: &[Spanned<Segment>],
+) -> Diagnostic {
+    let d = Diagnostic::new(
+        Code::MalformedReference,
+        Span::from_range(start..path_end),
+        format!("`${{{inner}` is never closed"),
+    );
+    if path.is_empty() {
+        return d
+            .with_help(format!("close the reference with `}}`: `${{{inner}}}`"))
+            .with_replacement("insert `}`", Span::from_range(path_end..path_end), "}");
+    }
+    let slot_end = slot.span.range().end;
+    let head = text.get(start + 2..slot_end).unwrap_or("");
+    let tail = text.get(slot_end..path_end).unwrap_or("");
+    d.with_help(format!(
+        "close the reference with `}}`: `${{{head}}}{tail}` when `{tail}` is text after the value, `${{{inner}}}` when it reads a field"
+    ))
+    .with_replacement(
+        format!("close it after `{head}`"),
+        Span::from_range(slot_end..slot_end),
+        "}",
+    )
+    .maybe_incorrect()
 }
 
 const ROOTS_HELP: &str = "references are `$args.NAME` (the group's inputs) and `$out.NAME` (slots written earlier in the same serial group)";

@@ -145,30 +145,31 @@ pub const GUIDE_EXAMPLE: &str = r#"{"name":"notes","groups":[{"name":"gather","i
 /// `seq_create`'s description: the language in brief (the schema has every field).
 fn seq_create_guide() -> String {
     format!(
-        "Checks a sequence and stores it as `name` (`groups` inline, or `file` under the \
-         root; `replace: true` overwrites). \
+        "Checks and stores a sequence as `name` (`groups` inline or `file` under the root; \
+         `replace: true` overwrites). \
          Example (run: `seq_run {{\"name\":\"notes\",\"args\":{{\"file\":\"notes.txt\"}}}}`):\n\
          {GUIDE_EXAMPLE}\n\
          A run runs the groups no item calls, in array order; a called group runs only when \
-         called, with the call's `args`. `tools` is a string of JSON items, each followed by `;`: \
+         called. `tools` is a string of JSON items, each followed by `;`: \
          `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};`. A \
          group's items run at the same time unless it says `\"parallel\": false`, so never rely \
          on one item's output in a sibling item; calls to the same `output_send__<channel>` \
          keep their order, and tools that are not parallel-safe never run concurrently (put one \
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
-         type, in a string it is text; `${{args.x}}` delimits it (`\"${{args.f}}.txt\"`). \
+         type, in a string it is text; `${{args.x}}`/`${{out.x}}` delimit it (`\"${{args.f}}.txt\"`). \
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.verbose`, `$args.env == \\\"prod\\\"`; `==` `!=` `<` `<=` `>` `>=` `contains`, no \
          `&&` `||` `!`) skips it when false; an input not passed is `null` there (guard: \
          `$args.x != null`); an item reading it fails. Data between groups: a group sees only its own \
-         `in` and `out` (`seq_run`'s `args` go to uncalled groups declaring them); to use \
+         `in` and `out` (a run's `args` go to uncalled groups); to use \
          another group's outputs, call it with `seq_call` from a `parallel: false` group, `as` an \
-         `object` slot, and read `$out.SLOT.x`. An `array` slot collects every value written \
-         to it (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`. `on_error`: \
-         `abort` (default) fails the group and the run; `continue` makes it `partial`, \
-         not failing the run; `retry` with `retries: 5` gives a failed item five more \
-         attempts. `missing` (tool not found at run time): `fail`, `skip` (no slot) or \
+         `object` slot, and read `$out.SLOT.x`. An `array` slot collects the values written \
+         to it, in item order (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails \
+         `cmd_run`; `stdout` keeps its final newline. `on_error`: \
+         `abort` (default) fails the group and the run; `continue` makes it `partial` \
+         and the run goes on; `retry` with `retries: 5` gives a failed item 5 more \
+         attempts. `missing` (tool not found at run time): `fail`, `skip` or \
          `degrade` (`fallback`). The group `timeout` (default \"30s\") covers its \
          retries; `cmd_run`'s `timeout` is a duration such as \"1m30s\" (default 60s)."
     )
@@ -246,10 +247,13 @@ fn definitions() -> Vec<ToolDef> {
         // The embedded host (its catalog flags).
         tool(
             "cmd_run",
-            "Runs `command` with `sh -c`, or the program and arguments of `argv` without a \
-             shell (exactly one of the two), in its own process, in the host's root directory, \
-             and returns `{stdout, stderr, exit_code}`. A `$args`/`$out` value inside `command` \
-             is escaped for the quoting it lands in, so it stays literal text. A non-zero exit \
+            "Runs `command` with `sh -c`, or `argv` without a shell; a `$args` value in \
+             `command` is one quoted word (a command line input runs as `\"argv\": \
+             [\"sh\",\"-c\",$args.line]`). Exactly one of `command` and \
+             `argv`; it runs in its own process, in the host's root directory, and returns \
+             `{stdout, stderr, exit_code}`, `stdout` with its final newline. A `$args`/`$out` \
+             value inside `command` is escaped for the quoting it lands in (a bare one becomes \
+             one single-quoted word), and shell text such as `$1` or `$?` is the shell's. A non-zero exit \
              is a failure whose detail gives the exit status and the end of stderr. When \
              `timeout` passes, the command and every process it started are killed.",
             &[

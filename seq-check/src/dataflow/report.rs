@@ -1,7 +1,7 @@
 //! The words of W0601 and W0602: which writer may not write, why, and what to do.
 
 use super::{ResultGap, Unwritten, Writer};
-use seq_syntax::ast::{Reference, Sequence};
+use seq_syntax::ast::{Reference, Segment, Sequence};
 use seq_syntax::{Code, Diagnostic, Span};
 
 /// Writers named in a message, at most.
@@ -26,7 +26,7 @@ pub(super) fn unset_slot(reference: &Reference, count: usize, skips: &[Writer<'_
         format!("`{}` may be unset here: {why}", reference_text(reference)),
     );
     if let Some(first) = skips.first() {
-        diagnostic = diagnostic.with_help(skip_help(first.skip, slot));
+        diagnostic = diagnostic.with_help(skip_help(first.skip, slot, &guard(reference, None)));
     }
     let mut reasons = Vec::new();
     for writer in skips {
@@ -71,7 +71,7 @@ pub(super) fn result_gap(
                 "{callee} may leave `{slot}` unset: {}",
                 writer_text(&writer, slot)
             ),
-            skip_help(writer.skip, slot),
+            skip_help(writer.skip, slot, &guard(reference, Some(slot))),
             skip_span(writer.skip).map(|span| (span, "this may leave it unset".to_owned())),
         ),
         ResultGap::NeverWritten(slot) => (
@@ -140,7 +140,21 @@ fn writer_text(writer: &Writer<'_>, slot: &str) -> String {
     }
 }
 
-fn skip_help(skip: Unwritten<'_>, slot: &str) -> String {
+/// The condition that proves `reference` readable: its slot set, or with `field` its path up to
+/// that field (`$out.a.r != null` for `$out.a.r.stdout`).
+fn guard(reference: &Reference, field: Option<&str>) -> String {
+    let upto = field
+        .and_then(|field| {
+            reference
+                .path
+                .iter()
+                .position(|s| matches!(&s.value, Segment::Field(f) if f == field))
+        })
+        .map_or(0, |i| i + 1);
+    format!("{} != null", reference.text_until(upto))
+}
+
+fn skip_help(skip: Unwritten<'_>, slot: &str, guard: &str) -> String {
     match skip {
         Unwritten::WhenCall { .. } => "use `seq_call` if the call must always happen, or read \
                                        the slot in a `seq_when_call` guarded by the same condition"
@@ -149,9 +163,10 @@ fn skip_help(skip: Unwritten<'_>, slot: &str) -> String {
             "drop `{callee}`'s `when`, or read the slot in a `seq_when_call` guarded by the same \
              condition"
         ),
-        Unwritten::Continue { .. } => "use `on_error: abort` or `retry`, or read the slot in a \
-                                       `seq_when_call` whose condition checks it"
-            .to_owned(),
+        Unwritten::Continue { .. } => format!(
+            "use `on_error: abort` or `retry`, or read it in the `args` of a `seq_when_call` \
+             whose `when` is `{guard}`"
+        ),
         Unwritten::MissingSkip { .. } => {
             format!("use `missing: fail`, or `degrade` with a `fallback` for `{slot}`")
         }

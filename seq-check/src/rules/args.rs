@@ -12,7 +12,7 @@ use super::types::{describe, literal, reference_type, slot_fits};
 use super::{Cx, fix};
 use crate::catalog::{Catalog, JsonType, Schema, ToolDef};
 use seq_syntax::ast::{Item, Member, Value, ValueKind};
-use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::diagnostic::{did_you_mean, list_joined};
 use seq_syntax::{Code, Diagnostic, Span};
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
@@ -36,11 +36,20 @@ fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
     match did_you_mean(tool, catalog.names()) {
         Some(best) => d
             .with_help(format!("did you mean `{best}`?"))
-            .with_replacement(format!("call `{best}`"), item.tool.span, fix::in_item_string(best))
+            .with_replacement(
+                format!("call `{best}`"),
+                item.tool.span,
+                fix::in_item_string(best),
+            )
             .maybe_incorrect(),
-        None => d.with_help(
-            "if a host provides it, pass that host's tool list with `--catalog FILE`; tools may also appear at run time",
-        ),
+        None => {
+            let known: Vec<&str> = catalog.names().collect();
+            d.with_help(format!(
+                "the tools known here are {}; a tool that only another host provides is found at \
+                 run time (`seqc check --catalog FILE` adds that host's list)",
+                list_joined(&known, "and")
+            ))
+        }
     }
 }
 

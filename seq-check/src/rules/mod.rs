@@ -12,7 +12,7 @@ mod shell;
 mod slots;
 mod targets;
 mod types;
-mod when_call;
+pub(crate) mod when_call;
 
 use crate::catalog::Catalog;
 use seq_syntax::Diagnostic;

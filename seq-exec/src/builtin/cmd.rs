@@ -132,11 +132,11 @@ fn failure(how: &str, stdout: &str, stderr: &str) -> ToolError {
         ),
         ("", stdout) => (
             format!("{how}, nothing on stderr; stdout ends: {stdout}"),
-            "the command failed; what it printed on stdout is quoted above",
+            "the command failed; what it printed on stdout ends the `detail`",
         ),
         (stderr, _) => (
             format!("{how}: {stderr}"),
-            "the command failed; its stderr is quoted above",
+            "the command failed; its stderr ends the `detail`",
         ),
     };
     ToolError::new(Reason::Failed, detail).with_hint(hint)

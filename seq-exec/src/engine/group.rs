@@ -101,10 +101,9 @@ pub(crate) async fn run(
             group,
             GroupStatus::Cancelled,
             Some(super::call::cancelled_error()),
-            parallel,
             started,
         ),
-        (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), parallel, started),
+        (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), started),
         (Ok(_), Some(Err(error))) => not_run(
             group,
             GroupStatus::Failed,
@@ -112,11 +111,10 @@ pub(crate) async fn run(
                 error,
                 &format!("`when` of group `{}`", group.name.value),
             )),
-            parallel,
             started,
         ),
         // A false `when` skips the group and leaves its slots unset.
-        (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, parallel, started),
+        (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, started),
         (Ok(stack), None | Some(Ok(true))) => {
             // The bound of the per-tool timers; the group's own end is the driver's to measure.
             let deadline = started + group.timeout();
@@ -527,18 +525,17 @@ fn group_timeout(group: &Group) -> ToolError {
 }
 
 /// A group whose items did not run: its `when` was false or could not be evaluated, or it
-/// could not be entered.
+/// could not be entered. Nothing ran side by side, so `parallel` is false.
 fn not_run(
     group: &Group,
     status: GroupStatus,
     error: Option<ToolError>,
-    parallel: bool,
     started: Instant,
 ) -> GroupReport {
     GroupReport {
         name: group.name.value.clone(),
         status,
-        parallel,
+        parallel: false,
         duration_ms: millis(started),
         out: Map::new(),
         items: group

@@ -205,7 +205,7 @@ fn token<'s>(lexeme: Lexeme, slice: &'s str, span: Span, lexed: &mut Lexed<'_>) 
 }
 
 fn unsupported(slice: &str, span: Span) -> Diagnostic {
-    const L2: &str = "(conditions are level L2: one comparison)";
+    const ONE: &str = "(a condition is one operand or one comparison)";
     let (what, help) = match slice {
         "&&" => (
             "`&&`",
@@ -230,7 +230,7 @@ fn unsupported(slice: &str, span: Span) -> Diagnostic {
     Diagnostic::new(
         Code::UnsupportedOperator,
         span,
-        format!("{what}{verb} not supported {L2}"),
+        format!("{what}{verb} not supported {ONE}"),
     )
     .with_help(help)
 }

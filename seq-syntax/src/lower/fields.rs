@@ -5,6 +5,7 @@ use super::maps::span_in;
 use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::MapOffset;
+use crate::fields::{self, Level};
 use crate::json::{Member, Node};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -49,7 +50,14 @@ impl<'a, 'n> Fields<'a, 'n> {
                         span,
                         format!("unknown field `{key}` in {owner}"),
                     );
-                    let best = did_you_mean(&key, legal.iter().copied());
+                    // Renaming to a field the object already has would write it twice.
+                    let best = did_you_mean(
+                        &key,
+                        legal
+                            .iter()
+                            .copied()
+                            .filter(|field| members.iter().all(|m| m.key != *field)),
+                    );
                     misspelt.extend(best);
                     d = match best {
                         Some(best) => d
@@ -58,10 +66,10 @@ impl<'a, 'n> Fields<'a, 'n> {
                                 list(legal)
                             ))
                             .with_replacement(format!("rename to `{best}`"), span, best),
-                        None => d.with_help(format!(
-                            "remove it; the fields of {owner} are {}",
-                            list(legal)
-                        )),
+                        None => d.with_help(match elsewhere(&key) {
+                            Some(level) => misplaced_help(&key, level, owner),
+                            None => format!("remove it; the fields of {owner} are {}", list(legal)),
+                        }),
                     };
                     lower.report(d);
                 }
@@ -86,6 +94,33 @@ impl<'a, 'n> Fields<'a, 'n> {
     pub(super) fn get(&self, field: &str) -> Option<&'a Node<'n>> {
         let i = self.legal.iter().position(|&f| f == field)?;
         self.found.get(i).copied().flatten()
+    }
+}
+
+/// The level that has a field `key`, when it is written at the wrong one.
+fn elsewhere(key: &str) -> Option<Level> {
+    fields::ALL
+        .iter()
+        .flat_map(|level| level.iter())
+        .find(|field| field.name == key)
+        .map(|field| field.level)
+}
+
+/// What to do with a field written at the wrong level: removing it would lose what it says.
+fn misplaced_help(key: &str, level: Level, owner: &str) -> String {
+    match level {
+        Level::Group if owner == "an item" => format!(
+            "`{key}` is a field of a group, not of an item: set it on the group, or move this item into a group of its own that has `\"{key}\"`"
+        ),
+        Level::Group => {
+            format!("`{key}` is a field of a group: write it in an element of `groups`")
+        }
+        Level::Item => format!(
+            "`{key}` is a field of an item: items are written in a group's `tools` string, as `{{\"tool\": \"NAME\", \"args\": {{…}}}} ;`"
+        ),
+        Level::Sequence => {
+            format!("`{key}` is a field of the sequence, the file's top-level object")
+        }
     }
 }
 

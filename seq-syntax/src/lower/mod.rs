@@ -25,7 +25,7 @@ mod values;
 use crate::Parse;
 use crate::ast::{Group, Holes, Item, Missing, OnError, Sequence};
 use crate::code::Code;
-use crate::condition::parse_condition;
+use crate::condition::parse_condition_in;
 use crate::diagnostic::{self, Diagnostic};
 use crate::escape::{Composed, MapOffset, TextBuffers};
 use crate::json::{self, Mode, Node, NodeKind};
@@ -392,7 +392,9 @@ impl Lower {
                         inner: &inner,
                         outer: map,
                     };
-                    let (condition, diagnostics) = parse_condition(&text, &composed);
+                    let declared = |word: &str| inputs.iter().any(|i| i.name.value == word);
+                    let (condition, diagnostics) =
+                        parse_condition_in(&text, &composed, Some(&declared));
                     this.nested(1, diagnostics, &Identity);
                     condition
                 }
