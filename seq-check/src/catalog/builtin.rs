@@ -152,8 +152,9 @@ fn seq_create_guide() -> String {
          A run runs the groups no item calls, in array order; a called group runs only when \
          called, with the call's `args`. `tools` is a string of JSON items, each followed by `;`: \
          `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};`. A \
-         group's items run at the same time unless it says `\"parallel\": false`; calls to the \
-         same `output_send__<channel>` keep their order, and tools that are not parallel-safe never run concurrently (put one \
+         group's items run at the same time unless it says `\"parallel\": false`, so never rely on \
+         one item's output in a sibling item; calls to the same `output_send__<channel>` keep \
+         their order, and tools that are not parallel-safe never run concurrently (put one \
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
          type, in a string it is text; `${{args.x}}` delimits it (`\"${{args.f}}.txt\"`). \
@@ -162,16 +163,14 @@ fn seq_create_guide() -> String {
          `&&` `||` `!`) skips it when false; an input not passed is `null` there (guard: \
          `$args.x != null`); an item reading it fails. Data between groups: a group sees only its own \
          `in` and `out` (`seq_run`'s `args` go to uncalled groups declaring them); to use \
-         another group's outputs, call it with `seq_call` from a `parallel: false` group. A slot's \
-         type must hold its tool's result: calls and `cmd_run` (`{{stdout, stderr, exit_code}}`) \
-         return objects, so `as` an `object` slot and read `$out.SLOT.x`. An \
-         `array` slot collects every value written to it (`files_list` into it: \
-         `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`. `on_error`: `abort` (default) fails \
-         the group and the run; `continue` makes it `partial` (the run goes on); `retry` \
-         (`retries: 5`: 5 more attempts). \
-         `missing` (tool not found): `fail`, `skip` (no slot) or `degrade` (`fallback`). A group's `timeout` \
-         (default \"30s\") covers its retries; `cmd_run`'s is a duration (\"1m30s\", default \
-         60s)."
+         another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
+         `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
+         `$out.SLOT.x`. An `array` slot collects every value written to it (`files_list` into \
+         it: `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`. `on_error`: `abort` (default) \
+         fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
+         (`retries: 5`: 5 more attempts). `missing` (tool not found): `fail`, `skip` (no slot) \
+         or `degrade` (`fallback`). A group's `timeout` (default \"30s\") covers retries; \
+         `cmd_run`'s is a duration (\"1m30s\", default 60s)."
     )
 }
 
