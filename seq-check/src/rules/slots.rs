@@ -23,6 +23,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
         }
     }
     let mut offered_declaration = HashSet::new();
+    let mut mismatched = HashSet::new();
     for item in &cx.items {
         let Some(output) = &item.item.output else {
             continue;
@@ -43,7 +44,11 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             out.push(undeclared_output(cx, name, output.span, ty, offer));
             continue;
         };
-        if let Some(d) = mismatch(cx, &item.item.tool.value, name, decl.ty.value, decl.ty.span) {
+        // One report per declaration, however many items write the slot.
+        if !mismatched.contains(name)
+            && let Some(d) = mismatch(cx, &item.item.tool.value, name, decl.ty.value, decl.ty.span)
+        {
+            mismatched.insert(name);
             out.push(d.with_label(output.span, "written here"));
         }
         if decl.ty.value == Type::Array {
