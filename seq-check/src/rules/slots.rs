@@ -2,10 +2,11 @@
 //! slot that is not an `array` has one writer; inputs never read and outputs never written are
 //! warnings.
 
+use super::types::member_references;
 use super::{Cx, fix};
 use crate::catalog::{Catalog, JsonType};
-use seq_syntax::ast::{CompactString, Type};
-use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::ast::{CompactString, Root, Type};
+use seq_syntax::diagnostic::{Edit, did_you_mean};
 use seq_syntax::kind::JsonKind;
 use seq_syntax::names::is_slot_name;
 use seq_syntax::{Code, Diagnostic, Span};
@@ -184,7 +185,8 @@ fn mismatch(cx: &Cx<'_>, tool: &str, name: &str, declared: Type, at: Span) -> Op
         None => " (the called group's slots)".to_owned(),
     };
     let suggested = slot_type(returned);
-    let read = match schema.and_then(|s| field_of_type(s, declared)) {
+    let field = schema.and_then(|s| field_of_type(s, declared));
+    let read = match field {
         Some(field) => format!(
             " and read `$out.{name}.{field}`, which is {}",
             declared.described()
@@ -216,15 +218,42 @@ fn mismatch(cx: &Cx<'_>, tool: &str, name: &str, declared: Type, at: Span) -> Op
             "declare `{name}` as `{}`{read}; as it is, every run fails when the item writes it",
             suggested.as_str()
         ))
-        // Which part of the result the author wanted is not known, and the reads of the slot
-        // may need a field: the fix is a guess.
-        .with_replacement(
-            format!("declare `{name}` as `{}`", suggested.as_str()),
-            at,
-            suggested.as_str(),
-        )
+        // Which part of the result the author wanted is a guess: the field of the declared type.
+        .with_fix(fix::fix(
+            match field {
+                Some(field) => format!(
+                    "declare `{name}` as `{}` and read `$out.{name}.{field}`",
+                    suggested.as_str()
+                ),
+                None => format!("declare `{name}` as `{}`", suggested.as_str()),
+            },
+            std::iter::once(fix::edit(at, suggested.as_str()))
+                .chain(field.into_iter().flat_map(|f| whole_reads(cx, name, f)))
+                .collect(),
+        ))
         .maybe_incorrect(),
     )
+}
+
+/// Edits that turn the group's reads of the whole slot `name` in item arguments (`$out.name`,
+/// `${out.name}`) into reads of its `field`, which holds what those reads expected.
+fn whole_reads(cx: &Cx<'_>, name: &str, field: &str) -> Vec<Edit> {
+    let mut found = Vec::new();
+    for item in &cx.items {
+        if let Some(args) = &item.item.args {
+            member_references(&args.value, &mut found);
+        }
+    }
+    found
+        .into_iter()
+        .filter(|r| r.root.value == Root::Out && r.slot.value == name && r.path.is_empty())
+        .map(|r| {
+            fix::edit(
+                Span::new(r.slot.span.end, r.slot.span.end),
+                format!(".{field}"),
+            )
+        })
+        .collect()
 }
 
 /// A field of an object result schema whose values a slot of type `ty` holds: the first in the
