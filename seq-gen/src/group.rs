@@ -61,8 +61,9 @@ struct Items<'r> {
     items: Vec<String>,
     /// Declared outputs: name and type, in first-write order.
     outputs: Vec<(&'static str, &'static str)>,
-    /// Single-write slots written so far, readable as `$out.X` in a serial group.
-    readable: Vec<&'static str>,
+    /// What reads the single-write slots written so far in a serial group, after `$out.`: the
+    /// slot, or the text inside a `cmd_run` result (`X.stdout`).
+    readable: Vec<String>,
     /// Writes still owed to the array slot.
     array_writes: usize,
 }
@@ -105,7 +106,7 @@ impl Items<'_> {
             .collect();
         let name = *self.rng.pick(&free);
         self.outputs.push((name, ty));
-        self.readable.push(name);
+        self.readable.push(name.to_owned());
         name
     }
 
@@ -131,7 +132,16 @@ impl Items<'_> {
         } else {
             self.object(&[("command", &command)])
         };
-        let output = self.rng.chance(85).then(|| self.slot("string", true));
+        // `cmd_run` returns `{stdout, stderr, exit_code}`: an object slot, its text read as
+        // `.stdout`.
+        let output = self.rng.chance(85).then(|| self.slot("object", true));
+        if let Some(read) = self
+            .readable
+            .last_mut()
+            .filter(|r| output == Some(r.as_str()))
+        {
+            read.push_str(".stdout");
+        }
         self.push("cmd_run", &args, output, false);
     }
 

@@ -111,6 +111,7 @@ codes! {
     UnknownParameterClosed = "E0526", Error, "parameter the tool does not accept";
     DuplicateSequence = "E0527", Error, "two files define the same sequence";
     LiteralLookalike = "E0528", Error, "`$NAME.x` naming a group or slot is literal text";
+    SlotTypeMismatch = "E0529", Error, "slot declared with a type its writer never returns";
     UnknownSequence = "W0501", Warning, "call to an unknown sequence";
     FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
     UnusedInput = "W0503", Warning, "input never read";
@@ -121,6 +122,7 @@ codes! {
     NestedSeqRun = "W0508", Warning, "`seq_run` inside a group";
     TimeoutPastBound = "W0509", Warning, "a tool's `timeout` longer than its call may run";
     CallLeavesOutInput = "W0510", Warning, "a call leaves out an input its group reads";
+    UnknownResultField = "W0511", Warning, "field the writer's result does not have";
 
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";

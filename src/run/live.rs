@@ -279,7 +279,7 @@ mod tests {
 
     fn sequence() -> Sequence {
         let text = r#"{"name": "s", "groups": [
-            {"name": "fetch", "out": {"summary": "string"},
+            {"name": "fetch", "out": {"summary": "object"},
              "tools": "{\"tool\":\"cmd_run\",\"args\":{\"command\":\"uptime\"},\"as\":\"summary\"} ; {\"tool\":\"files_read\",\"args\":{\"path\":\"x\"}} ;"},
             {"name": "one", "tools": "{\"tool\":\"echo\",\"args\":{\"value\":1}} ;"}
         ]}"#;

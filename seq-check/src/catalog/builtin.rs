@@ -152,9 +152,9 @@ fn seq_create_guide() -> String {
          A run runs the groups no item calls, in array order; a called group runs only when \
          called. `tools` is a string of JSON items, each followed by `;`: \
          `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};`. A \
-         group's items run at the same time unless it says `\"parallel\": false`, so never rely \
-         on one item's output in a sibling item; calls to the same `output_send__<channel>` \
-         keep their order, and tools that are not parallel-safe never run concurrently (put one \
+         group's items run at the same time unless it says `\"parallel\": false`, so never rely on \
+         one item's output in a sibling item; calls to the same `output_send__<channel>` keep \
+         their order, and tools that are not parallel-safe never run concurrently (put one \
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
          type, in a string it is text; `${{args.x}}`/`${{out.x}}` delimit it (`\"${{args.f}}.txt\"`). \
@@ -163,15 +163,15 @@ fn seq_create_guide() -> String {
          `&&` `||` `!`) skips it when false; an input not passed is `null` there (guard: \
          `$args.x != null`); an item reading it fails. Data between groups: a group sees only its own \
          `in` and `out` (a run's `args` go to uncalled groups); to use \
-         another group's outputs, call it with `seq_call` from a `parallel: false` group, `as` an \
-         `object` slot, and read `$out.SLOT.x`. An `array` slot collects the values written \
-         to it, in item order (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails \
-         `cmd_run`; `stdout` keeps its final newline. `on_error`: \
-         `abort` (default) fails the group and the run; `continue` makes it `partial` \
-         and the run goes on; `retry` with `retries: 5` gives a failed item 5 more \
-         attempts. `missing` (tool not found at run time): `fail`, `skip` or \
-         `degrade` (`fallback`). The group `timeout` (default \"30s\") covers its \
-         retries; `cmd_run`'s `timeout` is a duration such as \"1m30s\" (default 60s)."
+         another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
+         `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
+         `$out.SLOT.x`. An `array` slot collects the values written to it, in item order \
+         (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`; `stdout` \
+         keeps its final newline. `on_error`: `abort` (default) \
+         fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
+         (`retries: 5`: 5 more attempts). `missing` (tool not found): `fail`, `skip` \
+         or `degrade` (`fallback`). A group's `timeout` (default \"30s\") covers retries; \
+         `cmd_run`'s is a duration (\"1m30s\", default 60s)."
     )
 }
 
@@ -186,18 +186,6 @@ pub(super) fn tools() -> Vec<ToolDef> {
 /// What each tool returns on success, as the engine's implementations build it (a failure is
 /// never a result: a non-zero exit of `cmd_run` is a failed call, so `exit_code` is always 0).
 fn output(name: &str) -> Option<Json> {
-    let report = json!({
-        "type": "object",
-        "properties": {
-            "ok": {"type": "boolean"},
-            "groups": {"type": "array", "items": {"type": "object"}},
-            "out": {"type": "object"},
-            "error": {"type": "object"},
-            "cancelled": {"type": "boolean"},
-            "output": {"type": "object"},
-        },
-        "required": ["ok", "groups", "out"],
-    });
     Some(match name {
         "cmd_run" => record(&[
             ("stdout", string()),
@@ -233,7 +221,9 @@ fn output(name: &str) -> Option<Json> {
             "required": ["name"],
         }}),
         SEQ_DELETE => record(&[("deleted", string())]),
-        SEQ_RUN => report,
+        // As an item, what a `#name` call returns: `{group: {slot: value}}`. Called directly it
+        // answers with the run report, whose schema seq-mcp derives from the report's types.
+        SEQ_RUN => json!({"type": "object", "additionalProperties": {"type": "object"}}),
         // The target's `out` slots (`{group: {slot: value}}` for `#name`).
         SEQ_CALL => json!({"type": "object"}),
         // As `seq_call`, or null when `when` is false.
@@ -405,7 +395,9 @@ fn definitions() -> Vec<ToolDef> {
              (`ran`, `skipped`, `failed`, `partial`), whether its items actually ran in parallel, \
              its duration, its slots and each item's error, plus the final `out` slots and `output`: \
              what the `output_send__<channel>` items sent, by channel. A run \
-             that does not succeed is a failed call, its detail holding the report.",
+             that does not succeed is a failed call, its detail holding the report. As an item \
+             inside a sequence it returns what `seq_call` of `#name` returns, `{group: {slot: \
+             value}}`, not the report.",
             &[
                 req("name", Some(JsonType::String), "The sequence's name."),
                 opt(

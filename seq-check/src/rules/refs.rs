@@ -4,6 +4,7 @@
 
 use super::types::{declaration, member_references, references};
 use super::{Cx, fix};
+use crate::catalog::Catalog;
 use seq_syntax::ast::{CompactString, Operand, OperandKind, Reference, Root, Segment, Type};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::{Code, Diagnostic, Span};
@@ -67,6 +68,9 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactSt
             Root::Out => out_read(cx, site, reference, out),
         }
         path_fits(cx, reference, out);
+        if reference.root.value == Root::Out {
+            result_fields(cx, reference, out);
+        }
     }
     used
 }
@@ -267,4 +271,96 @@ fn path_fits(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) {
         )),
     };
     out.push(d);
+}
+
+/// W0511: `$out.r.FIELD` where the one item that writes `r` is a tool whose result schema lists
+/// its fields, and `FIELD` is not one of them (`$out.r.stdot` for a `cmd_run` result). Only
+/// fields the schema lists are known: a tool without a schema, or a part of the result whose
+/// schema lists no properties, is never reported.
+fn result_fields(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) {
+    let name = &reference.slot.value;
+    let Some(decl) = declaration(cx, reference) else {
+        return;
+    };
+    if !matches!(decl.ty.value, Type::Object | Type::Any) || reference.path.is_empty() {
+        return;
+    }
+    let mut writers = cx
+        .items
+        .iter()
+        .filter(|i| i.item.output.as_ref().is_some_and(|o| o.value == *name));
+    let (Some(writer), None) = (writers.next(), writers.next()) else {
+        return;
+    };
+    let tool = writer.item.tool.value.as_str();
+    if Catalog::is_call(tool) {
+        return;
+    }
+    let Some(mut schema) = cx.catalog.get(tool).and_then(|d| d.output.as_ref()) else {
+        return;
+    };
+    for (depth, segment) in reference.path.iter().enumerate() {
+        let field = match &segment.value {
+            Segment::Field(field) => field,
+            Segment::Index(_) => match schema.get("items") {
+                Some(items) => {
+                    schema = items;
+                    continue;
+                }
+                None => return,
+            },
+        };
+        let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+            return;
+        };
+        // A schema that says other fields may come lists only some of them.
+        let open = schema
+            .get("additionalProperties")
+            .is_some_and(|a| a != &serde_json::Value::Bool(false));
+        if let Some(inner) = properties.get(field.as_str()) {
+            schema = inner;
+            continue;
+        }
+        if open {
+            return;
+        }
+        let read = reference.text_until(depth);
+        let fields: Vec<&str> = properties.keys().map(String::as_str).collect();
+        let d = Diagnostic::new(
+            Code::UnknownResultField,
+            segment.span,
+            format!(
+                "`{read}` has no field `{field}`: the result schema of `{tool}` declares {}",
+                fields
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .with_label(
+            writer.item.tool.span,
+            format!("`{name}` is written by `{tool}` here"),
+        );
+        let d = match did_you_mean(field, fields.iter().copied()) {
+            Some(best) => d
+                .with_help(format!("did you mean `{read}.{best}`?"))
+                .with_replacement(
+                    format!("read `{read}.{best}`"),
+                    segment.span,
+                    fix::in_item_string(&format!(".{best}")),
+                )
+                .maybe_incorrect(),
+            None => d.with_help(format!(
+                "read a field the result has: {}",
+                fields
+                    .iter()
+                    .map(|f| format!("`{read}.{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        };
+        out.push(d);
+        return;
+    }
 }

@@ -1,10 +1,14 @@
-//! Named slots: `as` writes a declared `out` slot; a slot that is not an
-//! `array` has one writer; inputs never read and outputs never written are warnings.
+//! Named slots: `as` writes a declared `out` slot whose type holds what the writer returns; a
+//! slot that is not an `array` has one writer; inputs never read and outputs never written are
+//! warnings.
 
+use super::types::member_references;
 use super::{Cx, fix};
 use crate::catalog::{Catalog, JsonType};
-use seq_syntax::ast::{CompactString, Type};
-use seq_syntax::diagnostic::did_you_mean;
+use seq_syntax::ast::{CompactString, Root, Type};
+use seq_syntax::diagnostic::{Edit, did_you_mean};
+use seq_syntax::kind::JsonKind;
+use seq_syntax::names::is_slot_name;
 use seq_syntax::{Code, Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
 
@@ -20,6 +24,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
         }
     }
     let mut offered_declaration = HashSet::new();
+    let mut mismatched = HashSet::new();
     for item in &cx.items {
         let Some(output) = &item.item.output else {
             continue;
@@ -40,6 +45,13 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             out.push(undeclared_output(cx, name, output.span, ty, offer));
             continue;
         };
+        // One report per declaration, however many items write the slot.
+        if !mismatched.contains(name)
+            && let Some(d) = mismatch(cx, &item.item.tool.value, name, decl.ty.value, decl.ty.span)
+        {
+            mismatched.insert(name);
+            out.push(d.with_label(output.span, "written here"));
+        }
         if decl.ty.value == Type::Array {
             continue;
         }
@@ -112,24 +124,159 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
 /// The slot type that holds what `tool` returns: a call's object, else the type of the catalog's
 /// result schema; `any` when the tool or its result is unknown, of several types, or a list.
 fn result_type(cx: &Cx<'_>, tool: &str) -> Type {
+    returned(cx, tool).map_or(Type::Any, slot_type)
+}
+
+/// The JSON type of what `tool` returns: a call's object, else the type of the catalog's result
+/// schema; `None` when the tool or its result is unknown, or of several types.
+fn returned(cx: &Cx<'_>, tool: &str) -> Option<JsonType> {
     if Catalog::is_call(tool) {
-        return Type::Object;
+        return Some(JsonType::Object);
     }
-    let ty = cx
-        .catalog
+    cx.catalog
         .get(tool)
         .and_then(|def| def.output.as_ref())
         .and_then(|output| output.get("type"))
-        .and_then(serde_json::Value::as_str);
-    match ty.and_then(JsonType::parse) {
-        Some(JsonType::String) => Type::String,
-        Some(JsonType::Integer) => Type::Integer,
-        Some(JsonType::Number) => Type::Number,
-        Some(JsonType::Boolean) => Type::Bool,
-        Some(JsonType::Object) => Type::Object,
+        .and_then(serde_json::Value::as_str)
+        .and_then(JsonType::parse)
+}
+
+/// The slot type to declare for a value of JSON Schema type `ty`.
+fn slot_type(ty: JsonType) -> Type {
+    match ty {
+        JsonType::String => Type::String,
+        JsonType::Integer => Type::Integer,
+        JsonType::Number => Type::Number,
+        JsonType::Boolean => Type::Bool,
+        JsonType::Object => Type::Object,
         // An `array` slot would wrap the one list in another (it collects every value written).
-        Some(JsonType::Array | JsonType::Null) | None => Type::Any,
+        JsonType::Array | JsonType::Null => Type::Any,
     }
+}
+
+/// Whether a slot declared `declared` can never hold a result of JSON type `returned`: the
+/// engine's type check at the write would fail every time. An `array` slot collects any value;
+/// a `bool` slot also takes the numbers 0 and 1 and the strings "true" and "false", and an
+/// `integer` one a number without a fraction.
+fn never_holds(declared: Type, returned: JsonType) -> bool {
+    use JsonType as J;
+    match declared {
+        Type::Any | Type::Array => false,
+        Type::String => returned != J::String,
+        Type::Object => returned != J::Object,
+        Type::Integer | Type::Number => !matches!(returned, J::Integer | J::Number),
+        Type::Bool => !matches!(returned, J::Boolean | J::Integer | J::Number | J::String),
+    }
+}
+
+/// E0529: the slot's declared type never holds what its writer returns (a tool with a known
+/// result schema, or a call, which returns an object).
+fn mismatch(cx: &Cx<'_>, tool: &str, name: &str, declared: Type, at: Span) -> Option<Diagnostic> {
+    let returned = returned(cx, tool).filter(|&r| never_holds(declared, r))?;
+    let schema = if Catalog::is_call(tool) {
+        None
+    } else {
+        cx.catalog.get(tool).and_then(|d| d.output.as_ref())
+    };
+    // The shape only where it tells more than the kind: `{stdout, stderr, exit_code}`, `[string]`.
+    let shape = match schema.map(|s| crate::catalog::result_shape(Some(s))) {
+        Some(shape) if shape.starts_with(['{', '[']) => format!(" ({shape})"),
+        Some(_) => String::new(),
+        None => " (the called group's slots)".to_owned(),
+    };
+    let suggested = slot_type(returned);
+    let field = schema.and_then(|s| field_of_type(s, declared));
+    let read = match field {
+        Some(field) => format!(
+            " and read `$out.{name}.{field}`, which is {}",
+            declared.described()
+        ),
+        None if returned == JsonType::Object => {
+            format!(" and read the field you want, such as `$out.{name}.FIELD`")
+        }
+        None => String::new(),
+    };
+    let said = match returned {
+        JsonType::Null => JsonKind::Null.described(),
+        JsonType::Array => JsonKind::Array.described(),
+        JsonType::String
+        | JsonType::Integer
+        | JsonType::Number
+        | JsonType::Boolean
+        | JsonType::Object => slot_type(returned).described(),
+    };
+    Some(
+        Diagnostic::new(
+            Code::SlotTypeMismatch,
+            at,
+            format!(
+                "slot `{name}` is declared `{}`, but `{tool}` returns {said}{shape}",
+                declared.as_str(),
+            ),
+        )
+        .with_help(format!(
+            "declare `{name}` as `{}`{read}; as it is, every run fails when the item writes it",
+            suggested.as_str()
+        ))
+        // Which part of the result the author wanted is a guess: the field of the declared type.
+        .with_fix(fix::fix(
+            match field {
+                Some(field) => format!(
+                    "declare `{name}` as `{}` and read `$out.{name}.{field}`",
+                    suggested.as_str()
+                ),
+                None => format!("declare `{name}` as `{}`", suggested.as_str()),
+            },
+            std::iter::once(fix::edit(at, suggested.as_str()))
+                .chain(field.into_iter().flat_map(|f| whole_reads(cx, name, f)))
+                .collect(),
+        ))
+        .maybe_incorrect(),
+    )
+}
+
+/// Edits that turn the group's reads of the whole slot `name` in item arguments (`$out.name`,
+/// `${out.name}`) into reads of its `field`, which holds what those reads expected.
+fn whole_reads(cx: &Cx<'_>, name: &str, field: &str) -> Vec<Edit> {
+    let mut found = Vec::new();
+    for item in &cx.items {
+        if let Some(args) = &item.item.args {
+            member_references(&args.value, &mut found);
+        }
+    }
+    found
+        .into_iter()
+        .filter(|r| r.root.value == Root::Out && r.slot.value == name && r.path.is_empty())
+        .map(|r| {
+            fix::edit(
+                Span::new(r.slot.span.end, r.slot.span.end),
+                format!(".{field}"),
+            )
+        })
+        .collect()
+}
+
+/// A field of an object result schema whose values a slot of type `ty` holds: the first in the
+/// schema's `required` order (`stdout` before `stderr` for `cmd_run`), else in property order.
+fn field_of_type(schema: &serde_json::Value, ty: Type) -> Option<&str> {
+    let properties = schema.get("properties")?.as_object()?;
+    let fits = |field: &&str| {
+        properties
+            .get(*field)
+            .and_then(|p| p.get("type"))
+            .and_then(serde_json::Value::as_str)
+            .and_then(JsonType::parse)
+            .is_some_and(|t| slot_type(t) == ty)
+    };
+    let required = schema
+        .get("required")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str);
+    required
+        .chain(properties.keys().map(String::as_str))
+        .find(|field| fits(field) && is_slot_name(field))
 }
 
 fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, ty: Type, offer: bool) -> Diagnostic {
