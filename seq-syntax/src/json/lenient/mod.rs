@@ -9,6 +9,8 @@ mod tokens;
 mod walker;
 
 pub use tokens::{Kind, Tok, Tokens, tokenize};
+
+use crate::fields::key;
 pub use walker::{Frame, Member, Place, Role, Seg, Walker};
 
 /// The structure around offset `cursor` of `text`.
@@ -47,7 +49,7 @@ pub fn group_strings(text: &str) -> Vec<(String, Tok)> {
     for tok in Tokens::new(text) {
         let field = match (&tok.kind, walker.frames.len()) {
             (Kind::String { .. }, 3) => match walker.path().as_slice() {
-                [Seg::Key(groups), Seg::Index(_), Seg::Key(field)] if groups == "groups" => {
+                [Seg::Key(groups), Seg::Index(_), Seg::Key(field)] if groups == key::GROUPS => {
                     Some(field.clone())
                 }
                 [..] => None,
