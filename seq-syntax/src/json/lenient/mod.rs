@@ -1,9 +1,10 @@
 //! A lenient reading of JSON being typed, for the editor: the lexer's own tokens ([`Tokens`])
 //! and where each stands in the structure around it ([`Walker`], [`context`]). The grammar
-//! ([`parse`](super::parse)) recovers for diagnostics and drops what it cannot read, which is
-//! exactly the half-written key or value a cursor is on; this reading keeps it. It serves both
-//! levels: a sequence file, and the items of a `tools` string (where `;` between items is a
-//! token outside every structure, and bare references are tokens of their own).
+//! ([`parse`](super::parse)) keeps a half-written member as an error key and value, but gives up
+//! on a structure still open at the end of the text, where a cursor typing usually is; this
+//! reading keeps its shape. It serves both levels: a sequence file, and the items of a `tools`
+//! string (where `;` between items is a token outside every structure, and bare references are
+//! tokens of their own).
 
 mod tokens;
 mod walker;
