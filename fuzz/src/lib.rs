@@ -6,7 +6,8 @@ use seq_exec::engine::{GroupStatus, RunReport};
 use seq_exec::{BoxFuture, Caller, Reason, SequenceSource, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
 use seq_syntax::Diagnostic;
-use seq_syntax::invariants::span_violations;
+use seq_syntax::invariants::{span_violations, tree_violations};
+use seq_syntax::json::Node;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 
@@ -20,6 +21,13 @@ pub fn catalog() -> &'static Catalog {
 /// never overlap: the front end's promise, [`span_violations`].
 pub fn assert_spans(text: &str, diagnostics: &[Diagnostic]) {
     let broken = span_violations(text, diagnostics);
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+/// Every span of the JSON tree of `text` (error nodes and keys included) lies inside the text,
+/// on character boundaries, inside its parent's: [`tree_violations`].
+pub fn assert_tree(text: &str, node: Option<&Node<'_>>) {
+    let broken = node.map_or_else(Vec::new, |node| tree_violations(text, node));
     assert!(broken.is_empty(), "{broken:#?}");
 }
 

@@ -4,6 +4,7 @@
 //! nodes: whatever could not be built is reported as a diagnostic and left out, so later stages
 //! never meet a half-parsed node. A parse with error diagnostics is never run.
 
+use crate::fields::key;
 use crate::span::{Span, Spanned};
 pub use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
@@ -30,7 +31,7 @@ impl Sequence {
     /// Whether every group the file defines is in [`Sequence::groups`] under its name: when not,
     /// a target that names no group may name one that was left out.
     pub fn groups_whole(&self) -> bool {
-        !self.hole("groups") && self.groups.iter().all(|g| !g.hole("name"))
+        !self.hole(key::GROUPS) && self.groups.iter().all(|g| !g.hole(key::NAME))
     }
 }
 

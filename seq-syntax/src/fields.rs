@@ -6,6 +6,28 @@ pub mod schema;
 
 use crate::ast::{Missing, OnError};
 
+/// Every field's name, written here once: the tables below, lowering, the editor and the
+/// schema take them from here.
+pub mod key {
+    pub const NAME: &str = "name";
+    pub const DESCRIPTION: &str = "description";
+    pub const GROUPS: &str = "groups";
+    pub const IN: &str = "in";
+    pub const OUT: &str = "out";
+    pub const TOOLS: &str = "tools";
+    pub const WHEN: &str = "when";
+    pub const PARALLEL: &str = "parallel";
+    pub const TIMEOUT: &str = "timeout";
+    pub const ON_ERROR: &str = "on_error";
+    pub const RETRIES: &str = "retries";
+    pub const MISSING: &str = "missing";
+    pub const FALLBACK: &str = "fallback";
+    pub const TOOL: &str = "tool";
+    pub const ARGS: &str = "args";
+    pub const AS: &str = "as";
+    pub const UNSAFE_SERIAL: &str = "unsafe_serial";
+}
+
 /// Where a field is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Level {
@@ -117,7 +139,7 @@ pub const ALL: [&[Field]; 3] = [SEQUENCE, GROUP, ITEM];
 pub const SEQUENCE: &[Field] = &[
     field(
         Level::Sequence,
-        "name",
+        key::NAME,
         true,
         Ty::String,
         None,
@@ -125,7 +147,7 @@ pub const SEQUENCE: &[Field] = &[
     ),
     field(
         Level::Sequence,
-        "description",
+        key::DESCRIPTION,
         false,
         Ty::String,
         None,
@@ -133,7 +155,7 @@ pub const SEQUENCE: &[Field] = &[
     ),
     field(
         Level::Sequence,
-        "groups",
+        key::GROUPS,
         true,
         Ty::Groups,
         None,
@@ -145,7 +167,7 @@ pub const SEQUENCE: &[Field] = &[
 pub const GROUP: &[Field] = &[
     field(
         Level::Group,
-        "name",
+        key::NAME,
         true,
         Ty::String,
         None,
@@ -153,7 +175,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "description",
+        key::DESCRIPTION,
         false,
         Ty::String,
         None,
@@ -161,7 +183,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "in",
+        key::IN,
         false,
         Ty::Types,
         None,
@@ -169,7 +191,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "out",
+        key::OUT,
         false,
         Ty::Types,
         None,
@@ -177,7 +199,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "tools",
+        key::TOOLS,
         true,
         Ty::Items,
         None,
@@ -185,7 +207,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "when",
+        key::WHEN,
         false,
         Ty::Condition,
         None,
@@ -193,7 +215,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "parallel",
+        key::PARALLEL,
         false,
         Ty::Bool,
         Some("true"),
@@ -201,7 +223,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "timeout",
+        key::TIMEOUT,
         false,
         Ty::Duration,
         Some("\"30s\""),
@@ -209,7 +231,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "on_error",
+        key::ON_ERROR,
         false,
         Ty::Enum(OnError::NAMES),
         Some("\"abort\""),
@@ -217,7 +239,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "retries",
+        key::RETRIES,
         false,
         Ty::Int {
             min: 0,
@@ -228,7 +250,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "missing",
+        key::MISSING,
         false,
         Ty::Enum(Missing::NAMES),
         Some("\"fail\""),
@@ -236,7 +258,7 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
-        "fallback",
+        key::FALLBACK,
         false,
         Ty::Object,
         None,
@@ -248,7 +270,7 @@ pub const GROUP: &[Field] = &[
 pub const ITEM: &[Field] = &[
     field(
         Level::Item,
-        "tool",
+        key::TOOL,
         true,
         Ty::String,
         None,
@@ -256,7 +278,7 @@ pub const ITEM: &[Field] = &[
     ),
     field(
         Level::Item,
-        "args",
+        key::ARGS,
         false,
         Ty::Object,
         None,
@@ -264,7 +286,7 @@ pub const ITEM: &[Field] = &[
     ),
     field(
         Level::Item,
-        "as",
+        key::AS,
         false,
         Ty::Slot,
         None,
@@ -272,7 +294,7 @@ pub const ITEM: &[Field] = &[
     ),
     field(
         Level::Item,
-        "unsafe_serial",
+        key::UNSAFE_SERIAL,
         false,
         Ty::Bool,
         None,

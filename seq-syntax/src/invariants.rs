@@ -2,10 +2,14 @@
 //! labels', its fix's edits') lies inside the text, on character boundaries (editors turn them
 //! into line and column), start before end, and a fix's edits never overlap (`apply` makes them
 //! in one pass). The front end's and the checker's robustness tests and the fuzz targets all
-//! assert it through [`span_violations`], so that they hold the same promise.
+//! assert it through [`span_violations`], so that they hold the same promise; the JSON tree,
+//! whose error nodes keep what the editor reads of broken text, keeps it too
+//! ([`tree_violations`]).
 
 use crate::diagnostic::Diagnostic;
+use crate::json::{Node, NodeKind};
 use crate::span::Span;
+use std::ops::Range;
 
 /// Every way `diagnostics` break the span invariants of `text`, one line each (empty when they
 /// hold).
@@ -34,6 +38,38 @@ pub fn span_violations(text: &str, diagnostics: &[Diagnostic]) -> Vec<String> {
                     found.push(format!("overlapping edits {a:?} and {b:?}: {d:?}"));
                 }
             }
+        }
+    }
+    found
+}
+
+/// Every way the JSON tree `node` of `text` breaks the same promise, one line each: each node's
+/// span and each key's span (error nodes and error keys included) inside the text, on character
+/// boundaries, start before end.
+pub fn tree_violations(text: &str, node: &Node<'_>) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut check = |range: &Range<usize>, what: &str| {
+        if let Some(problem) = span_problem(text, Span::from_range(range.clone())) {
+            found.push(format!("{what} {problem}"));
+        }
+    };
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        check(&node.span, "node");
+        match &node.kind {
+            NodeKind::Array(elements) => stack.extend(elements),
+            NodeKind::Object(members) => {
+                for member in members {
+                    check(&member.key_span, "key");
+                    stack.push(&member.value);
+                }
+            }
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::String(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Error => {}
         }
     }
     found

@@ -114,7 +114,7 @@ fn to_value(node: &Node<'_>) -> Option<serde_json::Value> {
         NodeKind::Object(members) => Value::Object(
             members
                 .iter()
-                .map(|m| Some((quoted(m.key)?, to_value(&m.value)?)))
+                .map(|m| Some((quoted(m.key.text()?)?, to_value(&m.value)?)))
                 .collect::<Option<_>>()?,
         ),
         NodeKind::Ref(_) | NodeKind::Error => return None,

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_syntax::invariants::span_violations;
+use seq_syntax::invariants::{span_violations, tree_violations};
 use seq_syntax::json::{Mode, parse as parse_json};
 use seq_syntax::limits::{
     MAX_DEPTH, MAX_FILE_BYTES, MAX_GROUPS, MAX_ITEMS, MAX_SLOTS, MAX_STRING_BYTES,
@@ -53,8 +53,11 @@ fn inputs_found_by_fuzzing_keep_every_span_in_the_file() {
         let parsed = parse_bytes(bytes);
         let text = String::from_utf8_lossy(bytes);
         assert_spans(&text, &parsed.diagnostics);
-        let (_, diagnostics) = parse_json(&text, Mode::Item);
+        let (node, diagnostics) = parse_json(&text, Mode::Item);
         assert_spans(&text, &diagnostics);
+        if let Some(node) = &node {
+            assert_eq!(tree_violations(&text, node), Vec::<String>::new());
+        }
         let file = with_tools(&text);
         assert_spans(&file, &parse(&file).diagnostics);
     }

@@ -14,6 +14,7 @@ use seq_check::{Catalog, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type};
 use seq_syntax::escape::MapOffset;
+use seq_syntax::fields::key;
 use seq_syntax::json::lenient::{Context, Kind, Place, Seg, context, tokenize};
 use seq_syntax::names::CallTarget;
 use seq_syntax::reference::name_start_before;
@@ -143,7 +144,7 @@ impl GroupInfo {
     fn of(cx: &Context) -> GroupInfo {
         let in_group = matches!(
             cx.path.as_slice(),
-            [Seg::Key(groups), Seg::Index(_), ..] if groups == "groups"
+            [Seg::Key(groups), Seg::Index(_), ..] if groups == key::GROUPS
         );
         let Some(frame) = cx.frames.get(2).filter(|_| in_group) else {
             return GroupInfo::default();
@@ -155,11 +156,11 @@ impl GroupInfo {
         };
         GroupInfo {
             name: frame
-                .member("name")
+                .member(key::NAME)
                 .and_then(|m| m.text.clone())
                 .unwrap_or_default(),
-            inputs: slots("in"),
-            outputs: slots("out"),
+            inputs: slots(key::IN),
+            outputs: slots(key::OUT),
         }
     }
 }
@@ -190,26 +191,27 @@ impl<'a> Work<'a> {
         let path = path_shape(&cx.path);
         match (&cx.place, path.as_slice()) {
             (Place::Key, []) => self.fields(site, fields::FILE),
-            (Place::Key, ["groups", "[]"]) => self.fields(site, fields::GROUP),
-            (Place::Key, ["groups", "[]", "fallback"]) => {
+            (Place::Key, [key::GROUPS, "[]"]) => self.fields(site, fields::GROUP),
+            (Place::Key, [key::GROUPS, "[]", key::FALLBACK]) => {
                 self.slots(site, &group.outputs, "output", &group.name, Shape::Key)
             }
-            (Place::Value(_), ["groups", "[]", "in" | "out", _]) => {
+            (Place::Value(_), [key::GROUPS, "[]", key::IN | key::OUT, _]) => {
                 self.values(site, Type::NAMES, "a slot type")
             }
-            (Place::Value(_), ["groups", "[]", "on_error"]) => {
+            (Place::Value(_), [key::GROUPS, "[]", key::ON_ERROR]) => {
                 self.values(site, OnError::NAMES, "`on_error`")
             }
-            (Place::Value(_), ["groups", "[]", "missing"]) => {
+            (Place::Value(_), [key::GROUPS, "[]", key::MISSING]) => {
                 self.values(site, Missing::NAMES, "`missing`")
             }
-            (Place::Value(_), ["groups", "[]", "parallel"]) => self.booleans(site),
-            (Place::Value(_), ["groups", "[]", "tools"]) if site.in_string() => {
+            (Place::Value(_), [key::GROUPS, "[]", key::PARALLEL]) => self.booleans(site),
+            (Place::Value(_), [key::GROUPS, "[]", key::TOOLS]) if site.in_string() => {
                 self.tools(site, &group)
             }
-            (Place::Value(_), ["groups", "[]", "when"] | ["groups", "[]", "fallback", _])
-                if site.in_string() =>
-            {
+            (
+                Place::Value(_),
+                [key::GROUPS, "[]", key::WHEN] | [key::GROUPS, "[]", key::FALLBACK, _],
+            ) if site.in_string() => {
                 self.references(site, &group);
             }
             _ => {}
@@ -376,7 +378,7 @@ impl<'a> Work<'a> {
         let tool = cx
             .frames
             .first()
-            .and_then(|f| f.member("tool"))
+            .and_then(|f| f.member(key::TOOL))
             .and_then(|m| m.text.clone())
             .unwrap_or_default();
         let path = path_shape(&cx.path);
@@ -384,8 +386,8 @@ impl<'a> Work<'a> {
         match (&cx.place, path.as_slice()) {
             (Place::Top, []) => self.item_snippets(&inner),
             (Place::Key, []) => self.fields(&inner, fields::ITEM),
-            (Place::Key, ["args"]) => self.parameters(&inner, &tool),
-            (Place::Key, ["args", "args"]) if call => {
+            (Place::Key, [key::ARGS]) => self.parameters(&inner, &tool),
+            (Place::Key, [key::ARGS, "args"]) if call => {
                 let target = cx
                     .frames
                     .get(1)
@@ -394,14 +396,16 @@ impl<'a> Work<'a> {
                     .unwrap_or_default();
                 self.callee_inputs(&inner, &target);
             }
-            (Place::Value(_), ["tool"]) => self.tool_names(&inner),
-            (Place::Value(_), ["as"]) => {
+            (Place::Value(_), [key::TOOL]) => self.tool_names(&inner),
+            (Place::Value(_), [key::AS]) => {
                 self.slots(&inner, &group.outputs, "output", &group.name, Shape::String)
             }
-            (Place::Value(_), ["unsafe_serial"]) => self.booleans(&inner),
-            (Place::Value(_), ["args", "target" | "group"]) if call => self.targets(&inner),
-            (Place::Value(_), ["args", "name"]) if tool == SEQ_RUN => self.sequences(&inner, false),
-            (Place::Value(_), ["args", name]) => {
+            (Place::Value(_), [key::UNSAFE_SERIAL]) => self.booleans(&inner),
+            (Place::Value(_), [key::ARGS, "target" | "group"]) if call => self.targets(&inner),
+            (Place::Value(_), [key::ARGS, "name"]) if tool == SEQ_RUN => {
+                self.sequences(&inner, false)
+            }
+            (Place::Value(_), [key::ARGS, name]) => {
                 let boolean = self
                     .catalog()
                     .get(&tool)

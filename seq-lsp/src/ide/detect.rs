@@ -1,6 +1,7 @@
 //! Which JSON documents are tool sequences, decided by content so that `package.json` and other
 //! JSON in the workspace stay quiet.
 
+use seq_syntax::fields::key;
 use seq_syntax::json::lenient::{Kind, Role, Tokens, Walker};
 
 /// Whether `text` is a tool sequence. The rule, read from the text's tokens (so that it holds
@@ -44,10 +45,10 @@ pub fn is_sequence_document(text: &str) -> bool {
         }
         let depth = walker.frames.len();
         match walker.feed(text, &tok) {
-            Role::Key(key) if depth == 1 && key == "groups" => groups_key = true,
+            Role::Key(key) if depth == 1 && key == key::GROUPS => groups_key = true,
             Role::Key(key)
                 if depth == 3
-                    && key == "tools"
+                    && key == key::TOOLS
                     && walker.frames.get(1).is_some_and(|f| !f.object) =>
             {
                 return true;

@@ -8,7 +8,7 @@ use seq_check::{ParallelSafety, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Root, Sequence, SlotDecl};
 use seq_syntax::duration;
-use seq_syntax::fields::{Field, GROUP, Level, SEQUENCE};
+use seq_syntax::fields::{Field, GROUP, Level, SEQUENCE, key};
 use seq_syntax::json::lenient::{Kind, Place, Seg, context, tokenize};
 use std::fmt::Write;
 
@@ -55,8 +55,8 @@ pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
 /// A slot read but not declared: what the group has instead, and where to declare it.
 fn undeclared_markdown(root: Root, slot: &str, group: &Group) -> String {
     let (role, field, declared) = match root {
-        Root::Args => ("input", "in", &group.inputs),
-        Root::Out => ("output", "out", &group.outputs),
+        Root::Args => ("input", key::IN, &group.inputs),
+        Root::Out => ("output", key::OUT, &group.outputs),
     };
     let names: Vec<String> = declared.iter().map(|s| code(&s.name.value)).collect();
     let has = if names.is_empty() {
@@ -215,7 +215,7 @@ pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)
     let key = text.get(token.body())?;
     let level: &'static [Field] = match cx.path.as_slice() {
         [] => SEQUENCE,
-        [Seg::Key(groups), Seg::Index(_)] if groups == "groups" => GROUP,
+        [Seg::Key(groups), Seg::Index(_)] if groups == key::GROUPS => GROUP,
         _ => return None,
     };
     let field = level.iter().find(|f| f.name == key)?;

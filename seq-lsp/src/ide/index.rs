@@ -7,6 +7,7 @@ use seq_check::catalog::SEQ_RUN;
 use seq_check::{Catalog, Check, Source};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
+use seq_syntax::fields::key;
 use seq_syntax::json::lenient::group_strings;
 use seq_syntax::names::CallTarget;
 use seq_syntax::template::parse_template;
@@ -194,7 +195,7 @@ impl Builder<'_> {
                 .enumerate()
                 .find(|(_, g)| g.span.contains(body.start));
             let Some((g, group)) = found else { continue };
-            if field != "when" || group.when.is_some() {
+            if field != key::WHEN || group.when.is_some() {
                 continue;
             }
             let Some(when) = Embedded::file_string(self.text, body) else {

@@ -9,6 +9,7 @@ use seq_syntax::Span;
 use seq_syntax::ast::{OperandKind, Reference, Root, Segment};
 use seq_syntax::condition::parse_condition;
 use seq_syntax::escape::MapOffset;
+use seq_syntax::fields::key;
 use seq_syntax::json::lenient::{Kind, Role, Tok, Walker, group_strings, tokenize};
 use seq_syntax::reference::parse_reference;
 use seq_syntax::template::parse_template;
@@ -20,8 +21,8 @@ pub(crate) fn semantic_tokens(text: &str) -> Vec<SemanticToken> {
             continue;
         };
         match field.as_str() {
-            "tools" => out.items(text, &string),
-            "when" => out.condition(&string),
+            key::TOOLS => out.items(text, &string),
+            key::WHEN => out.condition(&string),
             _ => {}
         }
     }
@@ -54,11 +55,11 @@ impl Tokens {
                 && walker
                     .frames
                     .first()
-                    .is_some_and(|f| f.key.as_deref() == Some("args"));
+                    .is_some_and(|f| f.key.as_deref() == Some(key::ARGS));
             let when_call = walker
                 .frames
                 .first()
-                .and_then(|f| f.member("tool"))
+                .and_then(|f| f.member(key::TOOL))
                 .and_then(|m| m.text.as_deref())
                 == Some(SEQ_WHEN_CALL);
             let role = walker.feed(&tools.text, &tok);
@@ -66,7 +67,7 @@ impl Tokens {
             match role {
                 Role::Key(_) => self.push(span, TokenKind::Key),
                 Role::Value => match tok.kind {
-                    Kind::String { .. } if depth == 1 && key == "tool" => {
+                    Kind::String { .. } if depth == 1 && key == key::TOOL => {
                         self.push(span, TokenKind::Tool)
                     }
                     Kind::String { closed: true } if in_args && key == "when" && when_call => {

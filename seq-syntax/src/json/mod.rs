@@ -20,7 +20,7 @@ mod tree;
 pub use lexer::Token;
 pub use parser::parse;
 pub(crate) use parser::{TokenBuffer, parse_reusing};
-pub use tree::{Member, Node, NodeKind};
+pub use tree::{Key, Member, Node, NodeKind};
 
 /// Brackets and braces nested deeper than this are reported (E0006) instead of parsed, so that
 /// hostile input cannot exhaust the stack.

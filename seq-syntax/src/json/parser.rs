@@ -7,13 +7,13 @@ use super::lexer::{Token, body};
 use super::plain;
 use super::report::{self, Context};
 use super::scan::{Scanned, TokenSpan, range, scan, token_span};
-use super::tree::{Member, Node, NodeKind};
+use super::tree::{Key, Member, Node, NodeKind};
 use super::{KEY, Mode, VALUE};
 use crate::diagnostic::{self, Diagnostic};
 use chumsky::input::{Input, MappedInput};
 use chumsky::prelude::{
     IterParser, Parser, Rich, any, choice, end, extra, just, nested_delimiters, recursive, select,
-    skip_then_retry_until, skip_until, via_parser,
+    skip_then_retry_until, via_parser,
 };
 use std::cell::OnceCell;
 
@@ -172,24 +172,22 @@ fn value<'tok, 'src: 'tok>()
             .map(NodeKind::Array);
 
         let key = select! {
-            Token::String(text) = e => {
-                let span: TokenSpan = e.span();
-                Some((body(text), range(span)))
-            },
-            Token::Invalid(_) => None,
+            Token::String(text) = e => (Key::String(body(text)), range(e.span())),
+            // A malformed key, reported by the scan: kept, as an error key.
+            Token::Invalid(_) = e => (Key::Error, range(e.span())),
         }
         .labelled(KEY);
         let member = key
             .then_ignore(colon())
             .then(value)
-            .map(|(key, value)| {
-                key.map(|(key, key_span)| Member {
+            .map(|((key, key_span), value)| {
+                Some(Member {
                     key,
                     key_span,
                     value,
                 })
             })
-            .recover_with(skip_until(any().ignored(), boundary(), || None));
+            .recover_with(via_parser(skipped_member()));
         let members = member
             .separated_by(separator())
             .at_least(1)
@@ -296,10 +294,35 @@ fn boundary<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'
         .rewind()
 }
 
+/// A member the grammar could not read, skipped to the next separator or closer: its first
+/// token as an error key, the rest as an error value (empty when there is none), so that what
+/// was typed stays in the tree. Nothing skipped, no member.
+fn skipped_member<'tok, 'src: 'tok>()
+-> impl Parser<'tok, In<'tok, 'src>, Option<Member<'src>>, Extra<'tok, 'src>> + Clone {
+    let skip = any().and_is(boundary().not());
+    let member = skip
+        .clone()
+        .map_with(|_, e| range(e.span()))
+        .then(skip.repeated().map_with(|(), e| e.span()))
+        .then_ignore(boundary())
+        .map(|(key_span, rest)| {
+            Some(Member {
+                key: Key::Error,
+                key_span,
+                value: error_node(rest),
+            })
+        });
+    member.or(boundary().to(None))
+}
+
+/// An error node over `span`; an empty one (a value missing between two tokens, whose span
+/// runs from the next token back to the end of the last) is put at the end of the last.
 fn error_node<'src>(span: TokenSpan) -> Node<'src> {
+    let span = range(span);
+    let start = span.start.min(span.end);
     Node {
         kind: NodeKind::Error,
-        span: range(span),
+        span: start..span.end.max(start),
     }
 }
 
@@ -308,7 +331,7 @@ pub(super) fn push<T>(mut items: Vec<T>, item: T) -> Vec<T> {
     items
 }
 
-/// Members whose key was malformed (and reported) are left out.
+/// Where recovery made no member (it skipped nothing), there is none to keep.
 fn push_some<T>(mut items: Vec<T>, item: Option<T>) -> Vec<T> {
     items.extend(item);
     items

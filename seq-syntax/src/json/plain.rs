@@ -11,7 +11,7 @@
 
 use super::lexer::{Token, body};
 use super::scan::{TokenSpan, range};
-use super::tree::{Member, Node, NodeKind};
+use super::tree::{Key, Member, Node, NodeKind};
 use chumsky::prelude::{IterParser, Parser, any, end, extra, recursive, select};
 
 type In<'tok, 'src> = &'tok [(Token<'src>, TokenSpan)];
@@ -61,7 +61,7 @@ fn value<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, Node<'src>, Ex
             key.then_ignore(punct(Token::Colon))
                 .then(value)
                 .map(|((key, key_span), value)| Member {
-                    key,
+                    key: Key::String(key),
                     key_span,
                     value,
                 });

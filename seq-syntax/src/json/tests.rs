@@ -1,4 +1,4 @@
-use super::{MAX_DEPTH, Member, Mode, Node, NodeKind, parse};
+use super::{Key, MAX_DEPTH, Member, Mode, Node, NodeKind, parse};
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
 
@@ -22,8 +22,12 @@ fn members<'a, 'src>(node: &'a Node<'src>) -> &'a [Member<'src>] {
     members
 }
 
+/// The keys of an object, `!` for an error key.
 fn keys<'src>(node: &Node<'src>) -> Vec<&'src str> {
-    members(node).iter().map(|m| m.key).collect()
+    members(node)
+        .iter()
+        .map(|m| m.key.text().unwrap_or("!"))
+        .collect()
 }
 
 /// The text with every fix of `diagnostics` applied (edits never overlap).
@@ -51,7 +55,7 @@ fn spans_cover_keys_with_quotes_and_values_exactly() {
     let a = &members(&node)[0];
     assert_eq!(&text[a.key_span.clone()], r#""a""#);
     let inner = &members(&a.value)[0];
-    assert_eq!(inner.key, r#"b\"c"#, "keys stay raw");
+    assert_eq!(inner.key, Key::String(r#"b\"c"#), "keys stay raw");
     assert_eq!(&text[inner.key_span.clone()], r#""b\"c""#);
     assert_eq!(&text[inner.value.span.clone()], r#"[1, "x\n", true]"#);
     let NodeKind::Array(items) = &inner.value.kind else {
@@ -388,7 +392,8 @@ fn to_value(node: &Node<'_>) -> serde_json::Value {
             members
                 .iter()
                 .map(|m| {
-                    let key: String = serde_json::from_str(&format!("\"{}\"", m.key)).unwrap();
+                    let key: String =
+                        serde_json::from_str(&format!("\"{}\"", m.key.text().unwrap())).unwrap();
                     (key, to_value(&m.value))
                 })
                 .collect(),
@@ -419,6 +424,10 @@ fn assert_grammars_agree(text: &str, mode: Mode) {
     let clean = scanned.diagnostics.is_empty() && scanned.unclosed.is_empty();
     let plain = super::parser::plain(&scanned.tokens);
     let (recovered, diagnostics) = super::parser::recover(text, mode, scanned);
+    if let Some(node) = &recovered {
+        let broken = crate::invariants::tree_violations(text, node);
+        assert!(broken.is_empty(), "{text:?} in {mode:?}: {broken:?}");
+    }
     if diagnostics.is_empty() {
         assert!(
             clean,
@@ -513,5 +522,41 @@ mod grammars_agree {
             assert_grammars_agree(&text, Mode::File);
             assert_grammars_agree(&text, Mode::Item);
         }
+    }
+}
+
+/// What the user typed stays in the tree: a member with a malformed key, a missing `:` or a
+/// missing value is kept (error key, error value) with the diagnostics unchanged.
+#[test]
+fn members_recovery_cannot_read_are_kept_with_error_keys_and_values() {
+    let cases: &[(&str, &[&str], &str, &str)] = &[
+        // text, keys, the last member's key text, its value's text
+        (r#"{"a": 1, ti: 2, "b": 3}"#, &["a", "!", "b"], "ti", "2"),
+        (r#"{"a": 1, "ti" }"#, &["a", "!"], r#""ti""#, ""),
+        (r#"{"a": 1, "ti"}"#, &["a", "!"], r#""ti""#, ""),
+        (r#"{"a": 1, 3: 2}"#, &["a", "!"], "3", ": 2"),
+        (r#"{"a": 1, "ti": }"#, &["a", "ti"], r#""ti""#, ""),
+        (
+            r#"{"a": 1, "ti": , "b": 2}"#,
+            &["a", "ti", "b"],
+            r#""ti""#,
+            "",
+        ),
+    ];
+    for &(text, expected, key, value) in cases {
+        let (node, diagnostics) = file(text);
+        let node = node.unwrap();
+        assert!(!diagnostics.is_empty(), "{text}");
+        assert_eq!(keys(&node), expected, "{text}");
+        assert_eq!(
+            crate::invariants::tree_violations(text, &node),
+            Vec::<String>::new()
+        );
+        let kept = members(&node)
+            .iter()
+            .find(|m| m.key.text() != Some("a") && m.key.text() != Some("b"))
+            .unwrap();
+        assert_eq!(&text[kept.key_span.clone()], key, "{text}");
+        assert_eq!(&text[kept.value.span.clone()], value, "{text}");
     }
 }

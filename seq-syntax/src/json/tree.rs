@@ -25,11 +25,34 @@ pub enum NodeKind<'src> {
     Error,
 }
 
+/// A member of an object. One that recovery could not read as `"key": value` (its key
+/// malformed, or its `:` missing) is kept with an error key, so that what was typed stays in the
+/// tree; a diagnostic has been reported for it, and lowering leaves it out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Member<'src> {
-    /// The key's body, between the quotes, escapes not processed.
-    pub key: &'src str,
-    /// The key's span, quotes included.
+    pub key: Key<'src>,
+    /// The key's span, quotes included; for an error key, the text where the key was expected.
     pub key_span: std::ops::Range<usize>,
+    /// The value; an error node when it is missing or could not be read.
     pub value: Node<'src>,
+}
+
+/// An object member's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key<'src> {
+    /// The body of a string literal, between the quotes, escapes not processed.
+    String(&'src str),
+    /// Text that is no key (an unterminated or malformed string, a word, a number), or a key
+    /// whose member lacks its `:`; a diagnostic has been reported for it.
+    Error,
+}
+
+impl<'src> Key<'src> {
+    /// The key's body, unless it is an error key.
+    pub fn text(self) -> Option<&'src str> {
+        match self {
+            Key::String(text) => Some(text),
+            Key::Error => None,
+        }
+    }
 }

@@ -6,7 +6,7 @@ use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::MapOffset;
 use crate::fields::{self, Level};
-use crate::json::{Member, Node};
+use crate::json::{Key, Member, Node};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -56,7 +56,7 @@ impl<'a, 'n> Fields<'a, 'n> {
                         legal
                             .iter()
                             .copied()
-                            .filter(|field| members.iter().all(|m| m.key != *field)),
+                            .filter(|field| members.iter().all(|m| m.key != Key::String(field))),
                     );
                     misspelt.extend(best);
                     d = match best {
@@ -132,7 +132,9 @@ fn plain_fields<'a, 'n>(
 ) -> Option<[Option<&'a Node<'n>>; MAX_FIELDS]> {
     let mut found = [None; MAX_FIELDS];
     for member in members {
-        let i = legal.iter().position(|&field| field == member.key)?;
+        let i = legal
+            .iter()
+            .position(|&field| Key::String(field) == member.key)?;
         let slot = found.get_mut(i)?;
         if slot.is_some() {
             return None;
@@ -142,13 +144,13 @@ fn plain_fields<'a, 'n>(
     Some(found)
 }
 
-/// Whether no key of `members` is written with an escape or written twice: then every key is
-/// its raw body and there is nothing to report, and [`unique_members`] need not collect them.
-/// Compared pairwise, so only for small objects.
+/// Whether every key of `members` is a string key written without an escape and once: then
+/// every key is its raw body and there is nothing to report, and [`unique_members`] need not
+/// collect them. Compared pairwise, so only for small objects.
 pub(super) fn plainly_unique(members: &[Member<'_>]) -> bool {
     members.len() <= LINEAR
         && members.iter().enumerate().all(|(j, member)| {
-            !member.key.bytes().any(|b| b == b'\\')
+            member.key.text().is_some_and(|key| !key.contains('\\'))
                 && members
                     .get(..j)
                     .is_some_and(|before| before.iter().all(|other| other.key != member.key))
@@ -161,7 +163,7 @@ const LINEAR: usize = 16;
 
 /// The members of an object without repeated keys (duplicate keys are an error), each with
 /// its unescaped key; the first occurrence is kept and each repeat reported with a label on the
-/// first.
+/// first. Members with an error key (reported by the parser) are left out.
 pub(super) fn unique_members<'a, 'n>(
     lower: &mut Lower,
     members: &'a [Member<'n>],
@@ -170,7 +172,10 @@ pub(super) fn unique_members<'a, 'n>(
     let mut kept: Vec<(&'a Member<'n>, Cow<'n, str>)> = Vec::with_capacity(members.len());
     let mut index: HashMap<Cow<'n, str>, usize> = HashMap::new();
     for member in members {
-        let key = key_text(lower, member, map);
+        let Key::String(raw) = member.key else {
+            continue;
+        };
+        let key = key_text(lower, member, raw, map);
         let first = if members.len() <= LINEAR {
             kept.iter().position(|(_, k)| *k == key)
         } else {
@@ -203,16 +208,18 @@ pub(super) fn key_body(member: &Member<'_>) -> Range<usize> {
     start..member.key_span.end.saturating_sub(1).max(start)
 }
 
-pub(super) fn key_text<'n>(
+/// The key `raw` of `member`, unescaped.
+fn key_text<'n>(
     lower: &mut Lower,
     member: &Member<'n>,
+    raw: &'n str,
     map: &impl MapOffset,
 ) -> Cow<'n, str> {
-    if !member.key.contains('\\') {
-        return Cow::Borrowed(member.key);
+    if !raw.contains('\\') {
+        return Cow::Borrowed(raw);
     }
     let base = u32::try_from(key_body(member).start).unwrap_or(u32::MAX);
-    let (text, lone) = crate::escape::unescape(member.key, base);
+    let (text, lone) = crate::escape::unescape(raw, base);
     for surrogate in lone {
         lower.report(
             Diagnostic::new(

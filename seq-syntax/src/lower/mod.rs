@@ -28,6 +28,7 @@ use crate::code::Code;
 use crate::condition::parse_condition_in;
 use crate::diagnostic::{self, Diagnostic};
 use crate::escape::{Composed, MapOffset, TextBuffers};
+use crate::fields::key;
 use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::MAX_GROUPS;
 use crate::names;
@@ -229,14 +230,14 @@ impl Lower {
         for field in fields.misspelt_absent() {
             found.hole(field);
         }
-        let name = match fields.get("name") {
-            Some(node) => self.field(&mut found, "name", Some(node), |l, n| {
-                l.string_field(n, map, "name")
+        let name = match fields.get(key::NAME) {
+            Some(node) => self.field(&mut found, key::NAME, Some(node), |l, n| {
+                l.string_field(n, map, key::NAME)
             }),
             None => {
                 self.missing_field(
                     map.span(open),
-                    "name",
+                    key::NAME,
                     "the sequence",
                     "\"name\": \"my-sequence\"",
                 );
@@ -244,27 +245,27 @@ impl Lower {
             }
         };
         let name = name.unwrap_or_else(|| Spanned::new(String::new(), map.span(open)));
-        if !name.value.is_empty() || fields.get("name").is_some() {
+        if !name.value.is_empty() || fields.get(key::NAME).is_some() {
             self.check_sequence_name(&name);
         }
         let description = self.field(
             &mut found,
-            "description",
-            fields.get("description"),
-            |l, n| l.string_field(n, map, "description"),
+            key::DESCRIPTION,
+            fields.get(key::DESCRIPTION),
+            |l, n| l.string_field(n, map, key::DESCRIPTION),
         );
         let mut groups = Vec::new();
-        match fields.get("groups") {
+        match fields.get(key::GROUPS) {
             Some(node) => match &node.kind {
                 NodeKind::Array(elements) => {
                     if let Some(excess) = elements.get(MAX_GROUPS) {
-                        self.too_many(excess, map, "groups", MAX_GROUPS, "sequence");
-                        found.hole("groups");
+                        self.too_many(excess, map, key::GROUPS, MAX_GROUPS, "sequence");
+                        found.hole(key::GROUPS);
                     }
                     for element in elements.iter().take(MAX_GROUPS) {
                         match self.group(element, map) {
                             Some(group) => groups.push(group),
-                            None => found.hole("groups"),
+                            None => found.hole(key::GROUPS),
                         }
                     }
                 }
@@ -275,11 +276,16 @@ impl Lower {
                 | NodeKind::Ref(_)
                 | NodeKind::Object(_)
                 | NodeKind::Error => {
-                    found.hole("groups");
-                    self.wrong_kind(node, map, "groups", "an array of group objects");
+                    found.hole(key::GROUPS);
+                    self.wrong_kind(node, map, key::GROUPS, "an array of group objects");
                 }
             },
-            None => self.missing_field(map.span(open), "groups", "the sequence", "\"groups\": []"),
+            None => self.missing_field(
+                map.span(open),
+                key::GROUPS,
+                "the sequence",
+                "\"groups\": []",
+            ),
         }
         Some(Sequence {
             span: span_in(map, &root.span),
@@ -334,14 +340,14 @@ impl Lower {
             found.hole(field);
         }
 
-        let name = match fields.get("name") {
-            Some(n) => self.field(&mut found, "name", Some(n), |l, n| {
-                l.string_field(n, map, "name")
+        let name = match fields.get(key::NAME) {
+            Some(n) => self.field(&mut found, key::NAME, Some(n), |l, n| {
+                l.string_field(n, map, key::NAME)
             }),
             None => {
                 // Calls cannot name it, so a call to a group "not found" may mean this one.
-                found.hole("name");
-                self.missing_field(open, "name", "this group", "\"name\": \"my-group\"");
+                found.hole(key::NAME);
+                self.missing_field(open, key::NAME, "this group", "\"name\": \"my-group\"");
                 None
             }
         };
@@ -351,41 +357,44 @@ impl Lower {
         let name = name.unwrap_or_else(|| Spanned::new(String::new(), open));
         let description = self.field(
             &mut found,
-            "description",
-            fields.get("description"),
-            |l, n| l.string_field(n, map, "description"),
+            key::DESCRIPTION,
+            fields.get(key::DESCRIPTION),
+            |l, n| l.string_field(n, map, key::DESCRIPTION),
         );
         let inputs = self
-            .field(&mut found, "in", fields.get("in"), |l, n| {
-                Some(l.slots(n, map, "in"))
+            .field(&mut found, key::IN, fields.get(key::IN), |l, n| {
+                Some(l.slots(n, map, key::IN))
             })
             .unwrap_or_default();
         let outputs = self
-            .field(&mut found, "out", fields.get("out"), |l, n| {
-                Some(l.slots(n, map, "out"))
+            .field(&mut found, key::OUT, fields.get(key::OUT), |l, n| {
+                Some(l.slots(n, map, key::OUT))
             })
             .unwrap_or_default();
 
-        let (items, items_as_written, tools_span) = match fields.get("tools") {
+        let (items, items_as_written, tools_span) = match fields.get(key::TOOLS) {
             Some(n) => {
                 let (items, as_written) = self.tools(n, map);
                 if as_written.is_some() {
-                    found.hole("tools");
+                    found.hole(key::TOOLS);
                 }
                 (items, as_written, span_in(map, &n.span))
             }
             None => {
                 self.missing_field(
                     open,
-                    "tools",
+                    key::TOOLS,
                     "this group",
                     "\"tools\": \"{\\\"tool\\\":\\\"echo\\\",\\\"args\\\":{\\\"value\\\":1}} ;\"",
                 );
                 (Vec::new(), None, open)
             }
         };
-        let when = self.field(&mut found, "when", fields.get("when"), |this, n| {
-            match n.kind {
+        let when = self.field(
+            &mut found,
+            key::WHEN,
+            fields.get(key::WHEN),
+            |this, n| match n.kind {
                 NodeKind::String(body) => {
                     let (text, inner) = this.unescape(n, body, map);
                     let composed = Composed {
@@ -408,31 +417,56 @@ impl Lower {
                     this.wrong_kind(
                         n,
                         map,
-                        "when",
+                        key::WHEN,
                         "a condition string such as \"$args.x == true\"",
                     );
                     None
                 }
-            }
-        });
-        let parallel = self.field(&mut found, "parallel", fields.get("parallel"), |l, n| {
-            l.bool_field(n, map, "parallel")
-        });
-        let timeout = self.field(&mut found, "timeout", fields.get("timeout"), |l, n| {
-            l.duration(n, map)
-        });
-        let on_error = self.field(&mut found, "on_error", fields.get("on_error"), |l, n| {
-            l.enumeration(n, map, "on_error", OnError::NAMES, OnError::parse)
-        });
-        let retries = self.field(&mut found, "retries", fields.get("retries"), |l, n| {
-            l.retries(n, map)
-        });
-        let missing = self.field(&mut found, "missing", fields.get("missing"), |l, n| {
-            l.enumeration(n, map, "missing", Missing::NAMES, Missing::parse)
-        });
-        let fallback = self.field(&mut found, "fallback", fields.get("fallback"), |l, n| {
-            l.object(n, map, "fallback", "an object from `out` slots to values")
-        });
+            },
+        );
+        let parallel = self.field(
+            &mut found,
+            key::PARALLEL,
+            fields.get(key::PARALLEL),
+            |l, n| l.bool_field(n, map, key::PARALLEL),
+        );
+        let timeout = self.field(
+            &mut found,
+            key::TIMEOUT,
+            fields.get(key::TIMEOUT),
+            |l, n| l.duration(n, map),
+        );
+        let on_error = self.field(
+            &mut found,
+            key::ON_ERROR,
+            fields.get(key::ON_ERROR),
+            |l, n| l.enumeration(n, map, key::ON_ERROR, OnError::NAMES, OnError::parse),
+        );
+        let retries = self.field(
+            &mut found,
+            key::RETRIES,
+            fields.get(key::RETRIES),
+            |l, n| l.retries(n, map),
+        );
+        let missing = self.field(
+            &mut found,
+            key::MISSING,
+            fields.get(key::MISSING),
+            |l, n| l.enumeration(n, map, key::MISSING, Missing::NAMES, Missing::parse),
+        );
+        let fallback = self.field(
+            &mut found,
+            key::FALLBACK,
+            fields.get(key::FALLBACK),
+            |l, n| {
+                l.object(
+                    n,
+                    map,
+                    key::FALLBACK,
+                    "an object from `out` slots to values",
+                )
+            },
+        );
         Some(Group {
             span: span_in(map, &node.span),
             name,
@@ -464,26 +498,26 @@ impl Lower {
         for field in fields.misspelt_absent() {
             found.hole(field);
         }
-        let tool = match fields.get("tool") {
-            Some(n) => self.field(&mut found, "tool", Some(n), |l, n| {
-                l.string_field(n, map, "tool")
+        let tool = match fields.get(key::TOOL) {
+            Some(n) => self.field(&mut found, key::TOOL, Some(n), |l, n| {
+                l.string_field(n, map, key::TOOL)
             }),
             None => {
-                self.missing_field(open, "tool", "this item", "\"tool\": \"echo\"");
+                self.missing_field(open, key::TOOL, "this item", "\"tool\": \"echo\"");
                 None
             }
         };
-        let args = self.field(&mut found, "args", fields.get("args"), |l, n| {
-            l.object(n, map, "args", "an object of arguments")
+        let args = self.field(&mut found, key::ARGS, fields.get(key::ARGS), |l, n| {
+            l.object(n, map, key::ARGS, "an object of arguments")
         });
-        let output = self.field(&mut found, "as", fields.get("as"), |l, n| {
-            l.string_field(n, map, "as")
+        let output = self.field(&mut found, key::AS, fields.get(key::AS), |l, n| {
+            l.string_field(n, map, key::AS)
         });
         let unsafe_serial = self.field(
             &mut found,
-            "unsafe_serial",
-            fields.get("unsafe_serial"),
-            |l, n| l.bool_field(n, map, "unsafe_serial"),
+            key::UNSAFE_SERIAL,
+            fields.get(key::UNSAFE_SERIAL),
+            |l, n| l.bool_field(n, map, key::UNSAFE_SERIAL),
         );
         let tool = tool?;
         Some(Item {

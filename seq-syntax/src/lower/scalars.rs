@@ -6,6 +6,7 @@ use super::maps::span_in;
 use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::{MapOffset, OffsetMap, unescape};
+use crate::fields::key;
 use crate::json::{Node, NodeKind};
 use crate::span::Spanned;
 use std::borrow::Cow;
@@ -155,7 +156,7 @@ impl Lower {
             | NodeKind::Array(_)
             | NodeKind::Object(_)
             | NodeKind::Error => {
-                self.wrong_kind(node, map, "timeout", "a duration string such as \"30s\"");
+                self.wrong_kind(node, map, key::TIMEOUT, "a duration string such as \"30s\"");
                 None
             }
         }
@@ -227,7 +228,7 @@ impl Lower {
             self.wrong_kind(
                 node,
                 map,
-                "retries",
+                key::RETRIES,
                 &format!("an integer from 0 to {MAX_RETRIES}"),
             );
             return None;

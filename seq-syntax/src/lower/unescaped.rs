@@ -16,6 +16,7 @@ use crate::code::Code;
 use crate::condition::parse_condition;
 use crate::diagnostic::{Diagnostic, Edit, Fix};
 use crate::escape::{OffsetMap, unescape};
+use crate::fields::key;
 use crate::json::{self, MAX_DEPTH, Mode, Token};
 use crate::limits::{MAX_READ_BACK_BYTES, MAX_READ_BACK_QUOTES, read_back_budget};
 use crate::span::Span;
@@ -53,8 +54,8 @@ enum Field {
 impl Field {
     fn name(self) -> &'static str {
         match self {
-            Field::Tools => "tools",
-            Field::When => "when",
+            Field::Tools => key::TOOLS,
+            Field::When => key::WHEN,
         }
     }
 

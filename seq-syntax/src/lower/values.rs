@@ -21,7 +21,9 @@ impl Lower {
         let mut out = Vec::with_capacity(members.len());
         if fields::plainly_unique(members) {
             for member in members {
-                out.extend(self.member(member, member.key.into(), map));
+                if let Some(key) = member.key.text() {
+                    out.extend(self.member(member, key.into(), map));
+                }
             }
         } else {
             for (member, key) in fields::unique_members(self, members, map) {

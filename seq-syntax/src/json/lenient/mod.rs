@@ -1,14 +1,17 @@
 //! A lenient reading of JSON being typed, for the editor: the lexer's own tokens ([`Tokens`])
 //! and where each stands in the structure around it ([`Walker`], [`context`]). The grammar
-//! ([`parse`](super::parse)) recovers for diagnostics and drops what it cannot read, which is
-//! exactly the half-written key or value a cursor is on; this reading keeps it. It serves both
-//! levels: a sequence file, and the items of a `tools` string (where `;` between items is a
-//! token outside every structure, and bare references are tokens of their own).
+//! ([`parse`](super::parse)) keeps a half-written member as an error key and value, but gives up
+//! on a structure still open at the end of the text, where a cursor typing usually is; this
+//! reading keeps its shape. It serves both levels: a sequence file, and the items of a `tools`
+//! string (where `;` between items is a token outside every structure, and bare references are
+//! tokens of their own).
 
 mod tokens;
 mod walker;
 
 pub use tokens::{Kind, Tok, Tokens, tokenize};
+
+use crate::fields::key;
 pub use walker::{Frame, Member, Place, Role, Seg, Walker};
 
 /// The structure around offset `cursor` of `text`.
@@ -47,7 +50,7 @@ pub fn group_strings(text: &str) -> Vec<(String, Tok)> {
     for tok in Tokens::new(text) {
         let field = match (&tok.kind, walker.frames.len()) {
             (Kind::String { .. }, 3) => match walker.path().as_slice() {
-                [Seg::Key(groups), Seg::Index(_), Seg::Key(field)] if groups == "groups" => {
+                [Seg::Key(groups), Seg::Index(_), Seg::Key(field)] if groups == key::GROUPS => {
                     Some(field.clone())
                 }
                 [..] => None,
