@@ -805,18 +805,19 @@ fn the_differential_generators_sequences_give_the_same_report_in_process_and_on_
 fn where_the_order_shows(here: &mut Value, there: &mut Value) -> bool {
     let mut found = false;
     let stopped_group = |group: &Value| group["parallel"] == true && group["status"] == "failed";
-    if stopped_group(here) && stopped_group(there) {
-        if let (Some(mine), Some(theirs)) = (
+    if stopped_group(here)
+        && stopped_group(there)
+        && let (Some(mine), Some(theirs)) = (
             here.get_mut("items").and_then(Value::as_array_mut),
             there.get_mut("items").and_then(Value::as_array_mut),
-        ) {
-            for (a, b) in mine.iter_mut().zip(theirs.iter_mut()) {
-                let stopped = |item: &Value| item["status"] == "cancelled";
-                if a["status"] != b["status"] && (stopped(a) || stopped(b)) {
-                    let settled = serde_json::json!({"ended or stopped": a["tool"].clone()});
-                    (*a, *b) = (settled.clone(), settled);
-                    found = true;
-                }
+        )
+    {
+        for (a, b) in mine.iter_mut().zip(theirs.iter_mut()) {
+            let stopped = |item: &Value| item["status"] == "cancelled";
+            if a["status"] != b["status"] && (stopped(a) || stopped(b)) {
+                let settled = serde_json::json!({"ended or stopped": a["tool"].clone()});
+                (*a, *b) = (settled.clone(), settled);
+                found = true;
             }
         }
     }
