@@ -1,6 +1,7 @@
 //! What a durable run costs against the in-process engine, end to end (`seqc run` processes,
-//! wall time), on a Restate server of its own (from tests/restate's npm lockfile, started here
-//! on free ports, as tests/durable.rs starts it) with two `seqc worker`s at one address:
+//! wall time), on a Restate server of its own (from tests/restate's npm lockfile, started on free
+//! ports by the durable tests' own module, tests/common/restate.rs) with two `seqc worker`s at
+//! one address:
 //!
 //! - `per item`: a serial group of `echo` items, 101 items minus 1 item, divided by 100: the cost
 //!   of one journaled step, against the same difference in process;
@@ -19,118 +20,32 @@
     reason = "a benchmark that cannot set up should stop there, and prints its figures"
 )]
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
+#[path = "../tests/common/mod.rs"]
+mod common;
+#[path = "../tests/common/restate.rs"]
+mod restate;
+
+use restate::{Process, Restate, free_port, localhost};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const SEQC: &str = env!("CARGO_BIN_EXE_seqc");
-const PACKAGE: &str = env!("CARGO_MANIFEST_DIR");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn healthy(addr: SocketAddr, path: &str) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    let mut answer = String::new();
-    stream.write_all(request.as_bytes()).is_ok()
-        && stream.read_to_string(&mut answer).is_ok()
-        && answer.split_whitespace().nth(1) == Some("200")
-}
-
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !ready() {
-        assert!(started.elapsed() < Duration::from_secs(30), "{what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Killed when dropped, with its process group when it leads one (npm's launcher of the
-/// server: killing it alone would leave the server running).
-struct Process(Child, bool);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let group = i32::try_from(self.0.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw);
-        match group {
-            Some(group) if self.1 => {
-                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-            }
-            Some(_) | None => {
-                let _ = self.0.kill();
-            }
-        }
-        let _ = self.0.wait();
-    }
-}
-
+/// The server, two workers at one address, and a directory for the sequences, the data
+/// directory and the workers' commands.
 struct Setup {
-    ingress: String,
-    _processes: Vec<Process>,
+    _workers: Vec<Process>,
+    restate: Restate,
     dir: tempfile::TempDir,
 }
 
 fn start() -> Setup {
+    let restate = Restate::start();
     let dir = tempfile::tempdir().unwrap();
-    let [ingress, admin, node, worker] = [free_port(), free_port(), free_port(), free_port()];
-    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-    let server =
-        Command::new(Path::new(PACKAGE).join("tests/restate/node_modules/.bin/restate-server"))
-            .process_group(0)
-            .env("RESTATE_BASE_DIR", dir.path())
-            .env("TMPDIR", dir.path())
-            .env(
-                "RESTATE_INGRESS__BIND_ADDRESS",
-                format!("127.0.0.1:{ingress}"),
-            )
-            .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
-            .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
-            .env(
-                "RESTATE_ADVERTISED_ADDRESS",
-                format!("http://127.0.0.1:{node}"),
-            )
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("run `npm ci --prefix tests/restate` first");
-    let mut processes = vec![Process(server, true)];
-    let admin_addr: SocketAddr = format!("127.0.0.1:{admin}").parse().unwrap();
-    let ingress_addr: SocketAddr = format!("127.0.0.1:{ingress}").parse().unwrap();
-    wait_for("the server is healthy", || {
-        healthy(admin_addr, "/health") && healthy(ingress_addr, "/restate/health")
-    });
-    for n in 0..2 {
-        let log = dir.path().join(format!("worker-{n}.log"));
-        let child = Command::new(SEQC)
-            .args(["worker", "--listen", &format!("127.0.0.1:{worker}")])
-            .args(["--register", &format!("http://127.0.0.1:{admin}"), "--root"])
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        processes.push(Process(child, false));
-        wait_for("the worker registered", || {
-            std::fs::read_to_string(&log).is_ok_and(|text| text.contains("registered"))
-        });
-    }
+    let addr = localhost(free_port());
+    let workers = (0..2).map(|_| restate.worker(addr, dir.path())).collect();
     Setup {
-        ingress: format!("http://127.0.0.1:{ingress}"),
-        _processes: processes,
+        _workers: workers,
+        restate,
         dir,
     }
 }
@@ -156,7 +71,7 @@ fn sequence(dir: &Path, name: &str, parallel: bool, item: &str, count: usize) ->
 
 /// The wall time of `seqc run FILE` (in process, or on Restate at `ingress`), which must succeed.
 fn run(setup: &Setup, file: &Path, ingress: Option<&str>) -> Duration {
-    let mut command = Command::new(SEQC);
+    let mut command = common::command();
     command
         .arg("run")
         .arg(file)
@@ -224,7 +139,7 @@ fn main() {
     let one = sequence(dir, "one", false, echo, 1);
     let many = sequence(dir, "many", false, echo, items + 1);
     let fan_out = sequence(dir, "fan", true, sleep, fan);
-    let ingress = Some(setup.ingress.as_str());
+    let ingress = Some(setup.restate.ingress.as_str());
     // Warm both paths (the first durable run registers the deployment's services).
     run(&setup, &one, ingress);
     run(&setup, &one, None);

@@ -2,12 +2,15 @@
 //! here on free ports), `seqc worker`s registered with it, and `seqc run --restate`.
 //!
 //! - the same run gives the same report on the in-process engine and on Restate, for the
-//!   examples the embedded host can run (durations aside);
-//! - a worker killed in the middle of a serial group, or of a parallel group whose items run side
-//!   by side as child invocations: the run finishes on the other worker, the items that had
-//!   completed are not run again, the interrupted one is;
+//!   examples the embedded host can run and for a fixed sample of the differential generator's
+//!   sequences (durations aside);
+//! - a worker killed in the middle of a serial group, of a parallel group whose items run side
+//!   by side as child invocations, or of a timed group: the run finishes on the other worker, the
+//!   items that had completed are not run again, the interrupted one is, and a group's timeout
+//!   runs from the group's start, not from the replay's;
 //! - a run id submitted twice runs once;
-//! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children.
+//! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children, also
+//!   those of a run it called.
 
 #![allow(
     clippy::unwrap_used,
@@ -19,7 +22,7 @@ mod common;
 mod restate;
 
 use common::{status, stderr};
-use restate::{Restate, free_port, localhost, query, wait_for};
+use restate::{Restate, Setup, free_port, localhost, query, wait_for};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -50,10 +53,12 @@ fn report(output: &Output) -> Value {
 /// give the same report either way.
 #[test]
 fn examples_give_the_same_report_in_process_and_on_restate() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
-    let data = tempfile::tempdir().unwrap();
+    let Setup {
+        restate,
+        root,
+        data,
+        worker: _worker,
+    } = Setup::start();
     // `release-gate` calls `#hello`: stored for the local runs and in the engine.
     for storage in [
         ["--data-dir", data.path().to_str().unwrap()],
@@ -85,7 +90,7 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
         // Parallel groups whose items run side by side as child invocations: a tolerated
         // failure, `array` slots in item order, a retry.
         ("tests/fixtures/durable/parallel.json", "{}"),
-        // Sequences in the differential generator's words (seq-exec/tests/differential.rs):
+        // Sequences in the differential generator's words (seq_gen::differential):
         // group calls, `when`, `missing` skip and degrade, a tool no host has, `$out` read
         // back, retries spent, a group not reached.
         (
@@ -246,6 +251,76 @@ fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
     assert_eq!(done.len(), 4, "{report}");
 }
 
+/// Two workers share one address; a serial group of a 10 s timeout runs four steps, and the
+/// worker running the third is killed 8 s into the group. The step runs again on the other
+/// worker and outlasts the timeout: the group stops at the deadline of its first start (read
+/// from the journaled clock), not 10 s after the replay, and the report is the one of a local
+/// run that was never interrupted. Steps 0 and 1 ran once, step 3 never.
+#[test]
+fn a_timed_group_keeps_its_deadline_when_its_worker_is_killed() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let addr = localhost(free_port());
+    let first = restate.worker(addr, root.path());
+    let second = restate.worker(addr, root.path());
+    let data = tempfile::tempdir().unwrap();
+    let file = "tests/fixtures/durable/crash-timeout.json";
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let started = Instant::now();
+    let run = common::command()
+        .args(["run", "--restate", &restate.ingress, "--format", "json"])
+        .args([file, "--args", &args, "--run-id", "crash-3", "--data-dir"])
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The same run in process, meanwhile, in a directory of its own.
+    let here_dir = tempfile::tempdir().unwrap();
+    let here_args = format!(r#"{{"dir":"{}"}}"#, here_dir.path().display());
+    let here = std::thread::spawn({
+        let data = data.path().to_owned();
+        move || local(&data, &[file, "--args", &here_args])
+    });
+    let marker = root.path().join("marker");
+    wait_for(Duration::from_secs(30), "step 2 waited", || marker.exists());
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let ids: Vec<i32> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (worker, group) = (ids[0], ids[1]);
+    let pids = [first.0.id(), second.0.id()].map(|p| i32::try_from(p).unwrap());
+    assert!(
+        pids.contains(&worker),
+        "{worker} is not one of the workers {pids:?}"
+    );
+    kill(worker, group);
+    let output = run.wait_with_output().unwrap();
+    let elapsed = started.elapsed();
+    drop((first, second));
+    assert_eq!(status(&output), 1, "{}", stderr(&output));
+    // 10 s from the group's start; a deadline read afresh by the replay would be 18 s or more.
+    assert!(
+        (Duration::from_secs(10)..Duration::from_secs(17)).contains(&elapsed),
+        "the run ended after {elapsed:?}"
+    );
+    let there = report(&output);
+    assert_eq!(there["groups"][0]["status"], "failed", "{there}");
+    assert_eq!(there["groups"][0]["error"]["reason"], "timeout", "{there}");
+    let here = here.join().unwrap();
+    assert_eq!(report(&here), there);
+    let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
+    let lines: Vec<&str> = evidence.lines().collect();
+    let step2 = "step-2 crash-3/#crash_timeout/steps/2/0";
+    assert_eq!(lines, ["step-0", "step-1", step2, step2]);
+    // The step run again was stopped at the deadline with its command.
+    let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
+    wait_for(Duration::from_secs(10), "every invocation ended", || {
+        query(&restate.admin, open)[0]["n"] == 0
+    });
+}
+
 /// SIGKILL to the worker `worker`, and to what it had started (the process group `group` of an
 /// item's shell), which its death orphans.
 fn kill(worker: i32, group: i32) {
@@ -261,10 +336,12 @@ fn kill(worker: i32, group: i32) {
 /// its arguments, and runs nothing.
 #[test]
 fn a_run_id_submitted_twice_runs_once() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
-    let data = tempfile::tempdir().unwrap();
+    let Setup {
+        restate,
+        root,
+        data,
+        worker: _worker,
+    } = Setup::start();
     let seq = root.path().join("once.json");
     std::fs::write(
         &seq,
@@ -300,10 +377,12 @@ fn a_run_id_submitted_twice_runs_once() {
 /// sees before anything is submitted, as for a local run.
 #[test]
 fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
-    let data = tempfile::tempdir().unwrap();
+    let Setup {
+        restate,
+        root,
+        data,
+        worker: _worker,
+    } = Setup::start();
     let link = |n: usize| {
         let items = if n == 4 {
             r#"{\"tool\":\"echo\",\"args\":{\"value\":\"bottom\"},\"as\":\"v\"} ;"#.to_owned()
@@ -409,10 +488,12 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
 /// would), the group after them never starts, and the submitter prints a cancelled report.
 #[test]
 fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
-    let data = tempfile::tempdir().unwrap();
+    let Setup {
+        restate,
+        root,
+        data,
+        worker: _worker,
+    } = Setup::start();
     let finished = restate.run(
         data.path(),
         &[
@@ -512,10 +593,12 @@ fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
 /// sequence a serial group called, a run of its own whose groups have a longer timeout.
 #[test]
 fn a_group_timeout_stops_its_items_and_reports_as_in_process() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
-    let data = tempfile::tempdir().unwrap();
+    let Setup {
+        restate,
+        data,
+        worker: _worker,
+        root: _root,
+    } = Setup::start();
     let created = common::command()
         .args(["create", "tests/fixtures/durable/slow.json", "--data-dir"])
         .arg(data.path())
@@ -568,4 +651,187 @@ fn a_group_timeout_stops_its_items_and_reports_as_in_process() {
     wait_for(Duration::from_secs(10), "every invocation ended", || {
         query(&restate.admin, open)[0]["n"] == 0
     });
+}
+
+/// `seqc cancel` of a run while a sequence it called (`#sleeper`, a run of its own) waits on two
+/// commands side by side: the called run stops with its caller, its commands' shells are gone
+/// long before their `sleep 40` would end, and nothing it started writes afterwards.
+#[test]
+fn cancel_stops_a_called_run_and_what_it_started() {
+    let Setup {
+        restate,
+        root,
+        data,
+        worker: _worker,
+    } = Setup::start();
+    let created = common::command()
+        .args(["create", "tests/fixtures/durable/sleeper.json", "--restate"])
+        .arg(&restate.ingress)
+        .output()
+        .unwrap();
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let run = common::command()
+        .args(["run", "--restate", &restate.ingress, "--format", "json"])
+        .args(["tests/fixtures/durable/cancel-call.json", "--args", &args])
+        .args(["--run-id", "cancel-call-1", "--data-dir"])
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = |n: usize| root.path().join(format!("pid-{n}"));
+    wait_for(
+        Duration::from_secs(30),
+        "the called run's commands started",
+        || pid(0).exists() && pid(1).exists(),
+    );
+    let shells = [0, 1].map(|n| {
+        let pid = std::fs::read_to_string(pid(n)).unwrap();
+        Path::new("/proc").join(pid.trim())
+    });
+    assert!(shells.iter().all(|shell| shell.exists()));
+    let called = "SELECT count(*) AS n FROM sys_invocation \
+         WHERE target_service_name = 'SeqRun' AND invoked_by = 'service' AND status != 'completed'";
+    assert_eq!(query(&restate.admin, called)[0]["n"], 1);
+
+    let cancelled = common::command()
+        .args(["cancel", "--restate", &restate.admin, "cancel-call-1"])
+        .output()
+        .unwrap();
+    assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
+    let output = run.wait_with_output().unwrap();
+    assert_eq!(status(&output), 1, "{}", stderr(&output));
+    let report = report(&output);
+    assert_eq!(report["cancelled"], true, "{report}");
+    assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
+    assert_eq!(
+        report["groups"][0]["items"][0]["status"], "cancelled",
+        "{report}"
+    );
+    assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
+    for shell in &shells {
+        wait_for(Duration::from_secs(10), "the command stopped", || {
+            !shell.exists()
+        });
+    }
+    // Every invocation is over: the run, the run it called and that run's items.
+    let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
+    wait_for(Duration::from_secs(20), "every invocation ended", || {
+        query(&restate.admin, open)[0]["n"] == 0
+    });
+    assert!(!root.path().join("evidence").exists());
+}
+
+/// The differential generator's sequences (`seq_gen::differential`, a fixed sample of those
+/// the checker accepts: group calls, `when`, `missing`, `on_error` and retries, tools no host
+/// has, parallel and serial groups, arguments of every type) give the same report, and the same
+/// exit status, in process and on Restate.
+#[test]
+fn the_differential_generators_sequences_give_the_same_report_in_process_and_on_restate() {
+    use seq_check::{Catalog, Source, check};
+    const CASES: usize = 40;
+    let Setup {
+        restate,
+        data,
+        worker: _worker,
+        root: _root,
+    } = Setup::start();
+    let dir = tempfile::tempdir().unwrap();
+    let local_root = tempfile::tempdir().unwrap();
+    let catalog = Catalog::builtin();
+    let accepted: Vec<(String, String)> = seq_gen::differential::sample(400)
+        .iter()
+        .map(|case| {
+            let args = serde_json::Value::Object(seq_gen::differential::run_args(case));
+            (seq_gen::differential::render(case), args.to_string())
+        })
+        .filter(|(text, _)| {
+            let checked = check(&[Source::new("diff.json", text.clone())], &catalog);
+            checked
+                .files
+                .iter()
+                .all(|file| !file.diagnostics.iter().any(|d| d.is_error()))
+        })
+        .take(CASES)
+        .collect();
+    assert_eq!(accepted.len(), CASES);
+    let started = Instant::now();
+    let mut outcomes = std::collections::BTreeMap::new();
+    let mut settled = 0;
+    for (n, (text, args)) in accepted.iter().enumerate() {
+        let file = dir.path().join(format!("case-{n}.json"));
+        std::fs::write(&file, text).unwrap();
+        let file = file.to_str().unwrap();
+        let here = local(
+            data.path(),
+            &[
+                file,
+                "--args",
+                args,
+                "--root",
+                local_root.path().to_str().unwrap(),
+            ],
+        );
+        let there = restate.run(data.path(), &[file, "--args", args]);
+        assert_eq!(
+            status(&here),
+            status(&there),
+            "case {n} {args}: {}\n{text}",
+            stderr(&there)
+        );
+        let (mut here, mut there) = (report(&here), report(&there));
+        if where_the_order_shows(&mut here, &mut there) {
+            settled += 1;
+        }
+        assert_eq!(here, there, "case {n} {args}\n{text}");
+        *outcomes.entry(here["ok"] == true).or_insert(0) += 1;
+    }
+    eprintln!("{outcomes:?} (ok or not); {settled} with an item whose end the order shows");
+    // Both kinds of end are in the sample, so the comparison covers failures as well.
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{CASES} cases took {:?}",
+        started.elapsed()
+    );
+}
+
+/// Where a parallel group stopped under `on_error: abort`, an item that ended on one side and
+/// was stopped (`cancelled`) on the other: in process, items end in the order they finish, on
+/// Restate they are observed in the order they were called, and an item not observed yet when
+/// another fails is stopped (docs/reference.md, durable runs, "Parallel groups"). Such an item
+/// is marked alike on both sides; whether there was one.
+fn where_the_order_shows(here: &mut Value, there: &mut Value) -> bool {
+    let mut found = false;
+    let stopped_group = |group: &Value| group["parallel"] == true && group["status"] == "failed";
+    if stopped_group(here)
+        && stopped_group(there)
+        && let (Some(mine), Some(theirs)) = (
+            here.get_mut("items").and_then(Value::as_array_mut),
+            there.get_mut("items").and_then(Value::as_array_mut),
+        )
+    {
+        for (a, b) in mine.iter_mut().zip(theirs.iter_mut()) {
+            let stopped = |item: &Value| item["status"] == "cancelled";
+            if a["status"] != b["status"] && (stopped(a) || stopped(b)) {
+                let settled = serde_json::json!({"ended or stopped": a["tool"].clone()});
+                (*a, *b) = (settled.clone(), settled);
+                found = true;
+            }
+        }
+    }
+    if let (Value::Object(mine), Value::Object(theirs)) = (&mut *here, &mut *there) {
+        for (key, value) in mine.iter_mut() {
+            if let Some(other) = theirs.get_mut(key) {
+                found |= where_the_order_shows(value, other);
+            }
+        }
+    }
+    if let (Value::Array(mine), Value::Array(theirs)) = (here, there) {
+        for (a, b) in mine.iter_mut().zip(theirs.iter_mut()) {
+            found |= where_the_order_shows(a, b);
+        }
+    }
+    found
 }

@@ -19,7 +19,7 @@ mod common;
 mod restate;
 
 use common::{status, stderr};
-use restate::{Restate, free_port, localhost, query, wait_for};
+use restate::{Restate, Setup, query, wait_for};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::Path;
@@ -185,9 +185,12 @@ fn run_report(result: &Value) -> Value {
 /// gives) and may not delete; the command line sees it too.
 #[test]
 fn mcp_servers_and_the_command_line_share_the_storage_in_the_engine() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
+    let Setup {
+        restate,
+        root,
+        data,
+        worker: _worker,
+    } = Setup::start();
     let mut a = Session::durable(&restate, "a", root.path());
     let mut b = Session::durable(&restate, "b", root.path());
 
@@ -206,7 +209,6 @@ fn mcp_servers_and_the_command_line_share_the_storage_in_the_engine() {
 
     let durable = b.call("seq_run", json!({"name": "greet", "args": {"who": "b"}}));
     assert!(!failed(&durable), "{durable}");
-    let data = tempfile::tempdir().unwrap();
     let mut local = Session::local(data.path(), root.path());
     assert!(!failed(&local.call("seq_create", greet)));
     let here = local.call("seq_run", json!({"name": "greet", "args": {"who": "b"}}));
@@ -252,9 +254,12 @@ fn mcp_servers_and_the_command_line_share_the_storage_in_the_engine() {
 /// own, the other is told the name is taken, and the stored one is the winner's.
 #[test]
 fn of_two_creators_of_one_name_exactly_one_wins() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
+    let Setup {
+        restate,
+        root,
+        worker: _worker,
+        ..
+    } = Setup::start();
     let mut sessions = [
         Session::durable(&restate, "a", root.path()),
         Session::durable(&restate, "b", root.path()),
@@ -294,9 +299,12 @@ fn of_two_creators_of_one_name_exactly_one_wins() {
 /// it is refused, with the error it would cause in the stored `a` among its findings.
 #[test]
 fn a_sequence_that_would_break_a_stored_one_is_refused() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
+    let Setup {
+        restate,
+        root,
+        worker: _worker,
+        ..
+    } = Setup::start();
     let mut a = Session::durable(&restate, "a", root.path());
     let created = a.call("seq_create", one_group("a", &call_of("b")));
     assert!(!failed(&created), "{created}");
@@ -327,9 +335,12 @@ fn a_sequence_that_would_break_a_stored_one_is_refused() {
 /// them runs.
 #[test]
 fn a_cancelled_seq_run_request_cancels_the_durable_run() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let _worker = restate.worker(localhost(free_port()), root.path());
+    let Setup {
+        restate,
+        root,
+        worker: _worker,
+        ..
+    } = Setup::start();
     let mut session = Session::durable(&restate, "a", root.path());
     // `file` is read under the server's root.
     std::fs::copy(

@@ -5,7 +5,8 @@
 //! input and nothing else. [`baseline`] is serde_json doing the same logical work on the same
 //! bytes: the yardstick the front end and the checker are measured against. [`clock::Clock`]
 //! lets the benchmarks measure CPU time on a busy machine, and [`times::Times`] keeps
-//! per-iteration wall times for figures of their own.
+//! per-iteration wall times for figures of their own. [`differential`] is a proptest strategy of
+//! small sequences, valid and slightly broken, for the differential tests.
 //!
 //! The content is modelled on what models really write: shell commands full of `;` and nested
 //! quotes, escapes of every kind (`\"`, `\\`, `\n`, `\u00e9`, surrogate pairs), CJK names,
@@ -13,6 +14,7 @@
 
 pub mod baseline;
 pub mod clock;
+pub mod differential;
 mod group;
 mod pools;
 mod rng;

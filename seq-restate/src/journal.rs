@@ -358,6 +358,12 @@ impl Driver for Journaled<'_> {
         })
     }
 
+    /// Takes its place in the order of the child invocations, as the attempt would have.
+    fn failed_early<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, ()> {
+        let ticket = self.gate.ticket();
+        Box::pin(async move { ticket.turn().await })
+    }
+
     fn concurrent(&self, group: &Group) -> bool {
         group.items.iter().all(|item| {
             let tool = item.tool.value.as_str();

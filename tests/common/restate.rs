@@ -1,5 +1,6 @@
 //! A Restate server of its own for a test (from tests/restate's npm lockfile, on free ports),
-//! and `seqc worker`s registered with it; shared by the durable-mode test binaries.
+//! and `seqc worker`s registered with it; shared by the durable-mode test binaries and the
+//! durable benchmark (benches/durable.rs).
 
 #![allow(dead_code, reason = "each test binary uses a part of this module")]
 
@@ -184,6 +185,29 @@ impl Restate {
             .arg(data)
             .output()
             .unwrap()
+    }
+}
+
+/// What most durable tests start from: a server, one worker whose commands run in `root`, and
+/// a data directory for the local runs and the submitter.
+pub struct Setup {
+    pub worker: Process,
+    pub restate: Restate,
+    pub root: tempfile::TempDir,
+    pub data: tempfile::TempDir,
+}
+
+impl Setup {
+    pub fn start() -> Setup {
+        let restate = Restate::start();
+        let root = tempfile::tempdir().unwrap();
+        let worker = restate.worker(localhost(free_port()), root.path());
+        Setup {
+            worker,
+            restate,
+            root,
+            data: tempfile::tempdir().unwrap(),
+        }
     }
 }
 

@@ -71,6 +71,15 @@ pub trait Driver: Send + Sync {
         }
     }
 
+    /// An attempt of an item side by side with others ([`Step::beside`]) failed before it
+    /// reached [`Driver::attempt`] (its arguments could not be rendered): the failure is
+    /// observed when this resolves. A driver that observes its attempts in the order they were
+    /// made has it wait its turn among them, so that the failure that stops a group is still
+    /// the first in that order. In process: at once.
+    fn failed_early<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
     /// Whether the items of parallel `group` may be in flight at once. When not, they run one
     /// at a time, in item order; they still see only the slots written before the group, and
     /// their slots are written at the group's barrier, so the report of a group that ends well

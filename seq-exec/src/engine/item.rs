@@ -11,7 +11,7 @@ use super::{call, render, size, within};
 use crate::error::{Reason, ToolError};
 use seq_check::catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Missing, OnError, Type};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The embedded tool whose `command` is shell text (docs/reference.md, "Shell text").
 const CMD_RUN: &str = "cmd_run";
@@ -112,9 +112,6 @@ async fn attempt(
     scope: &Scope,
     called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
-    if let Some(error) = dispatch::arg_error(item) {
-        return Err(error.into());
-    }
     let tool = item.tool.value.as_str();
     let step = Step {
         stack: &g.stack,
@@ -124,23 +121,16 @@ async fn attempt(
         beside: g.side_by_side,
         deadline: g.cx.deadline,
     };
+    if let Some(error) = dispatch::arg_error(item) {
+        return Err(failed_early(g, step, error).await);
+    }
     if Catalog::is_call(tool) || tool == SEQ_RUN {
         return call::item(g, step, item, scope, called).await;
     }
-    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
-    let args = if tool == CMD_RUN {
-        // Shell text: values are escaped for the quoting they land in.
-        let mut args = render::object(members, scope, Some("command"), &mut budget)?;
-        if let Some(command) = members.iter().find(|m| m.key.value == "command") {
-            args.insert(
-                "command".to_owned(),
-                render::shell_command(&command.value, scope, &mut budget)?,
-            );
-        }
-        args
-    } else {
-        render::object(members, scope, None, &mut budget)?
+    let args = match arguments(item, scope, &mut budget) {
+        Ok(args) => args,
+        Err(error) => return Err(failed_early(g, step, error).await),
     };
     let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout).await?;
     // The arguments are let go with the call; the result is held from now on.
@@ -151,6 +141,36 @@ async fn attempt(
     held.take(bytes)
         .map_err(|error| within(error, &format!("keeping the result of `{tool}`")))?;
     Ok(Some((value, held)))
+}
+
+/// The arguments of host tool call `item`, rendered in `scope`.
+fn arguments(
+    item: &Item,
+    scope: &Scope,
+    budget: &mut render::Budget,
+) -> Result<Map<String, Value>, ToolError> {
+    let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
+    if item.tool.value != CMD_RUN {
+        return render::object(members, scope, None, budget);
+    }
+    // Shell text: values are escaped for the quoting they land in.
+    let mut args = render::object(members, scope, Some("command"), budget)?;
+    if let Some(command) = members.iter().find(|m| m.key.value == "command") {
+        args.insert(
+            "command".to_owned(),
+            render::shell_command(&command.value, scope, budget)?,
+        );
+    }
+    Ok(args)
+}
+
+/// An attempt that failed before reaching the driver, observed when the driver says (in its
+/// turn, for an item side by side with others: [`super::driver::Driver::failed_early`]).
+async fn failed_early(g: &GroupCx<'_>, step: Step<'_>, error: ToolError) -> Failure {
+    if step.beside {
+        g.cx.driver.failed_early(step).await;
+    }
+    error.into()
 }
 
 /// The item succeeded with `value`: checked against its slot's type (values written to slots

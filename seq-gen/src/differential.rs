@@ -1,0 +1,412 @@
+//! The differential generator: sequences in the language's words, valid and slightly broken
+//! (undeclared inputs and slots, bad enums and types, unknown fields, `$out` in parallel groups,
+//! calls to unknown groups or with undeclared arguments, cycles, broken item syntax), as a
+//! proptest strategy ([`case`]), rendered to a file's text ([`render`]) with the arguments a run
+//! passes ([`run_args`]).
+//!
+//! Shared by the checker–engine differential test (seq-exec) and the in-process–durable one
+//! (the `seqc` package's tests): both draw from the same sequences. Every tool is `echo` (pure),
+//! a `seq_call` of a group of the case, `cmd_run` of `true`, or `nope_tool`, which no host has.
+
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+/// The slot types a declaration picks from (`any` included).
+pub const TYPES: &[&str] = &[
+    "string", "number", "integer", "bool", "array", "object", "any",
+];
+
+/// One item of a `tools` string: its tool, its `args` text, its `as` slot; broken by an
+/// unknown field or a missing `;`.
+#[derive(Clone, Debug)]
+pub struct Item {
+    pub tool: &'static str,
+    pub args: Option<&'static str>,
+    pub output: Option<&'static str>,
+    pub unknown_field: bool,
+    pub semicolon: bool,
+}
+
+/// One group, each field absent when `None` (or `false`, or empty).
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub name: &'static str,
+    pub inputs: Vec<(&'static str, &'static str)>,
+    pub outputs: Vec<(&'static str, &'static str)>,
+    pub parallel: Option<bool>,
+    pub on_error: Option<&'static str>,
+    pub retries: Option<u32>,
+    pub missing: Option<&'static str>,
+    pub fallback: bool,
+    pub when: Option<&'static str>,
+    pub timeout: Option<&'static str>,
+    pub unknown_field: bool,
+    pub items: Vec<Item>,
+}
+
+/// One generated sequence.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub name: &'static str,
+    pub groups: Vec<Group>,
+    /// Which declared inputs the run passes (a value of the declared type).
+    pub passed: Vec<bool>,
+}
+
+/// A choice that is usually fine: `valid` most of the time, one of `broken` otherwise; always
+/// `valid` in a clean case.
+fn mostly<T: Clone + std::fmt::Debug + 'static>(
+    valid: Vec<T>,
+    broken: Vec<T>,
+    clean: bool,
+) -> BoxedStrategy<T> {
+    if clean {
+        return prop::sample::select(valid).boxed();
+    }
+    prop_oneof![
+        12 => prop::sample::select(valid),
+        1 => prop::sample::select(broken),
+    ]
+    .boxed()
+}
+
+/// `true` with probability `p`, never in a clean case (for choices that break the sequence).
+fn breaks(p: f64, clean: bool) -> BoxedStrategy<bool> {
+    if clean {
+        Just(false).boxed()
+    } else {
+        prop::bool::weighted(p).boxed()
+    }
+}
+
+fn item(clean: bool) -> impl Strategy<Value = Item> {
+    let echo = mostly(
+        vec![
+            r#"{"value": 1}"#,
+            r#"{"value": "text"}"#,
+            r#"{"value": "hello $args.x"}"#,
+            r#"{"value": $args.x}"#,
+            r#"{"value": {"k": $args.x, "l": [1, "two"]}}"#,
+            r#"{"value": 1, "extra": true}"#,
+        ],
+        vec![
+            r#"{"value": "$args.q"}"#,
+            r#"{"value": $out.r}"#,
+            r#"{"value": "$out.s!"}"#,
+            r#"{"value": $args.x.field}"#,
+            r#"{}"#,
+        ],
+        clean,
+    );
+    let call = mostly(
+        vec![
+            r#"{"target": "b"}"#,
+            r#"{"target": "c"}"#,
+            r#"{"target": "c", "args": {"x": "$args.x"}}"#,
+        ],
+        vec![
+            r#"{"target": "a"}"#,
+            r##"{"target": "#diff"}"##,
+            r#"{"target": "zz"}"#,
+            r#"{"target": ""}"#,
+            r#"{"target": "b", "args": {"nope": 1}}"#,
+            r#"{"target": "c", "args": {"x": 1}}"#,
+        ],
+        clean,
+    );
+    let tool_args = prop_oneof![
+        12 => echo.prop_map(|a| ("echo", Some(a))),
+        3 => call.prop_map(|a| ("seq_call", Some(a))),
+        1 => Just(("cmd_run", Some(r#"{"command": "true"}"#))),
+        1 => Just(("nope_tool", None)),
+    ];
+    // A clean case writes only `r`, which it always declares.
+    let output = if clean {
+        prop_oneof![10 => Just(None), 4 => Just(Some("r"))].boxed()
+    } else {
+        prop_oneof![
+            10 => Just(None),
+            4 => Just(Some("r")),
+            1 => Just(Some("s")),
+            1 => Just(Some("zz")),
+        ]
+        .boxed()
+    };
+    (
+        tool_args,
+        output,
+        breaks(0.03, clean),
+        breaks(0.03, clean).prop_map(|missing| !missing),
+    )
+        .prop_map(|((tool, args), output, unknown_field, semicolon)| Item {
+            tool,
+            args,
+            output,
+            unknown_field,
+            semicolon,
+        })
+}
+
+/// `first` declared with a type (rarely an unknown one) most of the time, `second` sometimes.
+fn slots(
+    first: &'static str,
+    second: &'static str,
+    clean: bool,
+) -> impl Strategy<Value = Vec<(&'static str, &'static str)>> {
+    let ty = || mostly(TYPES.to_vec(), vec!["strng"], clean);
+    (
+        breaks(0.1, clean).prop_map(|left_out| !left_out),
+        ty(),
+        prop::bool::weighted(0.3),
+        ty(),
+    )
+        .prop_map(move |(has_first, first_ty, has_second, second_ty)| {
+            let mut slots = Vec::new();
+            if has_first {
+                slots.push((first, first_ty));
+            }
+            if has_second {
+                slots.push((second, second_ty));
+            }
+            slots
+        })
+}
+
+/// Usually absent, else one of `values`, or (in a clean case) of the first `valid` of them.
+fn rarely<T: Clone + std::fmt::Debug + 'static>(
+    values: Vec<T>,
+    valid: usize,
+    clean: bool,
+) -> impl Strategy<Value = Option<T>> {
+    let values = if clean {
+        values.into_iter().take(valid).collect()
+    } else {
+        values
+    };
+    prop_oneof![
+        3 => Just(None),
+        1 => prop::sample::select(values).prop_map(Some),
+    ]
+}
+
+fn group(name: &'static str, clean: bool) -> impl Strategy<Value = Group> {
+    (
+        (slots("x", "y", clean), slots("r", "s", clean)),
+        prop::option::of(any::<bool>()),
+        rarely(
+            vec!["abort", "continue", "continue", "retry", "retyr"],
+            4,
+            clean,
+        ),
+        prop_oneof![8 => Just(None), 1 => (0u32..=2).prop_map(Some)],
+        rarely(vec!["fail", "skip", "skip", "degrade", "skipp"], 4, clean),
+        (prop::bool::weighted(0.1), breaks(0.03, clean)),
+        rarely(
+            vec![
+                "$args.x == 1",
+                "$args.x != null",
+                "$args.x != null",
+                "$args.q == 1",
+                "$out.r == 1",
+                "$args.x ==",
+                "$args.x && true",
+            ],
+            3,
+            clean,
+        ),
+        rarely(vec!["30s", "1m30s", "30s", "30"], 3, clean),
+        prop::collection::vec(item(clean), 1..=2),
+    )
+        .prop_map(
+            move |(
+                (inputs, outputs),
+                parallel,
+                on_error,
+                retries,
+                missing,
+                (fallback, unknown_field),
+                when,
+                timeout,
+                items,
+            )| Group {
+                name,
+                inputs,
+                outputs,
+                parallel,
+                on_error,
+                retries,
+                missing,
+                fallback,
+                when,
+                timeout,
+                unknown_field,
+                items,
+            },
+        )
+}
+
+/// `count` cases drawn from [`case`] with proptest's fixed seed: the same ones on every run.
+pub fn sample(count: usize) -> Vec<Case> {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = case();
+    (0..count)
+        .filter_map(|_| strategy.new_tree(&mut runner).ok())
+        .map(|tree| tree.current())
+        .collect()
+}
+
+/// A case: one in three clean (nothing broken on purpose, every group a call may name present),
+/// so that the engine's side of the property runs often; the others slightly broken.
+pub fn case() -> impl Strategy<Value = Case> {
+    prop_oneof![1 => case_of(true), 2 => case_of(false)]
+}
+
+fn case_of(clean: bool) -> impl Strategy<Value = Case> {
+    let names = if clean {
+        Just(vec!["a", "b", "c"]).boxed()
+    } else {
+        prop_oneof![
+            12 => Just(vec!["a", "b", "c"]),
+            1 => Just(vec!["a", "a", "b"]),
+        ]
+        .boxed()
+    };
+    let counts = if clean { 3..=3usize } else { 1..=3usize };
+    (
+        mostly(vec!["diff"], vec!["bad/name"], clean),
+        names.prop_flat_map(move |names| {
+            counts.clone().prop_flat_map(move |n| {
+                names[..n]
+                    .iter()
+                    .map(|&name| group(name, clean))
+                    .collect::<Vec<_>>()
+            })
+        }),
+        prop::collection::vec(any::<bool>(), 6),
+    )
+        .prop_map(move |(name, groups, passed)| {
+            let case = Case {
+                name,
+                groups,
+                passed,
+            };
+            if clean { tidy(case) } else { case }
+        })
+}
+
+/// Makes a clean case valid where independent choices combine into a mistake: `retries` only
+/// with `on_error: retry`, `missing: degrade` only with a `fallback`, and calls only to later
+/// groups (a call back would be a cycle).
+fn tidy(mut case: Case) -> Case {
+    let names: Vec<&str> = case.groups.iter().map(|g| g.name).collect();
+    for (index, group) in case.groups.iter_mut().enumerate() {
+        if group.on_error != Some("retry") {
+            group.retries = None;
+        }
+        if group.missing == Some("degrade") {
+            group.fallback = true;
+        }
+        for item in &mut group.items {
+            let target = item.args.and_then(|args| {
+                names
+                    .iter()
+                    .position(|n| args.contains(&format!(r#""target": "{n}""#)))
+            });
+            if item.tool == "seq_call" && target.is_none_or(|t| t <= index) {
+                item.tool = "echo";
+                item.args = Some(r#"{"value": 1}"#);
+            }
+        }
+    }
+    case
+}
+
+fn render_item(item: &Item) -> String {
+    let mut text = format!(r#"{{"tool": "{}""#, item.tool);
+    if let Some(args) = item.args {
+        text.push_str(&format!(r#", "args": {args}"#));
+    }
+    if let Some(slot) = item.output {
+        text.push_str(&format!(r#", "as": "{slot}""#));
+    }
+    if item.unknown_field {
+        text.push_str(r#", "arg": {}"#);
+    }
+    text.push('}');
+    if item.semicolon {
+        text.push_str(" ;");
+    }
+    text
+}
+
+pub fn render(case: &Case) -> String {
+    let groups: Vec<Value> = case
+        .groups
+        .iter()
+        .map(|g| {
+            let mut group = Map::new();
+            group.insert("name".into(), json!(g.name));
+            let decls = |slots: &[(&str, &str)]| {
+                Value::Object(
+                    slots
+                        .iter()
+                        .map(|(n, t)| (n.to_string(), json!(t)))
+                        .collect(),
+                )
+            };
+            if !g.inputs.is_empty() {
+                group.insert("in".into(), decls(&g.inputs));
+            }
+            if !g.outputs.is_empty() {
+                group.insert("out".into(), decls(&g.outputs));
+            }
+            let mut put = |key: &str, value: Option<Value>| {
+                if let Some(value) = value {
+                    group.insert(key.into(), value);
+                }
+            };
+            put("parallel", g.parallel.map(Value::Bool));
+            put("on_error", g.on_error.map(|v| json!(v)));
+            put("retries", g.retries.map(|v| json!(v)));
+            put("missing", g.missing.map(|v| json!(v)));
+            put("fallback", g.fallback.then(|| json!({"r": 1})));
+            put("when", g.when.map(|v| json!(v)));
+            put("timeout", g.timeout.map(|v| json!(v)));
+            put("paralel", g.unknown_field.then_some(Value::Bool(true)));
+            let items: Vec<String> = g.items.iter().map(render_item).collect();
+            put("tools", Some(json!(items.join(" "))));
+            Value::Object(group)
+        })
+        .collect();
+    format!("{:#}", json!({"name": case.name, "groups": groups}))
+}
+
+/// A value of `ty`.
+pub fn value_of(ty: &str) -> Value {
+    match ty {
+        "string" => json!("a"),
+        "number" => json!(1.5),
+        "integer" => json!(1),
+        "bool" => json!(true),
+        "array" => json!(["a", "b"]),
+        "object" => json!({"field": 1}),
+        _ => json!(1),
+    }
+}
+
+/// The run's arguments: each input declared (with one type) that the case passes.
+pub fn run_args(case: &Case) -> Map<String, Value> {
+    let mut args = Map::new();
+    let mut declared: Vec<(&str, &str)> = Vec::new();
+    for group in &case.groups {
+        declared.extend(group.inputs.iter().copied());
+    }
+    for (i, (name, ty)) in declared.iter().enumerate() {
+        let agreed = declared.iter().all(|(n, t)| n != name || t == ty);
+        if agreed && case.passed.get(i).copied().unwrap_or(false) {
+            args.insert((*name).to_owned(), value_of(ty));
+        }
+    }
+    args
+}
