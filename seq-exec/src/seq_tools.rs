@@ -11,8 +11,10 @@
 //! checker's findings of `seq_create` and the full run report of `seq_run`, also when the call
 //! failed. A sequence refused for its errors is an `arg_error` whose `field` is `groups` or
 //! `file` (the argument that holds the mistakes; not retryable: the same sequence fails the
-//! same way) and whose `detail` lists every finding, one a line, as
-//! `error E0502 at 3:14: message (help: ...)` (see [`Finding`] for where positions come from).
+//! same way) and whose `detail` counts the errors; the findings go beside it, structured, and
+//! [`finding_lines`] writes them one a line, as `error E0502 at 3:14: message (help: ...)` (see
+//! [`Finding`] for where positions come from). [`SeqTools::call`], which has no such channel,
+//! appends those lines to the `detail`.
 //!
 //! A run that does not succeed is a failed call (an honest success flag): `seq_run`
 //! answers the report's own error when the run could not start, else `failed` with a summary
@@ -29,7 +31,7 @@ mod host;
 mod reach;
 mod run;
 
-pub use findings::Finding;
+pub use findings::{Finding, lines as finding_lines};
 pub use host::SeqHost;
 pub use reach::unauthorized;
 
@@ -329,7 +331,15 @@ impl SeqTools {
 
     /// Runs a seq tool on behalf of `caller`.
     pub async fn call(&self, name: &str, args: Value, caller: &Caller) -> Result<Value, ToolError> {
-        self.call_full(name, args, caller).await.result
+        let outcome = self.call_full(name, args, caller).await;
+        // Without a channel for the findings, they go into the detail, one a line.
+        let lines = findings::lines(&outcome.diagnostics);
+        outcome.result.map_err(|mut error| {
+            if !lines.is_empty() {
+                error.detail = Some(error.detail.unwrap_or_default() + &lines);
+            }
+            error
+        })
     }
 
     /// Runs a seq tool on behalf of `caller`, with the findings and report (module comment).

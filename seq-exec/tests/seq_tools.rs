@@ -158,8 +158,22 @@ async fn create_refuses_errors_with_every_finding() {
     groups[0]["tools"] =
         json!(r#"{"tool":"echo","args":{"value":"$args.whom"},"as":"greeting"} ;"#);
     let outcome = f
-        .full("seq_create", json!({"name": "bad", "groups": groups}))
+        .full(
+            "seq_create",
+            json!({"name": "bad", "groups": groups.clone()}),
+        )
         .await;
+    // Without the structured channel, the detail carries the findings as lines.
+    let plain = f
+        .call("seq_create", json!({"name": "bad", "groups": groups}))
+        .await
+        .unwrap_err();
+    assert!(
+        plain.detail.as_deref().is_some_and(|d| d.starts_with(
+            "the sequence has 2 errors (listed in `diagnostics`)\n- error E0101 at `paralell`"
+        )),
+        "{plain:?}"
+    );
     let error = outcome.result.unwrap_err();
     assert_eq!(
         (error.reason, error.field.as_deref()),
@@ -184,12 +198,16 @@ async fn create_refuses_errors_with_every_finding() {
         finding.hint.as_deref().map(|h| h.contains("parallel")),
         Some(true)
     );
-    let detail = error.detail.unwrap();
+    // The findings are beside the error, so its detail only counts them; a reader of text
+    // gets them as lines.
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("the sequence has 2 errors (listed in `diagnostics`)")
+    );
+    let lines = seq_tools::finding_lines(&outcome.diagnostics);
     assert!(
-        detail.starts_with(
-            "the sequence has 2 errors\n- error E0101 at `paralell` in group `greet` (groups[0]): "
-        ),
-        "{detail}"
+        lines.starts_with("\n- error E0101 at `paralell` in group `greet` (groups[0]): "),
+        "{lines}"
     );
     // Inside `tools`, where it is as the model wrote it: the item and the field.
     let undeclared = &outcome.diagnostics[2];
@@ -309,7 +327,7 @@ async fn create_from_a_file_under_the_root() {
         .find(|d| d.code == Code::UnknownField.as_str())
         .unwrap();
     assert_eq!((unknown.line, unknown.column), (Some(3), Some(4)));
-    assert!(error.detail.unwrap().contains("E0101 at 3:4"));
+    assert!(seq_tools::finding_lines(&outcome.diagnostics).contains("E0101 at 3:4"));
 
     let mismatch = f
         .call(
@@ -413,7 +431,7 @@ async fn create_refuses_what_breaks_other_stored_sequences() {
         assert_eq!(finding.code, Code::CallChainTooDeep.as_str());
         assert!(finding.sequence.is_some(), "{finding:?}");
     }
-    assert!(error.detail.unwrap().contains("E0603 in `#s"));
+    assert!(seq_tools::finding_lines(&outcome.diagnostics).contains("E0603 in `#s"));
     assert!(!f.names().await.contains(&"s6".to_owned()));
 }
 
@@ -541,8 +559,8 @@ async fn seq_run_checks_a_stored_sequence_again_and_runs_none_with_errors() {
         (error.reason, error.field.as_deref()),
         (Reason::Failed, Some("name"))
     );
-    let detail = error.detail.unwrap();
-    assert!(detail.contains("error E0502 in `#typo`"), "{detail}");
+    let lines = seq_tools::finding_lines(&outcome.diagnostics);
+    assert!(lines.contains("error E0502 in `#typo`"), "{lines}");
     assert_eq!(codes(&outcome.diagnostics), ["E0502"]);
     assert!(outcome.report.is_none(), "nothing ran");
     assert!(f.output.lines().is_empty(), "nothing ran");

@@ -7,7 +7,7 @@
 
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::policy::{Policy, Rules};
-use seq_exec::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
+use seq_exec::seq_tools::{SeqConfig, SeqOutcome, SeqTools, finding_lines};
 use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Reason, ToolError};
 use serde_json::{Value, json};
@@ -70,8 +70,9 @@ fn refusal(outcome: &SeqOutcome) -> &ToolError {
     outcome.result.as_ref().unwrap_err()
 }
 
+/// The refusal's detail and its findings, as a reader of text gets them.
 fn detail(outcome: &SeqOutcome) -> String {
-    refusal(outcome).detail.clone().unwrap_or_default()
+    refusal(outcome).detail.clone().unwrap_or_default() + &finding_lines(&outcome.diagnostics)
 }
 
 #[tokio::test]

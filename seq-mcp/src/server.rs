@@ -428,7 +428,9 @@ pub fn to_result(outcome: SeqOutcome) -> CallToolResult {
             if let Some(report) = &outcome.report {
                 structured.insert("report".to_owned(), json!(report));
             }
-            let mut result = CallToolResult::error(vec![ContentBlock::text(render(&error))]);
+            // A client that reads only text gets the findings as lines.
+            let text = render(&error) + &seq_tools::finding_lines(&outcome.diagnostics);
+            let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
             result.structured_content = Some(Value::Object(structured));
             result
         }

@@ -111,17 +111,23 @@ fn excerpt(text: &str, diagnostic: &Diagnostic) -> Option<String> {
     Some(out)
 }
 
-/// The detail of a refusal: a count, then one line per finding, errors first.
+/// The detail of a refusal: the count of errors, in one line; the findings themselves travel
+/// beside it, structured ([`super::SeqOutcome::diagnostics`]), and [`lines`] renders them.
 pub(super) fn render(findings: &[Finding]) -> String {
     let errors = findings.iter().filter(|f| f.is_error()).count();
-    let mut text = format!(
-        "the sequence has {errors} error{}",
+    format!(
+        "the sequence has {errors} error{} (listed in `diagnostics`)",
         if errors == 1 { "" } else { "s" }
-    );
+    )
+}
+
+/// One line per finding, errors first, for a reader of text.
+pub fn lines(findings: &[Finding]) -> String {
     let ordered = findings
         .iter()
         .filter(|f| f.is_error())
         .chain(findings.iter().filter(|f| !f.is_error()));
+    let mut text = String::new();
     for finding in ordered {
         text.push_str("\n- ");
         text.push_str(&finding.to_line());
