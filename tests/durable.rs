@@ -22,7 +22,7 @@ mod common;
 mod restate;
 
 use common::{status, stderr};
-use restate::{Restate, Setup, free_port, localhost, query, wait_for};
+use restate::{Restate, Setup, evidence_lines, free_port, localhost, query, wait_for};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -46,6 +46,25 @@ fn report(output: &Output) -> Value {
         .unwrap_or_else(|error| panic!("no report ({error}): {text}{}", stderr(output)));
     common::redact_durations(&mut report);
     report
+}
+
+/// `file` with `args` run in process (commands in `local_root`) and on Restate: the same exit
+/// status (`what` names the case in a failure), then both reports.
+fn both_ways(
+    restate: &Restate,
+    data: &Path,
+    local_root: &Path,
+    file: &str,
+    args: &str,
+    what: &str,
+) -> (Value, Value) {
+    let here = local(
+        data,
+        &[file, "--args", args, "--root", local_root.to_str().unwrap()],
+    );
+    let there = restate.run(data, &[file, "--args", args]);
+    assert_eq!(status(&here), status(&there), "{what}: {}", stderr(&there));
+    (report(&here), report(&there))
 }
 
 /// Every example the embedded host can run (`inspect-nodes` needs ssh to three hosts), with
@@ -104,24 +123,14 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
         ),
     ];
     for (file, args) in cases {
-        let here = local(
+        let (here, there) = both_ways(
+            &restate,
             data.path(),
-            &[
-                file,
-                "--args",
-                args,
-                "--root",
-                local_root.path().to_str().unwrap(),
-            ],
+            local_root.path(),
+            file,
+            args,
+            &format!("{file} {args}"),
         );
-        let there = restate.run(data.path(), &[file, "--args", args]);
-        assert_eq!(
-            status(&here),
-            status(&there),
-            "{file} {args}: {}",
-            stderr(&there)
-        );
-        let (here, there) = (report(&here), report(&there));
         assert_eq!(here, there, "{file} {args}");
         assert!(here["groups"].as_array().is_some_and(|g| !g.is_empty()));
     }
@@ -240,9 +249,7 @@ fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
     let report = report(&output);
     assert_eq!(report["ok"], true, "{report}");
     assert_eq!(report["groups"][0]["parallel"], true, "{report}");
-    let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
-    let mut lines: Vec<&str> = evidence.lines().collect();
-    lines.sort_unstable();
+    let lines = evidence_lines(root.path());
     // The item made again is the same attempt: the same idempotency key both times.
     let item0 = "item-0 crash-2/#crash_parallel/items/0/0";
     assert_eq!(lines, [item0, item0, "item-1", "item-2", "item-3"]);
@@ -515,16 +522,7 @@ fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let evidence = root.path().join("evidence");
-    let lines = || {
-        let mut lines: Vec<String> = std::fs::read_to_string(&evidence)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect();
-        lines.sort_unstable();
-        lines
-    };
+    let lines = || evidence_lines(root.path());
     wait_for(Duration::from_secs(30), "both children started", || {
         lines() == ["start-0", "start-1"]
     });
@@ -763,24 +761,14 @@ fn the_differential_generators_sequences_give_the_same_report_in_process_and_on_
         let file = dir.path().join(format!("case-{n}.json"));
         std::fs::write(&file, text).unwrap();
         let file = file.to_str().unwrap();
-        let here = local(
+        let (mut here, mut there) = both_ways(
+            &restate,
             data.path(),
-            &[
-                file,
-                "--args",
-                args,
-                "--root",
-                local_root.path().to_str().unwrap(),
-            ],
+            local_root.path(),
+            file,
+            args,
+            &format!("case {n} {args}\n{text}"),
         );
-        let there = restate.run(data.path(), &[file, "--args", args]);
-        assert_eq!(
-            status(&here),
-            status(&there),
-            "case {n} {args}: {}\n{text}",
-            stderr(&there)
-        );
-        let (mut here, mut there) = (report(&here), report(&there));
         if where_the_order_shows(&mut here, &mut there) {
             settled += 1;
         }

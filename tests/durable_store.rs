@@ -19,7 +19,7 @@ mod common;
 mod restate;
 
 use common::{status, stderr};
-use restate::{Restate, Setup, query, wait_for};
+use restate::{Restate, Setup, evidence_lines, query, wait_for};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::Path;
@@ -352,16 +352,7 @@ fn a_cancelled_seq_run_request_cancels_the_durable_run() {
     assert!(!failed(&created), "{created}");
     let dir = root.path().to_str().unwrap();
     let id = session.send_call("seq_run", json!({"name": "long", "args": {"dir": dir}}));
-    let evidence = root.path().join("evidence");
-    let lines = || {
-        let mut lines: Vec<String> = std::fs::read_to_string(&evidence)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect();
-        lines.sort_unstable();
-        lines
-    };
+    let lines = || evidence_lines(root.path());
     wait_for(Duration::from_secs(30), "both commands started", || {
         lines() == ["start-0", "start-1"]
     });

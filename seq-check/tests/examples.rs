@@ -3,18 +3,15 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+mod common;
+
 use seq_check::{Catalog, Source, check};
 use std::path::Path;
 
 #[test]
 fn examples_check_clean() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
+    let paths = common::json_files(&dir);
     assert!(!paths.is_empty(), "no examples in {}", dir.display());
     let sources: Vec<Source> = paths
         .iter()

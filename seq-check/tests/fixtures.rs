@@ -15,6 +15,8 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+mod common;
+
 use seq_check::{Catalog, Check, Source, check};
 use seq_syntax::diagnostic::Applicability;
 use seq_syntax::{Code, Diagnostic, Span};
@@ -28,13 +30,7 @@ fn fixtures_dir() -> PathBuf {
 /// The fixture's files: itself, or the `*.json` files of a batch directory, sorted.
 fn sources(path: &Path) -> Vec<Source> {
     let files = if path.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        files.sort();
-        files
+        common::json_files(path)
     } else {
         vec![path.to_owned()]
     };
@@ -295,12 +291,7 @@ fn cites(text: &str) -> bool {
 fn first_attempts_are_fixed_or_each_error_says_what_to_do() {
     let catalog = Catalog::builtin();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/first_attempts");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = common::json_files(&dir);
     assert!(files.len() >= 30, "the corpus of first attempts is missing");
     for path in files {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();

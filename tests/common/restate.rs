@@ -211,6 +211,18 @@ impl Setup {
     }
 }
 
+/// The lines the items of a test's sequence appended to `root/evidence`, sorted (items of a
+/// parallel group append in any order); none before the file exists.
+pub fn evidence_lines(root: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = std::fs::read_to_string(root.join("evidence"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
 pub fn localhost(port: u16) -> SocketAddr {
     format!("127.0.0.1:{port}").parse().unwrap()
 }
