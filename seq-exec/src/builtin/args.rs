@@ -3,6 +3,7 @@
 
 use crate::error::{Reason, ToolError};
 use seq_check::catalog::lenient_bool;
+use seq_syntax::kind::JsonKind;
 use serde_json::Value;
 
 /// The argument `name`, required (a `null` counts as absent, as in pre-validation).
@@ -30,7 +31,7 @@ pub(crate) fn string<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolErr
     let value = required(args, name)?;
     value
         .as_str()
-        .ok_or_else(|| wrong_type(name, "a string", value))
+        .ok_or_else(|| wrong_type(name, JsonKind::String.described(), value))
 }
 
 pub(crate) fn optional_string<'a>(
@@ -41,7 +42,7 @@ pub(crate) fn optional_string<'a>(
         .map(|value| {
             value
                 .as_str()
-                .ok_or_else(|| wrong_type(name, "a string", value))
+                .ok_or_else(|| wrong_type(name, JsonKind::String.described(), value))
         })
         .transpose()
 }
@@ -62,7 +63,9 @@ pub(crate) fn whole_number(args: &Value, name: &str) -> Result<u64, ToolError> {
 pub(crate) fn flag(args: &Value, name: &str) -> Result<bool, ToolError> {
     match optional(args, name)? {
         None => Ok(false),
-        Some(value) => lenient_bool(value).ok_or_else(|| wrong_type(name, "a boolean", value)),
+        Some(value) => {
+            lenient_bool(value).ok_or_else(|| wrong_type(name, JsonKind::Bool.described(), value))
+        }
     }
 }
 
@@ -74,7 +77,7 @@ pub(crate) fn optional_object<'a>(
         .map(|value| {
             value
                 .as_object()
-                .ok_or_else(|| wrong_type(name, "an object", value))
+                .ok_or_else(|| wrong_type(name, JsonKind::Object.described(), value))
         })
         .transpose()
 }
