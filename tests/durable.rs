@@ -10,7 +10,8 @@
 //!   runs from the group's start, not from the replay's;
 //! - a run id submitted twice runs once;
 //! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children, also
-//!   those of a run it called.
+//!   those of a run it called, and a serial step at once, also in a run it called;
+//! - a step or an item longer than the server's inactivity timeout runs once.
 
 #![allow(
     clippy::unwrap_used,
@@ -719,6 +720,122 @@ fn cancel_stops_a_called_run_and_what_it_started() {
         query(&restate.admin, open)[0]["n"] == 0
     });
     assert!(!root.path().join("evidence").exists());
+}
+
+/// `seqc cancel` of a run while a step of a serial group runs a `sleep 30`, in the run itself
+/// and in a run it called (`#serial_sleeper`): the step's shell is gone at once, the run ends
+/// with a cancelled report, every invocation is over and nothing after the step ran.
+#[test]
+fn cancel_stops_a_serial_step_at_once() {
+    let Setup {
+        restate,
+        data,
+        worker: _worker,
+        root,
+    } = Setup::start();
+    let created = common::command()
+        .args([
+            "create",
+            "tests/fixtures/durable/serial-sleeper.json",
+            "--restate",
+        ])
+        .arg(&restate.ingress)
+        .output()
+        .unwrap();
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let cases = [
+        ("tests/fixtures/durable/serial-sleeper.json", "serial-1"),
+        (
+            "tests/fixtures/durable/cancel-serial-call.json",
+            "serial-call-1",
+        ),
+    ];
+    for (file, id) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let args = format!(r#"{{"dir":"{}"}}"#, dir.path().display());
+        let run = common::command()
+            .args(["run", "--restate", &restate.ingress, "--format", "json"])
+            .args([file, "--args", &args, "--run-id", id, "--data-dir"])
+            .arg(data.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = dir.path().join("pid-0");
+        wait_for(
+            Duration::from_secs(30),
+            "the step's command started",
+            || pid.exists(),
+        );
+        let pid = std::fs::read_to_string(&pid).unwrap();
+        let shell = Path::new("/proc").join(pid.trim());
+        assert!(shell.exists(), "{file}");
+
+        let cancelled = common::command()
+            .args(["cancel", "--restate", &restate.admin, id])
+            .output()
+            .unwrap();
+        assert_eq!(status(&cancelled), 0, "{file}: {}", stderr(&cancelled));
+        let stopped = Instant::now();
+        wait_for(Duration::from_secs(3), "the step's command stopped", || {
+            !shell.exists()
+        });
+        let output = run.wait_with_output().unwrap();
+        assert!(stopped.elapsed() < Duration::from_secs(10), "{file}");
+        assert_eq!(status(&output), 1, "{file}: {}", stderr(&output));
+        let report = report(&output);
+        assert_eq!(report["cancelled"], true, "{report}");
+        assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
+        assert_eq!(
+            report["groups"][0]["items"][0]["status"], "cancelled",
+            "{report}"
+        );
+        assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
+        // The run, the run it called: every invocation ended, none is retried.
+        let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
+        wait_for(Duration::from_secs(20), "every invocation ended", || {
+            query(&restate.admin, open)[0]["n"] == 0
+        });
+        assert!(!dir.path().join("evidence").exists(), "{file}");
+    }
+    // The steps left without an outcome made the SDK neither panic nor fail the invocation.
+    for entry in std::fs::read_dir(root.path()).unwrap() {
+        let log = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
+        assert!(!log.contains("panicked"), "{log}");
+    }
+    let failed = "SELECT count(*) AS n FROM sys_invocation WHERE completion_result != 'success'";
+    assert_eq!(query(&restate.admin, failed)[0]["n"], 0);
+}
+
+/// A server whose inactivity timeout (2 s) is shorter than a serial step and than parallel
+/// items (5 s each): each runs once, and the run succeeds in about their time.
+#[test]
+fn steps_longer_than_the_inactivity_timeout_run_once() {
+    let restate = Restate::start_with(&[("RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT", "2s")]);
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let started = Instant::now();
+    let output = restate.run(
+        data.path(),
+        &["tests/fixtures/durable/inactivity.json", "--args", &args],
+    );
+    let took = started.elapsed();
+    let lines = evidence_lines(root.path());
+    assert_eq!(
+        status(&output),
+        0,
+        "{took:?} {lines:?} {}: {}",
+        common::stdout(&output),
+        stderr(&output)
+    );
+    assert_eq!(report(&output)["ok"], true);
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert_eq!(
+        lines,
+        ["end-0", "end-1", "end-s", "start-0", "start-1", "start-s"]
+    );
 }
 
 /// The differential generator's sequences (`seq_gen::differential`, a fixed sample of those

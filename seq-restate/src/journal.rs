@@ -7,7 +7,8 @@
 //!
 //! - An item of a serial group (or of a parallel group run one item at a time) is one
 //!   `ctx.run` step named `group/index`: the SDK awaits one such step at a time (several in
-//!   flight break replay).
+//!   flight break replay). A durable sleep is awaited beside it, so that the run's cancellation
+//!   stops the step at once.
 //! - An item of a parallel group runs as a child invocation of the `SeqItem` service
 //!   ([`crate::SeqItem`]), whose body is the attempt: the children of a group run side by
 //!   side, on any worker. The run observes their outcomes in the order it made the calls
@@ -55,6 +56,8 @@ pub struct Journaled<'ctx> {
     caller: &'ctx Caller,
     /// The run's cancellation, cancelled when Restate says the run is (`seqc cancel`).
     cancel: &'ctx CancellationToken,
+    /// How long a step's cancellation guard waits: longer than the per-tool bound.
+    guard: Duration,
     entry_limit: usize,
     gate: Gate,
     /// The deadlines attempts have ended at (milliseconds since the epoch): the groups whose
@@ -78,6 +81,7 @@ impl<'ctx> Journaled<'ctx> {
         host: &'ctx dyn ToolHost,
         caller: &'ctx Caller,
         cancel: &'ctx CancellationToken,
+        guard: Duration,
     ) -> Journaled<'ctx> {
         Journaled {
             ctx,
@@ -86,6 +90,7 @@ impl<'ctx> Journaled<'ctx> {
             host,
             caller,
             cancel,
+            guard,
             entry_limit: ENTRY_LIMIT,
             gate: Gate::default(),
             expired: watch::Sender::new(BTreeSet::new()),
@@ -100,14 +105,30 @@ impl<'ctx> Journaled<'ctx> {
         let tool = step.tool;
         let key = format!("{}/{}", self.root, step.key());
         let deadline = wall(step.deadline);
+        let guard = self.guard;
         Box::pin(async move {
-            let journaled = ctx
+            // Restate's cancellation reaches a handler only through a durable future it awaits,
+            // and the step's closure runs outside them: a sleep awaited beside it is how the
+            // cancellation stops the step (409), its tool's future dropped as a timeout drops
+            // it. Created before the step's command, the same on every replay. Longer than
+            // the per-tool bound: it never cuts off a call.
+            let guard = ctx.sleep(guard);
+            let run = ctx
                 .run(move || async move {
                     let outcome = within(deadline, with_idempotency_key(key, work)).await;
                     Ok(Json(outcome.map(|a| within_entry_limit(tool, a, limit))))
                 })
-                .name(step.name())
-                .await;
+                .name(step.name());
+            let mut run = std::pin::pin!(run);
+            let journaled = tokio::select! {
+                biased;
+                journaled = &mut run => journaled,
+                slept = guard => match slept {
+                    Err(error) if error.code() == CANCELLED => Err(error),
+                    // A tool with a longer `timeout` of its own.
+                    Ok(()) | Err(_) => run.await,
+                },
+            };
             match journaled {
                 Ok(Json(outcome)) => self.observed(outcome, deadline).await,
                 Err(error) => self.refused(tool, &error),

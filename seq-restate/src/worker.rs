@@ -3,6 +3,7 @@
 use crate::store::{SeqIndex, SeqStore};
 use crate::workflow::SeqRun;
 use restate_sdk::prelude::*;
+use restate_sdk::service::IntoServiceDefinition;
 use std::fmt;
 use std::net::SocketAddr;
 use tokio::net::{TcpListener, TcpSocket};
@@ -22,10 +23,14 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 /// Serves the `SeqRun` workflow and its `SeqItem` service, and the storage's `SeqStore` and
-/// `SeqIndex` objects, on `listener` until SIGINT.
+/// `SeqIndex` objects, on `listener` until SIGINT. The first two have an inactivity timeout of
+/// their own ([`SeqRun::inactivity_timeout`]), whatever the server's default.
 pub async fn serve(listener: TcpListener, workflow: SeqRun) {
-    let items = workflow.items();
-    let endpoint = Endpoint::builder().bind(workflow).bind(items);
+    let options = ServiceOptions::new().inactivity_timeout(workflow.inactivity_timeout());
+    let items = workflow.items().into_service_definition();
+    let endpoint = Endpoint::builder()
+        .bind(workflow.into_service_definition().options(options.clone()))
+        .bind(items.options(options));
     HttpServer::new(endpoint.bind(SeqStore).bind(SeqIndex).build())
         .serve(listener)
         .await;

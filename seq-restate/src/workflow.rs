@@ -39,6 +39,15 @@ impl SeqRun {
     pub fn items(&self) -> SeqItem {
         SeqItem::new(Arc::clone(&self.host), self.limits.clone())
     }
+
+    /// How long Restate may hear nothing from a run or an item before it asks the invocation
+    /// to suspend: longer than an attempt's cancellation guard. Asked while a step or an item
+    /// runs, the guard's wait would suspend the invocation, which stops the attempt and makes
+    /// it again only when the guard's timer fires. Past the guard, the step is awaited alone,
+    /// which a request to suspend does not interrupt.
+    pub fn inactivity_timeout(&self) -> std::time::Duration {
+        self.limits.tool_timeout + 2 * GUARD_MARGIN
+    }
 }
 
 #[restate_sdk::workflow]
@@ -68,6 +77,7 @@ impl SeqRun {
             self.host.as_ref(),
             &caller,
             &cancel,
+            self.limits.tool_timeout + GUARD_MARGIN,
         );
         let report = match stack {
             Some((stack, deadline)) => {
@@ -118,7 +128,7 @@ async fn called_within(
     }
 }
 
-/// How much longer than the per-tool bound an attempt's cancellation guard waits.
+/// How much longer than the per-tool bound the cancellation guard of an attempt or a step waits.
 const GUARD_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a worker makes the attempts of parallel items with: the engine on its tool host.

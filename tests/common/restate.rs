@@ -105,6 +105,11 @@ pub struct Restate {
 
 impl Restate {
     pub fn start() -> Restate {
+        Restate::start_with(&[])
+    }
+
+    /// A server with the settings of `env` besides (`RESTATE_…` variables).
+    pub fn start_with(env: &[(&str, &str)]) -> Restate {
         let dir = tempfile::tempdir().unwrap();
         let [ingress, admin, node] = [free_port(), free_port(), free_port()];
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
@@ -123,6 +128,7 @@ impl Restate {
                 "RESTATE_ADVERTISED_ADDRESS",
                 format!("http://127.0.0.1:{node}"),
             )
+            .envs(env.iter().copied())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
