@@ -294,7 +294,8 @@ fn boundary<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'
         .rewind()
 }
 
-/// A member the grammar could not read, skipped to the next separator or closer: its first
+/// A member the grammar could not read, skipped to the next separator or closer (or to the end
+/// of the text, where a member being typed usually is): its first
 /// token as an error key, the rest as an error value (empty when there is none), so that what
 /// was typed stays in the tree. Nothing skipped, no member.
 fn skipped_member<'tok, 'src: 'tok>()
@@ -304,7 +305,7 @@ fn skipped_member<'tok, 'src: 'tok>()
         .clone()
         .map_with(|_, e| range(e.span()))
         .then(skip.repeated().map_with(|(), e| e.span()))
-        .then_ignore(boundary())
+        .then_ignore(boundary().or(end()))
         .map(|(key_span, rest)| {
             Some(Member {
                 key: Key::Error,
