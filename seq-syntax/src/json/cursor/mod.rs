@@ -1,5 +1,5 @@
 //! Where a cursor stands in JSON being typed, for the editor, read from the grammar's own tree
-//! ([`parse`](super::parse)) and the lexer's tokens ([`Tokens`]). The tree keeps every member it
+//! ([`parse`]) and the lexer's tokens ([`Tokens`]). The tree keeps every member it
 //! can read, a half-written one as an error key and value, also in structures left open at the
 //! end of the text, where a cursor typing usually is; the tokens give the one under the cursor
 //! and the separator before it. Both levels are served: a sequence file ([`Mode::File`]), and the
