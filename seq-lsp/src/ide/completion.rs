@@ -1,7 +1,8 @@
 //! Completion, worked out from the text around the cursor rather than from the AST: the file is
-//! being typed, so it is usually broken exactly where the cursor is. The front end's lenient
-//! reading ([`seq_syntax::json::lenient`]) tells where the cursor stands in the file; inside a
-//! `tools` string the same is done again on the unescaped string for the item language.
+//! being typed, so it is usually broken exactly where the cursor is. The front end's tree, which
+//! keeps what a half-written file holds ([`seq_syntax::json::cursor`]), tells where the cursor
+//! stands in the file; inside a `tools` string the same is done again on the unescaped string,
+//! by the item grammar.
 
 mod fields;
 mod snippet;
@@ -15,7 +16,8 @@ use seq_syntax::Span;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type};
 use seq_syntax::escape::MapOffset;
 use seq_syntax::fields::key;
-use seq_syntax::json::lenient::{Context, Kind, Place, Seg, context, tokenize};
+use seq_syntax::json::Mode;
+use seq_syntax::json::cursor::{Context, Kind, Place, Seg, context, tokenize};
 use seq_syntax::names::CallTarget;
 use seq_syntax::reference::name_start_before;
 use std::ops::Range;
@@ -29,7 +31,7 @@ pub(crate) fn complete(analysis: &Analysis, file: FileId, offset: u32) -> Vec<Co
         return Vec::new();
     }
     let tokens = tokenize(text);
-    let cx = context(text, &tokens, cursor);
+    let cx = context(text, Mode::File, &tokens, cursor);
     let site = Site {
         text,
         cx: &cx,
@@ -363,7 +365,7 @@ impl<'a> Work<'a> {
             return;
         }
         let tokens = tokenize(&tools.text);
-        let cx = context(&tools.text, &tokens, cursor);
+        let cx = context(&tools.text, Mode::Item, &tokens, cursor);
         let inner = Site {
             text: &tools.text,
             cx: &cx,

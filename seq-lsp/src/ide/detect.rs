@@ -1,8 +1,10 @@
 //! Which JSON documents are tool sequences, decided by content so that `package.json` and other
 //! JSON in the workspace stay quiet.
 
+use seq_syntax::escape::unescape;
 use seq_syntax::fields::key;
-use seq_syntax::json::lenient::{Kind, Role, Tokens, Walker};
+use seq_syntax::json::cursor::{Kind, Tok, Tokens};
+use std::borrow::Cow;
 
 /// Whether `text` is a tool sequence. The rule, read from the text's tokens (so that it holds
 /// for a file being typed, with syntax errors):
@@ -26,39 +28,64 @@ use seq_syntax::json::lenient::{Kind, Role, Tokens, Walker};
 /// assert!(!is_sequence_document(r#"[{"name": "cmd_run", "parameters": {}}]"#));
 /// ```
 pub fn is_sequence_document(text: &str) -> bool {
-    // Read lazily: in a sequence the deciding `"groups": [` comes within its first lines, and
-    // this runs on every keystroke in a file of any size.
+    // Read lazily, a bracket stack over the lexer's tokens rather than the grammar's tree: in a
+    // sequence the deciding `"groups": [` comes within its first lines, and this runs on every
+    // keystroke in a file of any size.
     let mut tokens = Tokens::new(text).peekable();
     if tokens.peek().map(|t| t.kind) != Some(Kind::LBrace) {
         return false;
     }
-    let mut walker = Walker::shape_only();
+    // Open structures, `true` for an object.
+    let mut open: Vec<bool> = Vec::new();
+    let mut before = Kind::Other;
     let mut groups_key = false;
     for tok in tokens {
         if groups_key {
             if tok.kind == Kind::LBrack {
                 return true;
             }
-            if tok.kind != Kind::Colon {
-                groups_key = false;
-            }
+            groups_key = tok.kind == Kind::Colon;
         }
-        let depth = walker.frames.len();
-        match walker.feed(text, &tok) {
-            Role::Key(key) if depth == 1 && key == key::GROUPS => groups_key = true,
-            Role::Key(key)
-                if depth == 3
-                    && key == key::TOOLS
-                    && walker.frames.get(1).is_some_and(|f| !f.object) =>
-            {
+        let is_key = matches!(tok.kind, Kind::String { .. } | Kind::Word)
+            && open.last() == Some(&true)
+            && matches!(before, Kind::LBrace | Kind::Comma);
+        if is_key {
+            let key = key_text(text, &tok);
+            if open.len() == 1 && key == key::GROUPS {
+                groups_key = true;
+            } else if open.len() == 3 && key == key::TOOLS && open.get(1) == Some(&false) {
                 return true;
             }
-            Role::Key(_) | Role::Value | Role::Other => {}
         }
-        if walker.frames.is_empty() {
-            // The top-level value is complete.
-            return false;
+        match tok.kind {
+            Kind::LBrace => open.push(true),
+            Kind::LBrack => open.push(false),
+            Kind::RBrace | Kind::RBrack => {
+                open.pop();
+                if open.is_empty() {
+                    // The top-level value is complete.
+                    return false;
+                }
+            }
+            Kind::Colon
+            | Kind::Comma
+            | Kind::String { .. }
+            | Kind::Number
+            | Kind::Word
+            | Kind::Ref
+            | Kind::Other => {}
         }
+        before = tok.kind;
     }
     false
+}
+
+/// A key's text, unescaped only when it holds an escape.
+fn key_text<'t>(text: &'t str, tok: &Tok) -> Cow<'t, str> {
+    let raw = text.get(tok.content()).unwrap_or("");
+    if raw.contains('\\') {
+        Cow::Owned(unescape(raw, 0).0.text.into_owned())
+    } else {
+        Cow::Borrowed(raw)
+    }
 }

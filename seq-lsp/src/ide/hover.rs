@@ -9,7 +9,8 @@ use seq_syntax::Span;
 use seq_syntax::ast::{Group, Root, Sequence, SlotDecl};
 use seq_syntax::duration;
 use seq_syntax::fields::{Field, GROUP, Level, SEQUENCE, key};
-use seq_syntax::json::lenient::{Kind, Place, Seg, context, tokenize};
+use seq_syntax::json::Mode;
+use seq_syntax::json::cursor::{Kind, Place, Seg, context, tokenize};
 use std::fmt::Write;
 
 pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
@@ -207,7 +208,7 @@ pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)
         return None;
     }
     let tokens = tokenize(text);
-    let cx = context(text, &tokens, cursor);
+    let cx = context(text, Mode::File, &tokens, cursor);
     let token = cx.token.as_ref()?;
     if !matches!(token.kind, Kind::String { .. }) || !matches!(cx.place, Place::Key) {
         return None;

@@ -8,7 +8,7 @@ use seq_check::{Catalog, Check, Source};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
 use seq_syntax::fields::key;
-use seq_syntax::json::lenient::group_strings;
+use seq_syntax::json::cursor::group_strings;
 use seq_syntax::names::CallTarget;
 use seq_syntax::template::parse_template;
 use std::collections::HashMap;

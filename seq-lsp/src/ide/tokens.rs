@@ -1,6 +1,7 @@
 //! Semantic tokens for the languages inside strings: the items of a `tools` string and the
 //! conditions of `when`. The editor's JSON grammar sees one long string; these tokens show its
-//! structure. They are read from the text (not the AST), so a half-written item still gets them.
+//! structure. They are read from the grammar's tree of each item (not the AST), which keeps a half-written
+//! item, so it still gets them.
 
 use super::text::{Embedded, Shift};
 use super::{SemanticToken, TokenKind};
@@ -10,9 +11,27 @@ use seq_syntax::ast::{OperandKind, Reference, Root, Segment};
 use seq_syntax::condition::parse_condition;
 use seq_syntax::escape::MapOffset;
 use seq_syntax::fields::key;
-use seq_syntax::json::lenient::{Kind, Role, Tok, Walker, group_strings, tokenize};
+use seq_syntax::json::cursor::{
+    self, Kind, group_strings, key_text, roots, string_token, tokenize,
+};
+use seq_syntax::json::{Mode, Node, NodeKind};
 use seq_syntax::reference::parse_reference;
 use seq_syntax::template::parse_template;
+use std::ops::Range;
+
+/// An item of a `tools` string being read: the file, the unescaped string, the item's tree.
+struct Item<'a> {
+    file: &'a str,
+    tools: &'a Embedded,
+    root: &'a cursor::Root<'a>,
+}
+
+impl Item<'_> {
+    /// A span of the item's tree, in the file.
+    fn span(&self, span: &Range<usize>) -> Span {
+        self.tools.span_of(self.root.range(span))
+    }
+}
 
 pub(crate) fn semantic_tokens(text: &str) -> Vec<SemanticToken> {
     let mut out = Tokens::default();
@@ -41,59 +60,112 @@ impl Tokens {
         }
     }
 
-    /// The items of a `tools` string.
+    /// The items of a `tools` string, read from the item grammar's trees (also an item still
+    /// being typed).
     fn items(&mut self, file: &str, tools: &Embedded) {
-        let mut walker = Walker::default();
-        for tok in tokenize(&tools.text) {
-            let depth = walker.frames.len();
-            let key = walker
-                .frames
-                .last()
-                .and_then(|f| f.key.clone())
-                .unwrap_or_default();
-            let in_args = depth == 2
-                && walker
-                    .frames
-                    .first()
-                    .is_some_and(|f| f.key.as_deref() == Some(key::ARGS));
-            let when_call = walker
-                .frames
-                .first()
-                .and_then(|f| f.member(key::TOOL))
-                .and_then(|m| m.text.as_deref())
-                == Some(SEQ_WHEN_CALL);
-            let role = walker.feed(&tools.text, &tok);
-            let span = tools.span_of(tok.range.clone());
-            match role {
-                Role::Key(_) => self.push(span, TokenKind::Key),
-                Role::Value => match tok.kind {
-                    Kind::String { .. } if depth == 1 && key == key::TOOL => {
-                        self.push(span, TokenKind::Tool)
+        let text = tools.text.as_str();
+        let tokens = tokenize(text);
+        for root in roots(text, Mode::Item, &tokens) {
+            let item = Item {
+                file,
+                tools,
+                root: &root,
+            };
+            let NodeKind::Object(members) = &root.node.kind else {
+                self.value(&item, &root.node);
+                continue;
+            };
+            let tool = members
+                .iter()
+                .find(|m| key_text(text, &root, m) == key::TOOL)
+                .and_then(|m| string_token(text, root.range(&m.value.span)));
+            let when_call = tool
+                .as_ref()
+                .is_some_and(|t| text.get(t.body()) == Some(SEQ_WHEN_CALL));
+            for member in members {
+                self.key(&item, member);
+                match key_text(text, &root, member).as_str() {
+                    key::TOOL if tool.is_some() => {
+                        self.push(item.span(&member.value.span), TokenKind::Tool);
                     }
-                    Kind::String { closed: true } if in_args && key == "when" && when_call => {
-                        match Embedded::item_string(file, span) {
-                            Some(condition) => self.condition(&condition),
-                            None => self.push(span, TokenKind::String),
+                    key::ARGS if let NodeKind::Object(args) = &member.value.kind => {
+                        for arg in args {
+                            self.key(&item, arg);
+                            let condition = when_call
+                                && key_text(text, &root, arg) == "when"
+                                && matches!(arg.value.kind, NodeKind::String(_));
+                            let span = item.span(&arg.value.span);
+                            match condition.then(|| Embedded::item_string(file, span)) {
+                                Some(Some(condition)) => self.condition(&condition),
+                                Some(None) => self.push(span, TokenKind::String),
+                                None => self.value(&item, &arg.value),
+                            }
                         }
                     }
-                    Kind::String { closed } => self.string(file, span, closed),
-                    Kind::Number => self.push(span, TokenKind::Number),
-                    Kind::Word => {
-                        let word = tools.text.get(tok.range.clone()).unwrap_or("");
-                        if matches!(word, "true" | "false" | "null") {
-                            self.push(span, TokenKind::Keyword);
+                    _ => self.value(&item, &member.value),
+                }
+            }
+        }
+    }
+
+    fn key(&mut self, item: &Item<'_>, member: &seq_syntax::json::Member<'_>) {
+        self.push(item.span(&member.key_span), TokenKind::Key);
+    }
+
+    /// A value inside an item, and the values inside it. What recovery kept as an error is
+    /// read token by token: a string being typed is still a string.
+    fn value(&mut self, item: &Item<'_>, node: &Node<'_>) {
+        let text = item.tools.text.as_str();
+        match &node.kind {
+            NodeKind::Object(members) => {
+                for member in members {
+                    self.key(item, member);
+                    self.value(item, &member.value);
+                }
+            }
+            NodeKind::Array(elements) => {
+                for element in elements {
+                    self.value(item, element);
+                }
+            }
+            NodeKind::String(_) => self.string(item.file, item.span(&node.span), true),
+            NodeKind::Number(_) => self.push(item.span(&node.span), TokenKind::Number),
+            NodeKind::Null | NodeKind::Bool(_) => {
+                self.push(item.span(&node.span), TokenKind::Keyword)
+            }
+            NodeKind::Ref(_) => self.bare_reference(item.tools, item.root.range(&node.span)),
+            NodeKind::Error => {
+                let range = item.root.range(&node.span);
+                let Some(skipped) = text.get(range.clone()) else {
+                    return;
+                };
+                for tok in cursor::Tokens::new(skipped) {
+                    let tok = range.start + tok.range.start..range.start + tok.range.end;
+                    let span = item.tools.span_of(tok.clone());
+                    match tokenize(text.get(tok.clone()).unwrap_or(""))
+                        .first()
+                        .map(|t| t.kind)
+                    {
+                        Some(Kind::String { closed }) => self.string(item.file, span, closed),
+                        Some(Kind::Number) => self.push(span, TokenKind::Number),
+                        Some(Kind::Word) => {
+                            if matches!(text.get(tok), Some("true" | "false" | "null")) {
+                                self.push(span, TokenKind::Keyword);
+                            }
                         }
+                        Some(Kind::Ref) => self.bare_reference(item.tools, tok),
+                        Some(
+                            Kind::LBrace
+                            | Kind::RBrace
+                            | Kind::LBrack
+                            | Kind::RBrack
+                            | Kind::Colon
+                            | Kind::Comma
+                            | Kind::Other,
+                        )
+                        | None => {}
                     }
-                    Kind::Ref => self.bare_reference(tools, &tok),
-                    Kind::LBrace
-                    | Kind::RBrace
-                    | Kind::LBrack
-                    | Kind::RBrack
-                    | Kind::Colon
-                    | Kind::Comma
-                    | Kind::Other => {}
-                },
-                Role::Other => {}
+                }
             }
         }
     }
@@ -117,10 +189,10 @@ impl Tokens {
         self.push(Span::new(at, literal.end), TokenKind::String);
     }
 
-    fn bare_reference(&mut self, tools: &Embedded, tok: &Tok) {
-        let text = tools.text.get(tok.range.clone()).unwrap_or("");
+    fn bare_reference(&mut self, tools: &Embedded, range: Range<usize>) {
+        let text = tools.text.get(range.clone()).unwrap_or("");
         let map = Shift {
-            by: super::text::offset(tok.range.start),
+            by: super::text::offset(range.start),
             map: tools,
         };
         if let Ok(reference) = parse_reference(text, &map) {

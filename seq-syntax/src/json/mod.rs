@@ -4,12 +4,12 @@
 //! The result is an untyped tree that may hold [`NodeKind::Error`] where recovery skipped input;
 //! lowering turns it into the typed AST and never lets an error node through.
 //!
-//! The editor reads text being typed through [`lenient`], over the same lexer.
+//! The editor reads where a cursor stands from the same tree and lexer ([`cursor`]).
 //!
 //! Stages: `lexer` (logos) → `scan` (token-level errors, comments, trailing commas, the depth
 //! bound) → `parser` (the chumsky grammar with recovery) → `report` (errors as diagnostics).
 
-pub mod lenient;
+pub mod cursor;
 mod lexer;
 mod parser;
 mod plain;

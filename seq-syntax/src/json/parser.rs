@@ -259,8 +259,19 @@ fn colon<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok
             just(Token::Comma)
                 .then(starts_value().then(not_colon).rewind())
                 .ignored(),
-            starts_value().rewind(),
+            // Not the next member's key: the member being typed is left without a value.
+            starts_value().and_is(member_start().not()).rewind(),
         ))))
+}
+
+/// A key and its `:`, left in place: where the next member starts.
+fn member_start<'tok, 'src: 'tok>()
+-> impl Parser<'tok, In<'tok, 'src>, (), Extra<'tok, 'src>> + Clone {
+    any()
+        .filter(|t: &Token<'_>| matches!(t, Token::String(_) | Token::Invalid(_)))
+        .then(just(Token::Colon))
+        .ignored()
+        .rewind()
 }
 
 /// The closer of an array or object. At the end of input, or at the other kind of closer (the
@@ -294,7 +305,8 @@ fn boundary<'tok, 'src: 'tok>() -> impl Parser<'tok, In<'tok, 'src>, (), Extra<'
         .rewind()
 }
 
-/// A member the grammar could not read, skipped to the next separator or closer: its first
+/// A member the grammar could not read, skipped to the next separator, closer or member (or to
+/// the end of the text, where a member being typed usually is): its first
 /// token as an error key, the rest as an error value (empty when there is none), so that what
 /// was typed stays in the tree. Nothing skipped, no member.
 fn skipped_member<'tok, 'src: 'tok>()
@@ -303,8 +315,12 @@ fn skipped_member<'tok, 'src: 'tok>()
     let member = skip
         .clone()
         .map_with(|_, e| range(e.span()))
-        .then(skip.repeated().map_with(|(), e| e.span()))
-        .then_ignore(boundary())
+        .then(
+            skip.and_is(member_start().not())
+                .repeated()
+                .map_with(|(), e| e.span()),
+        )
+        .then_ignore(choice((boundary(), member_start(), end())))
         .map(|(key_span, rest)| {
             Some(Member {
                 key: Key::Error,

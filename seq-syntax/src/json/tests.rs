@@ -125,6 +125,29 @@ fn missing_separators_read_expected_x_or_y() {
 }
 
 #[test]
+fn structures_open_at_the_end_keep_their_members() {
+    // Where a cursor typing usually is: a key half written at the end of the text.
+    let text = r#"{"name": "x", "groups": [{"in": {"a": "string"}, "ti"#;
+    let (node, diagnostics) = file(text);
+    let node = node.unwrap();
+    assert_eq!(keys(&node), ["name", "groups"]);
+    let NodeKind::Array(groups) = &members(&node)[1].value.kind else {
+        panic!("not an array")
+    };
+    assert_eq!(keys(&groups[0]), ["in", "!"]);
+    assert_eq!(&text[members(&groups[0])[1].key_span.clone()], r#""ti"#);
+    let found: Vec<_> = diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        found,
+        ["unterminated string", "expected `:`, found end of input"]
+    );
+
+    let text = r#"{"a": 1, "b": [1, 2], "c"#;
+    let (node, _) = file(text);
+    assert_eq!(keys(&node.unwrap()), ["a", "b", "!"]);
+}
+
+#[test]
 fn unquoted_keys_are_reported_with_the_quoted_form() {
     let text = r#"{tool:"b"}"#;
     let (_, diagnostics) = file(text);

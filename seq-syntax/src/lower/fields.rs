@@ -220,15 +220,6 @@ fn key_text<'n>(
     }
     let base = u32::try_from(key_body(member).start).unwrap_or(u32::MAX);
     let (text, lone) = crate::escape::unescape(raw, base);
-    for surrogate in lone {
-        lower.report(
-            Diagnostic::new(
-                Code::JsonString,
-                map.span(surrogate.span),
-                "lone UTF-16 surrogate in a key",
-            )
-            .with_help("write the character itself or its full surrogate pair"),
-        );
-    }
+    lower.lone_surrogates(lone, map);
     text.text
 }

@@ -54,6 +54,7 @@ impl Lower {
         );
     }
 
+    /// Lone surrogates in a string or key: one wording for both, the span says which.
     pub(super) fn lone_surrogates(&mut self, lone: Vec<LoneSurrogate>, map: &dyn MapOffset) {
         for surrogate in lone {
             self.report(
