@@ -13,6 +13,7 @@ pub use tokens::{Kind, Tok, Tokens, tokenize};
 use super::{Key, Mode, Node, NodeKind, parse};
 use crate::escape::unescape;
 use crate::fields::key;
+use crate::split::split_items;
 use std::ops::Range;
 
 /// One step of a path.
@@ -108,9 +109,10 @@ impl Root<'_> {
 }
 
 /// The top-level values of `text` (with `tokens`, its tokens): the file's one, or the items of a
-/// `tools` string, each parsed by the item grammar from its first token to where its value ends;
-/// what follows (`;`, or the next item where the `;` is missing) starts the next. An item left
-/// open at the end of the text is read as far as it goes.
+/// `tools` string, each parsed by the item grammar over its range as [`split_items`] finds it
+/// (one it drops, unclosed or broken, from its first token on); what follows (`;`, or the next
+/// item where the `;` is missing) starts the next. An item left open at the end of the text is
+/// read as far as it goes.
 pub fn roots<'src>(text: &'src str, mode: Mode, tokens: &[Tok]) -> Vec<Root<'src>> {
     if mode == Mode::File {
         return parse(text, mode)
@@ -119,10 +121,17 @@ pub fn roots<'src>(text: &'src str, mode: Mode, tokens: &[Tok]) -> Vec<Root<'src
             .into_iter()
             .collect();
     }
+    // The splitter's items bound their parse: without a bound, each item's parse would run on
+    // to the end of the string (the `;` after it is junk to the item grammar).
+    let items = split_items(text).items;
     let mut roots = Vec::new();
     let mut next = 0;
     while let Some(tok) = tokens.get(next) {
         let base = tok.range.start;
+        let until = items
+            .get(items.partition_point(|item| item.start < base))
+            .filter(|item| item.start == base)
+            .map_or(text.len(), |item| item.end);
         let parsed = match tok.kind {
             // A `;`, or a character no value starts with.
             Kind::Other | Kind::RBrace | Kind::RBrack | Kind::Colon | Kind::Comma => None,
@@ -131,7 +140,7 @@ pub fn roots<'src>(text: &'src str, mode: Mode, tokens: &[Tok]) -> Vec<Root<'src
             | Kind::String { .. }
             | Kind::Number
             | Kind::Word
-            | Kind::Ref => text.get(base..).and_then(|rest| parse(rest, mode).0),
+            | Kind::Ref => text.get(base..until).and_then(|item| parse(item, mode).0),
         };
         let end = match parsed {
             Some(node) => {
