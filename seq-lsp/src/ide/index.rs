@@ -186,6 +186,11 @@ impl Builder<'_> {
     /// A `when` that does not parse (`$args.a && $args.b`) is not in the AST, but the slots it
     /// names are still references: a rename must reach them too.
     fn broken_conditions(&mut self) {
+        // Reading the group strings parses the whole file again: only when there is one.
+        let broken = |g: &Group| g.when.is_none() && g.hole(key::WHEN);
+        if !self.sequence.groups.iter().any(broken) {
+            return;
+        }
         for (field, tok) in group_strings(self.text) {
             let body = Span::from_range(tok.body());
             let found = self
