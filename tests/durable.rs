@@ -566,10 +566,7 @@ fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
     assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
     let output = long.wait_with_output().unwrap();
     assert_eq!(status(&output), 1, "{}", stderr(&output));
-    let report = report(&output);
-    assert_eq!(report["cancelled"], true, "{report}");
-    assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
-    assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
+    assert_cancelled_in_first_group(&report(&output));
     // The children's commands were stopped: their invocations are over, and neither wrote
     // its `end` line (nor will: its process is gone).
     wait_for(Duration::from_secs(20), "the children ended", || {
@@ -702,13 +699,11 @@ fn cancel_stops_a_called_run_and_what_it_started() {
     let output = run.wait_with_output().unwrap();
     assert_eq!(status(&output), 1, "{}", stderr(&output));
     let report = report(&output);
-    assert_eq!(report["cancelled"], true, "{report}");
-    assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
+    assert_cancelled_in_first_group(&report);
     assert_eq!(
         report["groups"][0]["items"][0]["status"], "cancelled",
         "{report}"
     );
-    assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
     for shell in &shells {
         wait_for(Duration::from_secs(10), "the command stopped", || {
             !shell.exists()
@@ -784,13 +779,11 @@ fn cancel_stops_a_serial_step_at_once() {
         assert!(stopped.elapsed() < Duration::from_secs(10), "{file}");
         assert_eq!(status(&output), 1, "{file}: {}", stderr(&output));
         let report = report(&output);
-        assert_eq!(report["cancelled"], true, "{report}");
-        assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
+        assert_cancelled_in_first_group(&report);
         assert_eq!(
             report["groups"][0]["items"][0]["status"], "cancelled",
             "{report}"
         );
-        assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
         // The run, the run it called: every invocation ended, none is retried.
         let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
         wait_for(Duration::from_secs(20), "every invocation ended", || {
@@ -939,4 +932,11 @@ fn where_the_order_shows(here: &mut Value, there: &mut Value) -> bool {
         }
     }
     found
+}
+
+/// The report of a run cancelled in its first group: cancelled, and that group the only one.
+fn assert_cancelled_in_first_group(report: &Value) {
+    assert_eq!(report["cancelled"], true, "{report}");
+    assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
+    assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
 }
