@@ -167,19 +167,7 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
     wait_for(Duration::from_secs(30), "step 2 started", || {
         marker.exists()
     });
-    // `PPID PGID` of the step's shell: the worker running it, and the step's own processes.
-    let text = std::fs::read_to_string(&marker).unwrap();
-    let ids: Vec<i32> = text
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
-        .collect();
-    let (worker, group) = (ids[0], ids[1]);
-    let pids = [first.0.id(), second.0.id()].map(|p| i32::try_from(p).unwrap());
-    assert!(
-        pids.contains(&worker),
-        "{worker} is not one of the workers {pids:?}"
-    );
-    kill(worker, group);
+    kill_the_worker_of(&marker, [first.0.id(), second.0.id()]);
     let output = run.wait_with_output().unwrap();
     drop((first, second));
     assert_eq!(status(&output), 0, "{}", stderr(&output));
@@ -232,18 +220,7 @@ fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
              WHERE target_service_name = 'SeqItem' AND status = 'completed'";
         marker.exists() && query(&restate.admin, completed)[0]["n"] == 3
     });
-    let text = std::fs::read_to_string(&marker).unwrap();
-    let ids: Vec<i32> = text
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
-        .collect();
-    let (worker, group) = (ids[0], ids[1]);
-    let pids = [first.0.id(), second.0.id()].map(|p| i32::try_from(p).unwrap());
-    assert!(
-        pids.contains(&worker),
-        "{worker} is not one of the workers {pids:?}"
-    );
-    kill(worker, group);
+    kill_the_worker_of(&marker, [first.0.id(), second.0.id()]);
     let output = run.wait_with_output().unwrap();
     drop((first, second));
     assert_eq!(status(&output), 0, "{}", stderr(&output));
@@ -292,18 +269,7 @@ fn a_timed_group_keeps_its_deadline_when_its_worker_is_killed() {
     });
     let marker = root.path().join("marker");
     wait_for(Duration::from_secs(30), "step 2 waited", || marker.exists());
-    let text = std::fs::read_to_string(&marker).unwrap();
-    let ids: Vec<i32> = text
-        .split_whitespace()
-        .map(|n| n.parse().unwrap())
-        .collect();
-    let (worker, group) = (ids[0], ids[1]);
-    let pids = [first.0.id(), second.0.id()].map(|p| i32::try_from(p).unwrap());
-    assert!(
-        pids.contains(&worker),
-        "{worker} is not one of the workers {pids:?}"
-    );
-    kill(worker, group);
+    kill_the_worker_of(&marker, [first.0.id(), second.0.id()]);
     let output = run.wait_with_output().unwrap();
     let elapsed = started.elapsed();
     drop((first, second));
@@ -329,9 +295,21 @@ fn a_timed_group_keeps_its_deadline_when_its_worker_is_killed() {
     });
 }
 
-/// SIGKILL to the worker `worker`, and to what it had started (the process group `group` of an
-/// item's shell), which its death orphans.
-fn kill(worker: i32, group: i32) {
+/// SIGKILL to the worker running the step whose shell wrote `marker` (`PPID PGID`: the worker,
+/// which must be one of `workers`, and the step's own process group), and to what it had
+/// started, which its death orphans.
+fn kill_the_worker_of(marker: &Path, workers: [u32; 2]) {
+    let text = std::fs::read_to_string(marker).unwrap();
+    let ids: Vec<i32> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (worker, group) = (ids[0], ids[1]);
+    let pids = workers.map(|p| i32::try_from(p).unwrap());
+    assert!(
+        pids.contains(&worker),
+        "{worker} is not one of the workers {pids:?}"
+    );
     let pid = rustix::process::Pid::from_raw(worker).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
     let _ = rustix::process::kill_process_group(
