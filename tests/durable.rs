@@ -26,7 +26,7 @@ use common::{status, stderr};
 use restate::{Restate, Setup, evidence_lines, free_port, localhost, query, wait_for};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 fn local(data: &Path, args: &[&str]) -> Output {
@@ -152,17 +152,16 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
     let dir = root.path().to_str().unwrap().to_owned();
     let data = tempfile::tempdir().unwrap();
     let args = format!(r#"{{"dir":"{dir}"}}"#);
-    let run = {
-        let mut command = common::command();
-        command
-            .args(["run", "--restate", &restate.ingress, "--format", "json"])
-            .args(["tests/fixtures/durable/crash.json", "--args", &args])
-            .args(["--run-id", "crash-1", "--data-dir"])
-            .arg(data.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command.spawn().unwrap()
-    };
+    let run = restate.submit(
+        data.path(),
+        &[
+            "tests/fixtures/durable/crash.json",
+            "--args",
+            &args,
+            "--run-id",
+            "crash-1",
+        ],
+    );
     let marker = root.path().join("marker");
     wait_for(Duration::from_secs(30), "step 2 started", || {
         marker.exists()
@@ -198,21 +197,16 @@ fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
     let dir = root.path().to_str().unwrap().to_owned();
     let data = tempfile::tempdir().unwrap();
     let args = format!(r#"{{"dir":"{dir}"}}"#);
-    let run = {
-        let mut command = common::command();
-        command
-            .args(["run", "--restate", &restate.ingress, "--format", "json"])
-            .args([
-                "tests/fixtures/durable/crash-parallel.json",
-                "--args",
-                &args,
-            ])
-            .args(["--run-id", "crash-2", "--data-dir"])
-            .arg(data.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command.spawn().unwrap()
-    };
+    let run = restate.submit(
+        data.path(),
+        &[
+            "tests/fixtures/durable/crash-parallel.json",
+            "--args",
+            &args,
+            "--run-id",
+            "crash-2",
+        ],
+    );
     let marker = root.path().join("marker");
     // Only items side by side let the three after the waiting one finish.
     wait_for(Duration::from_secs(30), "items 1 to 3 finished", || {
@@ -252,14 +246,7 @@ fn a_timed_group_keeps_its_deadline_when_its_worker_is_killed() {
     let file = "tests/fixtures/durable/crash-timeout.json";
     let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
     let started = Instant::now();
-    let run = common::command()
-        .args(["run", "--restate", &restate.ingress, "--format", "json"])
-        .args([file, "--args", &args, "--run-id", "crash-3", "--data-dir"])
-        .arg(data.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = restate.submit(data.path(), &[file, "--args", &args, "--run-id", "crash-3"]);
     // The same run in process, meanwhile, in a directory of its own.
     let here_dir = tempfile::tempdir().unwrap();
     let here_args = format!(r#"{{"dir":"{}"}}"#, here_dir.path().display());
@@ -492,15 +479,16 @@ fn runs_lists_the_runs_and_cancel_stops_a_run_and_its_children() {
     );
     assert_eq!(status(&finished), 0, "{}", stderr(&finished));
     let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
-    let long = common::command()
-        .args(["run", "--restate", &restate.ingress, "--format", "json"])
-        .args(["tests/fixtures/durable/long.json", "--args", &args])
-        .args(["--run-id", "long-1", "--data-dir"])
-        .arg(data.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let long = restate.submit(
+        data.path(),
+        &[
+            "tests/fixtures/durable/long.json",
+            "--args",
+            &args,
+            "--run-id",
+            "long-1",
+        ],
+    );
     let lines = || evidence_lines(root.path());
     wait_for(Duration::from_secs(30), "both children started", || {
         lines() == ["start-0", "start-1"]
@@ -645,15 +633,16 @@ fn cancel_stops_a_called_run_and_what_it_started() {
         .unwrap();
     assert_eq!(status(&created), 0, "{}", stderr(&created));
     let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
-    let run = common::command()
-        .args(["run", "--restate", &restate.ingress, "--format", "json"])
-        .args(["tests/fixtures/durable/cancel-call.json", "--args", &args])
-        .args(["--run-id", "cancel-call-1", "--data-dir"])
-        .arg(data.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = restate.submit(
+        data.path(),
+        &[
+            "tests/fixtures/durable/cancel-call.json",
+            "--args",
+            &args,
+            "--run-id",
+            "cancel-call-1",
+        ],
+    );
     let pid = |n: usize| root.path().join(format!("pid-{n}"));
     wait_for(
         Duration::from_secs(30),
@@ -726,14 +715,7 @@ fn cancel_stops_a_serial_step_at_once() {
     for (file, id) in cases {
         let dir = tempfile::tempdir().unwrap();
         let args = format!(r#"{{"dir":"{}"}}"#, dir.path().display());
-        let run = common::command()
-            .args(["run", "--restate", &restate.ingress, "--format", "json"])
-            .args([file, "--args", &args, "--run-id", id, "--data-dir"])
-            .arg(data.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let run = restate.submit(data.path(), &[file, "--args", &args, "--run-id", id]);
         let pid = dir.path().join("pid-0");
         wait_for(
             Duration::from_secs(30),

@@ -182,15 +182,28 @@ impl Restate {
         Process(child)
     }
 
-    /// `seqc run --restate … --format json ARGS`, in the package directory.
+    /// `seqc run --restate … --format json ARGS`, in the package directory, to its end.
     pub fn run(&self, data: &Path, args: &[&str]) -> Output {
-        common::command()
+        self.run_command(data, args).output().unwrap()
+    }
+
+    /// [`Restate::run`] in the background, its output piped, for a test that acts meanwhile.
+    pub fn submit(&self, data: &Path, args: &[&str]) -> Child {
+        self.run_command(data, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn run_command(&self, data: &Path, args: &[&str]) -> Command {
+        let mut command = common::command();
+        command
             .args(["run", "--restate", &self.ingress, "--format", "json"])
             .args(args)
             .arg("--data-dir")
-            .arg(data)
-            .output()
-            .unwrap()
+            .arg(data);
+        command
     }
 }
 
