@@ -1,9 +1,10 @@
-//! Collecting the inputs of a command: explicit files as given, directories walked for `*.json`.
+//! Collecting the inputs of a command: explicit files as given, directories walked for their
+//! sequence files by the file set's one rule (`seq_check::file_set`), as the editor walks them.
 
 use std::fmt;
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One input file: its path as the user will read it in reports, and its bytes.
 #[derive(Debug)]
@@ -19,7 +20,7 @@ pub struct Input {
 #[derive(Debug)]
 pub enum InputError {
     Read { path: PathBuf, err: io::Error },
-    NoJsonFiles { dir: PathBuf },
+    NoSequenceFiles { dir: PathBuf },
 }
 
 impl fmt::Display for InputError {
@@ -28,15 +29,16 @@ impl fmt::Display for InputError {
             InputError::Read { path, err } => {
                 write!(f, "cannot read {}: {}", path.display(), reason(err))
             }
-            InputError::NoJsonFiles { dir } => {
-                write!(f, "no *.json files in directory {}", dir.display())
+            InputError::NoSequenceFiles { dir } => {
+                write!(f, "no sequence files in directory {}", dir.display())
             }
         }
     }
 }
 
-/// Reads every input named by `paths`. A directory stands for every `*.json` file below it,
-/// recursively, in sorted order; an explicit file is read whatever its extension. A path named
+/// Reads every input named by `paths`. A directory stands for every sequence file below it
+/// (`seq_check::file_set`: skipped and hidden directories left out, `*.json` whose content is a
+/// sequence), recursively, in sorted order; an explicit file is read whatever it holds. A path named
 /// twice is read once. Any problem is collected, so one run reports all of them.
 pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
     let (inputs, errors) = read_what_can_be_read(paths);
@@ -52,19 +54,21 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Vec<InputError>> {
 pub fn read_what_can_be_read(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>) {
     let mut files = Vec::new();
     let mut walked = std::collections::HashSet::new();
+    // Each directory walked, with where its files start among `files` and how many there are.
+    let mut walks = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
         match fs::metadata(path) {
             Ok(meta) if meta.is_dir() => {
-                let before = files.len();
-                walk(path, &mut files, &mut errors);
-                if let Some(found) = files.get_mut(before..) {
-                    found.sort();
-                    walked.extend(found.iter().cloned());
-                    if found.is_empty() {
-                        errors.push(InputError::NoJsonFiles { dir: path.clone() });
-                    }
-                }
+                let walk = seq_check::file_set::walk(path);
+                errors.extend(
+                    walk.errors
+                        .into_iter()
+                        .map(|(path, err)| InputError::Read { path, err }),
+                );
+                walked.extend(walk.files.iter().cloned());
+                walks.push((path.clone(), files.len(), walk.files.len()));
+                files.extend(walk.files);
             }
             Ok(_) => files.push(path.clone()),
             Err(err) => errors.push(InputError::Read {
@@ -73,66 +77,54 @@ pub fn read_what_can_be_read(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>)
             }),
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    files.retain(|path| seen.insert(path.clone()));
-
     let mut inputs = Vec::with_capacity(files.len());
-    for path in files {
+    // Which of `files` were read as sequence files (a walked file whose content is not a
+    // sequence is not one; an explicit one always is).
+    let mut kept = vec![false; files.len()];
+    let mut seen = std::collections::HashSet::new();
+    for (at, path) in files.into_iter().enumerate() {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
         // What a walk found is read as regular files only, opened without blocking, no more
         // than the parser takes: a FIFO or a device named `*.json` is an error at once. A path
         // given explicitly is read whatever it is (`<(...)`, `/dev/stdin`).
-        let read = if walked.contains(&path) {
+        let found = walked.contains(&path);
+        let read = if found {
             seq_lsp::source_file::read(&path)
         } else {
             fs::read(&path)
         };
         match read {
-            Ok(bytes) => inputs.push(Input {
-                path: path.display().to_string(),
-                file: path,
-                bytes,
-            }),
-            Err(err) => errors.push(InputError::Read { path, err }),
+            Ok(bytes)
+                if found
+                    && !seq_check::file_set::is_sequence_document(&String::from_utf8_lossy(
+                        &bytes,
+                    )) => {}
+            Ok(bytes) => {
+                if let Some(slot) = kept.get_mut(at) {
+                    *slot = true;
+                }
+                inputs.push(Input {
+                    path: path.display().to_string(),
+                    file: path,
+                    bytes,
+                });
+            }
+            Err(err) => {
+                if let Some(slot) = kept.get_mut(at) {
+                    *slot = true;
+                }
+                errors.push(InputError::Read { path, err });
+            }
+        }
+    }
+    for (dir, start, count) in walks {
+        if !kept.iter().skip(start).take(count).any(|&k| k) {
+            errors.push(InputError::NoSequenceFiles { dir });
         }
     }
     (inputs, errors)
-}
-
-/// Collects the `*.json` files below `dir`. Symbolic links to files are followed; links to
-/// directories are not, so a link cycle cannot make the walk endless.
-fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<InputError>) {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) => {
-            errors.push(InputError::Read {
-                path: dir.to_path_buf(),
-                err,
-            });
-            return;
-        }
-    };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                errors.push(InputError::Read {
-                    path: dir.to_path_buf(),
-                    err,
-                });
-                continue;
-            }
-        };
-        let path = entry.path();
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir {
-            walk(&path, files, errors);
-        } else if path.extension().is_some_and(|ext| ext == "json")
-            && !fs::metadata(&path).is_ok_and(|m| m.is_dir())
-        {
-            // A dangling link is kept: reading it reports the problem instead of skipping it.
-            files.push(path);
-        }
-    }
 }
 
 /// The operating system's reason without Rust's ` (os error N)` suffix, which says nothing to

@@ -378,16 +378,15 @@ fn stored_target(
             Err(error) => return Err(trouble(error)),
         },
     };
-    let errors: Vec<Diagnostic> = seq_check::check_into_store(&sequence, stored, catalog)
-        .own
-        .into_iter()
-        .filter(Diagnostic::is_error)
-        .collect();
-    if errors.is_empty() {
-        Ok(sequence)
-    } else {
-        stored::report_stored(name, &errors);
-        Err(Status::Failed)
+    // The one admission, as `seq_run` asks it of a stored sequence.
+    let admission = seq_check::admit_stored(sequence, stored, catalog);
+    let errors: Vec<Diagnostic> = admission.errors().cloned().collect();
+    match admission.sequence.filter(|_| errors.is_empty()) {
+        Some(sequence) => Ok(sequence),
+        None => {
+            stored::report_stored(name, &errors);
+            Err(Status::Failed)
+        }
     }
 }
 
@@ -402,8 +401,10 @@ fn file_target(
 ) -> Result<Sequence, Status> {
     let bytes = std::fs::read(path)
         .map_err(|error| trouble(format_args!("cannot read {path}: {}", reason(&error))))?;
-    let (file, sequence) = stored::check_file(path, &bytes, stored, catalog);
+    // Running a file stores nothing: its own diagnostics decide.
+    let (file, admission) = stored::check_file(path, &bytes, stored, catalog);
     let failed = file.diagnostics.iter().any(Diagnostic::is_error);
+    let sequence = admission.sequence;
     let files = [file];
     match (failed, format, sequence) {
         (true, RunFormat::Json, _) => Err(emit(Status::Failed, |out| {

@@ -6,10 +6,9 @@ use crate::cli::{Status, emit, trouble};
 use crate::files::reason;
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
-use seq_exec::seq_tools::{Finding, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, StorageTools};
+use seq_exec::seq_tools::{Finding, SEQ_DELETE, SEQ_LIST, SeqConfig, StorageTools};
 use seq_exec::storage::SequenceStorage;
 use seq_exec::{Reason, ToolError};
-use seq_syntax::Diagnostic;
 use serde_json::{Value, json};
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -82,9 +81,9 @@ pub enum ListFormat {
     Json,
 }
 
-/// Checks the file against the whole storage (its own errors and warnings are shown as `seqc
-/// check` shows them), then stores it with `seq_create`, which refuses a sequence that has
-/// errors or that would give a stored sequence some (a cycle through it, a chain too deep).
+/// Stores the file with `seq_create`'s one admission (against the whole storage): its own
+/// errors and warnings are shown as `seqc check` shows them, and a sequence that has errors, or
+/// that would give a stored sequence some (a cycle through it, a chain too deep), is refused.
 pub fn create(args: &CreateArgs) -> Status {
     let shown = args.file.display().to_string();
     let bytes = match std::fs::read(&args.file) {
@@ -104,47 +103,30 @@ pub fn create(args: &CreateArgs) -> Status {
         Ok(storage) => storage,
         Err(status) => return status,
     };
-    let stored = match stored::load(storage.as_ref()) {
-        Ok(stored) => stored,
-        Err(message) => return trouble(message),
+    // The unreadable stored sequences are warned about here (the admission leaves them out).
+    if let Err(message) = stored::load(storage.as_ref()) {
+        return trouble(message);
+    }
+    // The file's bytes are given: `seq_create`'s root (for `file=`) is not used.
+    let mut config = SeqConfig::new(args.data.storage(), ".");
+    config.storage = Arc::clone(&storage);
+    config.catalog = catalog;
+    let (admission, outcome) = StorageTools::new(config).create_file(&bytes, args.replace);
+    let Some(admission) = admission else {
+        // Refused before the admission: the storage failed, or the name cannot be stored.
+        return match &outcome.result {
+            Ok(_) => trouble(format_args!("{shown} was stored without being checked")),
+            Err(error) => refusal(&shown, &[], error),
+        };
     };
-    let (file, sequence) = stored::check_file(&shown, &bytes, &stored, &catalog);
-    let failed = file.diagnostics.iter().any(Diagnostic::is_error);
+    let file = stored::source_file(&shown, &bytes, &admission);
     if !file.diagnostics.is_empty() {
         let _ = stored::render_to_stderr(std::slice::from_ref(&file));
     }
-    let Some(sequence) = sequence.filter(|_| !failed) else {
-        return refused(&shown, "it has errors");
+    let name = match &admission.sequence {
+        Some(sequence) if admission.errors().next().is_none() => sequence.name.value.clone(),
+        Some(_) | None => return refused(&shown, "it has errors"),
     };
-    let name = sequence.name.value.as_str();
-    if !args.replace && storage.exists(name).unwrap_or(false) {
-        return refused(
-            &shown,
-            format_args!(
-                "a sequence named `{name}` is already stored in {} (pass --replace to overwrite it)",
-                where_stored(storage.as_ref(), &args.data, &args.restate)
-            ),
-        );
-    }
-    // `seq_create` reads files under a root: the file's own directory.
-    let (root, file_name) = match std::fs::canonicalize(&args.file) {
-        Ok(path) => match (path.parent(), path.file_name()) {
-            (Some(parent), Some(file_name)) => (
-                parent.to_path_buf(),
-                file_name.to_string_lossy().into_owned(),
-            ),
-            (None, _) | (_, None) => return trouble(format_args!("{shown} is not a file")),
-        },
-        Err(error) => return trouble(format_args!("cannot read {shown}: {}", reason(&error))),
-    };
-    let mut config = SeqConfig::new(args.data.storage(), root);
-    config.storage = Arc::clone(&storage);
-    config.catalog = catalog;
-    let outcome = StorageTools::new(config).call_blocking(
-        SEQ_CREATE,
-        &json!({"file": file_name, "replace": args.replace}),
-        None,
-    );
     match outcome.result {
         Ok(value) => {
             let groups = count(&value, "groups", "group");
@@ -154,7 +136,7 @@ pub fn create(args: &CreateArgs) -> Status {
                 None => args
                     .data
                     .storage()
-                    .path_of(name)
+                    .path_of(&name)
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
             };
@@ -162,12 +144,19 @@ pub fn create(args: &CreateArgs) -> Status {
                 writeln!(out, "stored `{name}` ({groups}, {items}) in {path}")
             })
         }
+        Err(_) if !args.replace && storage.exists(&name).unwrap_or(false) => refused(
+            &shown,
+            format_args!(
+                "a sequence named `{name}` is already stored in {} (pass --replace to overwrite it)",
+                where_stored(storage.as_ref(), &args.data, &args.restate)
+            ),
+        ),
         Err(error) => refusal(&shown, &outcome.diagnostics, &error),
     }
 }
 
-/// `seq_create` said no although the file checked clean: the storage changed in between, or the
-/// new sequence breaks a stored one. Its findings say why.
+/// `seq_create` said no although the file's own check is clean: the new sequence breaks a
+/// stored one, or the storage failed. Its findings say why.
 fn refusal(shown: &str, findings: &[Finding], error: &ToolError) -> Status {
     if findings.is_empty() {
         let status = failure(error);

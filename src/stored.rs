@@ -4,7 +4,7 @@
 use crate::check::SourceFile;
 use crate::cli::warn;
 use clap::Args;
-use seq_check::Catalog;
+use seq_check::{Admission, Catalog};
 use seq_exec::storage::{SequenceStorage, Storage};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
@@ -64,31 +64,27 @@ pub fn load(storage: &dyn SequenceStorage) -> Result<Vec<Sequence>, String> {
     Ok(sequences)
 }
 
-/// Checks a sequence file as `seqc check` would, with the stored sequences (a
-/// stored one of the same name is replaced by the file's, as `seq_create` would replace it):
-/// the check of `seq_create`, of which the file's own diagnostics are shown.
-/// Returns the file as the renderers see it, and its sequence when one could be built.
+/// Admits a sequence file among the stored sequences (a stored one of the same name is replaced
+/// by the file's, as `seq_create` would replace it): the one admission of `seq_create`, whose
+/// own diagnostics are those `seqc check` gives the file. Returns the file as the renderers see
+/// it, and the admission.
 pub fn check_file(
     path: &str,
     bytes: &[u8],
     stored: &[Sequence],
     catalog: &Catalog,
-) -> (SourceFile, Option<Sequence>) {
-    let parse = seq_syntax::parse_bytes(bytes);
-    let mut diagnostics = parse.diagnostics;
-    // As `seq_check::check`: a file with syntax errors gets only those.
-    if let Some(sequence) = &parse.sequence
-        && !diagnostics.iter().any(Diagnostic::is_error)
-    {
-        diagnostics.extend(seq_check::check_into_store(sequence, stored, catalog).own);
-    }
-    seq_syntax::diagnostic::sort(&mut diagnostics);
-    let file = SourceFile {
+) -> (SourceFile, Admission) {
+    let admission = seq_check::admit(seq_syntax::parse_bytes(bytes), stored, catalog);
+    (source_file(path, bytes, &admission), admission)
+}
+
+/// The file as the renderers see it, with the admission's own diagnostics.
+pub fn source_file(path: &str, bytes: &[u8], admission: &Admission) -> SourceFile {
+    SourceFile {
         path: path.to_owned(),
         text: String::from_utf8_lossy(bytes).into_owned(),
-        diagnostics,
-    };
-    (file, parse.sequence)
+        diagnostics: admission.own.clone(),
+    }
 }
 
 /// Renders checked files on stderr with the human renderer of `seqc check` (colour when stderr

@@ -487,7 +487,7 @@ fn the_fixture_directory_checks_every_fixture() {
 }
 
 #[test]
-fn a_directory_without_json_files_is_status_2() {
+fn a_directory_without_sequence_files_is_status_2() {
     let dir = scratch("empty_directory");
     std::fs::write(dir.join("notes.txt"), "").unwrap();
     let root = dir.to_str().unwrap();
@@ -495,7 +495,7 @@ fn a_directory_without_json_files_is_status_2() {
     assert_eq!(status(&output), 2);
     assert_eq!(
         stderr(&output),
-        format!("seqc: no *.json files in directory {root}\n")
+        format!("seqc: no sequence files in directory {root}\n")
     );
 }
 

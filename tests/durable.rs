@@ -261,9 +261,11 @@ fn a_timed_group_keeps_its_deadline_when_its_worker_is_killed() {
     let elapsed = started.elapsed();
     drop((first, second));
     assert_eq!(status(&output), 1, "{}", stderr(&output));
-    // 10 s from the group's start; a deadline read afresh by the replay would be 18 s or more.
+    // 10 s from the group's start; a deadline read afresh by the replay would be 18 s or more
+    // (the kill came 8 s in). One-sided: that the group did not end before its deadline is the
+    // report's (a timeout of a group whose step 2 had started) and the evidence's below.
     assert!(
-        (Duration::from_secs(10)..Duration::from_secs(17)).contains(&elapsed),
+        elapsed < Duration::from_secs(18),
         "the run ended after {elapsed:?}"
     );
     let there = report(&output);

@@ -2,16 +2,20 @@
 //! docs/reference.md), the tool catalog, and the call graph across groups and sequences.
 //!
 //! [`check`] is a pure function: text in, diagnostics and checked sequences out, no I/O. The
-//! command line, the language server and the engine's `seq_create` all call it.
+//! command line, the language server and the engine's `seq_create` all call it; [`admit`] is the
+//! one check before a sequence is stored or run.
 
+mod admission;
 mod batch;
 pub mod catalog;
 pub mod dataflow;
 pub mod entry;
+pub mod file_set;
 mod fix_all;
 pub mod graph;
 mod rules;
 
+pub use admission::{Admission, admit, admit_stored};
 pub use batch::{
     Check, FileCheck, Source, StoreCheck, check, check_batch, check_into_store, check_with_stored,
 };

@@ -372,16 +372,13 @@ impl Storage {
 
     /// A stored name other than `name` that looks like it (the same UTS #39 skeleton).
     fn look_alike(&self, name: &str) -> Option<String> {
-        let skeleton = seq_syntax::names::confusable_skeleton(name);
         let entries = fs::read_dir(&self.dir).ok()?;
-        entries.flatten().find_map(|entry| {
+        let stored = entries.flatten().filter_map(|entry| {
             let file = entry.file_name();
             let stored = file.to_str()?.strip_suffix(EXTENSION)?;
-            (stored != name
-                && !stored.starts_with('.')
-                && seq_syntax::names::confusable_skeleton(stored) == skeleton)
-                .then(|| stored.to_owned())
-        })
+            (!stored.starts_with('.')).then(|| stored.to_owned())
+        });
+        seq_syntax::names::looks_alike(name, stored)
     }
 
     fn write_temp(&self, temp: &Path, bytes: &[u8]) -> Result<(), StorageError> {

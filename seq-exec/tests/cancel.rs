@@ -1,6 +1,7 @@
 //! Cancellation and the processes of `cmd_run` (docs/reference.md, "Cancellation"): a cancelled
 //! or dropped run stops what runs and starts nothing new, and nothing an item started outlives
-//! it, however the item ended. Real processes on a real clock; every wait has a wide margin.
+//! it, however the item ended. Real processes on a real clock; every wait is for evidence (a
+//! marker a command wrote, no process left), bounded on one side only.
 //!
 //! "No process of the run is left" is looked for, not assumed: every process whose working
 //! directory is the run's root (each test has its own) is one of the run's.
@@ -14,7 +15,7 @@ use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 struct NoSequences;
 
@@ -68,25 +69,48 @@ fn left_in(root: &Path) -> Vec<String> {
     left
 }
 
-/// Waits past every sleep of the tests' commands, then asserts that no marker appeared and no
-/// process is left.
+/// The one bound on waiting for evidence: a slow machine waits longer, it does not fail.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Waits until `path` exists: the evidence that a command got that far.
+async fn appears(path: &Path) {
+    let deadline = Instant::now() + PATIENCE;
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Cancels `token` once the command has written `marker` under `root`.
+fn cancel_when_started(token: &CancellationToken, root: &Path) {
+    let cancel = token.clone();
+    let marker = root.join(STARTED);
+    tokio::spawn(async move {
+        appears(&marker).await;
+        cancel.cancel();
+    });
+}
+
+/// What a command touches first, so that a test acts once it runs.
+const STARTED: &str = "STARTED";
+
+/// Waits until no process of the run is left and the killer is done with every item, then
+/// asserts that no marker appeared: with nothing of the run alive, none can appear later.
 async fn nothing_outlives(root: &Path, markers: &[&str]) {
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let deadline = Instant::now() + KILL_GRACE + PATIENCE;
+    while (!left_in(root).is_empty() || live_items() > 0) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(left_in(root), Vec::<String>::new(), "processes left");
+    assert_eq!(live_items(), 0);
     for marker in markers {
         assert!(!root.join(marker).exists(), "`{marker}` was created");
     }
-    assert_eq!(left_in(root), Vec::<String>::new(), "processes left");
-    // The killer has finished with every item after the grace.
-    let deadline = std::time::Instant::now() + KILL_GRACE + Duration::from_secs(5);
-    while live_items() > 0 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(live_items(), 0);
 }
 
 fn first_then_next() -> Sequence {
     sequence(&[
-        (json!({}), &["sleep 2; touch LATE"]),
+        (json!({}), &["touch STARTED; sleep 2; touch LATE"]),
         (json!({}), &["touch NEXT"]),
     ])
 }
@@ -113,11 +137,7 @@ async fn a_cancelled_run_stops_its_command_and_starts_no_next_group() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(dir.path());
     let token = CancellationToken::new();
-    let cancel = token.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        cancel.cancel();
-    });
+    cancel_when_started(&token, dir.path());
     let report = engine
         .run_cancellable(&first_then_next(), Map::new(), &Caller::new("t"), &token)
         .await;
@@ -134,7 +154,7 @@ async fn a_run_cancelled_before_it_starts_runs_nothing() {
         .run_cancellable(&first_then_next(), Map::new(), &Caller::new("t"), &token)
         .await;
     assert_cancelled(&report);
-    nothing_outlives(dir.path(), &["LATE", "NEXT"]).await;
+    nothing_outlives(dir.path(), &[STARTED, "LATE", "NEXT"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,11 +164,11 @@ async fn dropping_the_run_future_stops_everything() {
     let sequence = first_then_next();
     let caller = Caller::new("t");
     let run = engine.run(&sequence, Map::new(), &caller);
-    assert!(
-        tokio::time::timeout(Duration::from_millis(500), run)
-            .await
-            .is_err()
-    );
+    // Dropped once its command runs.
+    tokio::select! {
+        report = run => panic!("the run ended before it was dropped: {report:#?}"),
+        () = appears(&dir.path().join(STARTED)) => {}
+    }
     nothing_outlives(dir.path(), &["LATE", "NEXT"]).await;
 }
 
@@ -184,7 +204,7 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
         (
             "cancel",
             json!({}),
-            format!("{ESCAPERS} sleep 30"),
+            format!("{ESCAPERS} touch STARTED; sleep 30"),
             GroupStatus::Cancelled,
         ),
     ];
@@ -193,11 +213,7 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
         let sequence = sequence(&[(fields, &[command.as_str()])]);
         let token = CancellationToken::new();
         if case == "cancel" {
-            let cancel = token.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                cancel.cancel();
-            });
+            cancel_when_started(&token, dir.path());
         }
         let report = engine(dir.path())
             .run_cancellable(&sequence, Map::new(), &Caller::new("t"), &token)
@@ -242,14 +258,10 @@ async fn siblings_stopped_by_abort_are_cancelled_and_cancellation_is_never_retri
 
     let retry = sequence(&[(
         json!({"on_error": "retry", "retries": 3, "parallel": false}),
-        &["sleep 2; touch LATE"],
+        &["touch STARTED; sleep 2; touch LATE"],
     )]);
     let token = CancellationToken::new();
-    let cancel = token.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        cancel.cancel();
-    });
+    cancel_when_started(&token, dir.path());
     let report = engine(dir.path())
         .run_cancellable(&retry, Map::new(), &Caller::new("t"), &token)
         .await;

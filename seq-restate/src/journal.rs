@@ -21,6 +21,7 @@
 //! of which would make calls at moments a replay cannot reproduce. Such a group runs one item
 //! at a time, as before.
 
+use seq_syntax::names::CallTarget;
 use crate::input::{AttemptInput, CalledFrom, RunInput, Snapshot, WorkflowInput};
 use crate::workflow::{SeqItemClient, SeqRunClient};
 use restate_sdk::prelude::*;
@@ -198,7 +199,7 @@ impl Journaled<'_> {
     /// The report of a called run the durable engine gave none for (its cancellation, 409:
     /// the run's, which the engine then stops).
     fn refused_run(&self, name: &str, error: &TerminalError) -> RunReport {
-        let Attempt { outcome, .. } = self.refused(&format!("#{name}"), error);
+        let Attempt { outcome, .. } = self.refused(&CallTarget::Sequence(name).to_string(), error);
         let error = outcome.err();
         RunReport {
             ok: false,

@@ -121,10 +121,7 @@ impl SeqIndex {
         ctx: ObjectContext<'_>,
         name: String,
     ) -> HandlerResult<Json<Option<String>>> {
-        let skeleton = seq_syntax::names::confusable_skeleton(&name);
-        let look_alike = ctx.get_keys().await?.into_iter().find(|stored| {
-            *stored != name && seq_syntax::names::confusable_skeleton(stored) == skeleton
-        });
+        let look_alike = seq_syntax::names::looks_alike(&name, ctx.get_keys().await?);
         if look_alike.is_none() {
             ctx.set(&name, true);
         }

@@ -102,7 +102,8 @@ pub struct Group {
 }
 
 impl Group {
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+    /// The timeout of a group that gives none (its home is the field table's defaults).
+    pub const DEFAULT_TIMEOUT: Duration = crate::fields::defaults::TIMEOUT;
 
     /// Whether `field` (of a group's fields) was written but not built whole.
     pub fn hole(&self, field: &str) -> bool {
@@ -118,9 +119,12 @@ impl Group {
         }
     }
 
-    /// Whether items run concurrently (default `true`).
+    /// Whether items run concurrently. Left out, each of these is the field table's default
+    /// (`crate::fields::defaults`).
     pub fn is_parallel(&self) -> bool {
-        self.parallel.as_ref().is_none_or(|p| p.value)
+        self.parallel
+            .as_ref()
+            .map_or(crate::fields::defaults::PARALLEL, |p| p.value)
     }
 
     pub fn timeout(&self) -> Duration {
@@ -130,15 +134,21 @@ impl Group {
     }
 
     pub fn on_error(&self) -> OnError {
-        self.on_error.as_ref().map_or(OnError::Abort, |o| o.value)
+        self.on_error
+            .as_ref()
+            .map_or(crate::fields::defaults::ON_ERROR, |o| o.value)
     }
 
     pub fn retries(&self) -> u32 {
-        self.retries.as_ref().map_or(0, |r| r.value)
+        self.retries
+            .as_ref()
+            .map_or(crate::fields::defaults::RETRIES, |r| r.value)
     }
 
     pub fn missing(&self) -> Missing {
-        self.missing.as_ref().map_or(Missing::Fail, |m| m.value)
+        self.missing
+            .as_ref()
+            .map_or(crate::fields::defaults::MISSING, |m| m.value)
     }
 
     pub fn input(&self, name: &str) -> Option<&SlotDecl> {

@@ -90,6 +90,25 @@ impl Ty {
     }
 }
 
+/// The typed values of the table's defaults, for the AST's accessors (`Group::timeout` & co.):
+/// the table's JSON texts are what hovers, the schema and the reference show, and a test holds
+/// these to them.
+pub mod defaults {
+    use crate::ast::{Missing, OnError};
+    use std::time::Duration;
+
+    /// `parallel`.
+    pub const PARALLEL: bool = true;
+    /// `timeout`.
+    pub const TIMEOUT: Duration = Duration::from_secs(30);
+    /// `on_error`.
+    pub const ON_ERROR: OnError = OnError::Abort;
+    /// `retries`.
+    pub const RETRIES: u32 = 0;
+    /// `missing`.
+    pub const MISSING: Missing = Missing::Fail;
+}
+
 /// One field: its name, level, whether it must be written, the type of its value, its default
 /// when left out, and its one-line meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,7 +205,7 @@ pub const GROUP: &[Field] = &[
         key::IN,
         false,
         Ty::Types,
-        None,
+        Some("{}"),
         "Inputs: `{\"name\": \"type\"}`, read as `$args.name`, filled by `seq_run`'s or a call's `args`.",
     ),
     field(
@@ -194,7 +213,7 @@ pub const GROUP: &[Field] = &[
         key::OUT,
         false,
         Ty::Types,
-        None,
+        Some("{}"),
         "Outputs: `{\"name\": \"type\"}`, written by an item's `\"as\": \"name\"`; an `array` slot collects every value written to it.",
     ),
     field(
@@ -219,7 +238,7 @@ pub const GROUP: &[Field] = &[
         false,
         Ty::Bool,
         Some("true"),
-        "`false` runs the items one after another, and `$out.x` reads an earlier item's slot (default `true`).",
+        "`false` runs the items one after another, and `$out.x` reads an earlier item's slot.",
     ),
     field(
         Level::Group,
@@ -227,7 +246,7 @@ pub const GROUP: &[Field] = &[
         false,
         Ty::Duration,
         Some("\"30s\""),
-        "The group's wall-clock bound, retries included, such as `\"30s\"` (default `\"30s\"`).",
+        "The group's wall-clock bound, retries included, such as `\"30s\"`.",
     ),
     field(
         Level::Group,
@@ -235,7 +254,7 @@ pub const GROUP: &[Field] = &[
         false,
         Ty::Enum(OnError::NAMES),
         Some("\"abort\""),
-        "On a failed item: `abort` fails the group and stops the run, `continue` makes the group `partial` and goes on, `retry` re-runs the item (default `abort`).",
+        "On a failed item: `abort` fails the group and stops the run, `continue` makes the group `partial` and goes on, `retry` re-runs the item.",
     ),
     field(
         Level::Group,
@@ -243,10 +262,10 @@ pub const GROUP: &[Field] = &[
         false,
         Ty::Int {
             min: 0,
-            max: crate::lower::MAX_RETRIES,
+            max: crate::limits::MAX_RETRIES,
         },
         Some("0"),
-        "How many more attempts `on_error: \"retry\"` gives a failed item, 0…10 (default 0).",
+        "How many more attempts `on_error: \"retry\"` gives a failed item, 0…10.",
     ),
     field(
         Level::Group,
@@ -254,7 +273,7 @@ pub const GROUP: &[Field] = &[
         false,
         Ty::Enum(Missing::NAMES),
         Some("\"fail\""),
-        "When a tool is not found at run time: `fail` fails the item, `skip` skips it (no slot), `degrade` writes `fallback` (default `fail`).",
+        "When a tool is not found at run time: `fail` fails the item, `skip` skips it (no slot), `degrade` writes `fallback`.",
     ),
     field(
         Level::Group,
@@ -303,8 +322,60 @@ pub const ITEM: &[Field] = &[
 ];
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
+
+    fn table_default(name: &str) -> Value {
+        let field = GROUP.iter().find(|f| f.name == name).unwrap();
+        serde_json::from_str(field.default.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn typed_defaults_are_the_tables() {
+        assert_eq!(table_default(key::PARALLEL), json!(defaults::PARALLEL));
+        let timeout = table_default(key::TIMEOUT);
+        assert_eq!(
+            crate::parse_duration(timeout.as_str().unwrap()),
+            Ok(defaults::TIMEOUT)
+        );
+        assert_eq!(
+            table_default(key::ON_ERROR),
+            json!(defaults::ON_ERROR.as_str())
+        );
+        assert_eq!(table_default(key::RETRIES), json!(defaults::RETRIES));
+        assert_eq!(table_default(key::MISSING), json!(defaults::MISSING.as_str()));
+    }
+
+    /// docs/reference.md's tables of the file's and the groups' fields give each field's
+    /// default as the field table does.
+    #[test]
+    fn the_references_default_columns_are_the_tables() {
+        let reference = include_str!("../../docs/reference.md");
+        for (heading, table) in [("### The file", SEQUENCE), ("### Groups", GROUP)] {
+            let section = reference.split(heading).nth(1).unwrap();
+            let mut rows = section
+                .lines()
+                .skip_while(|l| !l.starts_with("| `"))
+                .take_while(|l| l.starts_with('|'));
+            for field in table {
+                let row = rows.next().unwrap_or_else(|| panic!("no row for {}", field.name));
+                let cells: Vec<&str> = row.split(" | ").collect();
+                assert_eq!(cells[0], format!("| `{}`", field.name), "{row}");
+                let written = match field.required {
+                    true => "yes",
+                    false => "",
+                };
+                assert_eq!(cells[1].trim(), written, "{row}");
+                // The file's table has no default column.
+                if cells.len() == 4 {
+                    let default = field.default.map(|d| format!("`{d}`"));
+                    assert_eq!(cells[2].trim(), default.unwrap_or_default(), "{row}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn each_table_holds_its_own_level_once_per_name() {

@@ -22,6 +22,10 @@ pub const MAX_SLOTS: usize = 1_000;
 /// once.
 pub const MAX_ITEMS: usize = 10_000;
 
+/// Most retries a group may ask for (`retries`): ten, so that a typo cannot make a group retry
+/// for hours.
+pub const MAX_RETRIES: u32 = 10;
+
 /// Longest word, and longest candidate, that "did you mean" compares: similarity is quadratic
 /// in length, and a name longer than this is no typo of a short one.
 pub const MAX_SUGGEST_LEN: usize = 64;

@@ -87,6 +87,23 @@ pub fn confusable_skeleton(name: &str) -> String {
     unicode_security::skeleton(name).collect()
 }
 
+/// The first of `stored` other than `name` itself that looks like it (the same skeleton): the
+/// one rule by which every storage refuses a new sequence name.
+///
+/// ```
+/// use seq_syntax::names::looks_alike;
+///
+/// assert_eq!(looks_alike("dеploy", ["build", "deploy"]), Some("deploy"));
+/// assert_eq!(looks_alike("deploy", ["deploy", "build"]), None);
+/// ```
+pub fn looks_alike<S: AsRef<str>>(name: &str, stored: impl IntoIterator<Item = S>) -> Option<S> {
+    let skeleton = confusable_skeleton(name);
+    stored.into_iter().find(|other| {
+        let other = other.as_ref();
+        other != name && confusable_skeleton(other) == skeleton
+    })
+}
+
 /// Why `name` cannot name a group, or `None` when it can: a group is a call's `target`, so it
 /// cannot look like a `#name` sequence call.
 pub fn group_name_problem(name: &str) -> Option<Cow<'static, str>> {

@@ -20,6 +20,34 @@ pub const SEQ_WHEN_CALL: &str = "seq_when_call";
 /// `seq_run`: runs a stored sequence by name.
 pub const SEQ_RUN: &str = "seq_run";
 
+// The embedded host's tool names, one home for the checker, the engine and the command line.
+
+/// `cmd_run`: runs a command.
+pub const CMD_RUN: &str = "cmd_run";
+/// `echo`: returns its `value`.
+pub const ECHO: &str = "echo";
+/// `sleep`: waits `ms`.
+pub const SLEEP: &str = "sleep";
+/// `files_read`: reads a file under the root.
+pub const FILES_READ: &str = "files_read";
+/// `files_write`: writes a file under the root.
+pub const FILES_WRITE: &str = "files_write";
+/// `files_list`: lists a directory under the root.
+pub const FILES_LIST: &str = "files_list";
+/// `output_send__stdout`: prints a line on the run's standard output.
+pub const OUTPUT_STDOUT: &str = "output_send__stdout";
+
+/// The embedded host's tools.
+pub const HOST_TOOLS: [&str; 7] = [
+    CMD_RUN,
+    ECHO,
+    SLEEP,
+    FILES_READ,
+    FILES_WRITE,
+    FILES_LIST,
+    OUTPUT_STDOUT,
+];
+
 /// The names a catalog file can never redefine: the checker gives them meaning of its own.
 pub const SEQ_TOOLS: [&str; 6] = [
     SEQ_CREATE,
@@ -187,17 +215,17 @@ pub(super) fn tools() -> Vec<ToolDef> {
 /// never a result: a non-zero exit of `cmd_run` is a failed call, so `exit_code` is always 0).
 fn output(name: &str) -> Option<Json> {
     Some(match name {
-        "cmd_run" => record(&[
+        CMD_RUN => record(&[
             ("stdout", string()),
             ("stderr", string()),
             ("exit_code", integer()),
         ]),
         // Its `value`, whatever it is.
-        "echo" => return None,
-        "sleep" | "output_send__stdout" => null(),
-        "files_read" => string(),
-        "files_write" => record(&[("path", string()), ("bytes", integer())]),
-        "files_list" => json!({"type": "array", "items": string()}),
+        ECHO => return None,
+        SLEEP | OUTPUT_STDOUT => null(),
+        FILES_READ => string(),
+        FILES_WRITE => record(&[("path", string()), ("bytes", integer())]),
+        FILES_LIST => json!({"type": "array", "items": string()}),
         SEQ_CREATE => record(&[
             ("name", string()),
             ("groups", integer()),
@@ -236,7 +264,7 @@ fn definitions() -> Vec<ToolDef> {
     vec![
         // The embedded host (its catalog flags).
         tool(
-            "cmd_run",
+            CMD_RUN,
             "Runs `command` with `sh -c`, or `argv` without a shell; a `$args` value in \
              `command` is one quoted word (a command line input runs as `\"argv\": \
              [\"sh\",\"-c\",$args.line]`). Exactly one of `command` and \
@@ -268,21 +296,21 @@ fn definitions() -> Vec<ToolDef> {
             Safe,
         ),
         tool(
-            "echo",
+            ECHO,
             "Returns its `value` unchanged.",
             &[req("value", None, "Any JSON value.")],
             false,
             Safe,
         ),
         tool(
-            "sleep",
+            SLEEP,
             "Waits `ms` milliseconds, then returns null.",
             &[req("ms", Some(JsonType::Integer), "Milliseconds to wait.")],
             false,
             Safe,
         ),
         tool(
-            "files_read",
+            FILES_READ,
             "Reads a UTF-8 text file under the host's root and returns its content. Paths are \
              relative to the root; absolute paths, `..` and symbolic links that lead outside the \
              root are refused.",
@@ -295,7 +323,7 @@ fn definitions() -> Vec<ToolDef> {
             Safe,
         ),
         tool(
-            "files_write",
+            FILES_WRITE,
             "Writes `content` to a file under the host's root, replacing it and creating missing \
              parent directories; returns `{path, bytes}`. Not parallel-safe: it never runs at the \
              same time as other tools. Paths as for `files_read`.",
@@ -312,7 +340,7 @@ fn definitions() -> Vec<ToolDef> {
             Unsafe,
         ),
         tool(
-            "files_list",
+            FILES_LIST,
             "Lists a directory under the host's root: the entries' names, sorted, directories \
              ending in `/`. Paths as for `files_read`; `\"\"` or `.` is the root.",
             &[req(
@@ -324,7 +352,7 @@ fn definitions() -> Vec<ToolDef> {
             Safe,
         ),
         tool(
-            "output_send__stdout",
+            OUTPUT_STDOUT,
             "Prints `text` as one line on the standard output channel. Calls to one channel keep \
              their order, even in a group whose items run at the same time.",
             &[req("text", Some(JsonType::String), "The text to send.")],

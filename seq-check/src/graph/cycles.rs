@@ -6,6 +6,7 @@
 //! several cycles shows one of them and names the other members in the help; fixing it and
 //! checking again shows the next one. Everything is linear in the size of the graph.
 
+use seq_syntax::names::CallTarget;
 use super::model::{CallGraph, EdgeKind, Node, Site, arrow_path};
 use super::scc::Components;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -184,7 +185,7 @@ pub(super) fn sequence_cycles(graph: &CallGraph<'_>, out: &mut [Vec<Diagnostic>]
         let Some(&first) = cycle.nodes.first() else {
             continue;
         };
-        let name = |seq: usize| format!("#{}", graph.sequence_name(seq));
+        let name = |seq: usize| CallTarget::Sequence(graph.sequence_name(seq)).to_string();
         let mut steps: Vec<String> = cycle.nodes.iter().map(|&s| name(s)).collect();
         steps.push(name(first));
         let path = arrow_path(&steps);

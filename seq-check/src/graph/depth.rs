@@ -12,6 +12,7 @@
 //! of that chain (each call site once). The chain in the message therefore always has exactly
 //! five calls.
 
+use seq_syntax::names::CallTarget;
 use super::model::{CallGraph, EdgeKind, Node, Site};
 use super::scc::Components;
 use petgraph::graph::EdgeIndex;
@@ -109,11 +110,11 @@ fn report(
     let Some(&(first, _)) = calls.first() else {
         return;
     };
-    let mut steps = vec![format!("#{}", graph.sequence_name(first.seq))];
+    let mut steps = vec![CallTarget::Sequence(graph.sequence_name(first.seq)).to_string()];
     steps.extend(
         calls
             .iter()
-            .map(|&(_, callee)| format!("#{}", graph.sequence_name(callee))),
+            .map(|&(_, callee)| CallTarget::Sequence(graph.sequence_name(callee)).to_string()),
     );
     let path = steps.join(" → ");
     let nested = calls.len();

@@ -243,7 +243,7 @@ impl<'a> CallGraph<'a> {
                     self.group_name(seq, group)
                 )
             }
-            Some(Node::Sequence(seq)) => format!("#{}", self.sequence_name(seq)),
+            Some(Node::Sequence(seq)) => CallTarget::Sequence(self.sequence_name(seq)).to_string(),
             None => String::new(),
         }
     }

@@ -3,6 +3,7 @@
 //! store points at a dashed node named after it. Node ids are positions (`s0`, `s0g1`), so any
 //! name, CJK or quoted, is only ever a label.
 
+use seq_syntax::names::CallTarget;
 use super::model::{Names, call_target};
 use seq_syntax::ast::Sequence;
 use serde_json::{Value, json};
@@ -75,13 +76,13 @@ pub fn to_dot(sequences: &[&Sequence]) -> String {
         let _ = writeln!(
             dot,
             "    label={};",
-            quote(&format!("#{}", sequence.name.value))
+            quote(&CallTarget::Sequence(&sequence.name.value).to_string())
         );
         // The cluster's entry: what a `#name` call runs.
         let _ = writeln!(
             dot,
             "    {id} [label={}, shape=oval];",
-            quote(&format!("#{}", sequence.name.value))
+            quote(&CallTarget::Sequence(&sequence.name.value).to_string())
         );
         for (group, g) in sequence.groups.iter().enumerate() {
             let _ = writeln!(

@@ -84,7 +84,11 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::ConditionNotBool,
                     when.lhs.span,
-                    format!("a condition must be a bool, but this is {}", k.name()),
+                    format!(
+                        "a condition must be {}, but this is {}",
+                        Kind::Bool.name(),
+                        k.name()
+                    ),
                 )
                 .with_help("compare it, such as `$args.x != \"\"` or `$args.n > 0`"),
                 declared,

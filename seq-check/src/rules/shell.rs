@@ -8,7 +8,7 @@ use seq_syntax::shell::{self, Problem};
 use seq_syntax::{Code, Diagnostic};
 
 /// The tool whose `command` is shell text.
-pub(crate) const CMD_RUN: &str = "cmd_run";
+pub(crate) use crate::catalog::CMD_RUN;
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     for item in cx.items.iter().map(|i| i.item) {

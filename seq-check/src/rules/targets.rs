@@ -252,7 +252,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                     .with_replacement(
                         format!("call `#{best}`"),
                         body,
-                        fix::in_item_string(&format!("#{best}")),
+                        fix::in_item_string(&CallTarget::Sequence(best).to_string()),
                     )
                     .maybe_incorrect(),
                 None => d.with_help(
@@ -302,7 +302,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             .with_replacement(
                 format!("call `#{text}`"),
                 body,
-                fix::in_item_string(&format!("#{text}")),
+                fix::in_item_string(&CallTarget::Sequence(text).to_string()),
             )
             .maybe_incorrect()
     } else {

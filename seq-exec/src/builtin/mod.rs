@@ -30,6 +30,9 @@ pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_un
 use crate::error::{Reason, ToolError};
 use crate::host::{BoxFuture, Caller, ToolHost};
 use crate::policy::Policy;
+use seq_check::catalog::{
+    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, OUTPUT_STDOUT, SLEEP,
+};
 use seq_check::{Catalog, ToolDef};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -41,16 +44,8 @@ use std::time::Duration;
 /// this one stops the read itself, so that `yes` or a huge file never fills memory first.
 pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 
-/// The names of the embedded host's tools.
-pub const TOOLS: [&str; 7] = [
-    "cmd_run",
-    "echo",
-    "sleep",
-    "files_read",
-    "files_write",
-    "files_list",
-    "output_send__stdout",
-];
+/// The names of the embedded host's tools (their one home is the catalog).
+pub use seq_check::catalog::HOST_TOOLS as TOOLS;
 
 /// The embedded host.
 pub struct BuiltinHost {
@@ -128,25 +123,25 @@ impl BuiltinHost {
     /// group are mostly sleeping or waiting, and all of them are alive at once.
     fn dispatch<'a>(&'a self, name: &str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
         match name {
-            "cmd_run" => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
-            "echo" => ready(args::required(&args, "value").cloned()),
-            "sleep" => match args::whole_number(&args, "ms") {
+            CMD_RUN => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
+            ECHO => ready(args::required(&args, "value").cloned()),
+            SLEEP => match args::whole_number(&args, "ms") {
                 Ok(ms) => Box::pin(async move {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     Ok(Value::Null)
                 }),
                 Err(error) => ready(Err(error)),
             },
-            "files_read" => {
+            FILES_READ => {
                 Box::pin(async move { files::files_read(&self.root, &self.hidden, &args).await })
             }
-            "files_write" => {
+            FILES_WRITE => {
                 Box::pin(async move { files::files_write(&self.root, &self.hidden, &args).await })
             }
-            "files_list" => {
+            FILES_LIST => {
                 Box::pin(async move { files::files_list(&self.root, &self.hidden, &args).await })
             }
-            "output_send__stdout" => ready(args::string(&args, "text").and_then(|text| {
+            OUTPUT_STDOUT => ready(args::string(&args, "text").and_then(|text| {
                 self.output.send(text).map_err(|error| {
                     ToolError::new(
                         Reason::Failed,

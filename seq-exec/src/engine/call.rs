@@ -352,7 +352,7 @@ pub(crate) async fn item(
     let target = if tool == SEQ_RUN {
         // `seq_run` inside a group runs a sequence: a `#name` call (W0508 warns the checker
         // cannot follow it; the run-time bounds still hold).
-        format!("#{}", text("name"))
+        CallTarget::Sequence(text("name")).to_string()
     } else {
         text("target").to_owned()
     };

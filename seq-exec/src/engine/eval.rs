@@ -3,13 +3,14 @@
 //! An unset input or slot reads as `null`, and a path from it is followed from `null`.
 //! `==`/`!=` compare without coercion, numbers by value (so `1 == 1.0`), arrays and objects
 //! member by member. Ordering needs two numbers; `contains` is a substring test on strings and
-//! membership on arrays; a bare operand must be a bool, `null` counting as false. Every other
+//! membership on arrays; a bare operand must be a boolean, `null` counting as false. Every other
 //! case is an evaluation error of reason `type` — surfaced, never taken as false.
 
 use super::values::{self, Scope, describe};
 use crate::error::{Reason, ToolError};
 use seq_syntax::ast::{CmpOp, Condition, Operand, OperandKind, Template, TemplatePart};
 use seq_syntax::escape::OffsetMap;
+use seq_syntax::kind::JsonKind;
 use serde_json::{Number, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -24,7 +25,8 @@ pub(crate) fn eval(condition: &Condition, scope: &Scope) -> Result<bool, ToolErr
             other @ (Value::Number(_) | Value::String(_) | Value::Array(_) | Value::Object(_)) => {
                 Err(error(
                     format!(
-                        "a condition without a comparison must be a bool, found {}",
+                        "a condition without a comparison must be {}, found {}",
+                        JsonKind::Bool.described(),
                         describe(other)
                     ),
                     "compare it explicitly, such as `$args.count > 0` or `$args.name != \"\"`",

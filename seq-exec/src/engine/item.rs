@@ -14,7 +14,7 @@ use seq_syntax::ast::{Item, Missing, OnError, Type};
 use serde_json::{Map, Value};
 
 /// The embedded tool whose `command` is shell text (docs/reference.md, "Shell text").
-const CMD_RUN: &str = "cmd_run";
+use seq_check::catalog::CMD_RUN;
 
 /// What an item writes to its `as` slot.
 #[derive(Clone, Debug)]

@@ -9,6 +9,7 @@
 //! the stack travels with it, as the list of its frames from the bottom, so that the bounds
 //! hold across invocations.
 
+use seq_syntax::names::CallTarget;
 use crate::error::{Reason, ToolError};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::sync::Arc;
@@ -153,7 +154,7 @@ impl Stack {
 impl Kind {
     fn name(&self) -> String {
         match self {
-            Kind::Sequence(name) => format!("#{name}"),
+            Kind::Sequence(name) => CallTarget::Sequence(name).to_string(),
             Kind::Group { group, .. } => group.clone(),
         }
     }

@@ -42,7 +42,38 @@ impl Form {
 }
 
 pub(super) fn create(tools: &StorageTools, args: &Value, caller: Option<&Caller>) -> SeqOutcome {
-    match create_inner(tools, args, caller) {
+    let result = args::flag(args, "replace")
+        .and_then(|replace| Ok((replace, source(tools, args, caller)?)))
+        .map_err(plain)
+        .and_then(|(replace, (form, text, parse))| {
+            let name = match form {
+                Form::File => args::optional_string(args, "name").map_err(plain)?,
+                Form::Groups => None,
+            };
+            admit_and_store(tools, form, &text, parse, name, replace, caller).1
+        });
+    outcome(result)
+}
+
+impl StorageTools {
+    /// `seqc create`: a sequence file's bytes, admitted once and stored as `seq_create` stores
+    /// them, for the local user (no caller, no owner). The admission comes back whenever it was
+    /// made, so that the command line renders its diagnostics with the file's text.
+    pub fn create_file(
+        &self,
+        bytes: &[u8],
+        replace: bool,
+    ) -> (Option<seq_check::Admission>, SeqOutcome) {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let parse = seq_syntax::parse_bytes(bytes);
+        let (admission, result) =
+            admit_and_store(self, Form::File, &text, parse, None, replace, None);
+        (admission, outcome(result))
+    }
+}
+
+fn outcome(result: Result<(Value, Vec<Finding>), Refusal>) -> SeqOutcome {
+    match result {
         Ok((value, warnings)) => SeqOutcome {
             result: Ok(value),
             diagnostics: warnings,
@@ -62,44 +93,58 @@ fn plain(error: ToolError) -> Refusal {
     (error, Vec::new())
 }
 
-fn create_inner(
+/// The one admission of a new sequence and, when it passes, the store: its text's syntax
+/// errors and the rules' findings in one answer, against the store as it is under the lock.
+/// Returns the admission whenever it was made.
+fn admit_and_store(
     tools: &StorageTools,
-    args: &Value,
+    form: Form,
+    text: &str,
+    parse: Parse,
+    name_given: Option<&str>,
+    replace: bool,
     caller: Option<&Caller>,
-) -> Result<(Value, Vec<Finding>), Refusal> {
-    let replace = args::flag(args, "replace").map_err(plain)?;
-    let (form, text, parse) = source(tools, args, caller).map_err(plain)?;
+) -> (
+    Option<seq_check::Admission>,
+    Result<(Value, Vec<Finding>), Refusal>,
+) {
     let origin = match form {
-        Form::Groups => Origin::Value(&text),
-        Form::File => Origin::File(&text, seq_syntax::LineIndex::new(&text)),
+        Form::Groups => Origin::Value(text),
+        Form::File => Origin::File(text, seq_syntax::LineIndex::new(text)),
     };
+    let mut admission = None;
+    let result = admit_into(
+        tools,
+        form,
+        &origin,
+        parse,
+        name_given,
+        replace,
+        caller,
+        &mut admission,
+    );
+    (admission, result)
+}
+
+#[allow(clippy::too_many_arguments, reason = "the steps of one admission, private")]
+fn admit_into(
+    tools: &StorageTools,
+    form: Form,
+    origin: &Origin<'_>,
+    parse: Parse,
+    name_given: Option<&str>,
+    replace: bool,
+    caller: Option<&Caller>,
+    made: &mut Option<seq_check::Admission>,
+) -> Result<(Value, Vec<Finding>), Refusal> {
     let broken = parse.has_errors();
-    let Some(sequence) = parse.sequence else {
-        if broken {
-            return Err(refuse(form, own(&parse.diagnostics, &origin, None)));
-        }
+    if parse.sequence.is_none() && !broken {
         return Err(plain(
             ToolError::new(Reason::ArgError, "no sequence could be built").with_field(form.field()),
         ));
-    };
-    if broken {
-        // Every independent mistake in one answer: the rules run on the parts that were built
-        // (they stay quiet about the parts that were not), beside the syntax errors.
-        let stored = stored_sequences(tools)?;
-        let checked = seq_check::check_into_store(&sequence, &stored, &tools.config.catalog);
-        let mut all = parse.diagnostics;
-        all.extend(checked.own);
-        seq_syntax::diagnostic::sort(&mut all);
-        let mut found = own(&all, &origin, Some(&sequence));
-        found.extend(
-            checked
-                .caused
-                .iter()
-                .map(|(name, d)| Finding::new(d, &Origin::Stored(name))),
-        );
-        return Err(refuse(form, found));
     }
-    if let (Form::File, Some(name)) = (form, args::optional_string(args, "name").map_err(plain)?)
+    if let (Some(name), Some(sequence)) = (name_given, &parse.sequence)
+        && !broken
         && name != sequence.name.value
     {
         return Err(plain(
@@ -114,31 +159,38 @@ fn create_inner(
             .with_hint("pass the file's own name as `name`, or rename the sequence in the file"),
         ));
     }
-    let name = sequence.name.value.clone();
-    storage::check_name(&name).map_err(|problem| {
+
+    let _one_at_a_time = tools.lock.lock().unwrap_or_else(PoisonError::into_inner);
+    // The one admission (the rules run on whatever was built, beside any syntax errors: every
+    // independent mistake in one answer), against the store as it is under the lock. A text
+    // with syntax errors is refused for its findings before anything else is asked.
+    let stored = stored_sequences(tools)?;
+    let admission = made.insert(seq_check::admit(parse, &stored, &tools.config.catalog));
+    let mut found = findings_of(admission, origin);
+    let Some(sequence) = admission.sequence.as_ref().filter(|_| !broken) else {
+        return Err(refuse(form, found));
+    };
+    let name = &sequence.name.value;
+    storage::check_name(name).map_err(|problem| {
         plain(storage_error(StorageError::InvalidName {
             name: name.clone(),
             problem,
         }))
     })?;
-
-    let _one_at_a_time = tools.lock.lock().unwrap_or_else(PoisonError::into_inner);
     let storage = tools.storage();
-    let exists = storage.exists(&name).map_err(|e| plain(storage_error(e)))?;
+    let exists = storage.exists(name).map_err(|e| plain(storage_error(e)))?;
     if !replace && exists {
-        return Err(plain(storage_error(StorageError::Exists { name })));
+        return Err(plain(storage_error(StorageError::Exists { name: name.clone() })));
     }
     if exists && let Some(caller) = caller {
-        tools.may_change(&name, caller, "replace").map_err(plain)?;
+        tools.may_change(name, caller, "replace").map_err(plain)?;
     }
-    let stored = stored_sequences(tools)?;
-    let mut found = check_with(tools, &stored, &sequence, &origin);
     let refused = match caller {
-        Some(caller) => reach::unauthorized(&sequence, &stored, &tools.config.policy, caller),
+        Some(caller) => reach::unauthorized(sequence, &stored, &tools.config.policy, caller),
         None => Vec::new(),
     };
     let unauthorized = !refused.is_empty();
-    found.extend(own(&refused, &origin, Some(&sequence)));
+    found.extend(own(&refused, origin, Some(sequence)));
     if found.iter().any(Finding::is_error) {
         let (mut error, found) = refuse(form, found);
         if unauthorized {
@@ -151,9 +203,9 @@ fn create_inner(
         return Err((error, found));
     }
     storage
-        .put_owned(&sequence, replace, caller.map(|c| c.id.as_str()))
+        .put_owned(sequence, replace, caller.map(|c| c.id.as_str()))
         .map_err(|e| plain(storage_error(e)))?;
-    let summary = Summary::of(&sequence);
+    let summary = Summary::of(sequence);
     // Only errors are taken from other sequences, so what is left is this one's warnings.
     Ok((
         json!({
@@ -249,7 +301,7 @@ fn source(
 }
 
 /// The tool whose right `seq_create(file=...)` needs: reading a file is what it does.
-const FILES_READ: &str = "files_read";
+use seq_check::catalog::FILES_READ;
 
 /// Whether the file starts as a JSON object does, so that its findings may quote it. Anything
 /// else (a `.env`, a key, a binary) is not a sequence, and quoting its bytes would echo it.
@@ -257,17 +309,11 @@ fn looks_like_a_sequence(bytes: &[u8]) -> bool {
     bytes.trim_ascii_start().first() == Some(&b'{')
 }
 
-/// The new sequence's findings, and the errors it causes in stored ones.
-fn check_with(
-    tools: &StorageTools,
-    stored: &[Sequence],
-    sequence: &Sequence,
-    origin: &Origin<'_>,
-) -> Vec<Finding> {
-    let checked = seq_check::check_into_store(sequence, stored, &tools.config.catalog);
-    let mut found = own(&checked.own, origin, Some(sequence));
+/// The admission's findings: the new sequence's own, and the errors it causes in stored ones.
+fn findings_of(admission: &seq_check::Admission, origin: &Origin<'_>) -> Vec<Finding> {
+    let mut found = own(&admission.own, origin, admission.sequence.as_ref());
     found.extend(
-        checked
+        admission
             .caused
             .iter()
             .map(|(name, d)| Finding::new(d, &Origin::Stored(name))),

@@ -174,15 +174,13 @@ fn load_checked(
         Err(error) => return Err(refused(error)),
     };
     let stored = tools.storage().readable().map_err(refused)?;
-    let checked = seq_check::check_into_store(&sequence, &stored, &tools.config.catalog);
+    let admission = seq_check::admit_stored(sequence, &stored, &tools.config.catalog);
     let origin = Origin::Stored(name);
-    let errors: Vec<Finding> = checked
-        .own
-        .iter()
-        .filter(|d| d.is_error())
+    let errors: Vec<Finding> = admission
+        .errors()
         .map(|d| Finding::new(d, &origin))
         .collect();
-    if errors.is_empty() {
+    if let Some(sequence) = admission.sequence.filter(|_| errors.is_empty()) {
         return Ok((sequence, stored));
     }
     let error = ToolError::new(

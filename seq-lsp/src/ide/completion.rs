@@ -534,7 +534,7 @@ impl<'a> Work<'a> {
                 continue;
             }
             let label = if hash {
-                format!("#{name}")
+                CallTarget::Sequence(name).to_string()
             } else {
                 name.clone()
             };

@@ -30,7 +30,6 @@
 
 mod actions;
 mod completion;
-mod detect;
 mod hover;
 mod index;
 mod rename;
@@ -38,7 +37,8 @@ mod symbols;
 mod text;
 mod tokens;
 
-pub use detect::is_sequence_document;
+/// The file set's content rule, from its one home in the checker.
+pub use seq_check::file_set::is_sequence_document;
 
 use index::{Def, Index, Name};
 use seq_check::{Catalog, Check, Source, check};

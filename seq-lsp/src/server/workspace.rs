@@ -11,12 +11,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Directories never walked: build output, dependencies and version control hold copies or
-/// tooling JSON, never the user's sequences.
-const SKIPPED_DIRS: &[&str] = &["target", "node_modules", ".git"];
-
-/// The name of the workspace catalog file, read from each workspace folder's root.
-pub const CATALOG_FILE: &str = "seq-catalog.json";
+/// The name of the workspace catalog file, read from each workspace folder's root (its one
+/// home is the file set, which leaves it out of the walk).
+pub use seq_check::file_set::CATALOG_FILE;
 
 #[derive(Clone, Debug)]
 pub struct Document {
@@ -106,14 +103,15 @@ impl Workspace {
 
     /// Reads every sequence file under the workspace folders.
     pub fn index(&mut self) {
-        let mut found = Vec::new();
-        for root in &self.roots {
-            walk(root, &mut found);
-        }
+        // The file set's walk, as `seqc check DIR` walks (unreadable corners are passed over:
+        // an editor session must not fail over a permission problem); the content is asked
+        // when each file is read.
+        let found: Vec<PathBuf> = self
+            .roots
+            .iter()
+            .flat_map(|root| seq_check::file_set::walk(root).files)
+            .collect();
         for path in found {
-            if is_catalog(&self.roots, &path) {
-                continue;
-            }
             self.load_from_disk(&path);
         }
         self.generation += 1;
@@ -189,18 +187,11 @@ impl Workspace {
         self.generation += 1;
     }
 
-    /// Whether the workspace walk reads `path`: below a workspace folder, outside the
-    /// skipped directories.
+    /// Whether the workspace walk reads `path`: the file set's rule, below a workspace folder.
     pub fn indexes(&self, path: &Path) -> bool {
-        self.roots.iter().any(|root| {
-            path.strip_prefix(root).is_ok_and(|rest| {
-                !rest.components().any(|c| {
-                    c.as_os_str()
-                        .to_str()
-                        .is_some_and(|name| SKIPPED_DIRS.contains(&name))
-                })
-            })
-        })
+        self.roots
+            .iter()
+            .any(|root| seq_check::file_set::is_candidate(root, path))
     }
 
     pub fn is_catalog(&self, uri: &Uri) -> bool {
@@ -248,31 +239,4 @@ fn is_catalog(roots: &[PathBuf], path: &Path) -> bool {
         && path
             .parent()
             .is_some_and(|dir| roots.iter().any(|r| r == dir))
-}
-
-/// Collects `*.json` files below `dir`, skipping [`SKIPPED_DIRS`]. Unreadable directories are
-/// skipped: an editor session must not fail over a permission problem in a corner.
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            let skipped = entry
-                .file_name()
-                .to_str()
-                .is_some_and(|name| SKIPPED_DIRS.contains(&name));
-            if !skipped {
-                walk(&path, found);
-            }
-        } else if path.extension().is_some_and(|ext| ext == "json") {
-            found.push(path);
-        }
-    }
 }

@@ -16,7 +16,6 @@ mod maps;
 mod report;
 mod scalars;
 
-pub(crate) use scalars::MAX_RETRIES;
 mod slots;
 mod tools;
 mod unescaped;

@@ -8,12 +8,10 @@ use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::{MapOffset, OffsetMap, unescape};
 use crate::fields::key;
 use crate::json::{Node, NodeKind};
+use crate::limits::MAX_RETRIES;
 use crate::span::Spanned;
 use std::borrow::Cow;
 use std::ops::Range;
-
-/// `retries` is bounded so that a typo cannot make a group retry for hours.
-pub(crate) const MAX_RETRIES: u32 = 10;
 
 impl Lower {
     /// Unescapes a string node's body. Returns the text and the map from its offsets to the
