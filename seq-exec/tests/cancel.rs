@@ -165,9 +165,10 @@ async fn dropping_the_run_future_stops_everything() {
     let caller = Caller::new("t");
     let run = engine.run(&sequence, Map::new(), &caller);
     // Dropped once its command runs.
+    let started = dir.path().join(STARTED);
     tokio::select! {
         report = run => panic!("the run ended before it was dropped: {report:#?}"),
-        () = appears(&dir.path().join(STARTED)) => {}
+        () = appears(&started) => {}
     }
     nothing_outlives(dir.path(), &["LATE", "NEXT"]).await;
 }

@@ -213,7 +213,9 @@ fn redact(value: &mut Value) {
                     && let Some(ms) = member.as_u64()
                 {
                     let step = u64::try_from(STEP.as_millis()).unwrap();
-                    *member = Value::String(format!("[{} steps]", (ms + step / 2) / step));
+                    let steps = (ms + step / 2) / step;
+                    let word = if steps == 1 { "step" } else { "steps" };
+                    *member = Value::String(format!("[{steps} {word}]"));
                 } else if key.ends_with("_ms") && member.is_number() {
                     *member = Value::String("[ms]".to_owned());
                 } else {
