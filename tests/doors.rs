@@ -31,8 +31,14 @@ fn corpus() -> Vec<String> {
         .map(|name| format!("tests/fixtures/doors/{name}"))
         .collect();
     files.sort();
-    files.extend(common::broken_examples());
-    assert!(files.len() >= 10, "the corpus went missing: {files:?}");
+    // The two `cycle-*` examples are wrong only together (each alone calls a sequence that
+    // does not exist yet: a warning); every other one is broken on its own.
+    files.extend(
+        common::broken_examples()
+            .into_iter()
+            .filter(|f| !f.contains("/cycle-")),
+    );
+    assert!(files.len() >= 9, "the corpus went missing: {files:?}");
     files
 }
 
@@ -99,11 +105,8 @@ fn seqc_create_reports_what_seqc_check_reports() {
             .output()
             .unwrap();
         assert_eq!(status(&create), 1, "{file}: {}", stderr(&create));
-        // `check` ends with its totals, `create` with why it stored nothing; above, the same.
-        let rendered = stdout(&check)
-            .rsplit_once("\n\n")
-            .map_or(stdout(&check), |(above, _)| above)
-            .trim_end();
+        // The same rendering, totals included; `create` then says why it stored nothing.
+        let rendered = stdout(&check).trim_end();
         let (shown, last) = stderr(&create).trim_end().rsplit_once('\n').unwrap();
         assert_eq!(shown.trim_end(), rendered, "{file}");
         assert_eq!(

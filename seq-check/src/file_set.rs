@@ -86,8 +86,7 @@ fn walk_into(root: &Path, dir: &Path, found: &mut Walk) {
             if walks_into(&entry.file_name()) {
                 walk_into(root, &path, found);
             }
-        } else if is_candidate(root, &path) && !std::fs::metadata(&path).is_ok_and(|m| m.is_dir())
-        {
+        } else if is_candidate(root, &path) && !std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
             found.files.push(path);
         }
     }

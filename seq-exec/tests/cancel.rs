@@ -76,7 +76,11 @@ const PATIENCE: Duration = Duration::from_secs(60);
 async fn appears(path: &Path) {
     let deadline = Instant::now() + PATIENCE;
     while !path.exists() {
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -10,8 +10,8 @@
 mod common;
 
 use common::*;
-use seq_exec::engine::GroupStatus;
 use seq_exec::Caller;
+use seq_exec::engine::GroupStatus;
 use serde_json::{Map, json};
 use std::sync::Arc;
 

@@ -130,7 +130,8 @@ struct FixtureHost {
 }
 
 fn definition(name: &str, tool: &Tool) -> ToolDef {
-    let text = json!([{"name": name, "parameters": tool.parameters, "parallel_safe": tool.parallel_safe}]);
+    let text =
+        json!([{"name": name, "parameters": tool.parameters, "parallel_safe": tool.parallel_safe}]);
     Catalog::load_json(&text.to_string())
         .unwrap()
         .into_iter()
@@ -264,7 +265,10 @@ fn run_fixture(dir: &Path) -> Value {
         log: Mutex::default(),
     });
 
-    let mut sources = vec![Source::new("sequence.json", read(&dir.join("sequence.json")))];
+    let mut sources = vec![Source::new(
+        "sequence.json",
+        read(&dir.join("sequence.json")),
+    )];
     let stored_dir = dir.join("stored");
     if stored_dir.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&stored_dir)
@@ -314,8 +318,8 @@ fn run_fixture(dir: &Path) -> Value {
     if let Some(bytes) = case.limits.max_output_bytes {
         limits.max_output_bytes = bytes;
     }
-    let engine = Engine::new(Arc::clone(&host) as Arc<dyn ToolHost>, Arc::new(stored))
-        .with_limits(limits);
+    let engine =
+        Engine::new(Arc::clone(&host) as Arc<dyn ToolHost>, Arc::new(stored)).with_limits(limits);
     let caller = Caller::new(case.caller.as_deref().unwrap_or("alice"));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -343,7 +347,11 @@ fn fixtures() -> Vec<PathBuf> {
 #[test]
 fn every_run_fixture_gives_its_report() {
     let dirs = fixtures();
-    assert!(dirs.len() >= 40, "run fixtures went missing: {}", dirs.len());
+    assert!(
+        dirs.len() >= 40,
+        "run fixtures went missing: {}",
+        dirs.len()
+    );
     for dir in dirs {
         let result = run_fixture(&dir);
         insta::with_settings!({

@@ -21,7 +21,6 @@
 //! of which would make calls at moments a replay cannot reproduce. Such a group runs one item
 //! at a time, as before.
 
-use seq_syntax::names::CallTarget;
 use crate::input::{AttemptInput, CalledFrom, RunInput, Snapshot, WorkflowInput};
 use crate::workflow::{SeqItemClient, SeqRunClient};
 use restate_sdk::prelude::*;
@@ -32,6 +31,7 @@ use seq_exec::engine::{
 };
 use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError, ToolHost};
 use seq_syntax::ast::Group;
+use seq_syntax::names::CallTarget;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;

@@ -6,10 +6,10 @@
 //! several cycles shows one of them and names the other members in the help; fixing it and
 //! checking again shows the next one. Everything is linear in the size of the graph.
 
-use seq_syntax::names::CallTarget;
 use super::model::{CallGraph, EdgeKind, Node, Site, arrow_path};
 use super::scc::Components;
 use petgraph::graph::{DiGraph, NodeIndex};
+use seq_syntax::names::CallTarget;
 use seq_syntax::{Code, Diagnostic};
 use std::collections::{HashMap, HashSet, VecDeque};
 

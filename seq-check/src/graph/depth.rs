@@ -12,10 +12,10 @@
 //! of that chain (each call site once). The chain in the message therefore always has exactly
 //! five calls.
 
-use seq_syntax::names::CallTarget;
 use super::model::{CallGraph, EdgeKind, Node, Site};
 use super::scc::Components;
 use petgraph::graph::EdgeIndex;
+use seq_syntax::names::CallTarget;
 use seq_syntax::{Code, Diagnostic};
 use std::collections::HashSet;
 

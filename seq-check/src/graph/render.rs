@@ -3,9 +3,9 @@
 //! store points at a dashed node named after it. Node ids are positions (`s0`, `s0g1`), so any
 //! name, CJK or quoted, is only ever a label.
 
-use seq_syntax::names::CallTarget;
 use super::model::{Names, call_target};
 use seq_syntax::ast::Sequence;
+use seq_syntax::names::CallTarget;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::fmt::Write;

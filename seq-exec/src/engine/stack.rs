@@ -9,8 +9,8 @@
 //! the stack travels with it, as the list of its frames from the bottom, so that the bounds
 //! hold across invocations.
 
-use seq_syntax::names::CallTarget;
 use crate::error::{Reason, ToolError};
+use seq_syntax::names::CallTarget;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::sync::Arc;
 

@@ -72,7 +72,7 @@ impl StorageTools {
     }
 }
 
-fn outcome(result: Result<(Value, Vec<Finding>), Refusal>) -> SeqOutcome {
+fn outcome(result: Created) -> SeqOutcome {
     match result {
         Ok((value, warnings)) => SeqOutcome {
             result: Ok(value),
@@ -89,6 +89,9 @@ fn outcome(result: Result<(Value, Vec<Finding>), Refusal>) -> SeqOutcome {
 
 type Refusal = (ToolError, Vec<Finding>);
 
+/// What storing a sequence gave: its summary and warnings, or why it was refused.
+type Created = Result<(Value, Vec<Finding>), Refusal>;
+
 fn plain(error: ToolError) -> Refusal {
     (error, Vec::new())
 }
@@ -104,10 +107,7 @@ fn admit_and_store(
     name_given: Option<&str>,
     replace: bool,
     caller: Option<&Caller>,
-) -> (
-    Option<seq_check::Admission>,
-    Result<(Value, Vec<Finding>), Refusal>,
-) {
+) -> (Option<seq_check::Admission>, Created) {
     let origin = match form {
         Form::Groups => Origin::Value(text),
         Form::File => Origin::File(text, seq_syntax::LineIndex::new(text)),
@@ -126,7 +126,10 @@ fn admit_and_store(
     (admission, result)
 }
 
-#[allow(clippy::too_many_arguments, reason = "the steps of one admission, private")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the steps of one admission, private"
+)]
 fn admit_into(
     tools: &StorageTools,
     form: Form,
@@ -136,7 +139,7 @@ fn admit_into(
     replace: bool,
     caller: Option<&Caller>,
     made: &mut Option<seq_check::Admission>,
-) -> Result<(Value, Vec<Finding>), Refusal> {
+) -> Created {
     let broken = parse.has_errors();
     if parse.sequence.is_none() && !broken {
         return Err(plain(
@@ -180,7 +183,9 @@ fn admit_into(
     let storage = tools.storage();
     let exists = storage.exists(name).map_err(|e| plain(storage_error(e)))?;
     if !replace && exists {
-        return Err(plain(storage_error(StorageError::Exists { name: name.clone() })));
+        return Err(plain(storage_error(StorageError::Exists {
+            name: name.clone(),
+        })));
     }
     if exists && let Some(caller) = caller {
         tools.may_change(name, caller, "replace").map_err(plain)?;
