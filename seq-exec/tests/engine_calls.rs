@@ -1,13 +1,13 @@
-//! Calls: what `seq_call` writes, `#sequence` calls, the run-time depth and
-//! cycle bounds, and the caller's identity carried into every nested dispatch.
+//! Calls where a run fixture (tests/runs.rs) cannot say it: the run-time depth and cycle bounds
+//! against sequences that changed after the check, and direct calls from a model. What
+//! `seq_call` writes, `#sequence` calls and the caller's identity behind them are run fixtures.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 mod common;
 
 use common::*;
-use seq_exec::engine::{GroupStatus, ItemStatus};
-use seq_exec::{Caller, Reason};
+use seq_exec::Reason;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 
@@ -40,93 +40,6 @@ fn source_of(sequences: Vec<Sequence>) -> std::sync::Arc<MemorySource> {
         source.put(sequence);
     }
     source
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_group_call_writes_the_slots_the_group_set() {
-    let host = ScriptedHost::new();
-    let seq = one(
-        &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "probe", "in": {"host": "string"}, "when": "$args.host != \"skip\"",
-                           "out": {"summary": "string", "unused": "string"}}),
-                    &[r#"{"tool":"work","args":{"id":"up $args.host","ms":10},"as":"summary"}"#],
-                ),
-                group(
-                    json!({"name": "all", "in": {"hosts": "array"}, "out": {"reports": "array"}}),
-                    &[
-                        r#"{"tool":"seq_call","args":{"target":"probe","args":{"host":$args.hosts[0]}},"as":"reports"}"#,
-                        r#"{"tool":"seq_call","args":{"target":"probe","args":{"host":"skip"}},"as":"reports"}"#,
-                        r#"{"tool":"seq_call","args":{"target":"probe","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
-                    ],
-                ),
-            ],
-        ),
-    );
-    let source = MemorySource::new();
-    let report = engine(&host, &source)
-        .run(&seq, args(json!({"hosts": ["h1", "h2"]})), &alice())
-        .await;
-    assert!(report.ok, "{report:#?}");
-    // `probe` is called, so it runs only when called: the run runs `all` alone.
-    assert_eq!(report.groups.len(), 1, "{report:#?}");
-    assert!(!report.out.contains_key("probe"));
-    let all = &report.groups[0];
-    assert!(all.parallel);
-    // The call to a group whose `when` is false writes nothing.
-    assert_eq!(all.items[1].status, ItemStatus::Skipped);
-    assert_eq!(
-        all.out["reports"],
-        json!([{"summary": "up h1"}, {"summary": "up h2"}])
-    );
-    assert!(host.overlapped("up h1", "up h2"));
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_sequence_call_writes_the_slots_of_the_groups_that_ran() {
-    let host = ScriptedHost::new();
-    let lib = file(
-        "lib",
-        vec![
-            group(
-                json!({"name": "first", "in": {"x": "integer"}, "out": {"a": "any"}}),
-                &[r#"{"tool":"work","args":{"id":"first","value":$args.x},"as":"a"}"#],
-            ),
-            group(
-                json!({"name": "second", "in": {"flag": "bool"}, "when": "$args.flag", "out": {"b": "any"}}),
-                &[r#"{"tool":"work","args":{"id":"second"},"as":"b"}"#],
-            ),
-            group(
-                json!({"name": "third"}),
-                &[r#"{"tool":"work","args":{"id":"third"}}"#],
-            ),
-        ],
-    );
-    let main = file(
-        "main",
-        vec![group(
-            json!({"name": "g", "parallel": false, "out": {"r": "object", "s": "object"}}),
-            &[
-                r##"{"tool":"seq_call","args":{"target":"#lib","args":{"x":7}},"as":"r"}"##,
-                r#"{"tool":"seq_run","args":{"name":"lib","args":{"x":8,"flag":true}},"as":"s","unsafe_serial":true}"#,
-            ],
-        )],
-    );
-    let sequences = checked(&host, &[lib, main]);
-    let main = sequences[1].clone();
-    let source = source_of(sequences);
-    let report = engine(&host, &source)
-        .run(&main, Map::new(), &alice())
-        .await;
-    assert!(report.ok, "{report:#?}");
-    assert_eq!(
-        report.out["g"],
-        json!({"r": {"first": {"a": 7}, "third": {}},
-               "s": {"first": {"a": 8}, "second": {"b": "second"}, "third": {}}})
-    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -216,79 +129,6 @@ async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
         .await;
     let error = called.unwrap_err();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_caller_identity_reaches_tools_behind_sequence_calls() {
-    let host = ScriptedHost::new();
-    host.add_simple("secret", returns(json!("classified")));
-    let inner = file(
-        "inner",
-        vec![group(
-            json!({"name": "g", "out": {"v": "string"}}),
-            &[r#"{"tool":"secret","as":"v"}"#],
-        )],
-    );
-    let sequences = checked(
-        &host,
-        &[
-            caller_of("outer", "#mid"),
-            caller_of("mid", "#inner"),
-            inner,
-        ],
-    );
-    let outer = sequences[0].clone();
-    let source = source_of(sequences);
-    host.deny("alice", "secret");
-    let engine = engine(&host, &source);
-
-    let report = engine.run(&outer, Map::new(), &alice()).await;
-    assert!(!report.ok);
-    let error = report.groups[0].error.clone().unwrap();
-    assert_eq!(error.reason, Reason::Unauthorized, "{error}");
-    assert_eq!(host.calls("secret"), 0);
-
-    let report = engine.run(&outer, Map::new(), &Caller::new("bob")).await;
-    assert!(report.ok, "{report:#?}");
-    assert_eq!(
-        report.out["g"]["r"]["g"]["r"]["g"]["v"],
-        json!("classified")
-    );
-    assert_eq!(host.calls("secret"), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_missing_sequence_follows_missing_but_a_failure_inside_a_call_does_not() {
-    let host = ScriptedHost::new();
-    let inner = file(
-        "inner",
-        vec![group(
-            json!({"name": "g", "missing": "fail"}),
-            &[r#"{"tool":"gone"}"#],
-        )],
-    );
-    let outer = file(
-        "outer",
-        vec![group(
-            json!({"name": "g", "missing": "skip", "out": {"a": "object", "b": "object"}}),
-            &[
-                r##"{"tool":"seq_call","args":{"target":"#nowhere"},"as":"a"}"##,
-                r##"{"tool":"seq_call","args":{"target":"#inner"},"as":"b"}"##,
-            ],
-        )],
-    );
-    let sequences = checked(&host, &[inner, outer]);
-    let outer = sequences[1].clone();
-    let source = source_of(sequences);
-    let report = engine(&host, &source)
-        .run(&outer, Map::new(), &alice())
-        .await;
-    let g = &report.groups[0];
-    assert_eq!(g.items[0].status, ItemStatus::Skipped);
-    assert_eq!(g.items[0].error.as_ref().unwrap().reason, Reason::NotFound);
-    // `#inner` is there; a tool missing inside it failed `#inner`, so the call failed.
-    assert_eq!(g.items[1].status, ItemStatus::Failed);
-    assert_eq!(g.status, GroupStatus::Failed);
 }
 
 #[tokio::test(start_paused = true)]
@@ -408,59 +248,6 @@ async fn direct_calls_from_a_model() {
         .await
         .unwrap_err();
     assert_eq!(denied.reason, Reason::Unauthorized);
-}
-
-/// A group that an item calls runs only when called, with that call's arguments: never on its
-/// own at the top of a run (where it would run twice, or ungated, with the run's arguments).
-#[tokio::test(start_paused = true)]
-async fn a_called_group_runs_only_when_called() {
-    let host = ScriptedHost::new();
-    let seq = one(
-        &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "announce", "in": {"text": "string"}, "out": {"said": "string"}}),
-                    &[r#"{"tool":"work","args":{"id":"said $args.text"},"as":"said"}"#],
-                ),
-                group(
-                    json!({"name": "main", "in": {"go": "bool"}, "out": {"r": "object"}}),
-                    &[
-                        r#"{"tool":"seq_when_call","args":{"target":"announce","when":"$args.go","args":{"text":"hello"}},"as":"r"}"#,
-                    ],
-                ),
-            ],
-        ),
-    );
-    let source = MemorySource::new();
-    let engine = engine(&host, &source);
-
-    let gated = engine.run(&seq, args(json!({"go": false})), &alice()).await;
-    assert!(gated.ok, "{gated:#?}");
-    let ran: Vec<&str> = gated.groups.iter().map(|g| g.name.as_str()).collect();
-    assert_eq!(ran, ["main"]);
-    assert_eq!(host.calls("work"), 0, "the gated step never ran");
-
-    let open = engine.run(&seq, args(json!({"go": true})), &alice()).await;
-    assert!(open.ok, "{open:#?}");
-    assert_eq!(host.calls("work"), 1, "once, through the call");
-    assert_eq!(open.out["main"], json!({"r": {"said": "said hello"}}));
-
-    // The callable group's input is not the run's to give.
-    let refused = engine
-        .run(&seq, args(json!({"go": true, "text": "x"})), &alice())
-        .await;
-    assert!(!refused.ok);
-    assert!(refused.groups.is_empty());
-    let detail = refused.error.unwrap().detail.unwrap();
-    assert!(
-        detail.contains(
-            "`text` is an input of `announce`, which `#s` runs only when one of its items calls it"
-        ),
-        "{detail}"
-    );
-    assert_eq!(host.calls("work"), 1);
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,4 +1,5 @@
-//! Conditions, skipping and rendering at run time.
+//! Conditions at run time, as a table of cases, and `seq_when_call`'s scope. Skipping and
+//! rendering are run fixtures (tests/runs.rs).
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
@@ -200,120 +201,6 @@ async fn conditions_evaluate_as_d4_says() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_false_when_skips_the_group_and_leaves_its_slots_unset() {
-    let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one(
-        &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "maybe", "in": {"on": "bool"}, "when": "$args.on == true", "out": {"x": "string"}}),
-                    &[r#"{"tool":"work","args":{"id":"m"},"as":"x"}"#],
-                ),
-                group(
-                    json!({"name": "always", "out": {"y": "string"}}),
-                    &[r#"{"tool":"work","args":{"id":"a"},"as":"y"}"#],
-                ),
-            ],
-        ),
-    );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
-    assert!(report.ok);
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Skipped);
-    assert!(g.out.is_empty() && g.items.iter().all(|i| i.status == ItemStatus::Skipped));
-    assert_eq!(Value::Object(report.out), json!({"always": {"y": "a"}}));
-    assert_eq!(host.calls("work"), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn templates_and_bare_references_refuse_unset_values() {
-    let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one(
-        &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "callee", "in": {"go": "bool"}, "when": "$args.go", "out": {"v": "string"}}),
-                    &[r#"{"tool":"work","args":{"id":"callee"},"as":"v"}"#],
-                ),
-                group(
-                    json!({"name": "reads", "parallel": false, "in": {"host": "string"}, "on_error": "continue",
-                           "out": {"r": "object", "t": "string", "u": "string", "w": "any"}}),
-                    &[
-                        // Writes nothing: its `when` is false.
-                        r#"{"tool":"seq_when_call","args":{"target":"callee","when":"$args.host == \"never\""},"as":"r"}"#,
-                        r#"{"tool":"work","args":{"id":"t","value":"got $out.r"},"as":"t"}"#,
-                        r#"{"tool":"work","args":{"id":"u","value":"ssh $args.host"},"as":"u"}"#,
-                        r#"{"tool":"work","args":{"id":"w","value":$args.host},"as":"w"}"#,
-                    ],
-                ),
-            ],
-        ),
-    );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
-    // `callee` runs only when called: the run is `reads` alone.
-    assert_eq!(report.groups.len(), 1, "{report:#?}");
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
-    assert_eq!(g.items[0].status, ItemStatus::Skipped);
-    let fields: Vec<(Reason, Option<&str>)> = g.items[1..]
-        .iter()
-        .map(|i| {
-            let e = i.error.as_ref().unwrap();
-            (e.reason, e.field.as_deref())
-        })
-        .collect();
-    assert_eq!(
-        fields,
-        [
-            (Reason::Required, Some("$out.r")),
-            (Reason::Required, Some("$args.host")),
-            (Reason::Required, Some("$args.host")),
-        ]
-    );
-    assert!(g.out.is_empty());
-    assert_eq!(host.calls("work"), 0);
-}
-
-#[tokio::test(start_paused = true)]
-async fn templates_render_values_and_bare_references_keep_their_type() {
-    let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one(
-        &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "parallel": false,
-                       "in": {"n": "number", "s": "string", "b": "bool", "o": "object", "a": "array"},
-                       "out": {"text": "string", "raw": "object", "first": "any", "again": "string"}}),
-                &[
-                    r#"{"tool":"work","args":{"id":"t","value":"n=$args.n s=$args.s b=$args.b o=$args.o a=$args.a z=${args.o.none}."},"as":"text"}"#,
-                    r#"{"tool":"work","args":{"id":"r","value":$args.o},"as":"raw"}"#,
-                    r#"{"tool":"work","args":{"id":"f","value":$args.a[1]},"as":"first"}"#,
-                    r#"{"tool":"work","args":{"id":"g","value":"[$out.text] $HOME $$"},"as":"again"}"#,
-                ],
-            )],
-        ),
-    );
-    let passed = json!({"n": 1.5, "s": "x y", "b": "true", "o": {"k": [1, null]}, "a": [1, "x"]});
-    let report = engine(&host, &source)
-        .run(&seq, args(passed), &alice())
-        .await;
-    assert!(report.ok, "{report:#?}");
-    let text = r#"n=1.5 s=x y b=true o={"k":[1,null]} a=[1,"x"] z=."#;
-    assert_eq!(
-        report.out["g"],
-        json!({"text": text, "raw": {"k": [1, null]}, "first": "x", "again": format!("[{text}] $HOME $$")})
-    );
 }
 
 #[tokio::test(start_paused = true)]
