@@ -72,8 +72,10 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Files or directories to check; a directory means every `*.json` file below it. All of
-    /// them are checked together as one store: `#name` calls resolve across files.
+    /// Files or directories to check; a directory means every sequence file below it (its
+    /// `*.json` files whose content is a sequence, outside `.git`, `node_modules`, `target` and
+    /// hidden directories: the files the language server checks). All of them are checked
+    /// together as one store: `#name` calls resolve across files.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// How to report diagnostics.
@@ -113,7 +115,8 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct GraphArgs {
-    /// Files or directories to draw; a directory means every `*.json` file below it.
+    /// Files or directories to draw; a directory means every sequence file below it, as for
+    /// `check`.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// How to print the graph.
