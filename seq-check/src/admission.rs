@@ -38,14 +38,6 @@ impl Admission {
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.own.iter().filter(|d| d.is_error())
     }
-
-    /// The sequence, when it is admitted (built, and no error anywhere).
-    pub fn admitted(self) -> Option<Sequence> {
-        if self.has_errors() {
-            return None;
-        }
-        self.sequence
-    }
 }
 
 /// Admits a new sequence from its parse, among `stored` (every readable stored sequence; a

@@ -2,6 +2,7 @@
 
 use super::{ResultGap, Unwritten, Writer};
 use seq_syntax::ast::{Reference, Segment, Sequence};
+use seq_syntax::names::CallTarget;
 use seq_syntax::{Code, Diagnostic, Span};
 
 /// Writers named in a message, at most.
@@ -61,7 +62,7 @@ pub(super) fn result_gap(
     let callee = match group {
         Some(group) if callee_seq == seq => format!("`{}`", group.name.value),
         Some(group) => format!("`#{sequence_name}/{}`", group.name.value),
-        None => format!("`#{sequence_name}`"),
+        None => format!("`{}`", CallTarget::Sequence(sequence_name)),
     };
     let name_span = group.map(|g| g.name.span);
     let (verdict, why, help, label) = match gap {

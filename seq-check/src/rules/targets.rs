@@ -248,9 +248,9 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             );
             out.push(match did_you_mean(name, cx.batch.names()) {
                 Some(best) => d
-                    .with_help(format!("did you mean `#{best}`?"))
+                    .with_help(format!("did you mean `{}`?", CallTarget::Sequence(best)))
                     .with_replacement(
-                        format!("call `#{best}`"),
+                        format!("call `{}`", CallTarget::Sequence(best)),
                         body,
                         fix::in_item_string(&CallTarget::Sequence(best).to_string()),
                     )
@@ -262,7 +262,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             return None;
         };
         return Some(Callee {
-            owner: format!("sequence `#{name}`"),
+            owner: format!("sequence `{}`", CallTarget::Sequence(name)),
             group: None,
             inputs: sequence
                 .groups
@@ -298,13 +298,16 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             .with_replacement(format!("call `{best}`"), body, fix::in_item_string(best))
             .maybe_incorrect()
     } else if cx.batch.sequence(text).is_some() {
-        d.with_help(format!("to call the sequence `{text}`, write `#{text}`"))
-            .with_replacement(
-                format!("call `#{text}`"),
-                body,
-                fix::in_item_string(&CallTarget::Sequence(text).to_string()),
-            )
-            .maybe_incorrect()
+        d.with_help(format!(
+            "to call the sequence `{text}`, write `{}`",
+            CallTarget::Sequence(text)
+        ))
+        .with_replacement(
+            format!("call `{}`", CallTarget::Sequence(text)),
+            body,
+            fix::in_item_string(&CallTarget::Sequence(text).to_string()),
+        )
+        .maybe_incorrect()
     } else {
         let names: Vec<&str> = cx
             .sequence
