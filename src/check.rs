@@ -3,22 +3,57 @@
 //! How diagnostics are obtained ([`diagnose`]) is kept apart from how they are shown
 //! ([`crate::render`]): the renderers only see [`SourceFile`]s.
 
-use crate::cli::{CheckArgs, Format, Status, emit, trouble};
-use crate::files::{Input, read_what_can_be_read};
+use crate::files::{Input, Split, read_what_can_be_read};
+use crate::fix::FixOptions;
 use crate::render;
-use seq_check::{Catalog, Source};
-use seq_syntax::Diagnostic;
+use crate::render::{ColorChoice, Format, SourceFile};
+use crate::status::{Status, emit, trouble};
+use clap::Args;
+use seq_check::Catalog;
 use seq_syntax::ast::Sequence;
+use std::path::PathBuf;
 
-/// A checked file as the renderers see it.
-#[derive(Debug)]
-pub struct SourceFile {
-    /// The path as the user gave it (or as found below a directory they gave).
-    pub path: String,
-    /// The file's text; invalid UTF-8 is replaced (only the E0007 report points there).
-    pub text: String,
-    /// Every diagnostic of the file, sorted by position.
-    pub diagnostics: Vec<Diagnostic>,
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check; a directory means every sequence file below it (its
+    /// `*.json` files whose content is a sequence, outside `.git`, `node_modules`, `target` and
+    /// hidden directories: the files the language server checks). All of them are checked
+    /// together as one store: `#name` calls resolve across files.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// How to report diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// When to colour human output (`auto`: when stdout is a terminal and NO_COLOR is unset).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// A catalog of tool definitions to check against, added to the built-in one (repeatable):
+    /// an array of `{name, description, parameters, parallel_safe}`, or an MCP `tools/list`
+    /// result. Later files replace earlier definitions of a tool; the built-in `seq_*` tools
+    /// are never replaced.
+    #[arg(long = "catalog", value_name = "FILE")]
+    pub catalogs: Vec<PathBuf>,
+    /// MCP servers whose live `tools/list` joins the catalog (started, listed, stopped).
+    #[command(flatten)]
+    pub mcp: crate::mcp::McpArgs,
+    /// The stored sequences that `#name` calls may reach, as `seqc run` finds them (a file
+    /// given here stands in for a stored sequence of its name).
+    #[command(flatten)]
+    pub data: crate::stored::DataDirArg,
+    /// Apply every machine-applicable fix the diagnostics carry (the preferred quick fixes of
+    /// the language server), checking again until none is left, write the fixed files, and
+    /// report what was fixed, the other fixes as suggestions, and what remains. The exit status
+    /// is that of the fixed files.
+    #[arg(long)]
+    pub fix: bool,
+    /// With `--fix` or `--diff`, apply the maybe-incorrect fixes too (running a group serially,
+    /// renaming to a similar slot or group, guessing a type): read what they changed.
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Print what `--fix` would change as a unified diff, and write nothing. Exit status 1 when
+    /// there is something to fix or errors would remain.
+    #[arg(long)]
+    pub diff: bool,
 }
 
 pub fn run(args: &CheckArgs) -> Status {
@@ -53,7 +88,13 @@ pub fn run(args: &CheckArgs) -> Status {
         Err(error) => return trouble(error),
     };
     if args.fix || args.diff {
-        return crate::fix::run(args, inputs, &stored, &catalog);
+        let options = FixOptions {
+            unsafe_fixes: args.unsafe_fixes,
+            diff: args.diff,
+            format: args.format,
+            color: args.color,
+        };
+        return crate::fix::run(&options, inputs, &stored, &catalog);
     }
     let files = diagnose(inputs, &stored, &catalog);
     let totals = render::Totals::of(&files);
@@ -90,52 +131,4 @@ fn diagnose(inputs: Vec<Input>, stored: &[Sequence], catalog: &Catalog) -> Vec<S
             diagnostics: file.diagnostics,
         });
     split.merge(files)
-}
-
-/// The inputs parted into the batch (UTF-8 text) and the files outside it.
-#[derive(Debug)]
-pub struct Split {
-    /// The UTF-8 inputs, in input order.
-    pub sources: Vec<Source>,
-    /// Where each source was read from, in the same order.
-    pub files: Vec<std::path::PathBuf>,
-    /// In input order: `None` for a file in the batch, the report of one outside it.
-    unreadable: Vec<Option<SourceFile>>,
-}
-
-impl Split {
-    pub fn of(inputs: Vec<Input>) -> Split {
-        let mut split = Split {
-            sources: Vec::with_capacity(inputs.len()),
-            files: Vec::with_capacity(inputs.len()),
-            unreadable: Vec::with_capacity(inputs.len()),
-        };
-        for input in inputs {
-            match String::from_utf8(input.bytes) {
-                Ok(text) => {
-                    split.sources.push(Source::new(input.path, text));
-                    split.files.push(input.file);
-                    split.unreadable.push(None);
-                }
-                Err(err) => {
-                    let mut diagnostics = seq_syntax::parse_bytes(err.as_bytes()).diagnostics;
-                    seq_syntax::diagnostic::sort(&mut diagnostics);
-                    split.unreadable.push(Some(SourceFile {
-                        path: input.path,
-                        text: String::from_utf8_lossy(err.as_bytes()).into_owned(),
-                        diagnostics,
-                    }));
-                }
-            }
-        }
-        split
-    }
-
-    /// The reports of every input in input order: `checked` gives those of the batch's files.
-    pub fn merge(self, mut checked: impl Iterator<Item = SourceFile>) -> Vec<SourceFile> {
-        self.unreadable
-            .into_iter()
-            .filter_map(|slot| slot.or_else(|| checked.next()))
-            .collect()
-    }
 }

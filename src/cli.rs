@@ -1,8 +1,10 @@
-//! The command-line surface (clap derive) and the exit-status convention shared by commands.
+//! The command-line surface (clap derive) and the dispatch to one module per command: the
+//! entry layer, which no other module imports.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use crate::check::CheckArgs;
+use crate::explain::ExplainArgs;
+use crate::graph::GraphArgs;
+use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Checks tool sequences: JSON files that describe named groups of tool calls.
@@ -70,130 +72,6 @@ pub enum Command {
     Cancel(crate::runs::CancelArgs),
 }
 
-#[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// Files or directories to check; a directory means every sequence file below it (its
-    /// `*.json` files whose content is a sequence, outside `.git`, `node_modules`, `target` and
-    /// hidden directories: the files the language server checks). All of them are checked
-    /// together as one store: `#name` calls resolve across files.
-    #[arg(required = true, value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
-    /// How to report diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-    /// When to colour human output (`auto`: when stdout is a terminal and NO_COLOR is unset).
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
-    pub color: ColorChoice,
-    /// A catalog of tool definitions to check against, added to the built-in one (repeatable):
-    /// an array of `{name, description, parameters, parallel_safe}`, or an MCP `tools/list`
-    /// result. Later files replace earlier definitions of a tool; the built-in `seq_*` tools
-    /// are never replaced.
-    #[arg(long = "catalog", value_name = "FILE")]
-    pub catalogs: Vec<PathBuf>,
-    /// MCP servers whose live `tools/list` joins the catalog (started, listed, stopped).
-    #[command(flatten)]
-    pub mcp: crate::mcp::McpArgs,
-    /// The stored sequences that `#name` calls may reach, as `seqc run` finds them (a file
-    /// given here stands in for a stored sequence of its name).
-    #[command(flatten)]
-    pub data: crate::stored::DataDirArg,
-    /// Apply every machine-applicable fix the diagnostics carry (the preferred quick fixes of
-    /// the language server), checking again until none is left, write the fixed files, and
-    /// report what was fixed, the other fixes as suggestions, and what remains. The exit status
-    /// is that of the fixed files.
-    #[arg(long)]
-    pub fix: bool,
-    /// With `--fix` or `--diff`, apply the maybe-incorrect fixes too (running a group serially,
-    /// renaming to a similar slot or group, guessing a type): read what they changed.
-    #[arg(long)]
-    pub unsafe_fixes: bool,
-    /// Print what `--fix` would change as a unified diff, and write nothing. Exit status 1 when
-    /// there is something to fix or errors would remain.
-    #[arg(long)]
-    pub diff: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct GraphArgs {
-    /// Files or directories to draw; a directory means every sequence file below it, as for
-    /// `check`.
-    #[arg(required = true, value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
-    /// How to print the graph.
-    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
-    pub format: GraphFormat,
-}
-
-#[derive(Debug, Args)]
-pub struct ExplainArgs {
-    /// A diagnostic code such as E0101 (case does not matter).
-    #[arg(required_unless_present = "list", conflicts_with = "list")]
-    pub code: Option<String>,
-    /// List every code with its title.
-    #[arg(long)]
-    pub list: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Reports with source snippets, for people.
-    Human,
-    /// One JSON object on stdout, for programs.
-    Json,
-    /// SARIF 2.1.0 on stdout, for code-scanning services.
-    Sarif,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum GraphFormat {
-    /// Graphviz DOT (`seqc graph dir/ | dot -Tsvg > calls.svg`).
-    Dot,
-    /// `{"sequences": [...], "edges": [...]}`, for programs.
-    Json,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
-
-impl ColorChoice {
-    /// Whether to colour what goes to stdout; `auto` follows <https://no-color.org>.
-    pub fn for_stdout(self) -> bool {
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        }
-    }
-}
-
-/// How a command ended: the exit statuses that scripts and CI rely on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// Nothing wrong (warnings allowed).
-    Clean = 0,
-    /// The input has at least one error.
-    Failed = 1,
-    /// The command could not do its job: bad usage, unreadable input, broken output.
-    Trouble = 2,
-    /// `seqc run` was cancelled by SIGINT (128 + 2, as shells report it).
-    Interrupted = 130,
-    /// `seqc run` was cancelled by SIGTERM (128 + 15).
-    Terminated = 143,
-}
-
-impl From<Status> for ExitCode {
-    fn from(status: Status) -> ExitCode {
-        ExitCode::from(status as u8)
-    }
-}
-
 pub fn run() -> ExitCode {
     // clap prints its own usage errors and exits with 2, help and version with 0.
     let cli = Cli::parse();
@@ -212,28 +90,4 @@ pub fn run() -> ExitCode {
         Command::Cancel(args) => crate::runs::cancel(&args),
     };
     status.into()
-}
-
-/// Reports a problem of the command itself (not of the input) on stderr, in one line.
-pub fn trouble(message: impl std::fmt::Display) -> Status {
-    // If stderr is gone there is nobody left to tell; the exit status still says it.
-    let _ = writeln!(io::stderr().lock(), "seqc: {message}");
-    Status::Trouble
-}
-
-/// Reports something the user should know that does not stop the command, in one line on stderr.
-pub fn warn(message: impl std::fmt::Display) {
-    let _ = writeln!(io::stderr().lock(), "seqc: warning: {message}");
-}
-
-/// Writes a command's output to stdout and turns the outcome into a status. A reader that
-/// closes the pipe early (`seqc check x | head`) is not a failure of the check.
-pub fn emit(status: Status, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Status {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    match write(&mut out).and_then(|()| out.flush()) {
-        Ok(()) => status,
-        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => status,
-        Err(err) => trouble(format_args!("cannot write output: {err}")),
-    }
 }

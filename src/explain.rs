@@ -1,7 +1,18 @@
 //! `seqc explain`: the long explanation of a diagnostic code, or the list of all codes.
 
-use crate::cli::{ExplainArgs, Status, emit, trouble};
+use crate::status::{Status, emit, trouble};
+use clap::Args;
 use seq_syntax::Code;
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A diagnostic code such as E0101 (case does not matter).
+    #[arg(required_unless_present = "list", conflicts_with = "list")]
+    pub code: Option<String>,
+    /// List every code with its title.
+    #[arg(long)]
+    pub list: bool,
+}
 
 pub fn run(args: &ExplainArgs) -> Status {
     if args.list {

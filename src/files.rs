@@ -1,6 +1,8 @@
 //! Collecting the inputs of a command: explicit files as given, directories walked for their
 //! sequence files by the file set's one rule (`seq_check::file_set`), as the editor walks them.
 
+use crate::render::SourceFile;
+use seq_check::Source;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -125,6 +127,54 @@ pub fn read_what_can_be_read(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>)
         }
     }
     (inputs, errors)
+}
+
+/// The inputs parted into the batch (UTF-8 text) and the files outside it.
+#[derive(Debug)]
+pub struct Split {
+    /// The UTF-8 inputs, in input order.
+    pub sources: Vec<Source>,
+    /// Where each source was read from, in the same order.
+    pub files: Vec<std::path::PathBuf>,
+    /// In input order: `None` for a file in the batch, the report of one outside it.
+    unreadable: Vec<Option<SourceFile>>,
+}
+
+impl Split {
+    pub fn of(inputs: Vec<Input>) -> Split {
+        let mut split = Split {
+            sources: Vec::with_capacity(inputs.len()),
+            files: Vec::with_capacity(inputs.len()),
+            unreadable: Vec::with_capacity(inputs.len()),
+        };
+        for input in inputs {
+            match String::from_utf8(input.bytes) {
+                Ok(text) => {
+                    split.sources.push(Source::new(input.path, text));
+                    split.files.push(input.file);
+                    split.unreadable.push(None);
+                }
+                Err(err) => {
+                    let mut diagnostics = seq_syntax::parse_bytes(err.as_bytes()).diagnostics;
+                    seq_syntax::diagnostic::sort(&mut diagnostics);
+                    split.unreadable.push(Some(SourceFile {
+                        path: input.path,
+                        text: String::from_utf8_lossy(err.as_bytes()).into_owned(),
+                        diagnostics,
+                    }));
+                }
+            }
+        }
+        split
+    }
+
+    /// The reports of every input in input order: `checked` gives those of the batch's files.
+    pub fn merge(self, mut checked: impl Iterator<Item = SourceFile>) -> Vec<SourceFile> {
+        self.unreadable
+            .into_iter()
+            .filter_map(|slot| slot.or_else(|| checked.next()))
+            .collect()
+    }
 }
 
 /// The operating system's reason without Rust's ` (os error N)` suffix, which says nothing to

@@ -3,18 +3,32 @@
 //! written back (each file replaced atomically) or shown as a unified diff; then the fixes left
 //! as suggestions, and what remains, reported as `check` reports.
 
-use crate::check::{SourceFile, Split};
-use crate::cli::{CheckArgs, Format, Status, emit, trouble, warn};
-use crate::files::{Input, reason};
+use crate::files::{Input, Split, reason};
 use crate::render;
 use crate::render::fixes::FixedIn;
+use crate::render::{ColorChoice, Format, SourceFile};
+use crate::status::{Status, emit, trouble, warn};
 use seq_check::{Catalog, Fixes, Fixing};
 use seq_syntax::ast::Sequence;
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
-pub fn run(args: &CheckArgs, inputs: Vec<Input>, stored: &[Sequence], catalog: &Catalog) -> Status {
+/// What `check --fix` or `--diff` was asked for.
+#[derive(Clone, Copy, Debug)]
+pub struct FixOptions {
+    pub unsafe_fixes: bool,
+    pub diff: bool,
+    pub format: Format,
+    pub color: ColorChoice,
+}
+
+pub fn run(
+    args: &FixOptions,
+    inputs: Vec<Input>,
+    stored: &[Sequence],
+    catalog: &Catalog,
+) -> Status {
     let mut split = Split::of(inputs);
     let allowed = if args.unsafe_fixes {
         Fixes::Unsafe

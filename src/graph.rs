@@ -1,10 +1,31 @@
 //! `seqc graph`: the call graph of the files given, as Graphviz DOT or JSON on stdout.
 
-use crate::cli::{GraphArgs, GraphFormat, Status, emit, trouble};
 use crate::files::read_inputs;
+use crate::status::{Status, emit, trouble};
+use clap::{Args, ValueEnum};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, LineIndex};
 use std::io::{self, Write};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Files or directories to draw; a directory means every sequence file below it, as for
+    /// `check`.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the graph.
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    pub format: GraphFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    /// Graphviz DOT (`seqc graph dir/ | dot -Tsvg > calls.svg`).
+    Dot,
+    /// `{"sequences": [...], "edges": [...]}`, for programs.
+    Json,
+}
 
 pub fn run(args: &GraphArgs) -> Status {
     let inputs = match read_inputs(&args.paths) {

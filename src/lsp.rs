@@ -1,7 +1,7 @@
 //! `seqc lsp`: the language server on stdin and stdout (the protocol owns stdout; problems go to
 //! stderr, which editors keep in their log).
 
-use crate::cli::{Status, trouble};
+use crate::status::{Status, trouble};
 
 pub fn run() -> Status {
     match seq_lsp::run_stdio() {

@@ -2,8 +2,8 @@
 //! are added to the host and the catalog), and `seqc mcp` (the seq tools served over stdio).
 //! The logic is in `seq-mcp`; this reads flags and reports.
 
-use crate::cli::{Status, trouble, warn};
 use crate::files::reason;
+use crate::status::{Status, trouble, warn};
 use crate::stored::DataDirArg;
 use clap::Args;
 use seq_check::ToolDef;
@@ -189,7 +189,7 @@ fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, Stri
                 .to_owned(),
         );
     };
-    let root = crate::run::root(Some(given))?;
+    let root = crate::host::root(Some(given))?;
     let Some(data) = data else {
         return Ok(root);
     };

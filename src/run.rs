@@ -9,9 +9,10 @@ mod durable;
 mod live;
 mod summary;
 
-use crate::cli::{Status, emit, trouble};
 use crate::files::reason;
+use crate::host::{policy, root};
 use crate::mcp::{McpArgs, Notices};
+use crate::status::{Status, emit, trouble};
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_check::Catalog;
@@ -27,7 +28,7 @@ use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
@@ -204,7 +205,7 @@ fn run_with(
         Ok(signals) => {
             runtime.spawn(signals.watch(cancel.clone(), Arc::clone(&received)));
         }
-        Err(error) => crate::cli::warn(format_args!(
+        Err(error) => crate::status::warn(format_args!(
             "SIGINT and SIGTERM will not cancel the run: {error}"
         )),
     }
@@ -303,31 +304,6 @@ fn parse_args(text: Option<&str>) -> Result<Map<String, Value>, String> {
 
 fn kind(value: &Value) -> &'static str {
     seq_syntax::kind::described(value)
-}
-
-pub(crate) fn root(given: Option<&Path>) -> Result<PathBuf, String> {
-    let root = match given {
-        Some(root) => root.to_path_buf(),
-        None => std::env::current_dir()
-            .map_err(|error| format!("cannot find the current directory: {}", reason(&error)))?,
-    };
-    match std::fs::metadata(&root) {
-        Ok(meta) if meta.is_dir() => Ok(root),
-        Ok(_) => Err(format!("--root {} is not a directory", root.display())),
-        Err(error) => Err(format!(
-            "cannot use --root {}: {}",
-            root.display(),
-            reason(&error)
-        )),
-    }
-}
-
-pub(crate) fn policy(allow: &[String], deny: &[String]) -> Policy {
-    let policy = allow
-        .iter()
-        .fold(Policy::allow_all(), |policy, pattern| policy.allow(pattern));
-    deny.iter()
-        .fold(policy, |policy, pattern| policy.deny(pattern))
 }
 
 /// The sequence to run, checked against the readable stored sequences, and those; on refusal
@@ -444,7 +420,6 @@ impl SequenceSource for WithFile {
 #[allow(clippy::unwrap_used, reason = "tests may unwrap")]
 mod tests {
     use super::*;
-    use seq_exec::Caller;
 
     #[test]
     fn args_must_be_one_json_object() {
@@ -458,14 +433,5 @@ mod tests {
             not_json.starts_with("--args is not valid JSON"),
             "{not_json}"
         );
-    }
-
-    #[test]
-    fn deny_wins_over_allow() {
-        let policy = policy(&["files_*".to_owned()], &["files_write".to_owned()]);
-        let caller = Caller::new("cli");
-        assert!(policy.allows(&caller, "files_read"));
-        assert!(!policy.allows(&caller, "files_write"));
-        assert!(!policy.allows(&caller, "cmd_run"));
     }
 }

@@ -1,6 +1,6 @@
 //! `seqc runs` and `seqc cancel`: durable runs seen from outside, through the Restate admin API.
 
-use crate::cli::{Status, emit, trouble};
+use crate::status::{Status, emit, trouble};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Args)]

@@ -2,8 +2,8 @@
 //! handlers of the `seq_create`, `seq_list` and `seq_delete` tools, so that a sequence stored
 //! from the command line passes exactly the checks a model's would.
 
-use crate::cli::{Status, emit, trouble};
 use crate::files::reason;
+use crate::status::{Status, emit, trouble};
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_exec::seq_tools::{Finding, SEQ_DELETE, SEQ_LIST, SeqConfig, StorageTools};

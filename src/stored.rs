@@ -1,8 +1,8 @@
 //! The data directory of `run`, `create`, `list` and `delete`: where it is, what it holds, and
 //! checking a sequence file against the sequences stored in it.
 
-use crate::check::SourceFile;
-use crate::cli::warn;
+use crate::render::SourceFile;
+use crate::status::warn;
 use clap::Args;
 use seq_check::{Admission, Catalog};
 use seq_exec::storage::{SequenceStorage, Storage};

@@ -1,8 +1,8 @@
 //! `seqc worker`: serve durable runs to a Restate server, on the embedded host and the `--mcp`
 //! servers' tools.
 
-use crate::cli::{Status, trouble};
 use crate::mcp::{McpArgs, Notices};
+use crate::status::{Status, trouble};
 use clap::Args;
 use seq_exec::ToolHost;
 use seq_exec::builtin::BuiltinHost;
@@ -36,7 +36,7 @@ pub struct WorkerArgs {
 pub fn run(args: &WorkerArgs) -> Status {
     // As for `seqc run`: orphans of the items' commands come back to the worker.
     let _ = seq_exec::builtin::become_subreaper();
-    let root = match crate::run::root(args.root.as_deref()) {
+    let root = match crate::host::root(args.root.as_deref()) {
         Ok(root) => root,
         Err(message) => return trouble(message),
     };

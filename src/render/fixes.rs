@@ -3,7 +3,7 @@
 //! then a count. `--diff` says `would fix` instead. Then the fixes it did not apply, as
 //! suggestions: `suggestion PATH:LINE:COLUMN: CODE title (APPLICABILITY)`, in the fixed text.
 
-use crate::check::SourceFile;
+use super::SourceFile;
 use seq_check::{AppliedFix, Fixes};
 use seq_syntax::LineIndex;
 use std::io::{self, Write};

@@ -3,9 +3,9 @@
 //! Reports go to stdout, like ruff and eslint: the report is what `seqc check` produces, so it
 //! pipes into a pager or a file; stderr is kept for problems of the command itself.
 
+use super::SourceFile;
 use super::Totals;
 use super::excerpt::Excerpt;
-use crate::check::SourceFile;
 use ariadne::{Color, Config, Fmt, IndexType, Label, Report, ReportKind, Source};
 use seq_syntax::{Diagnostic, LineIndex, Severity, Span};
 use std::io::{self, Write};

@@ -11,9 +11,9 @@
 //! "end","line","column"}` per fix applied, positions in the file as it was read; the
 //! diagnostics are then those of the fixed files.
 
+use super::SourceFile;
 use super::Totals;
 use super::fixes::FixedIn;
-use crate::check::SourceFile;
 use seq_syntax::LineIndex;
 use seq_syntax::diagnostic::Fix;
 use serde::Serialize;

@@ -6,8 +6,9 @@ pub mod human;
 pub mod json;
 pub mod sarif;
 
-use crate::check::SourceFile;
+use clap::ValueEnum;
 use seq_syntax::{Diagnostic, Severity};
+use std::io::{self, IsTerminal};
 
 /// Counts over a whole run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,5 +60,49 @@ impl std::fmt::Display for Totals {
     /// `2 errors, 1 warning in 3 files`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} in {}", self.counts(), plural(self.files, "file"))
+    }
+}
+
+/// A checked file as the renderers see it.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// The path as the user gave it (or as found below a directory they gave).
+    pub path: String,
+    /// The file's text; invalid UTF-8 is replaced (only the E0007 report points there).
+    pub text: String,
+    /// Every diagnostic of the file, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// How `check` reports diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Reports with source snippets, for people.
+    Human,
+    /// One JSON object on stdout, for programs.
+    Json,
+    /// SARIF 2.1.0 on stdout, for code-scanning services.
+    Sarif,
+}
+
+/// When to colour human output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour what goes to stdout; `auto` follows <https://no-color.org>.
+    pub fn for_stdout(self) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
     }
 }

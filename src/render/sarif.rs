@@ -8,7 +8,7 @@
 //! `columnKind` says, and `endColumn` is the column just past the region; a file's URI is its path
 //! as given, relative unless it was given absolute.
 
-use crate::check::SourceFile;
+use super::SourceFile;
 use seq_syntax::{Code, Diagnostic, LineIndex, Severity, Span};
 use serde::Serialize;
 use std::collections::BTreeSet;

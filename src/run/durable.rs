@@ -2,7 +2,7 @@
 //! its report printed as a local run's.
 
 use super::{RunArgs, RunFormat, print_report};
-use crate::cli::{Status, emit, trouble};
+use crate::status::{Status, emit, trouble};
 use seq_restate::RunInput;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value};
