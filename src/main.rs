@@ -15,6 +15,7 @@ mod run;
 mod runs;
 mod storage_cmd;
 mod stored;
+mod timeline;
 mod worker;
 
 fn main() -> std::process::ExitCode {
