@@ -77,6 +77,10 @@ impl std::fmt::Debug for Journaled<'_> {
 }
 
 impl<'ctx> Journaled<'ctx> {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the run's parts, each kept as given"
+    )]
     pub(crate) fn new(
         ctx: &'ctx WorkflowContext<'ctx>,
         root: &'ctx str,

@@ -410,7 +410,7 @@ pub fn duration(ms: u64) -> String {
         format!("{ms} ms")
     } else if ms < 60_000 {
         let tenths = ms / 100;
-        if tenths % 10 == 0 {
+        if tenths.is_multiple_of(10) {
             format!("{} s", tenths / 10)
         } else {
             format!("{}.{} s", tenths / 10, tenths % 10)

@@ -50,9 +50,9 @@ pub fn render(chart: &Chart) -> String {
     let width = MARGIN * 2.0 + LABEL_W + CHART_W + TAIL_W;
     let height = TOP + ROW_H * chart.rows.len() as f64 + MARGIN;
     let mut svg = String::new();
-    let _ = write!(
+    let _ = writeln!(
         svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\" font-size=\"12\">"
     );
     svg.push_str(concat!(
         r#"<defs><pattern id="retried" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">"#,
@@ -138,9 +138,9 @@ fn bands(svg: &mut String, rows: &[Row], width: f64) {
     for (k, &start) in starts.iter().enumerate() {
         let stop = starts.get(k + 1).copied().unwrap_or(rows.len());
         let shade = if k % 2 == 0 { "#f3f5f8" } else { "#ffffff" };
-        let _ = write!(
+        let _ = writeln!(
             svg,
-            "<rect class=\"band\" x=\"{MARGIN}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{shade}\"/>\n",
+            "<rect class=\"band\" x=\"{MARGIN}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{shade}\"/>",
             TOP + ROW_H * start as f64,
             width - 2.0 * MARGIN,
             ROW_H * (stop - start) as f64

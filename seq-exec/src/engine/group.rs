@@ -191,10 +191,6 @@ fn collecting(group: &Group) -> HashSet<&str> {
 }
 
 /// What woke the loop of a parallel group.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one value at a time, on the loop's stack; boxing would allocate per finished item"
-)]
 enum Wake {
     /// An item finished (`None`: none is left).
     Finished(Option<(usize, ItemRun)>),
