@@ -67,6 +67,12 @@ pub enum Command {
     Worker(crate::worker::WorkerArgs),
     /// List the durable runs a Restate server knows: id, status, when it started.
     Runs(crate::runs::RunsArgs),
+    /// Draw a saved run report as a timeline (SVG): groups as bands in run order, items as bars
+    /// on one time axis, retries, called groups under their call, the slowest path outlined.
+    ///
+    /// The report is the output of `seqc run --format json`, a `seq_run` result, or a durable
+    /// run's report. `seqc run --timeline FILE.svg` draws one as the run finishes.
+    Timeline(crate::timeline::TimelineArgs),
     /// Cancel a durable run and the child invocations it waits for: the step running stops
     /// being waited for, nothing new starts, and its report says `cancelled`.
     Cancel(crate::runs::CancelArgs),
@@ -79,6 +85,7 @@ pub fn run() -> ExitCode {
         Command::Check(args) => crate::check::run(&args),
         Command::Explain(args) => crate::explain::run(&args),
         Command::Graph(args) => crate::graph::run(&args),
+        Command::Timeline(args) => crate::timeline::run(&args),
         Command::Lsp => crate::lsp::run(),
         Command::Run(args) => crate::run::run(&args),
         Command::Create(args) => crate::storage_cmd::create(&args),

@@ -17,6 +17,7 @@ mod runs;
 mod status;
 mod storage_cmd;
 mod stored;
+mod timeline;
 mod worker;
 
 fn main() -> std::process::ExitCode {

@@ -80,6 +80,10 @@ pub struct RunArgs {
     /// second submission gets the first one's report.
     #[arg(long, value_name = "ID", requires = "restate")]
     pub run_id: Option<String>,
+    /// Also write the run's timeline to FILE.svg as it finishes (as `seqc timeline` draws a
+    /// saved report).
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -219,18 +223,29 @@ fn run_with(
         _ if report.ok => Status::Clean,
         _ => Status::Failed,
     };
-    print_report(args.format, status, &sequence, &report, elapsed)
+    print_report(args, status, &sequence, &report, elapsed)
 }
 
-/// The end of a run, local or durable: the report as JSON on stdout, or the summary on stderr.
+/// The end of a run, local or durable: the report as JSON on stdout, or the summary on stderr;
+/// and its timeline, if asked for.
 fn print_report(
-    format: RunFormat,
+    args: &RunArgs,
     status: Status,
     sequence: &Sequence,
     report: &seq_exec::RunReport,
     elapsed: std::time::Duration,
 ) -> Status {
-    match format {
+    // The run is over whatever happens to the picture: its status stays the run's, unless
+    // the picture could not be written.
+    let status = match args
+        .timeline
+        .as_deref()
+        .map(|path| crate::timeline::write(path, report))
+    {
+        Some(Err(message)) => trouble(message),
+        Some(Ok(())) | None => status,
+    };
+    match args.format {
         RunFormat::Json => emit(status, |out| {
             serde_json::to_writer(&mut *out, report).map_err(io::Error::from)?;
             writeln!(out)

@@ -45,6 +45,10 @@ pub struct CalledFrom {
     /// callee's attempts stop there, and it answers that its caller's time ran out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<u64>,
+    /// When the run at the bottom started (milliseconds since the Unix epoch, its journaled
+    /// clock): the callee's `started_ms` are measured from it, on its caller's axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
 }
 
 /// The input of a `SeqItem` attempt: one attempt at a host tool call of a parallel group.

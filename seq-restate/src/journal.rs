@@ -27,7 +27,7 @@ use restate_sdk::prelude::*;
 use seq_check::ParallelSafety;
 use seq_check::catalog::{Catalog, SEQ_RUN};
 use seq_exec::engine::{
-    Attempt, Called, CancellationToken, Deadline, Driver, Step, with_idempotency_key,
+    Attempt, Called, CancellationToken, Deadline, Driver, RunClock, Step, with_idempotency_key,
 };
 use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError, ToolHost};
 use seq_syntax::ast::Group;
@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// The largest journal entry the server accepts by default (its message size limit): 32 MiB.
@@ -64,6 +64,9 @@ pub struct Journaled<'ctx> {
     /// The deadlines attempts have ended at (milliseconds since the epoch): the groups whose
     /// deadlines they are stop.
     expired: watch::Sender<BTreeSet<u64>>,
+    /// When the run at the bottom started (milliseconds since the epoch, journaled): the
+    /// origin of every `started_ms`, handed on to the runs it calls.
+    started: u64,
 }
 
 impl std::fmt::Debug for Journaled<'_> {
@@ -75,6 +78,10 @@ impl std::fmt::Debug for Journaled<'_> {
 }
 
 impl<'ctx> Journaled<'ctx> {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the run's parts, each kept as given"
+    )]
     pub(crate) fn new(
         ctx: &'ctx WorkflowContext<'ctx>,
         root: &'ctx str,
@@ -83,6 +90,7 @@ impl<'ctx> Journaled<'ctx> {
         caller: &'ctx Caller,
         cancel: &'ctx CancellationToken,
         guard: Duration,
+        started: u64,
     ) -> Journaled<'ctx> {
         Journaled {
             ctx,
@@ -95,6 +103,7 @@ impl<'ctx> Journaled<'ctx> {
             entry_limit: ENTRY_LIMIT,
             gate: Gate::default(),
             expired: watch::Sender::new(BTreeSet::new()),
+            started,
         }
     }
 
@@ -260,10 +269,7 @@ impl Outcome {
 
 /// Milliseconds since the Unix epoch, on this worker's clock.
 pub(crate) fn now() -> u64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    seq_exec::engine::wall_now()
 }
 
 /// A durable deadline in milliseconds since the epoch (the only kind this driver makes).
@@ -329,6 +335,7 @@ impl Driver for Journaled<'_> {
                 root: self.root.to_owned(),
                 stack: call.stack.clone(),
                 deadline: wall(call.step.deadline),
+                started: Some(self.started),
             }),
         };
         let deadline = wall(call.step.deadline);
@@ -384,6 +391,11 @@ impl Driver for Journaled<'_> {
     fn failed_early<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, ()> {
         let ticket = self.gate.ticket();
         Box::pin(async move { ticket.turn().await })
+    }
+
+    /// Measured from the journaled start of the run at the bottom.
+    fn clock(&self) -> RunClock {
+        RunClock::since_wall(self.started)
     }
 
     fn concurrent(&self, group: &Group) -> bool {

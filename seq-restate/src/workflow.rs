@@ -2,7 +2,7 @@
 //! service: one attempt of an item of a parallel group, a child invocation of the run.
 
 use crate::input::{AttemptInput, Snapshot, WorkflowInput};
-use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, within, within_entry_limit};
+use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, now, within, within_entry_limit};
 use restate_sdk::prelude::*;
 use seq_exec::engine::{Attempt, CancellationToken, Deadline, Driver, with_idempotency_key};
 use seq_exec::{Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
@@ -66,9 +66,24 @@ impl SeqRun {
             .with_limits(self.limits.clone());
         let caller = Caller::new(input.caller);
         let cancel = CancellationToken::new();
-        let (root, stack) = match called {
-            Some(called) => (called.root, Some((called.stack, called.deadline))),
-            None => (ctx.key().to_owned(), None),
+        let (root, stack, started) = match called {
+            Some(called) => (
+                called.root,
+                Some((called.stack, called.deadline)),
+                called.started,
+            ),
+            None => (ctx.key().to_owned(), None, None),
+        };
+        // The run's time axis: its caller's, or a clock reading journaled at its start.
+        let started = match started {
+            Some(at) => at,
+            None => ctx
+                .run(|| async { Ok(now()) })
+                .name("clock")
+                .await
+                // Not journaled (the run was cancelled meanwhile): the worker's clock; the run
+                // stops at its next step anyway.
+                .unwrap_or_else(|_| now()),
         };
         let driver = Journaled::new(
             &ctx,
@@ -78,6 +93,7 @@ impl SeqRun {
             &caller,
             &cancel,
             self.limits.tool_timeout + GUARD_MARGIN,
+            started,
         );
         let report = match stack {
             Some((stack, deadline)) => {

@@ -57,5 +57,5 @@ pub(super) fn run(
     } else {
         Status::Failed
     };
-    print_report(args.format, status, sequence, &report, elapsed)
+    print_report(args, status, sequence, &report, elapsed)
 }

@@ -125,6 +125,7 @@ mod tests {
             status,
             parallel: false,
             duration_ms: 3,
+            started_ms: 0,
             out: Map::new(),
             items,
             error: None,

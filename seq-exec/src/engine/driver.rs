@@ -14,6 +14,7 @@
 //! timer in process, a journaled clock for a durable driver, whose attempts end at their
 //! deadline with an outcome it journals.
 
+use super::clock::RunClock;
 use super::report::RunReport;
 use super::stack::Stack;
 use crate::error::ToolError;
@@ -86,6 +87,14 @@ pub trait Driver: Send + Sync {
     /// is the same.
     fn concurrent(&self, _group: &Group) -> bool {
         true
+    }
+
+    /// The clock of the run this driver runs, read when the run starts: in process, a run
+    /// starting now; a durable driver's is a journaled reading (the run's own, or for a
+    /// `#name` call run elsewhere, its caller's), so that every `started_ms` of the report is
+    /// on one axis.
+    fn clock(&self) -> RunClock {
+        RunClock::start()
     }
 
     /// Whether attempts go through [`Driver::attempt`]. `false`: they are awaited where they

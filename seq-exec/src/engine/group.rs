@@ -18,6 +18,7 @@
 //!   flight and not started are reported `cancelled`, and so is the group.
 
 use super::budget::Held;
+use super::clock::Mark;
 use super::dispatch::Failure;
 use super::driver::Deadline;
 use super::item::{self, ItemRun, Write};
@@ -32,7 +33,7 @@ use futures::stream::FuturesUnordered;
 use seq_syntax::ast::{Group, OnError, Sequence, Type};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{RwLock, oneshot};
 use tokio::time::Instant;
 
@@ -74,7 +75,8 @@ pub(crate) async fn run(
     parent: &Stack,
     observe: bool,
 ) -> (GroupReport, Held) {
-    let started = Instant::now();
+    let mark = cx.clock.mark();
+    let started = mark.instant();
     let observer = cx.observer.filter(|_| observe);
     let after = predecessors(group);
     // Whether items really run side by side: a parallel group of one item, or whose items all
@@ -101,9 +103,9 @@ pub(crate) async fn run(
             group,
             GroupStatus::Cancelled,
             Some(super::call::cancelled_error()),
-            started,
+            &mark,
         ),
-        (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), started),
+        (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), &mark),
         (Ok(_), Some(Err(error))) => not_run(
             group,
             GroupStatus::Failed,
@@ -111,10 +113,10 @@ pub(crate) async fn run(
                 error,
                 &format!("`when` of group `{}`", group.name.value),
             )),
-            started,
+            &mark,
         ),
         // A false `when` skips the group and leaves its slots unset.
-        (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, started),
+        (Ok(_), Some(Ok(false))) => not_run(group, GroupStatus::Skipped, None, &mark),
         (Ok(stack), None | Some(Ok(true))) => {
             // The bound of the per-tool timers; the group's own end is the driver's to measure.
             let deadline = started + group.timeout();
@@ -147,7 +149,7 @@ pub(crate) async fn run(
                 let visible = !group.is_parallel();
                 serial_items(&g, &mut scope, &mut held, visible, own, observer).await
             };
-            conclude(&g, items, scope.out, &mut held, parallel, started, observer)
+            conclude(&g, items, scope.out, &mut held, parallel, &mark, observer)
         }
     };
     if let Some(observer) = observer {
@@ -189,10 +191,6 @@ fn collecting(group: &Group) -> HashSet<&str> {
 }
 
 /// What woke the loop of a parallel group.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one value at a time, on the loop's stack; boxing would allocate per finished item"
-)]
 enum Wake {
     /// An item finished (`None`: none is left).
     Finished(Option<(usize, ItemRun)>),
@@ -216,7 +214,8 @@ enum Stop {
 
 struct Items {
     runs: Vec<Option<ItemRun>>,
-    started: Vec<bool>,
+    /// When each item started (`started_ms`), if it did.
+    started: Vec<Option<u64>>,
     stop: Option<Stop>,
 }
 
@@ -240,7 +239,8 @@ async fn parallel_items(
     observer: Option<&dyn Observer>,
 ) -> Items {
     let n = g.group.items.len();
-    let started: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    // `NOT_STARTED` until the item starts, then its `started_ms`.
+    let started: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(NOT_STARTED)).collect();
     let mut waits: Vec<Option<oneshot::Receiver<()>>> = (0..n).map(|_| None).collect();
     let mut signals: Vec<Option<oneshot::Sender<()>>> = (0..n).map(|_| None).collect();
     for (i, before) in after.into_iter().enumerate() {
@@ -261,7 +261,7 @@ async fn parallel_items(
                 let _ = wait.await;
             }
             if let Some(flag) = started.get(i) {
-                flag.store(true, Ordering::Relaxed);
+                flag.store(g.cx.clock.offset_ms(), Ordering::Relaxed);
             }
             if let Some(observer) = observer {
                 observer.item_started(group_name, i, &item.tool.value);
@@ -318,7 +318,10 @@ async fn parallel_items(
     drop(pending);
     Items {
         runs,
-        started: started.into_iter().map(AtomicBool::into_inner).collect(),
+        started: started
+            .into_iter()
+            .map(|at| Some(at.into_inner()).filter(|&at| at != NOT_STARTED))
+            .collect(),
         stop,
     }
 }
@@ -337,12 +340,12 @@ async fn serial_items(
     let mut expired = g.cx.driver.expired(own);
     let n = g.group.items.len();
     let mut runs: Vec<Option<ItemRun>> = (0..n).map(|_| None).collect();
-    let mut started = vec![false; n];
+    let mut started = vec![None; n];
     let mut stop = None;
     let group_name = g.group.name.value.as_str();
     for (i, item) in g.group.items.iter().enumerate() {
         if let Some(flag) = started.get_mut(i) {
-            *flag = true;
+            *flag = Some(g.cx.clock.offset_ms());
         }
         if let Some(observer) = observer {
             observer.item_started(group_name, i, &item.tool.value);
@@ -421,7 +424,7 @@ fn conclude(
     mut out: Map<String, Value>,
     held: &mut HashMap<String, Held>,
     parallel: bool,
-    started: Instant,
+    mark: &Mark,
     observer: Option<&dyn Observer>,
 ) -> GroupReport {
     let Items {
@@ -450,10 +453,10 @@ fn conclude(
                     }
                     first_failure.get_or_insert(error);
                 }
-                run.report
+                *run.report
             }
             None => {
-                let report = unfinished(group, tool, began, stop);
+                let report = unfinished(group, tool, began, stop, g.cx.clock.offset_ms());
                 if let Some(observer) = observer {
                     observer.item_finished(&group.name.value, i, &report);
                 }
@@ -473,7 +476,8 @@ fn conclude(
         name: group.name.value.clone(),
         status,
         parallel,
-        duration_ms: millis(started),
+        duration_ms: mark.duration_ms(),
+        started_ms: mark.started_ms,
         out,
         items: reports,
         error,
@@ -482,8 +486,22 @@ fn conclude(
 
 /// An item that never finished: in flight when the group timed out (failed); stopped by the
 /// run's cancellation, or in flight when another item failed under `abort` (cancelled); or
-/// never reached (skipped).
-fn unfinished(group: &Group, tool: &str, began: bool, stop: Option<Stop>) -> ItemReport {
+/// never reached (skipped). `began`: when it started, if it did; `now`: when the group gave up
+/// on it, where its bar ends (or, never started, stands).
+fn unfinished(
+    group: &Group,
+    tool: &str,
+    began: Option<u64>,
+    stop: Option<Stop>,
+    now: u64,
+) -> ItemReport {
+    let started_ms = began.unwrap_or(now);
+    let timed = |report: ItemReport| ItemReport {
+        started_ms,
+        duration_ms: now.saturating_sub(started_ms),
+        ..report
+    };
+    let began = began.is_some();
     let (status, error) = if stop == Some(Stop::Cancelled) {
         (ItemStatus::Cancelled, Some(super::call::cancelled_error()))
     } else if began && matches!(stop, Some(Stop::Abort(_))) {
@@ -508,7 +526,7 @@ fn unfinished(group: &Group, tool: &str, began: bool, stop: Option<Stop>) -> Ite
     } else {
         (ItemStatus::Skipped, None)
     };
-    ItemReport::new(tool, status, error)
+    timed(ItemReport::new(tool, status, error))
 }
 
 fn group_timeout(group: &Group) -> ToolError {
@@ -530,13 +548,14 @@ fn not_run(
     group: &Group,
     status: GroupStatus,
     error: Option<ToolError>,
-    started: Instant,
+    mark: &Mark,
 ) -> GroupReport {
     GroupReport {
         name: group.name.value.clone(),
         status,
         parallel: false,
-        duration_ms: millis(started),
+        duration_ms: mark.duration_ms(),
+        started_ms: mark.started_ms,
         out: Map::new(),
         items: group
             .items
@@ -547,16 +566,18 @@ fn not_run(
                 } else {
                     ItemStatus::Skipped
                 };
-                ItemReport::new(item.tool.value.as_str(), status, None)
+                ItemReport {
+                    started_ms: mark.started_ms,
+                    ..ItemReport::new(item.tool.value.as_str(), status, None)
+                }
             })
             .collect(),
         error,
     }
 }
 
-fn millis(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
+/// What `started` says of an item that has not started.
+const NOT_STARTED: u64 = u64::MAX;
 
 /// The failure of a call to a group whose report says it failed.
 pub(crate) fn failure_of(report: &GroupReport, context: &str) -> Failure {

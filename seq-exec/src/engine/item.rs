@@ -5,7 +5,7 @@ use super::budget::Held;
 use super::dispatch::{self, Failure};
 use super::driver::Step;
 use super::group::GroupCx;
-use super::report::{CalledGroup, ItemReport, ItemStatus};
+use super::report::{AttemptTime, CalledGroup, ItemReport, ItemStatus};
 use super::values::{self, Scope, describe};
 use super::{call, render, size, within};
 use crate::error::{Reason, ToolError};
@@ -28,7 +28,9 @@ pub(crate) enum Write {
 
 #[derive(Debug)]
 pub(crate) struct ItemRun {
-    pub report: ItemReport,
+    /// Boxed: an `ItemRun` is moved through the poll frame of every nested call, whose stack
+    /// the bound on nesting (`Limits::max_nested_groups`) is measured against.
+    pub report: Box<ItemReport>,
     /// `(slot, what to write, its charge to the run's budget)`.
     pub write: Option<(String, Write, Held)>,
 }
@@ -53,8 +55,10 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
         OnError::Retry => group.retries(),
         OnError::Abort | OnError::Continue => 0,
     };
+    let mark = g.cx.clock.mark();
     let mut retries = 0;
     let mut failed_attempts = Vec::new();
+    let mut attempts = Vec::new();
     let mut called = Vec::new();
     // One async function, no helper around the loop: every nested call adds a frame per
     // level to the stack of the poll (see `Limits::max_nested_groups`).
@@ -70,7 +74,12 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
         }
         // What an earlier attempt called is not what this one did.
         called.clear();
+        let this = g.cx.clock.mark();
         let outcome = attempt(g, index, retries, item, scope, &mut called).await;
+        attempts.push(AttemptTime {
+            started_ms: this.started_ms,
+            duration_ms: this.duration_ms(),
+        });
         let failure = match outcome {
             Ok(Some((value, held))) => break written(g, item, value, held, retries),
             Ok(None) => break finish(item, ItemStatus::Skipped, None, retries, None),
@@ -98,6 +107,13 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
     };
     run.report.failed_attempts = failed_attempts;
     run.report.called = called;
+    // One attempt's time is the item's own.
+    if attempts.len() > 1 {
+        run.report.attempts = attempts;
+    }
+    // Set in place: a report moved whole would take stack in every nested call's poll.
+    run.report.started_ms = mark.started_ms;
+    run.report.duration_ms = mark.duration_ms();
     run
 }
 
@@ -266,10 +282,10 @@ fn finish(
     write: Option<(&str, Write, Held)>,
 ) -> ItemRun {
     ItemRun {
-        report: ItemReport {
+        report: Box::new(ItemReport {
             retries,
             ..ItemReport::new(item.tool.value.as_str(), status, error)
-        },
+        }),
         write: write.map(|(slot, write, held)| (slot.to_owned(), write, held)),
     }
 }

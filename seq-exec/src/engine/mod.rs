@@ -13,6 +13,7 @@
 //! - `stack`: the call stack behind the run-time depth and cycle bounds;
 //! - `budget`, `size`: the run's budget of bytes held, and how values are measured for it and
 //!   for the bounds on one result and one item's arguments;
+//! - `clock`: the run's one time axis, from which every `started_ms` of the report is measured;
 //! - `driver`: how an attempt at a tool call happens (awaited here, or journaled by a durable
 //!   driver), the one seam between the interpreter and what runs it.
 //!
@@ -30,6 +31,7 @@
 
 pub(crate) mod budget;
 mod call;
+mod clock;
 mod dispatch;
 mod driver;
 mod eval;
@@ -43,14 +45,15 @@ mod stack;
 mod tool_timeout;
 mod values;
 
+pub use clock::{Mark, RunClock, wall_now};
 pub use driver::{
     Attempt, Called, Deadline, Driver, InProcess, Step, idempotency_key, with_idempotency_key,
 };
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{
-    CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus, MAX_REPORTED_CALL_DEPTH,
-    RunReport, report_schema,
+    AttemptTime, CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus,
+    MAX_REPORTED_CALL_DEPTH, RunReport, report_schema,
 };
 pub use stack::Stack;
 
@@ -159,6 +162,9 @@ pub(crate) struct Cx<'a> {
     /// The earliest deadline of the groups running (through calls, and for a called run that
     /// runs elsewhere, its caller's): a driver cuts its attempts off there.
     pub deadline: Option<Deadline>,
+    /// The run's clock: every `started_ms` is measured on it. A reference: `Cx` is copied into
+    /// every nested call's frame.
+    pub clock: &'a RunClock,
 }
 
 impl Engine {
@@ -193,6 +199,7 @@ impl Engine {
         output: &'a output_log::OutputLog,
         driver: &'a dyn Driver,
         budget: &'a Arc<budget::RunBudget>,
+        clock: &'a RunClock,
     ) -> Cx<'a> {
         Cx {
             host: self.host.as_ref(),
@@ -205,6 +212,7 @@ impl Engine {
             driver,
             budget,
             deadline: None,
+            clock,
         }
     }
 
@@ -245,7 +253,8 @@ impl Engine {
     ) -> RunReport {
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let cx = self.cx(caller, cancel, &output, driver, &budget);
+        let clock = driver.clock();
+        let cx = self.cx(caller, cancel, &output, driver, &budget, &clock);
         let mut report =
             match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
                 // The run is over: what it held is the report's now.
@@ -277,9 +286,10 @@ impl Engine {
     ) -> RunReport {
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
+        let clock = driver.clock();
         let cx = Cx {
             deadline,
-            ..self.cx(caller, cancel, &output, driver, &budget)
+            ..self.cx(caller, cancel, &output, driver, &budget, &clock)
         };
         let mut report = call::run_sequence(cx, sequence, args, stack, false).await.0;
         report.output = output.take();
@@ -301,7 +311,8 @@ impl Engine {
         // The attempt's own arguments and result; the run they belong to charges the result
         // again where it is kept.
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let cx = self.cx(caller, cancel, &output, &InProcess, &budget);
+        let clock = RunClock::start();
+        let cx = self.cx(caller, cancel, &output, &InProcess, &budget, &clock);
         let lock = tokio::sync::RwLock::new(());
         let timeout = tool_timeout::ToolTimeout::per_call(self.limits.tool_timeout);
         dispatch::attempt(cx, tool, args, &lock, &timeout).await
@@ -336,7 +347,8 @@ impl Engine {
         // A direct call returns a value, not a report: its output is delivered, not kept.
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let cx = self.cx(caller, cancel, &output, &InProcess, &budget);
+        let clock = RunClock::start();
+        let cx = self.cx(caller, cancel, &output, &InProcess, &budget, &clock);
         call::direct(cx, sequence, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))

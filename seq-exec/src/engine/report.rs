@@ -45,6 +45,10 @@ pub struct GroupReport {
     /// send to one output channel (kept in order) says false.
     pub parallel: bool,
     pub duration_ms: u64,
+    /// When the group started: milliseconds from the run's start (one clock for every
+    /// `started_ms` of a report, called groups' included).
+    #[serde(default)]
+    pub started_ms: u64,
     /// The slots this group set.
     pub out: Map<String, Value>,
     pub items: Vec<ItemReport>,
@@ -87,6 +91,26 @@ pub struct ItemReport {
     /// false, a target not found).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub called: Vec<CalledGroup>,
+    /// When the item started (its first attempt; for an item never started, when its group
+    /// gave up on it): milliseconds from the run's start.
+    #[serde(default)]
+    pub started_ms: u64,
+    /// How long the item ran, its attempts and the pauses between them together (0 for one
+    /// that never started).
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// When each attempt of a retried item ran, in order: the failed ones (`failed_attempts`)
+    /// then the last. Omitted when the item ran once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<AttemptTime>,
+}
+
+/// When one attempt of an item ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AttemptTime {
+    /// Milliseconds from the run's start.
+    pub started_ms: u64,
+    pub duration_ms: u64,
 }
 
 impl ItemReport {
@@ -99,6 +123,9 @@ impl ItemReport {
             retries: 0,
             failed_attempts: Vec::new(),
             called: Vec::new(),
+            started_ms: 0,
+            duration_ms: 0,
+            attempts: Vec::new(),
         }
     }
 }
@@ -122,6 +149,10 @@ pub struct CalledGroup {
     /// As the run's groups say it: whether the group's items ran side by side.
     pub parallel: bool,
     pub duration_ms: u64,
+    /// Milliseconds from the start of the run at the bottom (the caller's axis, also for a
+    /// `#name` call run elsewhere).
+    #[serde(default)]
+    pub started_ms: u64,
     /// Its items' reports, to call depth 3.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<ItemReport>,
@@ -146,9 +177,41 @@ impl CalledGroup {
             status: report.status,
             parallel: report.parallel,
             duration_ms: report.duration_ms,
+            started_ms: report.started_ms,
             items,
             items_omitted,
             error: report.error,
+        }
+    }
+}
+
+impl RunReport {
+    /// The report with every `started_ms` and `duration_ms` set to 0, at every level: what two
+    /// runs of the same outcomes share.
+    pub fn untimed(mut self) -> RunReport {
+        for group in &mut self.groups {
+            group.started_ms = 0;
+            group.duration_ms = 0;
+            untime_items(&mut group.items);
+        }
+        self
+    }
+}
+
+fn untime_items(items: &mut [ItemReport]) {
+    for item in items {
+        item.started_ms = 0;
+        item.duration_ms = 0;
+        for attempt in &mut item.attempts {
+            *attempt = AttemptTime {
+                started_ms: 0,
+                duration_ms: 0,
+            };
+        }
+        for called in &mut item.called {
+            called.started_ms = 0;
+            called.duration_ms = 0;
+            untime_items(&mut called.items);
         }
     }
 }

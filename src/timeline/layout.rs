@@ -1,0 +1,430 @@
+//! A run report laid out as rows on one time axis: a band per group in run order, a row per
+//! item (so that items side by side stand stacked, their bars overlapping in time), the groups
+//! a call ran nested under it, and past a bound an aggregate row instead of slivers. Pure: the
+//! SVG is drawn from these rows by `svg`.
+
+use seq_exec::RunReport;
+use seq_exec::engine::{CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus};
+
+/// A group with more items than this shows its most telling ones (failures first, then the
+/// slowest) and the rest as one aggregate row.
+pub const MAX_ITEM_ROWS: usize = 24;
+/// How many items such a group shows one per row.
+pub const SHOWN_WHEN_AGGREGATED: usize = 12;
+/// Groups past this many are one aggregate row at the end.
+pub const MAX_GROUP_BANDS: usize = 60;
+/// The columns of an aggregate row's profile (items in flight over time).
+pub const PROFILE_BUCKETS: usize = 200;
+
+/// What a row's bar stands for: its colour comes from the status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Group(GroupStatus),
+    Item(ItemStatus),
+    /// Items or groups drawn together: how many of them are in flight over time.
+    Aggregate,
+}
+
+/// A part of a row's bar: an attempt of a retried item (an `each` element would be one too).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sub {
+    pub started_ms: u64,
+    pub duration_ms: u64,
+    /// An attempt that failed and was tried again, or the last one (with the row's status).
+    pub failed: bool,
+    pub label: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Nesting: 0 for a run's group, 1 for its items, 2 for a group one of them called, ...
+    pub depth: usize,
+    pub label: String,
+    pub kind: Kind,
+    pub started_ms: u64,
+    pub duration_ms: u64,
+    pub subs: Vec<Sub>,
+    /// On the slowest path: the item that ended its group last, down through the calls.
+    pub critical: bool,
+    /// The row's whole story, for the tooltip.
+    pub detail: String,
+    /// For an aggregate row: items in flight per column of the axis.
+    pub profile: Vec<u32>,
+}
+
+/// The rows of a report and the span of its axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chart {
+    pub rows: Vec<Row>,
+    /// Where the axis ends: the last end of anything drawn, at least 1 ms.
+    pub end_ms: u64,
+    pub title: String,
+}
+
+/// The chart of `report`.
+pub fn chart(report: &RunReport) -> Chart {
+    let end_ms = report
+        .groups
+        .iter()
+        .map(|g| end(g.started_ms, g.duration_ms).max(items_end(&g.items)))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut rows = Vec::new();
+    let critical = report.groups.iter().map(|g| critical_item(&g.items));
+    for (group, critical) in report.groups.iter().zip(critical).take(MAX_GROUP_BANDS) {
+        group_rows(&mut rows, group, critical, end_ms);
+    }
+    if report.groups.len() > MAX_GROUP_BANDS {
+        let rest: Vec<(u64, u64)> = report
+            .groups
+            .iter()
+            .skip(MAX_GROUP_BANDS)
+            .map(|g| (g.started_ms, g.duration_ms))
+            .collect();
+        rows.push(aggregate(
+            0,
+            format!("{} more groups", rest.len()),
+            &rest,
+            end_ms,
+        ));
+    }
+    let items: usize = report.groups.iter().map(|g| g.items.len()).sum();
+    let outcome = if report.ok {
+        "ok"
+    } else if report.cancelled {
+        "cancelled"
+    } else {
+        "failed"
+    };
+    let title = format!(
+        "run {outcome} in {} · {} · {}",
+        duration(end_ms),
+        plural(report.groups.len(), "group"),
+        plural(items, "item")
+    );
+    Chart {
+        rows,
+        end_ms,
+        title,
+    }
+}
+
+fn group_rows(rows: &mut Vec<Row>, group: &GroupReport, critical: Option<usize>, end_ms: u64) {
+    let mode = if group.parallel {
+        "items side by side"
+    } else {
+        "items in order"
+    };
+    rows.push(Row {
+        depth: 0,
+        label: group.name.clone(),
+        kind: Kind::Group(group.status),
+        started_ms: group.started_ms,
+        duration_ms: group.duration_ms,
+        subs: Vec::new(),
+        critical: false,
+        detail: format!(
+            "group {} · {} · {} · {}{}",
+            group.name,
+            group_status(group.status),
+            mode,
+            span_text(group.started_ms, group.duration_ms),
+            error_text(group.error.as_ref())
+        ),
+        profile: Vec::new(),
+    });
+    item_rows(rows, &group.items, 1, critical, end_ms);
+}
+
+/// The rows of `items` at `depth`; `critical`: the index of the one on the slowest path.
+fn item_rows(
+    rows: &mut Vec<Row>,
+    items: &[ItemReport],
+    depth: usize,
+    critical: Option<usize>,
+    end_ms: u64,
+) {
+    let shown = shown(items, critical);
+    for (index, item) in items.iter().enumerate() {
+        if !shown.contains(&index) {
+            continue;
+        }
+        let on_path = critical == Some(index);
+        rows.push(item_row(item, index, depth, on_path));
+        let next = on_path.then(|| critical_called(&item.called)).flatten();
+        for (c, called) in item.called.iter().enumerate() {
+            called_rows(rows, called, depth + 1, next == Some(c), end_ms);
+        }
+    }
+    if shown.len() < items.len() {
+        let rest: Vec<(u64, u64)> = items
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !shown.contains(i))
+            .map(|(_, item)| (item.started_ms, item.duration_ms))
+            .collect();
+        let statuses = status_counts(
+            items
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !shown.contains(i))
+                .map(|(_, item)| item.status),
+        );
+        rows.push(aggregate(
+            depth,
+            format!("{} more items ({statuses})", rest.len()),
+            &rest,
+            end_ms,
+        ));
+    }
+}
+
+fn called_rows(rows: &mut Vec<Row>, called: &CalledGroup, depth: usize, on_path: bool, end: u64) {
+    let name = match &called.sequence {
+        Some(sequence) => format!("#{sequence}/{}", called.name),
+        None => called.name.clone(),
+    };
+    let omitted = if called.items_omitted > 0 {
+        format!(" · {} items not reported", called.items_omitted)
+    } else {
+        String::new()
+    };
+    rows.push(Row {
+        depth,
+        label: format!("↳ {name}"),
+        kind: Kind::Group(called.status),
+        started_ms: called.started_ms,
+        duration_ms: called.duration_ms,
+        subs: Vec::new(),
+        critical: false,
+        detail: format!(
+            "called group {name} · {} · {}{omitted}{}",
+            group_status(called.status),
+            span_text(called.started_ms, called.duration_ms),
+            error_text(called.error.as_ref())
+        ),
+        profile: Vec::new(),
+    });
+    let critical = on_path.then(|| critical_item(&called.items)).flatten();
+    item_rows(rows, &called.items, depth + 1, critical, end);
+}
+
+fn item_row(item: &ItemReport, index: usize, depth: usize, critical: bool) -> Row {
+    let last = item.attempts.len().saturating_sub(1);
+    let subs = item
+        .attempts
+        .iter()
+        .enumerate()
+        .map(|(n, attempt)| Sub {
+            started_ms: attempt.started_ms,
+            duration_ms: attempt.duration_ms,
+            failed: n < last,
+            label: format!(
+                "attempt {} · {}{}",
+                n + 1,
+                span_text(attempt.started_ms, attempt.duration_ms),
+                item.failed_attempts
+                    .get(n)
+                    .map(|e| error_text(Some(e)))
+                    .unwrap_or_default()
+            ),
+        })
+        .collect();
+    let retries = match item.retries {
+        0 => String::new(),
+        1 => " · 1 retry".to_owned(),
+        n => format!(" · {n} retries"),
+    };
+    Row {
+        depth,
+        label: format!("{} {}", index + 1, item.tool),
+        kind: Kind::Item(item.status),
+        started_ms: item.started_ms,
+        duration_ms: item.duration_ms,
+        subs,
+        critical,
+        detail: format!(
+            "item {} {} · {} · {}{retries}{}",
+            index + 1,
+            item.tool,
+            item_status(item.status),
+            span_text(item.started_ms, item.duration_ms),
+            error_text(item.error.as_ref())
+        ),
+        profile: Vec::new(),
+    }
+}
+
+/// The items drawn one per row: all of them up to the bound; past it the one on the slowest
+/// path, the failures, then the slowest, in item order.
+fn shown(items: &[ItemReport], critical: Option<usize>) -> Vec<usize> {
+    if items.len() <= MAX_ITEM_ROWS {
+        return (0..items.len()).collect();
+    }
+    let mut ranked: Vec<usize> = (0..items.len()).collect();
+    ranked.sort_by_key(|&i| {
+        let item = &items[i];
+        let telling = !matches!(item.status, ItemStatus::Ok);
+        (
+            std::cmp::Reverse(critical == Some(i)),
+            std::cmp::Reverse(telling),
+            std::cmp::Reverse(item.duration_ms),
+            i,
+        )
+    });
+    ranked.truncate(SHOWN_WHEN_AGGREGATED);
+    ranked.sort_unstable();
+    ranked
+}
+
+/// A row standing for `spans` (`(started_ms, duration_ms)`): how many are in flight in each
+/// column of the axis.
+fn aggregate(depth: usize, label: String, spans: &[(u64, u64)], end_ms: u64) -> Row {
+    let mut profile = vec![0u32; PROFILE_BUCKETS];
+    let bucket = |ms: u64| {
+        let at = u128::from(ms) * PROFILE_BUCKETS as u128 / u128::from(end_ms.max(1));
+        usize::try_from(at)
+            .unwrap_or(usize::MAX)
+            .min(PROFILE_BUCKETS - 1)
+    };
+    for &(started, duration) in spans {
+        for count in &mut profile[bucket(started)..=bucket(end(started, duration))] {
+            *count += 1;
+        }
+    }
+    let started_ms = spans.iter().map(|s| s.0).min().unwrap_or(0);
+    let last = spans.iter().map(|&(s, d)| end(s, d)).max().unwrap_or(0);
+    let peak = profile.iter().copied().max().unwrap_or(0);
+    Row {
+        depth,
+        detail: format!(
+            "{label} · {} · at most {peak} in flight",
+            span_text(started_ms, last - started_ms)
+        ),
+        label,
+        kind: Kind::Aggregate,
+        started_ms,
+        duration_ms: last - started_ms,
+        subs: Vec::new(),
+        critical: false,
+        profile,
+    }
+}
+
+/// The item that ended last: the one its group waited for.
+fn critical_item(items: &[ItemReport]) -> Option<usize> {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item.duration_ms > 0)
+        .max_by_key(|(i, item)| {
+            (
+                end(item.started_ms, item.duration_ms),
+                std::cmp::Reverse(*i),
+            )
+        })
+        .map(|(i, _)| i)
+}
+
+fn critical_called(called: &[CalledGroup]) -> Option<usize> {
+    called
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, g)| (end(g.started_ms, g.duration_ms), std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
+}
+
+fn items_end(items: &[ItemReport]) -> u64 {
+    items
+        .iter()
+        .map(|item| {
+            let called = item
+                .called
+                .iter()
+                .map(|g| end(g.started_ms, g.duration_ms).max(items_end(&g.items)))
+                .max()
+                .unwrap_or(0);
+            end(item.started_ms, item.duration_ms).max(called)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+fn end(started_ms: u64, duration_ms: u64) -> u64 {
+    started_ms.saturating_add(duration_ms)
+}
+
+fn status_counts(statuses: impl Iterator<Item = ItemStatus>) -> String {
+    let mut counts: Vec<(ItemStatus, usize)> = Vec::new();
+    for status in statuses {
+        match counts.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((status, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(status, n)| format!("{n} {}", item_status(*status)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn item_status(status: ItemStatus) -> &'static str {
+    match status {
+        ItemStatus::Ok => "ok",
+        ItemStatus::Failed => "failed",
+        ItemStatus::Skipped => "skipped",
+        ItemStatus::Degraded => "degraded",
+        ItemStatus::Cancelled => "cancelled",
+    }
+}
+
+pub fn group_status(status: GroupStatus) -> &'static str {
+    match status {
+        GroupStatus::Ran => "ran",
+        GroupStatus::Skipped => "skipped",
+        GroupStatus::Failed => "failed",
+        GroupStatus::Partial => "partial",
+        GroupStatus::Cancelled => "cancelled",
+    }
+}
+
+fn error_text(error: Option<&seq_exec::ToolError>) -> String {
+    match error {
+        Some(error) => match &error.detail {
+            Some(detail) => format!(" · {}: {detail}", error.reason.as_str()),
+            None => format!(" · {}", error.reason.as_str()),
+        },
+        None => String::new(),
+    }
+}
+
+fn span_text(started_ms: u64, duration_ms: u64) -> String {
+    format!("at {} for {}", duration(started_ms), duration(duration_ms))
+}
+
+/// `850 ms`, `1.5 s`, `2 min 5 s`: an axis label or a tooltip's figure.
+pub fn duration(ms: u64) -> String {
+    if ms < 1_000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        let tenths = ms / 100;
+        if tenths.is_multiple_of(10) {
+            format!("{} s", tenths / 10)
+        } else {
+            format!("{}.{} s", tenths / 10, tenths % 10)
+        }
+    } else {
+        let s = ms / 1_000;
+        format!("{} min {} s", s / 60, s % 60)
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
