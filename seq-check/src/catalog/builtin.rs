@@ -184,7 +184,8 @@ pub(super) fn tools() -> Vec<ToolDef> {
 }
 
 /// What each tool returns on success, as the engine's implementations build it (a failure is
-/// never a result: a non-zero exit of `cmd_run` is a failed call, so `exit_code` is always 0).
+/// never a result: an exit of `cmd_run` outside its `ok_exit` is a failed call, so `exit_code`
+/// is one of `ok_exit`).
 fn output(name: &str) -> Option<Json> {
     Some(match name {
         "cmd_run" => record(&[
@@ -244,7 +245,8 @@ fn definitions() -> Vec<ToolDef> {
              `{stdout, stderr, exit_code}`, `stdout` with its final newline. A `$args`/`$out` \
              value inside `command` is escaped for the quoting it lands in (a bare one becomes \
              one single-quoted word), and shell text such as `$1` or `$?` is the shell's. A non-zero exit \
-             is a failure whose detail gives the exit status and the end of stderr. When \
+             is a failure whose detail gives the exit status and the end of stderr, unless `ok_exit` \
+             lists it (`[0, 1]` for `grep -c`, which exits 1 when it finds nothing). When \
              `timeout` passes, the command and every process it started are killed.",
             &[
                 opt(
@@ -261,6 +263,11 @@ fn definitions() -> Vec<ToolDef> {
                     "timeout",
                     Some(JsonType::String),
                     "A duration such as \"500ms\", \"30s\" or \"1m30s\"; the default is 60s.",
+                ),
+                opt(
+                    "ok_exit",
+                    Some(JsonType::Array),
+                    "The exit codes that count as success, an array of integers; the default is [0].",
                 ),
             ],
             false,

@@ -15,6 +15,9 @@ use std::ops::Range;
 /// `retries` is bounded so that a typo cannot make a group retry for hours.
 pub(crate) const MAX_RETRIES: u32 = 10;
 
+/// `retry_backoff` is bounded for the same reason: 10 over 10 retries is already days.
+pub(crate) const MAX_RETRY_BACKOFF: u32 = 10;
+
 impl Lower {
     /// Unescapes a string node's body. Returns the text and the map from its offsets to the
     /// coordinates `node.span` is in.
@@ -93,15 +96,22 @@ impl Lower {
         }
     }
 
+    /// A duration field: `timeout`, or `retry_delay` (which may be `"0s"`).
     pub(super) fn duration(
         &mut self,
         node: &Node<'_>,
         map: &impl MapOffset,
+        field: &str,
     ) -> Option<Spanned<std::time::Duration>> {
+        let read = if field == key::RETRY_DELAY {
+            crate::duration::parse_zero_allowed
+        } else {
+            crate::duration::parse
+        };
         match node.kind {
             NodeKind::String(body) => {
                 let span = span_in(map, &body_range(node));
-                match crate::duration::parse(body) {
+                match read(body) {
                     Ok(d) => Some(Spanned::new(d, span)),
                     Err(problem) => {
                         let d = Diagnostic::new(
@@ -129,7 +139,7 @@ impl Lower {
                     Code::InvalidDuration,
                     span,
                     format!(
-                        "`timeout` is a bare number `{raw}`; durations are strings with a unit"
+                        "`{field}` is a bare number `{raw}`; durations are strings with a unit"
                     ),
                 );
                 let whole = raw.parse::<u64>().ok().filter(|n| *n > 0);
@@ -156,7 +166,7 @@ impl Lower {
             | NodeKind::Array(_)
             | NodeKind::Object(_)
             | NodeKind::Error => {
-                self.wrong_kind(node, map, key::TIMEOUT, "a duration string such as \"30s\"");
+                self.wrong_kind(node, map, field, "a duration string such as \"30s\"");
                 None
             }
         }
@@ -243,6 +253,44 @@ impl Lower {
                         format!("`retries` is `{raw}`, outside 0..={MAX_RETRIES}"),
                     )
                     .with_help(format!("write a whole number from 0 to {MAX_RETRIES}")),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Lower {
+    /// `retry_backoff`: a number from 1 to [`MAX_RETRY_BACKOFF`].
+    pub(super) fn backoff(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+    ) -> Option<Spanned<f64>> {
+        let span = span_in(map, &node.span);
+        let NodeKind::Number(raw) = node.kind else {
+            self.wrong_kind(
+                node,
+                map,
+                key::RETRY_BACKOFF,
+                &format!("a number from 1 to {MAX_RETRY_BACKOFF}"),
+            );
+            return None;
+        };
+        match raw.parse::<f64>() {
+            Ok(n) if (1.0..=f64::from(MAX_RETRY_BACKOFF)).contains(&n) => {
+                Some(Spanned::new(n, span))
+            }
+            Ok(_) | Err(_) => {
+                self.report(
+                    Diagnostic::new(
+                        Code::BackoffOutOfRange,
+                        span,
+                        format!("`retry_backoff` is `{raw}`, outside 1..={MAX_RETRY_BACKOFF}"),
+                    )
+                    .with_help(format!(
+                        "write a number from 1 (the same pause every time) to {MAX_RETRY_BACKOFF}"
+                    )),
                 );
                 None
             }
