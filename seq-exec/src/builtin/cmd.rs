@@ -150,7 +150,13 @@ fn ok_exit(args: &Value) -> Result<Vec<i32>, ToolError> {
     let Some(given) = args::optional(args, "ok_exit")? else {
         return Ok(vec![0]);
     };
-    let wrong = || args::wrong_type("ok_exit", "an array of exit codes (integers 0 to 255)", given);
+    let wrong = || {
+        args::wrong_type(
+            "ok_exit",
+            "an array of exit codes (integers 0 to 255)",
+            given,
+        )
+    };
     given
         .as_array()
         .ok_or_else(wrong)?

@@ -158,7 +158,10 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
     let write = if g.collects(slot) {
         Write::Value(value)
     } else {
-        match values::admit(g.group.output(slot).map_or(Type::Any, |s| s.ty.value), value) {
+        match values::admit(
+            g.group.output(slot).map_or(Type::Any, |s| s.ty.value),
+            value,
+        ) {
             Some(value) => Write::Value(value),
             None => return,
         }
