@@ -263,7 +263,7 @@ pub const GROUP: &[Field] = &[
         false,
         Ty::Duration,
         Some("\"0s\""),
-        "With `on_error: \"retry\"`: the pause before the first retry, such as `\"1s\"`; it counts against `timeout` (default `\"0s\"`).",
+        "The pause before the first retry (default `\"0s\"`).",
     ),
     field(
         Level::Group,
@@ -274,7 +274,7 @@ pub const GROUP: &[Field] = &[
             max: crate::lower::MAX_RETRY_BACKOFF,
         },
         Some("1"),
-        "With `on_error: \"retry\"`: each pause is this many times the one before, 1…10 (default 1): retry n waits `retry_delay × retry_backoff^(n-1)`.",
+        "Each retry's pause is this many times the last, 1…10 (default 1).",
     ),
     field(
         Level::Group,
@@ -334,7 +334,7 @@ pub const ITEM: &[Field] = &[
         false,
         Ty::Slot,
         None,
-        "An `object` or `any` slot of `out`: when the item fails after its retries, its error `{reason, detail, field, hint}` is written there, the item is `caught` and the group goes on as if it had succeeded.",
+        "An `object` slot for the item's final error; the item is then `caught` and the group goes on.",
     ),
 ];
 

@@ -169,9 +169,9 @@ fn seq_create_guide() -> String {
          (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`; `stdout` \
          keeps its final newline. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
-         (`retries: 5`: 5 more attempts). `missing` (tool not found): `fail`, `skip` \
-         or `degrade` (`fallback`). A group's `timeout` (default \"30s\") covers retries; \
-         `cmd_run`'s is a duration (\"1m30s\", default 60s)."
+         (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
+         or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries; \
+         `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure."
     )
 }
 
@@ -245,8 +245,7 @@ fn definitions() -> Vec<ToolDef> {
              `{stdout, stderr, exit_code}`, `stdout` with its final newline. A `$args`/`$out` \
              value inside `command` is escaped for the quoting it lands in (a bare one becomes \
              one single-quoted word), and shell text such as `$1` or `$?` is the shell's. A non-zero exit \
-             is a failure whose detail gives the exit status and the end of stderr, unless `ok_exit` \
-             lists it (`[0, 1]` for `grep -c`, which exits 1 when it finds nothing). When \
+             is a failure whose detail gives the exit status and the end of stderr. When \
              `timeout` passes, the command and every process it started are killed.",
             &[
                 opt(
@@ -267,7 +266,7 @@ fn definitions() -> Vec<ToolDef> {
                 opt(
                     "ok_exit",
                     Some(JsonType::Array),
-                    "The exit codes that count as success, an array of integers; the default is [0].",
+                    "Exit codes that succeed (default [0]; [0,1] for `grep -c`).",
                 ),
             ],
             false,

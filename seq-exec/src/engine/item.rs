@@ -102,23 +102,9 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
                 p.retries = retries;
                 p.failed_attempts.push(failure.error);
             });
-            // The pause before the retry: beside the run's cancellation here, beside the
-            // group's deadline in the group (which drops this item when it passes).
             let pause = group.retry_pause(retries);
             if !pause.is_zero() {
-                let step = Step {
-                    stack: &g.stack,
-                    index,
-                    attempt: retries,
-                    tool: item.tool.value.as_str(),
-                    beside: g.side_by_side,
-                    deadline: g.cx.deadline,
-                };
-                tokio::select! {
-                    biased;
-                    () = g.cx.cancel.cancelled() => {}
-                    () = g.cx.driver.pause(step, pause) => {}
-                }
+                pause_before(g, index, retries, item, pause).await;
             }
             continue;
         }
@@ -130,6 +116,33 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
         caught(g, item, &mut run);
     }
     run
+}
+
+/// The pause before retry `retries` of item `index`: beside the run's cancellation here,
+/// beside the group's deadline in the group (which drops the item when it passes). Boxed, so
+/// that the item's future, nested once per level of calls, does not grow by it.
+fn pause_before<'a>(
+    g: &'a GroupCx<'_>,
+    index: usize,
+    retries: u32,
+    item: &'a Item,
+    pause: std::time::Duration,
+) -> crate::host::BoxFuture<'a, ()> {
+    let step = Step {
+        stack: &g.stack,
+        index,
+        attempt: retries,
+        tool: item.tool.value.as_str(),
+        beside: g.side_by_side,
+        deadline: g.cx.deadline,
+    };
+    Box::pin(async move {
+        tokio::select! {
+            biased;
+            () = g.cx.cancel.cancelled() => {}
+            () = g.cx.driver.pause(step, pause) => {}
+        }
+    })
 }
 
 /// A failed item with `error_as`: its error goes to that slot as an object `{reason, detail,

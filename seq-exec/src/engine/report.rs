@@ -180,9 +180,7 @@ pub enum ItemStatus {
     Skipped,
     /// The tool was missing and `missing: degrade` wrote the fallback.
     Degraded,
-    /// The item failed after its retries and its `error_as` caught the failure: `error` says
-    /// why, the same error is in the `error_as` slot, and the group went on as though the item
-    /// had succeeded.
+    /// Failed, caught by `error_as`: the error is in that slot too; the group went on.
     Caught,
     /// Stopped, or never started, because the run was cancelled; or stopped because another
     /// item failed under `on_error: abort`.
