@@ -75,6 +75,10 @@ enum Unwritten<'a> {
     MissingSkip { missing: Span },
     /// `missing: degrade` with no fallback for the slot.
     NoFallback { missing: Span },
+    /// The item's failure is caught by its `error_as`: its `as` slot stays unset.
+    Caught { error_as: Span },
+    /// The slot is the item's `error_as`: written only when the item fails.
+    OnFailure { error_as: Span },
 }
 
 /// A writer that may not write: which item, and why.
@@ -111,6 +115,8 @@ impl<'a> Slot<'a> {
                 Unwritten::WhenCall { .. }
                     | Unwritten::CalleeWhen { .. }
                     | Unwritten::Continue { .. }
+                    | Unwritten::Caught { .. }
+                    | Unwritten::OnFailure { .. }
             )
         );
         if holes && !definite {
@@ -205,6 +211,14 @@ impl<'a> Flow<'a> {
                     uncertain_writers(group),
                 );
             }
+            if let Some(slot) = &item.error_as {
+                let skip = Some(Unwritten::OnFailure {
+                    error_as: slot.span,
+                });
+                seen.entry(slot.value.as_str())
+                    .or_default()
+                    .add(item, index, skip, false);
+            }
         }
     }
 
@@ -231,6 +245,11 @@ impl<'a> Flow<'a> {
             return Some(Unwritten::CalleeWhen {
                 callee,
                 when: when.span,
+            });
+        }
+        if let Some(error_as) = &item.error_as {
+            return Some(Unwritten::Caught {
+                error_as: error_as.span,
             });
         }
         if let Some(on_error) = &group.on_error
@@ -338,6 +357,15 @@ impl<'a> Flow<'a> {
                             skip,
                             uncertain_writers(group),
                         );
+                    }
+                    if let Some(slot) = &item.error_as {
+                        let skip = Some(Unwritten::OnFailure {
+                            error_as: slot.span,
+                        });
+                        slots
+                            .entry(slot.value.as_str())
+                            .or_default()
+                            .add(item, i, skip, false);
                     }
                 }
             }

@@ -9,6 +9,10 @@
 //! - `parallel_sleep`: one parallel group of 10,000 `sleep {"ms": 50}` items; its wall time
 //!   against the 50 ms floor (target: within 1.5×), printed as a ratio at the end.
 //!
+//! - `retry_pause`: an item that always fails (`false`, caught by `error_as`), retried 2 times
+//!   under `retry_delay: "100ms"`, `retry_backoff: 2`; its wall time against the floor of its
+//!   pauses, 100 + 200 = 300 ms (target: within 1.1×), printed as a ratio at the end.
+//!
 //! `cargo bench -p seq-exec --bench engine`. Under `cargo test --benches` or `cargo bench --
 //! --test` the groups shrink to a quick smoke test.
 
@@ -199,5 +203,57 @@ fn parallel_sleep(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, dispatch, parallel_sleep);
+fn retry_pause(c: &mut Criterion) {
+    let rt = runtime();
+    let root = tempfile::tempdir().unwrap();
+    let engine = engine(Arc::new(BuiltinHost::new(root.path())));
+    let text = json!({
+        "name": "bench",
+        "groups": [{
+            "name": "retried",
+            "on_error": "retry",
+            "retries": 2,
+            "retry_delay": "100ms",
+            "retry_backoff": 2,
+            "out": {"e": "object"},
+            "tools": r#"{"tool":"cmd_run","args":{"argv":["false"]},"error_as":"e"} ;"#,
+        }]
+    })
+    .to_string();
+    let check = seq_check::check(
+        &[seq_check::Source::new("bench.json", text)],
+        &seq_check::Catalog::builtin(),
+    );
+    let sequence = check.files.into_iter().next().unwrap().sequence.unwrap();
+    let floor = Duration::from_millis(300);
+    let times = Times::default();
+    let mut group = c.benchmark_group("retry_pause");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    group.bench_function("3_attempts_100ms_backoff_2", |b| {
+        b.iter_custom(|iters| {
+            times.measure(iters, || {
+                let report = run(&rt, &engine, &sequence);
+                assert_eq!(report.groups.first().map(|g| g.items[0].retries), Some(2));
+            })
+        });
+    });
+    group.finish();
+    if let Some((mean, best)) = times.mean_and_best() {
+        let ratio = |d: Duration| d.as_secs_f64() / floor.as_secs_f64();
+        println!(
+            "retry_pause, 3 attempts, pauses 100 + 200 ms: wall {:.1} ms = {:.3}× the floor \
+             (best {:.1} ms = {:.3}×)",
+            mean.as_secs_f64() * 1e3,
+            ratio(mean),
+            best.as_secs_f64() * 1e3,
+            ratio(best)
+        );
+    }
+}
+
+criterion_group!(benches, dispatch, parallel_sleep, retry_pause);
 criterion_main!(benches);

@@ -109,6 +109,38 @@ async fn cmd_run_nonzero_exit_is_a_failure_with_the_status() {
 }
 
 #[tokio::test]
+async fn ok_exit_lists_the_exit_codes_that_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "nothing to do\n").unwrap();
+    let host = host(dir.path());
+    let count = json!({"command": "grep -c TODO notes.txt", "ok_exit": [0, 1]});
+    let found = call(&host, "cmd_run", count).await.unwrap();
+    assert_eq!(
+        found,
+        json!({"stdout": "0\n", "stderr": "", "exit_code": 1})
+    );
+    // Outside `ok_exit` the exit is a failure that keeps its code and the end of stderr.
+    let error = call(
+        &host,
+        "cmd_run",
+        json!({"command": "echo 'no such file' >&2; exit 2", "ok_exit": [0, 1]}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.detail.as_deref(), Some("exit status 2: no such file"));
+    for wrong in [json!([0, "1"]), json!(1), json!([256]), json!([-1])] {
+        let error = call(
+            &host,
+            "cmd_run",
+            json!({"command": "true", "ok_exit": wrong}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("ok_exit"), "{wrong}");
+    }
+}
+
+#[tokio::test]
 async fn a_failure_with_nothing_on_stderr_quotes_stdout_or_says_there_was_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
@@ -133,7 +165,7 @@ async fn a_failure_with_nothing_on_stderr_quotes_stdout_or_says_there_was_nothin
     );
     let hint = silent.hint.as_deref().unwrap();
     assert!(
-        hint.contains("|| true") && !hint.contains("quoted"),
+        hint.contains("ok_exit") && !hint.contains("quoted"),
         "{hint}"
     );
 }

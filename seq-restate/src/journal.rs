@@ -387,6 +387,49 @@ impl Driver for Journaled<'_> {
         })
     }
 
+    /// A durable timer (`ctx.sleep`): Restate wakes the run when it ends, whichever worker it is
+    /// then on, so a worker killed meanwhile neither shortens nor repeats it; no worker waits
+    /// through it. When the pause would pass the deadline of a group around the item (from a
+    /// clock read journaled as `GROUP/INDEX/pause/N`), it ends there, and that group stops as
+    /// at an attempt ended at its deadline. An item side by side with others pauses in its turn
+    /// among their outcomes, so that a replay meets the timer where the first run made it.
+    fn pause<'a>(&'a self, step: Step<'a>, pause: Duration) -> BoxFuture<'a, ()> {
+        let ctx: &'a WorkflowContext<'a> = self.ctx;
+        let deadline = wall(step.deadline);
+        let name = format!("{}/pause/{}", step.name(), step.attempt);
+        Box::pin(async move {
+            let ticket = step.beside.then(|| self.gate.ticket());
+            if let Some(ticket) = &ticket {
+                ticket.turn().await;
+            }
+            let (length, ends_at) = match deadline {
+                Some(at) => {
+                    let read = ctx.run(|| async { Ok(now()) }).name(name).await;
+                    let started = read.unwrap_or_else(|_| now());
+                    let left = at.saturating_sub(started);
+                    let wanted = u64::try_from(pause.as_millis()).unwrap_or(u64::MAX);
+                    if wanted >= left {
+                        (Duration::from_millis(left), Some(at))
+                    } else {
+                        (pause, None)
+                    }
+                }
+                None => (pause, None),
+            };
+            let slept = ctx.sleep(length).await;
+            drop(ticket);
+            match (slept, ends_at) {
+                // The run was cancelled during the pause: the item stops as cancelled.
+                (Err(error), _) if error.code() == CANCELLED => self.cancel.cancel(),
+                (Ok(()) | Err(_), Some(at)) => {
+                    self.expire(at);
+                    std::future::pending().await
+                }
+                (Ok(()) | Err(_), None) => {}
+            }
+        })
+    }
+
     /// Takes its place in the order of the child invocations, as the attempt would have.
     fn failed_early<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, ()> {
         let ticket = self.gate.ticket();

@@ -89,6 +89,12 @@ pub struct Group {
     pub timeout: Option<Spanned<Duration>>,
     pub on_error: Option<Spanned<OnError>>,
     pub retries: Option<Spanned<u32>>,
+    /// `retry_delay`: the pause before the first retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_delay: Option<Spanned<Duration>>,
+    /// `retry_backoff`: each pause is this many times the one before (1 to 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_backoff: Option<Spanned<f64>>,
     pub missing: Option<Spanned<Missing>>,
     /// For `missing: degrade`: the value each named `out` slot takes when a tool is missing.
     pub fallback: Option<Spanned<Vec<Member>>>,
@@ -104,6 +110,8 @@ pub struct Group {
 impl Group {
     /// The timeout of a group that gives none (its home is the field table's defaults).
     pub const DEFAULT_TIMEOUT: Duration = crate::fields::defaults::TIMEOUT;
+    /// No retry pause is longer than this, whatever `retry_delay` and `retry_backoff` say.
+    pub const MAX_PAUSE: Duration = Duration::from_secs(24 * 3600);
 
     /// Whether `field` (of a group's fields) was written but not built whole.
     pub fn hole(&self, field: &str) -> bool {
@@ -149,6 +157,29 @@ impl Group {
         self.missing
             .as_ref()
             .map_or(crate::fields::defaults::MISSING, |m| m.value)
+    }
+
+    /// The pause before retry `n` (from 1): `retry_delay × retry_backoff^(n-1)`; zero without
+    /// `retry_delay`. Bounded by [`Group::MAX_PAUSE`], so that no product overflows.
+    pub fn retry_pause(&self, n: u32) -> Duration {
+        let delay = self
+            .retry_delay
+            .as_ref()
+            .map_or(Duration::ZERO, |d| d.value);
+        if delay.is_zero() || n == 0 {
+            return Duration::ZERO;
+        }
+        let backoff = self.retry_backoff.as_ref().map_or(1.0, |b| b.value);
+        let exponent = i32::try_from(n - 1).unwrap_or(i32::MAX);
+        let seconds = delay.as_secs_f64() * backoff.powi(exponent);
+        Duration::try_from_secs_f64(seconds)
+            .unwrap_or(Group::MAX_PAUSE)
+            .min(Group::MAX_PAUSE)
+    }
+
+    /// The pauses of all the group's retries together: what its `timeout` must leave room for.
+    pub fn retry_pauses(&self) -> Duration {
+        (1..=self.retries()).map(|n| self.retry_pause(n)).sum()
     }
 
     pub fn input(&self, name: &str) -> Option<&SlotDecl> {
@@ -285,6 +316,10 @@ pub struct Item {
     /// `unsafe_serial: true`: the author's acknowledgement that a tool which is not parallel-safe
     /// runs in a serial group.
     pub unsafe_serial: Option<Spanned<bool>>,
+    /// `error_as`: the `out` slot the item's error is written to when it fails after its
+    /// retries (the item is then `caught`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_as: Option<Spanned<CompactString>>,
     /// Fields written but not built whole.
     #[serde(default, skip_serializing_if = "Holes::is_empty")]
     pub holes: Holes,

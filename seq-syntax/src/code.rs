@@ -65,6 +65,7 @@ codes! {
     UnknownType = "E0106", Error, "unknown type name";
     RetriesOutOfRange = "E0107", Error, "`retries` out of range";
     InvalidName = "E0108", Error, "invalid name";
+    BackoffOutOfRange = "E0109", Error, "`retry_backoff` out of range";
 
     // The item language inside `tools`.
     EmptyItem = "E0201", Error, "empty item";
@@ -112,6 +113,9 @@ codes! {
     DuplicateSequence = "E0527", Error, "two files define the same sequence";
     LiteralLookalike = "E0528", Error, "`$NAME.x` naming a group or slot is literal text";
     SlotTypeMismatch = "E0529", Error, "slot declared with a type its writer never returns";
+    ErrorAsUndeclared = "E0540", Error, "`error_as` writes an undeclared slot";
+    ErrorAsType = "E0541", Error, "`error_as` slot cannot hold the error";
+    PauseWithoutRetry = "E0542", Error, "retry pause without `on_error: retry`";
     UnknownSequence = "W0501", Warning, "call to an unknown sequence";
     FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
     UnusedInput = "W0503", Warning, "input never read";
@@ -123,6 +127,7 @@ codes! {
     TimeoutPastBound = "W0509", Warning, "a tool's `timeout` longer than its call may run";
     CallLeavesOutInput = "W0510", Warning, "a call leaves out an input its group reads";
     UnknownResultField = "W0511", Warning, "field the writer's result does not have";
+    PausesReachTimeout = "W0540", Warning, "retry pauses alone reach the group's timeout";
 
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";

@@ -31,6 +31,15 @@ pub fn format(duration: Duration) -> String {
 
 /// Reads a duration; the error says what is wrong, for a message to a user.
 pub fn parse(text: &str) -> Result<Duration, &'static str> {
+    let total = parse_zero_allowed(text)?;
+    if total.is_zero() {
+        return Err("it must be positive");
+    }
+    Ok(total)
+}
+
+/// Reads a duration that may be zero (`"0s"`), for a pause that may be none.
+pub fn parse_zero_allowed(text: &str) -> Result<Duration, &'static str> {
     if text.is_empty() {
         return Err("it is empty");
     }
@@ -79,9 +88,6 @@ pub fn parse(text: &str) -> Result<Duration, &'static str> {
         total = total
             .checked_add(Duration::from_millis(millis))
             .ok_or("the duration is too large")?;
-    }
-    if total.is_zero() {
-        return Err("it must be positive");
     }
     Ok(total)
 }

@@ -20,12 +20,15 @@ pub mod key {
     pub const TIMEOUT: &str = "timeout";
     pub const ON_ERROR: &str = "on_error";
     pub const RETRIES: &str = "retries";
+    pub const RETRY_DELAY: &str = "retry_delay";
+    pub const RETRY_BACKOFF: &str = "retry_backoff";
     pub const MISSING: &str = "missing";
     pub const FALLBACK: &str = "fallback";
     pub const TOOL: &str = "tool";
     pub const ARGS: &str = "args";
     pub const AS: &str = "as";
     pub const UNSAFE_SERIAL: &str = "unsafe_serial";
+    pub const ERROR_AS: &str = "error_as";
 }
 
 /// Where a field is written.
@@ -46,6 +49,11 @@ pub enum Ty {
     Bool,
     /// An integer from `min` to `max`, both included.
     Int {
+        min: u32,
+        max: u32,
+    },
+    /// A number (fractions allowed) from `min` to `max`, both included.
+    Number {
         min: u32,
         max: u32,
     },
@@ -74,6 +82,7 @@ impl Ty {
             Ty::String => "string".to_owned(),
             Ty::Bool => "boolean".to_owned(),
             Ty::Int { min, max } => format!("integer {min}..{max}"),
+            Ty::Number { min, max } => format!("number {min}..{max}"),
             Ty::Enum(values) => values
                 .iter()
                 .map(|v| format!("`{v}`"))
@@ -269,6 +278,25 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
+        key::RETRY_DELAY,
+        false,
+        Ty::Duration,
+        Some("\"0s\""),
+        "The pause before the first retry (default `\"0s\"`).",
+    ),
+    field(
+        Level::Group,
+        key::RETRY_BACKOFF,
+        false,
+        Ty::Number {
+            min: 1,
+            max: crate::limits::MAX_RETRY_BACKOFF,
+        },
+        Some("1"),
+        "Each retry's pause is this many times the last, 1…10 (default 1).",
+    ),
+    field(
+        Level::Group,
         key::MISSING,
         false,
         Ty::Enum(Missing::NAMES),
@@ -318,6 +346,14 @@ pub const ITEM: &[Field] = &[
         Ty::Bool,
         None,
         "`true` acknowledges a tool that is not parallel-safe in a serial group.",
+    ),
+    field(
+        Level::Item,
+        key::ERROR_AS,
+        false,
+        Ty::Slot,
+        None,
+        "An `object` slot for the item's final error; the item is then `caught` and the group goes on.",
     ),
 ];
 

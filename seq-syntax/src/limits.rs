@@ -26,6 +26,9 @@ pub const MAX_ITEMS: usize = 10_000;
 /// for hours.
 pub const MAX_RETRIES: u32 = 10;
 
+/// `retry_backoff` is bounded for the same reason: 10 over 10 retries is already days.
+pub const MAX_RETRY_BACKOFF: u32 = 10;
+
 /// Longest word, and longest candidate, that "did you mean" compares: similarity is quadratic
 /// in length, and a name longer than this is no typo of a short one.
 pub const MAX_SUGGEST_LEN: usize = 64;

@@ -184,9 +184,17 @@ fn group_started(sequence: &Sequence, group: &str, parallel: bool) -> String {
 /// `  ✓ cmd_run → summary`, `  ✗ files_read: not_found ...`; a call item's line is followed by
 /// the groups it called, each with its items, indented by depth.
 fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemReport) -> String {
+    // A caught item wrote its `error_as` slot, not its `as`.
     let slot = find(sequence, group)
         .and_then(|g| g.items.get(index))
-        .and_then(|item| item.output.as_ref())
+        .and_then(|item| match report.status {
+            ItemStatus::Caught => item.error_as.as_ref(),
+            ItemStatus::Ok
+            | ItemStatus::Failed
+            | ItemStatus::Skipped
+            | ItemStatus::Degraded
+            | ItemStatus::Cancelled => item.output.as_ref(),
+        })
         .map(|slot| format!(" → {}", slot.value))
         .unwrap_or_default();
     let mut lines = item_line(report, &slot, 1);
@@ -209,6 +217,7 @@ fn item_line(report: &ItemReport, slot: &str, depth: usize) -> String {
         ItemStatus::Skipped => format!("{indent}○ {tool} skipped{error}"),
         ItemStatus::Degraded => format!("{indent}~ {tool}{slot} degraded to the fallback{error}"),
         ItemStatus::Cancelled => format!("{indent}⊘ {tool} cancelled"),
+        ItemStatus::Caught => format!("{indent}↪ {tool}{slot} failed and was caught{error}"),
     };
     match report.retries {
         0 => {}

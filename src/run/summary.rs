@@ -42,9 +42,15 @@ pub fn render(
             failure(out, &format!("group `{}`", group.name), error)?;
         }
         for (index, item) in group.items.iter().enumerate() {
-            let (ItemStatus::Failed, Some(error)) = (item.status, &item.error) else {
-                continue;
+            let caught = match item.status {
+                ItemStatus::Failed => None,
+                ItemStatus::Caught => Some(caught_in(sequence, &group.name, index)),
+                ItemStatus::Ok
+                | ItemStatus::Skipped
+                | ItemStatus::Degraded
+                | ItemStatus::Cancelled => continue,
             };
+            let Some(error) = &item.error else { continue };
             let retried = match item.retries {
                 0 => String::new(),
                 1 => " (after 1 retry)".to_owned(),
@@ -52,15 +58,30 @@ pub fn render(
             };
             // Counted from 1, as the engine's own messages count items.
             let place = format!(
-                "group `{}`, item {} `{}`{retried}",
+                "group `{}`, item {} `{}`{retried}{}",
                 group.name,
                 index + 1,
-                item.tool
+                item.tool,
+                caught.unwrap_or_default()
             );
             failure(out, &place, error)?;
         }
     }
     Ok(())
+}
+
+/// ` (caught in `slot`)`: where a caught item's error went.
+fn caught_in(sequence: &Sequence, group: &str, index: usize) -> String {
+    sequence
+        .groups
+        .iter()
+        .find(|g| g.name.value == group)
+        .and_then(|g| g.items.get(index))
+        .and_then(|item| item.error_as.as_ref())
+        .map_or_else(
+            || " (caught)".to_owned(),
+            |slot| format!(" (caught in `{}`)", slot.value),
+        )
 }
 
 /// `2 groups ran, 1 skipped, 1 not reached`: only the counts that are not zero.

@@ -377,6 +377,7 @@ pub fn item_status(status: ItemStatus) -> &'static str {
         ItemStatus::Skipped => "skipped",
         ItemStatus::Degraded => "degraded",
         ItemStatus::Cancelled => "cancelled",
+        ItemStatus::Caught => "caught",
     }
 }
 

@@ -30,6 +30,8 @@ fn item_colour(status: ItemStatus) -> &'static str {
         ItemStatus::Skipped => "#b4b4b4",
         ItemStatus::Degraded => "#e09b2d",
         ItemStatus::Cancelled => "#8a74c0",
+        // A failure kept as data: the run went on as if it succeeded.
+        ItemStatus::Caught => "#2f8f9d",
     }
 }
 
@@ -91,12 +93,13 @@ impl Scale {
 }
 
 fn legend(svg: &mut String) {
-    let entries: [(&str, &str); 6] = [
+    let entries: [(&str, &str); 7] = [
         ("ok / ran", item_colour(ItemStatus::Ok)),
         ("failed", item_colour(ItemStatus::Failed)),
         ("degraded / partial", item_colour(ItemStatus::Degraded)),
         ("skipped", item_colour(ItemStatus::Skipped)),
         ("cancelled", item_colour(ItemStatus::Cancelled)),
+        ("caught", item_colour(ItemStatus::Caught)),
         ("many items (in flight)", AGGREGATE),
     ];
     svg.push_str(r#"<g class="legend">"#);

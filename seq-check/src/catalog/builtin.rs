@@ -197,9 +197,9 @@ fn seq_create_guide() -> String {
          (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`; `stdout` \
          keeps its final newline. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
-         (`retries: 5`: 5 more attempts). `missing` (tool not found): `fail`, `skip` \
-         or `degrade` (`fallback`). A group's `timeout` (default \"30s\") covers retries; \
-         `cmd_run`'s is a duration (\"1m30s\", default 60s)."
+         (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
+         or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries; \
+         `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure."
     )
 }
 
@@ -212,7 +212,8 @@ pub(super) fn tools() -> Vec<ToolDef> {
 }
 
 /// What each tool returns on success, as the engine's implementations build it (a failure is
-/// never a result: a non-zero exit of `cmd_run` is a failed call, so `exit_code` is always 0).
+/// never a result: an exit of `cmd_run` outside its `ok_exit` is a failed call, so `exit_code`
+/// is one of `ok_exit`).
 fn output(name: &str) -> Option<Json> {
     Some(match name {
         CMD_RUN => record(&[
@@ -289,6 +290,11 @@ fn definitions() -> Vec<ToolDef> {
                     "timeout",
                     Some(JsonType::String),
                     "A duration such as \"500ms\", \"30s\" or \"1m30s\"; the default is 60s.",
+                ),
+                opt(
+                    "ok_exit",
+                    Some(JsonType::Array),
+                    "Exit codes that succeed (default [0]; [0,1] for `grep -c`).",
                 ),
             ],
             false,

@@ -138,6 +138,12 @@ fn writer_text(writer: &Writer<'_>, slot: &str) -> String {
             "{item} writes nothing when `{tool}` is not registered: `missing: degrade` has no \
              fallback for `{slot}`"
         ),
+        Unwritten::Caught { .. } => {
+            format!("{item} may fail, and its `error_as` catches the failure without `{slot}`")
+        }
+        Unwritten::OnFailure { .. } => {
+            format!("{item} writes its `error_as` slot `{slot}` only when it fails")
+        }
     }
 }
 
@@ -172,6 +178,9 @@ fn skip_help(skip: Unwritten<'_>, slot: &str, guard: &str) -> String {
             format!("use `missing: fail`, or `degrade` with a `fallback` for `{slot}`")
         }
         Unwritten::NoFallback { .. } => format!("add `{slot}` to the group's `fallback`"),
+        Unwritten::Caught { .. } | Unwritten::OnFailure { .. } => {
+            format!("read it in the `args` of a `seq_when_call` whose `when` is `{guard}`")
+        }
     }
 }
 
@@ -181,5 +190,6 @@ fn skip_span(skip: Unwritten<'_>) -> Option<Span> {
         Unwritten::CalleeWhen { when, .. } => Some(when),
         Unwritten::Continue { on_error } => Some(on_error),
         Unwritten::MissingSkip { missing } | Unwritten::NoFallback { missing } => Some(missing),
+        Unwritten::Caught { error_as } | Unwritten::OnFailure { error_as } => Some(error_as),
     }
 }

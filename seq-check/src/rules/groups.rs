@@ -69,6 +69,7 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         };
         out.push(d);
     }
+    pauses(cx, out);
     match (&group.missing, &group.fallback) {
         (Some(missing), None) if missing.value == Missing::Degrade && !group.hole("fallback") => {
             let mut d = Diagnostic::new(
@@ -212,4 +213,71 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// `retry_delay` and `retry_backoff`: only with `on_error: retry` (as `retries`), and a warning
+/// when the pauses alone take the group's whole `timeout`.
+fn pauses(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    let group = cx.group;
+    let fields = [
+        (
+            seq_syntax::fields::key::RETRY_DELAY,
+            group.retry_delay.as_ref().map(|d| d.span),
+        ),
+        (
+            seq_syntax::fields::key::RETRY_BACKOFF,
+            group.retry_backoff.as_ref().map(|b| b.span),
+        ),
+    ];
+    if group.on_error() != OnError::Retry {
+        if group.hole("on_error") {
+            return;
+        }
+        for (name, span) in fields {
+            let Some(span) = span else { continue };
+            let mut d = Diagnostic::new(
+                Code::PauseWithoutRetry,
+                span,
+                format!(
+                    "`{name}` is set but `on_error` is `{}`, so nothing is retried",
+                    group.on_error().as_str()
+                ),
+            )
+            .with_help(format!(
+                "set `\"on_error\": \"retry\"` and `retries`, or remove `{name}`"
+            ));
+            if let Some(on_error) = &group.on_error {
+                // Which of the two the author meant is theirs to say.
+                d = d
+                    .with_label(on_error.span, "not `retry`")
+                    .with_replacement("set `on_error` to `retry`", on_error.span, "retry")
+                    .maybe_incorrect();
+            }
+            out.push(d);
+        }
+        return;
+    }
+    let pauses = group.retry_pauses();
+    if pauses.is_zero() || pauses < group.timeout() || group.hole("timeout") {
+        return;
+    }
+    let Some(delay) = &group.retry_delay else {
+        return;
+    };
+    let timeout = seq_syntax::duration::format(group.timeout());
+    let mut d = Diagnostic::new(
+        Code::PausesReachTimeout,
+        delay.span,
+        format!(
+            "the pauses before the {} retries add up to {}, which reaches the group's timeout of \
+             {timeout}: the last retries never run",
+            group.retries(),
+            seq_syntax::duration::format(pauses)
+        ),
+    )
+    .with_help("raise the group's `timeout`, or shorten `retry_delay` or `retry_backoff`");
+    if let Some(timeout) = &group.timeout {
+        d = d.with_label(timeout.span, "the group's timeout");
+    }
+    out.push(d);
 }

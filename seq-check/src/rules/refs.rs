@@ -173,11 +173,14 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
     }
     // Which items before this one write what is known only up to the first broken item.
     let known = cx.group.known_items().len();
-    let written_before = cx
-        .items
-        .iter()
-        .take(index)
-        .any(|i| i.item.hole("as") || i.item.output.as_ref().is_some_and(|o| o.value == *name));
+    let written_before = cx.items.iter().take(index).any(|i| {
+        i.item.hole("as")
+            || i.item.hole("error_as")
+            || [&i.item.output, &i.item.error_as]
+                .into_iter()
+                .flatten()
+                .any(|o| o.value == *name)
+    });
     if written_before || index >= known {
         return;
     }
@@ -190,7 +193,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         .items
         .iter()
         .skip(index)
-        .filter_map(|i| i.item.output.as_ref())
+        .flat_map(|i| [&i.item.output, &i.item.error_as].into_iter().flatten())
         .find(|o| o.value == *name);
     d = match later {
         Some(writer) => d

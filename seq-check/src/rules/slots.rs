@@ -22,6 +22,18 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
                 .or_default()
                 .push(output.span);
         }
+        // A caught failure writes its slot as `as` does.
+        if let Some(error_as) = &item.item.error_as {
+            writers
+                .entry(error_as.value.as_str())
+                .or_default()
+                .push(error_as.span);
+        }
+    }
+    for item in &cx.items {
+        if let Some(error_as) = &item.item.error_as {
+            error_slot(cx, error_as.value.as_str(), error_as.span, &writers, out);
+        }
     }
     let mut offered_declaration = HashSet::new();
     let mut mismatched = HashSet::new();
@@ -87,8 +99,12 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
         .iter()
         .any(|f| group.hole(f))
         && cx.items.iter().all(|i| !i.item.hole("args"));
-    let writes_whole =
-        !group.hole("tools") && !group.hole("out") && cx.items.iter().all(|i| !i.item.hole("as"));
+    let writes_whole = !group.hole("tools")
+        && !group.hole("out")
+        && cx
+            .items
+            .iter()
+            .all(|i| !i.item.hole("as") && !i.item.hole("error_as"));
     for input in group.inputs.iter().filter(|_| reads_whole) {
         if !used_inputs.contains(&input.name.value) {
             out.push(
@@ -118,6 +134,92 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
                 )),
             );
         }
+    }
+}
+
+/// `error_as`: a declared slot that holds the error object (`object` or `any`), with no other
+/// writer unless it collects (`array` collects, but an item's error is one object).
+fn error_slot(
+    cx: &Cx<'_>,
+    name: &str,
+    span: Span,
+    writers: &HashMap<&str, Vec<Span>>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let group = cx.group;
+    let Some(decl) = group.output(name) else {
+        if group.hole("out") {
+            return;
+        }
+        let d = Diagnostic::new(
+            Code::ErrorAsUndeclared,
+            span,
+            format!(
+                "`error_as` writes `{name}`, which group `{}` does not declare in `out`",
+                group.name.value
+            ),
+        );
+        let declared = group.outputs.iter().map(|s| s.name.value.as_str());
+        let d = match did_you_mean(name, declared) {
+            Some(best) => d
+                .with_help(format!("did you mean `{best}`?"))
+                .with_replacement(format!("write `{best}`"), span, fix::in_item_string(best))
+                .maybe_incorrect(),
+            None => {
+                let d = d.with_help(format!(
+                    "declare it in `out` as an object: `\"{name}\": \"object\"`"
+                ));
+                match fix::declare(&group.outputs, name, Type::Object) {
+                    Some(edit) => {
+                        d.with_fix(fix::fix(format!("declare `{name}` in `out`"), vec![edit]))
+                    }
+                    None => d,
+                }
+            }
+        };
+        out.push(d);
+        return;
+    };
+    match decl.ty.value {
+        Type::Object | Type::Any => {}
+        Type::String | Type::Number | Type::Integer | Type::Bool | Type::Array => {
+            out.push(
+                Diagnostic::new(
+                    Code::ErrorAsType,
+                    span,
+                    format!(
+                        "`error_as` writes an error object to `{name}`, which is declared `{}`",
+                        decl.ty.value.as_str()
+                    ),
+                )
+                .with_label(decl.ty.span, "declared here")
+                .with_help(format!(
+                    "declare `{name}` as `object`: the error is `{{reason, detail, field, hint}}`"
+                ))
+                .with_replacement(
+                    format!("declare `{name}` as `object`"),
+                    decl.ty.span,
+                    "object",
+                )
+                .maybe_incorrect(),
+            );
+            return;
+        }
+    }
+    if let Some(first) = writers.get(name).and_then(|w| w.first()).copied()
+        && first != span
+    {
+        out.push(
+            Diagnostic::new(
+                Code::SlotWrittenTwice,
+                span,
+                format!("slot `{name}` is written by `error_as` and by another writer"),
+            )
+            .with_label(first, "first written here")
+            .with_help(format!(
+                "give the error a slot of its own, such as `{name}_error`"
+            )),
+        );
     }
 }
 

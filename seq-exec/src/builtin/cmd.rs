@@ -24,6 +24,7 @@ const STDERR_TAIL: usize = 1000;
 
 pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolError> {
     let program = program(args)?;
+    let ok_exit = ok_exit(args)?;
     let timeout = match args::optional_string(args, "timeout")? {
         None => DEFAULT_TIMEOUT,
         Some(text) => seq_syntax::parse_duration(text).map_err(|problem| {
@@ -115,7 +116,9 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     match output.status.code() {
-        Some(0) => Ok(json!({"stdout": stdout, "stderr": stderr, "exit_code": 0})),
+        Some(code) if ok_exit.contains(&code) => {
+            Ok(json!({"stdout": stdout, "stderr": stderr, "exit_code": code}))
+        }
         Some(code) => Err(failure(&format!("exit status {code}"), &stdout, &stderr)),
         None => Err(failure("killed by a signal", &stdout, &stderr)),
     }
@@ -128,7 +131,7 @@ fn failure(how: &str, stdout: &str, stderr: &str) -> ToolError {
         ("", "") => (
             format!("{how}, with no output"),
             "the command printed nothing; commands such as `grep` and `test` exit non-zero to \
-             answer no: append `|| true` when that is not a failure",
+             answer no: list that exit code in `ok_exit` when it is not a failure",
         ),
         ("", stdout) => (
             format!("{how}, nothing on stderr; stdout ends: {stdout}"),
@@ -140,6 +143,31 @@ fn failure(how: &str, stdout: &str, stderr: &str) -> ToolError {
         ),
     };
     ToolError::new(Reason::Failed, detail).with_hint(hint)
+}
+
+/// `ok_exit`: the exit codes that count as success, `[0]` when left out.
+fn ok_exit(args: &Value) -> Result<Vec<i32>, ToolError> {
+    let Some(given) = args::optional(args, "ok_exit")? else {
+        return Ok(vec![0]);
+    };
+    let wrong = || {
+        args::wrong_type(
+            "ok_exit",
+            "an array of exit codes (integers 0 to 255)",
+            given,
+        )
+    };
+    given
+        .as_array()
+        .ok_or_else(wrong)?
+        .iter()
+        .map(|code| {
+            code.as_i64()
+                .filter(|c| (0..=255).contains(c))
+                .and_then(|c| i32::try_from(c).ok())
+                .ok_or_else(wrong)
+        })
+        .collect()
 }
 
 /// What `cmd_run` runs: shell text, or a program and its arguments without a shell.

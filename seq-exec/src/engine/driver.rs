@@ -72,6 +72,14 @@ pub trait Driver: Send + Sync {
         }
     }
 
+    /// The pause before retry [`Step::attempt`] of an item (`retry_delay`, `retry_backoff`).
+    /// In process a timer, which the group drops at its deadline and the item at the run's
+    /// cancellation; a durable driver makes it a durable timer, which ends at the group's
+    /// deadline if that comes first (the group then stops, as at an attempt's).
+    fn pause<'a>(&'a self, _step: Step<'a>, pause: Duration) -> BoxFuture<'a, ()> {
+        Box::pin(tokio::time::sleep(pause))
+    }
+
     /// An attempt of an item side by side with others ([`Step::beside`]) failed before it
     /// reached [`Driver::attempt`] (its arguments could not be rendered): the failure is
     /// observed when this resolves. A driver that observes its attempts in the order they were

@@ -21,7 +21,7 @@ use super::budget::Held;
 use super::clock::Mark;
 use super::dispatch::Failure;
 use super::driver::Deadline;
-use super::item::{self, ItemRun, Write};
+use super::item::{self, ItemRun, Progress, Write};
 use super::report::{GroupReport, GroupStatus, ItemReport, ItemStatus};
 use super::stack::Stack;
 use super::tool_timeout::ToolTimeout;
@@ -52,6 +52,8 @@ pub(crate) struct GroupCx<'a> {
     pub side_by_side: bool,
     /// The `array` slots: every value written to one is appended, in item order.
     collect: HashSet<&'a str>,
+    /// Each item's retries so far, read for an item the group stops before it finishes.
+    progress: Vec<std::sync::Mutex<Progress>>,
 }
 
 impl GroupCx<'_> {
@@ -60,6 +62,17 @@ impl GroupCx<'_> {
     /// means, and no tool result can fail an `array` slot's type check at run time.
     pub fn collects(&self, slot: &str) -> bool {
         self.collect.contains(slot)
+    }
+
+    /// `f` on the retries of item `index` so far.
+    pub fn progress<T>(&self, index: usize, f: impl FnOnce(&mut Progress) -> T) -> T {
+        let mut none = Progress::default();
+        match self.progress.get(index) {
+            Some(progress) => f(&mut progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)),
+            None => f(&mut none),
+        }
     }
 }
 
@@ -142,6 +155,7 @@ pub(crate) async fn run(
                 ),
                 side_by_side,
                 collect: collecting(group),
+                progress: group.items.iter().map(|_| Default::default()).collect(),
             };
             let items = if side_by_side {
                 parallel_items(&g, &scope, own, deadline, after, observer).await
@@ -456,7 +470,12 @@ fn conclude(
                 *run.report
             }
             None => {
-                let report = unfinished(group, tool, began, stop, g.cx.clock.offset_ms());
+                let mut report = unfinished(group, tool, began, stop, g.cx.clock.offset_ms());
+                // Stopped between or during its retries: the attempts it made stay reported.
+                g.progress(i, |p| {
+                    report.retries = p.retries;
+                    report.failed_attempts = std::mem::take(&mut p.failed_attempts);
+                });
                 if let Some(observer) = observer {
                     observer.item_finished(&group.name.value, i, &report);
                 }

@@ -45,6 +45,14 @@ impl ItemRun {
     }
 }
 
+/// What an item's retries have done so far: kept beside the group, so that an item its group's
+/// timeout stops is still reported with the attempts it made.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    pub retries: u32,
+    pub failed_attempts: Vec<ToolError>,
+}
+
 /// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
 /// (never not-found, unauthorized or argument errors; `Reason::is_retryable`).
 /// `index`: the item's place in its group (it names the item's attempts). The report keeps the
@@ -57,7 +65,6 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
     };
     let mark = g.cx.clock.mark();
     let mut retries = 0;
-    let mut failed_attempts = Vec::new();
     let mut attempts = Vec::new();
     let mut called = Vec::new();
     // One async function, no helper around the loop: every nested call adds a frame per
@@ -100,12 +107,19 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
         }
         if failure.error.reason.is_retryable() && retries < allowed {
             retries += 1;
-            failed_attempts.push(failure.error);
+            g.progress(index, |p| {
+                p.retries = retries;
+                p.failed_attempts.push(failure.error);
+            });
+            let pause = group.retry_pause(retries);
+            if !pause.is_zero() {
+                pause_before(g, index, retries, item, pause).await;
+            }
             continue;
         }
         break finish(item, ItemStatus::Failed, Some(failure.error), retries, None);
     };
-    run.report.failed_attempts = failed_attempts;
+    run.report.failed_attempts = g.progress(index, |p| std::mem::take(&mut p.failed_attempts));
     run.report.called = called;
     // One attempt's time is the item's own.
     if attempts.len() > 1 {
@@ -114,7 +128,75 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
     // Set in place: a report moved whole would take stack in every nested call's poll.
     run.report.started_ms = mark.started_ms;
     run.report.duration_ms = mark.duration_ms();
+    if run.failed() {
+        caught(g, item, &mut run);
+    }
     run
+}
+
+/// The pause before retry `retries` of item `index`: beside the run's cancellation here,
+/// beside the group's deadline in the group (which drops the item when it passes). Boxed, so
+/// that the item's future, nested once per level of calls, does not grow by it.
+fn pause_before<'a>(
+    g: &'a GroupCx<'_>,
+    index: usize,
+    retries: u32,
+    item: &'a Item,
+    pause: std::time::Duration,
+) -> crate::host::BoxFuture<'a, ()> {
+    let step = Step {
+        stack: &g.stack,
+        index,
+        attempt: retries,
+        tool: item.tool.value.as_str(),
+        beside: g.side_by_side,
+        deadline: g.cx.deadline,
+    };
+    Box::pin(async move {
+        tokio::select! {
+            biased;
+            () = g.cx.cancel.cancelled() => {}
+            () = g.cx.driver.pause(step, pause) => {}
+        }
+    })
+}
+
+/// A failed item with `error_as`: its error goes to that slot as an object `{reason, detail,
+/// field, hint}` (each present, `null` when the error has none), and the item is `caught`.
+/// Its `as` slot stays unset.
+fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
+    let (Some(slot), Some(error)) = (&item.error_as, &run.report.error) else {
+        return;
+    };
+    let text = |s: &Option<String>| s.as_ref().map_or(Value::Null, |s| Value::from(s.as_str()));
+    let value = serde_json::json!({
+        "reason": error.reason.as_str(),
+        "detail": text(&error.detail),
+        "field": text(&error.field),
+        "hint": text(&error.hint),
+    });
+    let mut held = Held::none(g.cx.budget);
+    let bytes = size::json_size_within(&value, g.cx.limits.max_output_bytes)
+        .unwrap_or(g.cx.limits.max_output_bytes);
+    if let Err(budget) = held.take(bytes) {
+        // The run's budget cannot hold even the error: the item fails as it would have.
+        run.report.error = Some(within(budget, "keeping the error of a caught item"));
+        return;
+    }
+    let slot = slot.value.as_str();
+    let write = if g.collects(slot) {
+        Write::Value(value)
+    } else {
+        match values::admit(
+            g.group.output(slot).map_or(Type::Any, |s| s.ty.value),
+            value,
+        ) {
+            Some(value) => Write::Value(value),
+            None => return,
+        }
+    };
+    run.report.status = ItemStatus::Caught;
+    run.write = Some((slot.to_owned(), write, held));
 }
 
 /// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`

@@ -243,6 +243,8 @@ pub enum ItemStatus {
     Skipped,
     /// The tool was missing and `missing: degrade` wrote the fallback.
     Degraded,
+    /// Failed, caught by `error_as`: the error is in that slot too; the group went on.
+    Caught,
     /// Stopped, or never started, because the run was cancelled; or stopped because another
     /// item failed under `on_error: abort`.
     Cancelled,

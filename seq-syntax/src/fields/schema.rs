@@ -21,6 +21,7 @@ pub fn property(field: &Field) -> Value {
         Ty::String | Ty::Slot => json!({"type": "string"}),
         Ty::Bool => json!({"type": "boolean"}),
         Ty::Int { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
+        Ty::Number { min, max } => json!({"type": "number", "minimum": min, "maximum": max}),
         Ty::Enum(values) => json!({"type": "string", "enum": values}),
         Ty::Duration => json!({"type": "string", "pattern": DURATION_PATTERN}),
         Ty::Condition | Ty::Items => json!({"type": "string"}),
@@ -36,6 +37,7 @@ pub fn property(field: &Field) -> Value {
         Ty::String
         | Ty::Bool
         | Ty::Int { .. }
+        | Ty::Number { .. }
         | Ty::Enum(_)
         | Ty::Duration
         | Ty::Condition

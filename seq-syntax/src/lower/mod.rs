@@ -433,7 +433,7 @@ impl Lower {
             &mut found,
             key::TIMEOUT,
             fields.get(key::TIMEOUT),
-            |l, n| l.duration(n, map),
+            |l, n| l.duration(n, map, key::TIMEOUT),
         );
         let on_error = self.field(
             &mut found,
@@ -446,6 +446,18 @@ impl Lower {
             key::RETRIES,
             fields.get(key::RETRIES),
             |l, n| l.retries(n, map),
+        );
+        let retry_delay = self.field(
+            &mut found,
+            key::RETRY_DELAY,
+            fields.get(key::RETRY_DELAY),
+            |l, n| l.duration(n, map, key::RETRY_DELAY),
+        );
+        let retry_backoff = self.field(
+            &mut found,
+            key::RETRY_BACKOFF,
+            fields.get(key::RETRY_BACKOFF),
+            |l, n| l.backoff(n, map),
         );
         let missing = self.field(
             &mut found,
@@ -479,6 +491,8 @@ impl Lower {
             timeout,
             on_error,
             retries,
+            retry_delay,
+            retry_backoff,
             missing,
             fallback,
             holes: found.holes,
@@ -518,6 +532,12 @@ impl Lower {
             fields.get(key::UNSAFE_SERIAL),
             |l, n| l.bool_field(n, map, key::UNSAFE_SERIAL),
         );
+        let error_as = self.field(
+            &mut found,
+            key::ERROR_AS,
+            fields.get(key::ERROR_AS),
+            |l, n| l.string_field(n, map, key::ERROR_AS),
+        );
         let tool = tool?;
         Some(Item {
             span: span_in(map, &node.span),
@@ -525,6 +545,7 @@ impl Lower {
             args,
             output,
             unsafe_serial,
+            error_as,
             holes: found.holes,
         })
     }

@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::{MapOffset, OffsetMap, unescape};
 use crate::fields::key;
 use crate::json::{Node, NodeKind};
-use crate::limits::MAX_RETRIES;
+use crate::limits::{MAX_RETRIES, MAX_RETRY_BACKOFF};
 use crate::span::Spanned;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -91,15 +91,22 @@ impl Lower {
         }
     }
 
+    /// A duration field: `timeout`, or `retry_delay` (which may be `"0s"`).
     pub(super) fn duration(
         &mut self,
         node: &Node<'_>,
         map: &impl MapOffset,
+        field: &str,
     ) -> Option<Spanned<std::time::Duration>> {
+        let read = if field == key::RETRY_DELAY {
+            crate::duration::parse_zero_allowed
+        } else {
+            crate::duration::parse
+        };
         match node.kind {
             NodeKind::String(body) => {
                 let span = span_in(map, &body_range(node));
-                match crate::duration::parse(body) {
+                match read(body) {
                     Ok(d) => Some(Spanned::new(d, span)),
                     Err(problem) => {
                         let d = Diagnostic::new(
@@ -127,7 +134,7 @@ impl Lower {
                     Code::InvalidDuration,
                     span,
                     format!(
-                        "`timeout` is a bare number `{raw}`; durations are strings with a unit"
+                        "`{field}` is a bare number `{raw}`; durations are strings with a unit"
                     ),
                 );
                 let whole = raw.parse::<u64>().ok().filter(|n| *n > 0);
@@ -154,7 +161,7 @@ impl Lower {
             | NodeKind::Array(_)
             | NodeKind::Object(_)
             | NodeKind::Error => {
-                self.wrong_kind(node, map, key::TIMEOUT, "a duration string such as \"30s\"");
+                self.wrong_kind(node, map, field, "a duration string such as \"30s\"");
                 None
             }
         }
@@ -241,6 +248,44 @@ impl Lower {
                         format!("`retries` is `{raw}`, outside 0..={MAX_RETRIES}"),
                     )
                     .with_help(format!("write a whole number from 0 to {MAX_RETRIES}")),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Lower {
+    /// `retry_backoff`: a number from 1 to [`MAX_RETRY_BACKOFF`].
+    pub(super) fn backoff(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+    ) -> Option<Spanned<f64>> {
+        let span = span_in(map, &node.span);
+        let NodeKind::Number(raw) = node.kind else {
+            self.wrong_kind(
+                node,
+                map,
+                key::RETRY_BACKOFF,
+                &format!("a number from 1 to {MAX_RETRY_BACKOFF}"),
+            );
+            return None;
+        };
+        match raw.parse::<f64>() {
+            Ok(n) if (1.0..=f64::from(MAX_RETRY_BACKOFF)).contains(&n) => {
+                Some(Spanned::new(n, span))
+            }
+            Ok(_) | Err(_) => {
+                self.report(
+                    Diagnostic::new(
+                        Code::BackoffOutOfRange,
+                        span,
+                        format!("`retry_backoff` is `{raw}`, outside 1..={MAX_RETRY_BACKOFF}"),
+                    )
+                    .with_help(format!(
+                        "write a number from 1 (the same pause every time) to {MAX_RETRY_BACKOFF}"
+                    )),
                 );
                 None
             }
