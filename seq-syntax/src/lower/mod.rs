@@ -467,6 +467,12 @@ impl Lower {
                 )
             },
         );
+        let max_parallel = self.field(
+            &mut found,
+            key::MAX_PARALLEL,
+            fields.get(key::MAX_PARALLEL),
+            |l, n| l.max_parallel(n, map),
+        );
         Some(Group {
             span: span_in(map, &node.span),
             name,
@@ -482,6 +488,7 @@ impl Lower {
             retries,
             missing,
             fallback,
+            max_parallel,
             holes: found.holes,
             items_as_written,
         })
@@ -519,6 +526,9 @@ impl Lower {
             fields.get(key::UNSAFE_SERIAL),
             |l, n| l.bool_field(n, map, key::UNSAFE_SERIAL),
         );
+        let each = self.field(&mut found, key::EACH, fields.get(key::EACH), |l, n| {
+            l.each(n, map)
+        });
         let tool = tool?;
         Some(Item {
             span: span_in(map, &node.span),
@@ -526,6 +536,7 @@ impl Lower {
             args,
             output,
             unsafe_serial,
+            each,
             holes: found.holes,
         })
     }
