@@ -370,7 +370,7 @@ impl<'a> Work<'a> {
                     self.push(CompletionItem {
                         label: text.clone(),
                         kind: CompletionKind::Slot,
-                        detail: ty.to_owned(),
+                        detail: Some(ty.to_owned()),
                         documentation: Some(doc.to_owned()),
                         insert_text: escape_depth(&text, depth),
                         edit: site.span(dollar..site.cursor),
