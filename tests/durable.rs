@@ -230,6 +230,73 @@ fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
     assert_eq!(done.len(), 4, "{report}");
 }
 
+/// Two workers share one address; one `each` item runs 100 elements side by side as child
+/// invocations, and the worker running element 50 is killed once the other 99 have finished.
+/// The run finishes on the other worker: no finished element runs again, element 50 runs again
+/// as the same attempt, and the report is the one of a run in process (durations aside).
+#[test]
+fn a_run_survives_its_worker_being_killed_in_an_each_item() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let addr = localhost(free_port());
+    let first = restate.worker(addr, root.path());
+    let second = restate.worker(addr, root.path());
+    let data = tempfile::tempdir().unwrap();
+    let file = "tests/fixtures/durable/crash-each.json";
+    let n: Vec<u32> = (0..100).collect();
+    let args = |dir: &Path| serde_json::json!({"dir": dir.to_str().unwrap(), "n": n}).to_string();
+    let run = restate.submit(
+        data.path(),
+        &[file, "--args", &args(root.path()), "--run-id", "crash-each"],
+    );
+    let marker = root.path().join("marker");
+    wait_for(
+        Duration::from_secs(60),
+        "the other 99 elements finished",
+        || {
+            let completed = "SELECT count(*) AS n FROM sys_invocation \
+             WHERE target_service_name = 'SeqItem' AND status = 'completed'";
+            marker.exists() && query(&restate.admin, completed)[0]["n"] == 99
+        },
+    );
+    kill_the_worker_of(&marker, [first.0.id(), second.0.id()]);
+    let output = run.wait_with_output().unwrap();
+    drop((first, second));
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let there = report(&output);
+    assert_eq!(there["ok"], true, "{there}");
+    let lines = evidence_lines(root.path());
+    let again = "element-50 crash-each/#crash_each/elements/0[50]/0";
+    assert_eq!(
+        lines.iter().filter(|l| **l == again).count(),
+        2,
+        "{lines:?}"
+    );
+    for i in (0..100).filter(|&i| i != 50) {
+        let element = format!("element-{i}");
+        let runs = lines
+            .iter()
+            .filter(|l| l.split(' ').next() == Some(&element))
+            .count();
+        assert_eq!(runs, 1, "{element} ran {runs} times: {lines:?}");
+    }
+    // In process, with the marker already there, nothing waits.
+    let here_dir = tempfile::tempdir().unwrap();
+    std::fs::write(here_dir.path().join("marker"), "").unwrap();
+    let here = local(
+        data.path(),
+        &[
+            file,
+            "--args",
+            &args(here_dir.path()),
+            "--root",
+            here_dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status(&here), 0, "{}", stderr(&here));
+    assert_eq!(report(&here), there);
+}
+
 /// Two workers share one address; a serial group of a 10 s timeout runs four steps, and the
 /// worker running the third is killed 8 s into the group. The step runs again on the other
 /// worker and outlasts the timeout: the group stops at the deadline of its first start (read

@@ -12,6 +12,9 @@
 //! - `retry_pause`: an item that always fails (`false`, caught by `error_as`), retried 2 times
 //!   under `retry_delay: "100ms"`, `retry_backoff: 2`; its wall time against the floor of its
 //!   pauses, 100 + 200 = 300 ms (target: within 1.1×), printed as a ratio at the end.
+//! - `each_sleep`: one `each` item of `sleep {"ms": 50}` over 10,000 elements in a parallel
+//!   group (target: within 1.5× the 50 ms floor), and over 1,000 elements under
+//!   `max_parallel: 100` (target: within 1.2× its floor, 10 × 50 ms), printed as ratios.
 //!
 //! `cargo bench -p seq-exec --bench engine`. Under `cargo test --benches` or `cargo bench --
 //! --test` the groups shrink to a quick smoke test.
@@ -49,7 +52,7 @@ fn sequence(parallel: bool, item: &Value, count: usize) -> Sequence {
     let tools: String = std::iter::repeat_n(format!("{item} ;"), count)
         .collect::<Vec<_>>()
         .join(" ");
-    let text = json!({
+    checked(json!({
         "name": "bench",
         "groups": [{
             "name": "items",
@@ -57,8 +60,27 @@ fn sequence(parallel: bool, item: &Value, count: usize) -> Sequence {
             "timeout": "5m",
             "tools": tools,
         }]
-    })
-    .to_string();
+    }))
+}
+
+/// One parallel group of one `each` item of `sleep {"ms": ms}` over `elements` elements,
+/// under `max_parallel` when given.
+fn each_sequence(elements: usize, ms: u64, max_parallel: Option<u32>) -> Sequence {
+    let list: Vec<usize> = (0..elements).collect();
+    let item = format!(
+        "{{\"tool\":\"sleep\",\"each\":{},\"args\":{{\"ms\":{ms}}}}} ;",
+        serde_json::to_string(&list).unwrap()
+    );
+    let mut group = json!({"name": "each", "timeout": "5m", "tools": item});
+    if let Some(n) = max_parallel {
+        group["max_parallel"] = json!(n);
+    }
+    checked(json!({"name": "bench", "groups": [group]}))
+}
+
+/// The sequence `file`, checked clean.
+fn checked(file: Value) -> Sequence {
+    let text = file.to_string();
     let check = seq_check::check(
         &[seq_check::Source::new("bench.json", text)],
         &seq_check::Catalog::builtin(),
@@ -255,5 +277,52 @@ fn retry_pause(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, dispatch, parallel_sleep, retry_pause);
+fn each_sleep(c: &mut Criterion) {
+    let full = full_size();
+    let rt = runtime();
+    let root = tempfile::tempdir().unwrap();
+    let engine = engine(Arc::new(BuiltinHost::new(root.path())));
+    let mut group = c.benchmark_group("each_sleep");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
+    // (elements, max_parallel): the floor is the number of waves times the sleep.
+    let cases: [(usize, Option<u32>); 2] = if full {
+        [(10_000, None), (1_000, Some(100))]
+    } else {
+        [(100, None), (100, Some(10))]
+    };
+    for (elements, bound) in cases {
+        let sequence = each_sequence(elements, SLEEP_MS, bound);
+        let waves = bound.map_or(1, |n| elements.div_ceil(n as usize)) as u64;
+        let floor = Duration::from_millis(SLEEP_MS * waves);
+        let times = Times::default();
+        let name = match bound {
+            Some(n) => format!("{elements}_elements_max_parallel_{n}"),
+            None => format!("{elements}_elements"),
+        };
+        group.bench_function(&name, |b| {
+            b.iter_custom(|iters| {
+                times.measure(iters, || {
+                    black_box(run(&rt, &engine, &sequence));
+                })
+            });
+        });
+        if let Some((mean, best)) = times.mean_and_best() {
+            let ratio = |d: Duration| d.as_secs_f64() / floor.as_secs_f64();
+            println!(
+                "each_sleep, {name} of {SLEEP_MS} ms: wall {:.1} ms = {:.2}× the {} ms floor (best {:.2}×)",
+                mean.as_secs_f64() * 1e3,
+                ratio(mean),
+                floor.as_millis(),
+                ratio(best)
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, dispatch, parallel_sleep, retry_pause, each_sleep);
 criterion_main!(benches);

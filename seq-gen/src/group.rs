@@ -2,8 +2,8 @@
 //! clean (every input read, every output written, no read of an unset slot).
 
 use crate::pools::{
-    ARRAY_SLOT, CALL_CONDITIONS, CMD_TIMEOUTS, COMMANDS, CONDITIONS, DESCRIPTIONS, ECHO_VALUES,
-    INPUTS, LIST_PATHS, MESSAGES, READ_PATHS, SLOTS, TIMEOUTS,
+    ARRAY_SLOT, CALL_CONDITIONS, CMD_TIMEOUTS, COMMANDS, CONDITIONS, DESCRIPTIONS, EACH_LISTS,
+    EACH_VALUES, ECHO_VALUES, INPUTS, LIST_PATHS, MESSAGES, READ_PATHS, SLOTS, TIMEOUTS,
 };
 use crate::rng::Rng;
 use crate::text::{inputs_read, mask_inputs, push_string};
@@ -146,10 +146,32 @@ impl Items<'_> {
     }
 
     fn echo(&mut self) {
+        if self.rng.chance(25) {
+            return self.each_echo();
+        }
         let value = *self.rng.pick(ECHO_VALUES);
         let args = self.object(&[("value", value)]);
         let output = self.rng.chance(50).then(|| self.slot("any", false));
         self.push("echo", &args, output, false);
+    }
+
+    /// `echo` once per element of a literal array, into a fresh `array` slot.
+    fn each_echo(&mut self) {
+        let list = *self.rng.pick(EACH_LISTS);
+        let value = *self.rng.pick(EACH_VALUES);
+        let args = self.object(&[("value", value)]);
+        let output = self.rng.chance(70).then(|| self.slot("array", false));
+        let output = output.map(|o| format!("\"{o}\""));
+        let mut members = vec![
+            ("tool", "\"echo\""),
+            ("each", list),
+            ("args", args.as_str()),
+        ];
+        if let Some(output) = &output {
+            members.push(("as", output.as_str()));
+        }
+        let item = self.object(&members);
+        self.items.push(item);
     }
 
     fn files_read(&mut self) {

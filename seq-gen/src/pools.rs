@@ -55,6 +55,22 @@ pub(crate) const COMMANDS: &[&str] = &[
 /// default, so that a generated file checks clean.
 pub(crate) const CMD_TIMEOUTS: &[&str] = &["30s", "10s", "20s", "5s"];
 
+/// The literal arrays `each` items go through (item-level JSON), the empty one included.
+pub(crate) const EACH_LISTS: &[&str] = &[
+    r#"["a", "b", "c"]"#,
+    r#"[]"#,
+    r#"[{"host": "web-1", "port": 22}, {"host": "主机-2", "port": 2222}]"#,
+    r#"[1, 2.5, null, true]"#,
+];
+
+/// `echo` values of `each` items: the element, its place, both in text.
+pub(crate) const EACH_VALUES: &[&str] = &[
+    r#"$each"#,
+    r#"$each_index"#,
+    r#""element $each_index is ${each}""#,
+    r#"{"at": $each_index, "was": $each}"#,
+];
+
 /// `echo` values: item-level JSON, some with bare references.
 pub(crate) const ECHO_VALUES: &[&str] = &[
     r#"{"host": $args.hosts[0], "tags": ["web", "主机"], "note": "caf\u00e9 \"ok\""}"#,

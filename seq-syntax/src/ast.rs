@@ -98,6 +98,10 @@ pub struct Group {
     pub missing: Option<Spanned<Missing>>,
     /// For `missing: degrade`: the value each named `out` slot takes when a tool is missing.
     pub fallback: Option<Spanned<Vec<Member>>>,
+    /// `max_parallel`: how many runs of the group's tools (items and `each` elements alike)
+    /// may be in flight at once; `None`: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parallel: Option<Spanned<u32>>,
     /// Fields written but not built whole (`tools` when an item could not be built).
     #[serde(default, skip_serializing_if = "Holes::is_empty")]
     pub holes: Holes,
@@ -320,6 +324,11 @@ pub struct Item {
     /// retries (the item is then `caught`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_as: Option<Spanned<CompactString>>,
+    /// `each`: the item runs once per element of this value, a literal array
+    /// ([`ValueKind::Array`]) or a bare reference ([`ValueKind::Ref`]); lowering builds no other
+    /// kind here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each: Option<Value>,
     /// Fields written but not built whole.
     #[serde(default, skip_serializing_if = "Holes::is_empty")]
     pub holes: Holes,
@@ -409,13 +418,14 @@ pub enum TemplatePart {
     Ref(Box<Reference>),
 }
 
-/// `$args.PATH` or `$out.PATH`. The span covers the whole reference, `$` included (and the
-/// braces of `${...}`).
+/// `$args.PATH`, `$out.PATH`, `$each` (with a path) or `$each_index`. The span covers the whole
+/// reference, `$` included (and the braces of `${...}`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
     pub span: Span,
     pub root: Spanned<Root>,
-    /// The slot: the first identifier after the root.
+    /// The slot: the first identifier after the root. Empty, at the end of the root, for the
+    /// roots that name no slot (`$each`, `$each_index`: [`Root::has_slot`]).
     pub slot: Spanned<CompactString>,
     /// Field accesses and indexes after the slot.
     pub path: Vec<Spanned<Segment>>,
@@ -425,7 +435,11 @@ impl Reference {
     /// The reference as written, with only its first `segments` path segments:
     /// `$args.hosts[0]` of `$args.hosts[0].name` for 1.
     pub fn text_until(&self, segments: usize) -> String {
-        let mut text = format!("${}.{}", self.root.value.as_str(), self.slot.value);
+        let mut text = if self.root.value.has_slot() {
+            format!("${}.{}", self.root.value.as_str(), self.slot.value)
+        } else {
+            format!("${}", self.root.value.as_str())
+        };
         for segment in self.path.iter().take(segments) {
             match &segment.value {
                 Segment::Field(name) => {
@@ -453,6 +467,10 @@ pub enum Root {
     Args,
     /// `$out`: a slot written earlier in the same serial group.
     Out,
+    /// `$each`: the element an `each` item runs for.
+    Each,
+    /// `$each_index`: the element's place in the array, from 0.
+    EachIndex,
 }
 
 impl Root {
@@ -460,6 +478,17 @@ impl Root {
         match self {
             Root::Args => "args",
             Root::Out => "out",
+            Root::Each => "each",
+            Root::EachIndex => "each_index",
+        }
+    }
+
+    /// Whether a slot's name follows the root (`$args.NAME`); `$each` and `$each_index` read
+    /// no slot.
+    pub fn has_slot(self) -> bool {
+        match self {
+            Root::Args | Root::Out => true,
+            Root::Each | Root::EachIndex => false,
         }
     }
 }

@@ -129,6 +129,13 @@ codes! {
     UnknownResultField = "W0511", Warning, "field the writer's result does not have";
     PausesReachTimeout = "W0540", Warning, "retry pauses alone reach the group's timeout";
 
+    // `each` items and `max_parallel` ("Each: one item per element" in docs/reference.md).
+    EachOutsideEach = "E0550", Error, "`$each` or `$each_index` outside an `each` item";
+    EachSlotNotArray = "E0551", Error, "`as` of an `each` item names a slot that is not `array` or `any`";
+    EachNotArray = "E0552", Error, "`each` reads a value that is not an array";
+    EachTooLong = "E0553", Error, "`each` lists more elements than an item may run";
+    MaxParallelOutOfRange = "E0554", Error, "`max_parallel` out of range";
+
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";
     SequenceCallCycle = "E0602", Error, "calls across sequences form a cycle";

@@ -29,6 +29,8 @@ pub mod key {
     pub const AS: &str = "as";
     pub const UNSAFE_SERIAL: &str = "unsafe_serial";
     pub const ERROR_AS: &str = "error_as";
+    pub const EACH: &str = "each";
+    pub const MAX_PARALLEL: &str = "max_parallel";
 }
 
 /// Where a field is written.
@@ -73,6 +75,8 @@ pub enum Ty {
     Groups,
     /// The string of items.
     Items,
+    /// A literal array, or a bare reference to an `array` (or `any`) value.
+    Elements,
 }
 
 impl Ty {
@@ -95,6 +99,7 @@ impl Ty {
             Ty::Object => "object".to_owned(),
             Ty::Groups => "array of groups".to_owned(),
             Ty::Items => "string of items".to_owned(),
+            Ty::Elements => "array, or a bare reference to one".to_owned(),
         }
     }
 }
@@ -311,6 +316,17 @@ pub const GROUP: &[Field] = &[
         None,
         "With `missing: \"degrade\"`: `{\"slot\": value}` written when a tool is missing.",
     ),
+    field(
+        Level::Group,
+        key::MAX_PARALLEL,
+        false,
+        Ty::Int {
+            min: 1,
+            max: crate::limits::MAX_EACH,
+        },
+        None,
+        "How many runs of the group's tools, items and `each` elements alike, may be in flight at once (default: no bound).",
+    ),
 ];
 
 /// The fields of an item.
@@ -353,7 +369,15 @@ pub const ITEM: &[Field] = &[
         false,
         Ty::Slot,
         None,
-        "An `object` slot for the item's final error; the item is then `caught` and the group goes on.",
+        "An `object` slot for the item's final error (an `array` slot for an `each` item); the item is then `caught` and the group goes on.",
+    ),
+    field(
+        Level::Item,
+        key::EACH,
+        false,
+        Ty::Elements,
+        None,
+        "Runs the item once per element (at most 10000): inside `args`, `$each` is the element and `$each_index` its place from 0; `as` (an `array` slot) gets the results in element order, `null` for a tolerated failure.",
     ),
 ];
 

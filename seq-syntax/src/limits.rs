@@ -59,3 +59,8 @@ pub fn read_back_budget(file_bytes: usize) -> usize {
         .saturating_mul(4)
         .saturating_add(MAX_READ_BACK_BYTES)
 }
+
+/// Elements an `each` item runs at most, the same bound as items per group: a literal array
+/// past it is an error, a longer array at run time fails the item before anything runs. Also
+/// the largest `max_parallel`.
+pub const MAX_EACH: u32 = 10_000;

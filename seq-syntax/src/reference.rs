@@ -101,6 +101,7 @@ pub(crate) fn scan_reference(text: &str, start: usize) -> (Result<Reference, Dia
     let root = match word {
         "args" => Root::Args,
         "out" => Root::Out,
+        "each" | "each_index" => return scan_element(text, start, word_end, Dot::Required),
         "" => {
             let d = Diagnostic::new(
                 Code::MalformedReference,
@@ -122,7 +123,7 @@ pub(crate) fn scan_reference(text: &str, start: usize) -> (Result<Reference, Dia
                 Span::from_range(start..word_end),
                 format!("`${unknown}` is not a reference"),
             );
-            d = match did_you_mean(unknown, ["args", "out"]) {
+            d = match did_you_mean(unknown, ["args", "out", "each"]) {
                 Some(best) => d
                     .with_help(format!("did you mean `${best}`; {ROOTS_HELP}"))
                     .with_replacement(
@@ -175,6 +176,7 @@ pub(crate) fn scan_interpolation(
     let root = match text.get(word_start..word_end) {
         Some("args") => Root::Args,
         Some("out") => Root::Out,
+        Some("each" | "each_index") => return Some(interpolate_element(text, start, word_end)),
         Some(_) | None => return None,
     };
     if !next_is(text, word_end, '.') {
@@ -317,8 +319,21 @@ fn scan_path(
         CompactString::from(rest(pos).get(..slot_len).unwrap_or("")),
         Span::from_range(pos..slot_end),
     );
+    let (path, end) = scan_segments(text, start, slot_end, dot);
+    (path.map(|path| (slot, path)), end)
+}
+
+/// Scans the `.field` and `[index]` segments from `at`; `start` is the `$`. Returns them, or
+/// the diagnostic for the first malformed one, and where the scan stopped.
+fn scan_segments(
+    text: &str,
+    start: usize,
+    at: usize,
+    dot: Dot,
+) -> (Result<Vec<Spanned<Segment>>, Diagnostic>, usize) {
+    let rest = |at: usize| text.get(at..).unwrap_or("");
     let mut path = Vec::new();
-    let mut at = slot_end;
+    let mut at = at;
     loop {
         let here = rest(at);
         if here.starts_with('.') {
@@ -355,7 +370,88 @@ fn scan_path(
         }
         break;
     }
-    (Ok((slot, path)), at)
+    (Ok(path), at)
+}
+
+/// Scans `$each` (with its path) or `$each_index`, whose word ends at `word_end`; `start` is
+/// the `$`. They read no slot: the path follows the word. `$each_index` is a number, so a
+/// path after it is an error.
+fn scan_element(
+    text: &str,
+    start: usize,
+    word_end: usize,
+    dot: Dot,
+) -> (Result<Reference, Diagnostic>, usize) {
+    let word_start = if text.get(start + 1..).is_some_and(|r| r.starts_with('{')) {
+        start + 2
+    } else {
+        start + 1
+    };
+    let index = text.get(word_start..word_end) == Some("each_index");
+    let root = if index { Root::EachIndex } else { Root::Each };
+    let reference = |path, end| Reference {
+        span: Span::from_range(start..end),
+        root: Spanned::new(root, Span::from_range(word_start..word_end)),
+        slot: Spanned::new(
+            CompactString::default(),
+            Span::from_range(word_end..word_end),
+        ),
+        path,
+    };
+    if index {
+        let segment = text
+            .get(word_end..)
+            .is_some_and(|r| r.starts_with('[') || (r.starts_with('.') && ident_len(&r[1..]) > 0));
+        let dotted = dot == Dot::Required && next_is(text, word_end, '.');
+        if segment || dotted {
+            let end = scan_segments(text, start, word_end, dot)
+                .1
+                .max(word_end + 1);
+            let d = Diagnostic::new(
+                Code::MalformedReference,
+                Span::from_range(word_end..end),
+                "`$each_index` is a number: it has no fields or elements",
+            )
+            .with_help("write `$each_index` alone; `$each` reads the element itself, with a path such as `$each.host`");
+            return (Err(d), end);
+        }
+        return (Ok(reference(Vec::new(), word_end)), word_end);
+    }
+    let (path, end) = scan_segments(text, start, word_end, dot);
+    (path.map(|path| reference(path, end)), end)
+}
+
+/// `$each…`/`${each…}` in a string: as [`scan_element`], the bare form ending where its grammar
+/// ends, the braced one closed by `}`.
+fn interpolate_element(
+    text: &str,
+    start: usize,
+    word_end: usize,
+) -> (Result<Reference, Diagnostic>, usize) {
+    let braced = text
+        .get(start + 1..)
+        .is_some_and(|rest| rest.starts_with('{'));
+    if !braced {
+        return scan_element(text, start, word_end, Dot::Optional);
+    }
+    match scan_element(text, start, word_end, Dot::Required) {
+        (Ok(mut reference), end) if next_is(text, end, '}') => {
+            reference.span = Span::from_range(start..end + 1);
+            (Ok(reference), end + 1)
+        }
+        (Ok(_), end) => {
+            let inner = text.get(start + 2..end).unwrap_or("");
+            let d = Diagnostic::new(
+                Code::MalformedReference,
+                Span::from_range(start..end),
+                format!("`${{{inner}` is never closed"),
+            )
+            .with_help(format!("close the reference with `}}`: `${{{inner}}}`"))
+            .with_replacement("insert `}`", Span::from_range(end..end), "}");
+            (Err(d), end)
+        }
+        (Err(d), end) => (Err(d), end),
+    }
 }
 
 /// The diagnostic for `$args.` (or `$args.x.`) not followed by a name; `pos` is where the name
@@ -495,6 +591,7 @@ fn what_follows(root: Root) -> &'static str {
     match root {
         Root::Args => "the input's name",
         Root::Out => "the slot's name",
+        Root::Each | Root::EachIndex => "a field name",
     }
 }
 
@@ -517,7 +614,9 @@ pub fn lookalike_names(text: &str) -> Vec<&str> {
         }
         let name_at = after.strip_prefix('{').unwrap_or(after);
         let len = ident_len(name_at);
-        if len > 0 && name_at[len..].starts_with('.') && !matches!(&name_at[..len], "args" | "out")
+        if len > 0
+            && name_at[len..].starts_with('.')
+            && !matches!(&name_at[..len], "args" | "out" | "each")
         {
             found.push(&name_at[..len]);
         }

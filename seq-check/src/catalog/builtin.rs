@@ -194,7 +194,12 @@ fn seq_create_guide() -> String {
          another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
          `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
          `$out.SLOT.x`. An `array` slot collects the values written to it, in item order \
-         (`files_list` into it: `[[\"a.txt\"]]`). A non-zero exit fails `cmd_run`; `stdout` \
+         (`files_list` into it: `[[\"a.txt\"]]`). `\"each\": $args.hosts` (or a literal \
+         array) runs an item once per element: in its `args` `$each` is the element \
+         (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets one result \
+         per element in element order (`null` for a failure `continue` tolerates), e.g. \
+         `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
+         A group's `max_parallel: N` bounds the runs in flight. A non-zero exit fails `cmd_run`; `stdout` \
          keeps its final newline. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \

@@ -3,6 +3,7 @@
 
 mod args;
 mod conditions;
+mod each;
 pub(crate) mod fix;
 mod groups;
 mod lookalikes;
@@ -104,6 +105,7 @@ pub(crate) fn check_sequence(
         targets::check(&cx, &mut out);
         conditions::check(&cx, &mut out);
         shell::check(&cx, &mut out);
+        each::check(&cx, &mut out);
     }
     out
 }

@@ -44,6 +44,10 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactSt
                 references(&member.value, &mut found);
             }
         }
+        // The array of an `each` is read like the item's arguments, once, before its elements.
+        if let Some(each) = &item.item.each {
+            references(each, &mut found);
+        }
         if let Some(when) = &item.when {
             found.extend(condition_references(
                 &when.lhs,
@@ -66,6 +70,8 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactSt
                 }
             }
             Root::Out => out_read(cx, site, reference, out),
+            // Where an element may be read is `each::check`'s.
+            Root::Each | Root::EachIndex => {}
         }
         path_fits(cx, reference, out);
         if reference.root.value == Root::Out {

@@ -48,8 +48,8 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             }
             let count = writers.get(name).map_or(0, Vec::len);
             let offer = offered_declaration.insert(name);
-            let ty = if count > 1 {
-                // Several writers need an `array` slot.
+            let ty = if count > 1 || item.item.each.is_some() {
+                // Several writers, or one per element, need an `array` slot.
                 Type::Array
             } else {
                 result_type(cx, &item.item.tool.value)
@@ -58,7 +58,9 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             continue;
         };
         // One report per declaration, however many items write the slot.
+        // An `each` item writes an array of results, which `each::check` holds to the slot.
         if !mismatched.contains(name)
+            && item.item.each.is_none()
             && let Some(d) = mismatch(cx, &item.item.tool.value, name, decl.ty.value, decl.ty.span)
         {
             mismatched.insert(name);

@@ -10,6 +10,8 @@ pub(crate) fn declaration<'a>(cx: &Cx<'a>, reference: &Reference) -> Option<&'a 
     match reference.root.value {
         Root::Args => cx.group.input(&reference.slot.value),
         Root::Out => cx.group.output(&reference.slot.value),
+        // An element has no declaration: its type is the array's, unknown here.
+        Root::Each | Root::EachIndex => None,
     }
 }
 
@@ -18,6 +20,9 @@ pub(crate) fn declaration<'a>(cx: &Cx<'a>, reference: &Reference) -> Option<&'a 
 pub(crate) fn reference_type(cx: &Cx<'_>, reference: &Reference) -> Option<(Type, Span)> {
     if !reference.path.is_empty() {
         return None;
+    }
+    if reference.root.value == Root::EachIndex {
+        return Some((Type::Integer, reference.root.span));
     }
     let decl = declaration(cx, reference)?;
     match decl.ty.value {

@@ -319,7 +319,7 @@ pub(crate) async fn item(
     g: &GroupCx<'_>,
     step: Step<'_>,
     item: &Item,
-    scope: &Scope,
+    scope: Scope<'_>,
     called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
@@ -373,7 +373,7 @@ pub(crate) async fn item(
 }
 
 /// The condition text of a `seq_when_call` item's `when`.
-fn when_text(g: &GroupCx<'_>, item: &Item, scope: &Scope) -> Result<String, ToolError> {
+fn when_text(g: &GroupCx<'_>, item: &Item, scope: Scope<'_>) -> Result<String, ToolError> {
     let Some(when) = item.arg("when") else {
         return Err(
             ToolError::new(Reason::Required, "`seq_when_call` needs `when`")

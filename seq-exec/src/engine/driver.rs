@@ -140,6 +140,8 @@ pub struct Step<'a> {
     pub(crate) stack: &'a super::stack::Stack,
     /// The item's index in its group, from 0.
     pub index: usize,
+    /// For a run of an `each` item, the element's index, from 0.
+    pub element: Option<usize>,
     /// 0 for the first attempt, then one more for every retry.
     pub attempt: u32,
     /// The tool called.
@@ -162,20 +164,29 @@ pub enum Deadline {
 }
 
 impl Step<'_> {
-    /// `GROUP/INDEX` of the innermost group, the name of the item in a journal.
+    /// `GROUP/INDEX` of the innermost group (`GROUP/INDEX[ELEMENT]` for an element of an
+    /// `each` item), the name of the item in a journal.
     pub fn name(&self) -> String {
         format!(
             "{}/{}",
             self.stack.innermost_group().unwrap_or(""),
-            self.index
+            self.place()
         )
     }
 
-    /// `PATH/INDEX/ATTEMPT`, unique within a run for every attempt at every depth (`PATH`:
-    /// the groups and sequences on the stack). Prefixed with the run's id, it is the
-    /// idempotency key a tool can be given.
+    /// `PATH/INDEX/ATTEMPT` (`PATH/INDEX[ELEMENT]/ATTEMPT`), unique within a run for every
+    /// attempt at every depth (`PATH`: the groups and sequences on the stack). Prefixed with
+    /// the run's id, it is the idempotency key a tool can be given.
     pub fn key(&self) -> String {
-        format!("{}/{}/{}", self.stack.path(), self.index, self.attempt)
+        format!("{}/{}/{}", self.stack.path(), self.place(), self.attempt)
+    }
+
+    /// The item's place in its group: `INDEX`, or `INDEX[ELEMENT]`.
+    fn place(&self) -> String {
+        match self.element {
+            Some(element) => format!("{}[{element}]", self.index),
+            None => self.index.to_string(),
+        }
     }
 }
 

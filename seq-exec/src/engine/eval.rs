@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 
 /// Whether `condition` holds in `scope`.
-pub(crate) fn eval(condition: &Condition, scope: &Scope) -> Result<bool, ToolError> {
+pub(crate) fn eval(condition: &Condition, scope: Scope<'_>) -> Result<bool, ToolError> {
     let lhs = operand(&condition.lhs, scope)?;
     let Some(comparison) = &condition.comparison else {
         return match lhs.as_ref() {
@@ -92,7 +92,7 @@ pub(crate) fn eval(condition: &Condition, scope: &Scope) -> Result<bool, ToolErr
     }
 }
 
-fn operand<'s>(operand: &'s Operand, scope: &'s Scope) -> Result<Cow<'s, Value>, ToolError> {
+fn operand<'s>(operand: &'s Operand, scope: Scope<'s>) -> Result<Cow<'s, Value>, ToolError> {
     Ok(match &operand.kind {
         OperandKind::Ref(reference) => Cow::Borrowed(values::read_in_condition(scope, reference)?),
         OperandKind::Null => Cow::Owned(Value::Null),

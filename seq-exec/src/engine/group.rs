@@ -25,16 +25,16 @@ use super::item::{self, ItemRun, Progress, Write};
 use super::report::{GroupReport, GroupStatus, ItemReport, ItemStatus};
 use super::stack::Stack;
 use super::tool_timeout::ToolTimeout;
-use super::values::Scope;
+use super::values::{Scope, Slots};
 use super::{Cx, Observer, eval, format_duration, within};
 use crate::error::{Reason, ToolError};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use seq_syntax::ast::{Group, OnError, Sequence, Type};
+use seq_syntax::ast::{Group, Item, OnError, Sequence, Type};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::{RwLock, oneshot};
+use tokio::sync::{RwLock, Semaphore, SemaphorePermit, oneshot};
 use tokio::time::Instant;
 
 /// What the items of one running group share.
@@ -54,6 +54,8 @@ pub(crate) struct GroupCx<'a> {
     collect: HashSet<&'a str>,
     /// Each item's retries so far, read for an item the group stops before it finishes.
     progress: Vec<std::sync::Mutex<Progress>>,
+    /// `max_parallel`: a permit for every run of a tool in flight, an item's or an element's.
+    permits: Option<Semaphore>,
 }
 
 impl GroupCx<'_> {
@@ -72,6 +74,28 @@ impl GroupCx<'_> {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)),
             None => f(&mut none),
+        }
+    }
+
+    /// Waits for room under the group's `max_parallel`; the run holds the permit while it is in
+    /// flight. `None` when the group has no bound.
+    pub async fn permit(&self) -> Option<SemaphorePermit<'_>> {
+        match &self.permits {
+            // The semaphore is never closed, so acquiring fails never.
+            Some(permits) => permits.acquire().await.ok(),
+            None => None,
+        }
+    }
+}
+
+/// Runs item `i` of the group: once, or per element for an `each` item, each run under
+/// the group's `max_parallel`.
+pub(crate) async fn run_item(g: &GroupCx<'_>, i: usize, item: &Item, scope: Scope<'_>) -> ItemRun {
+    match &item.each {
+        Some(each) => super::each::run(g, i, item, each, scope).await,
+        None => {
+            let _permit = g.permit().await;
+            item::run(g, i, item, scope).await
         }
     }
 }
@@ -98,7 +122,7 @@ pub(crate) async fn run(
     if let Some(observer) = observer {
         observer.group_started(&sequence.name.value, &group.name.value, parallel);
     }
-    let mut scope = Scope {
+    let mut scope = Slots {
         args: inputs,
         out: Map::new(),
     };
@@ -107,7 +131,10 @@ pub(crate) async fn run(
         &group.name.value,
         cx.limits.max_nested_groups,
     );
-    let when = group.when.as_ref().map(|w| eval::eval(w, &scope));
+    let when = group
+        .when
+        .as_ref()
+        .map(|w| eval::eval(w, Scope::of(&scope)));
     // What each slot holds of the run's budget.
     let mut held = HashMap::new();
     let report = match (entered, when) {
@@ -156,6 +183,10 @@ pub(crate) async fn run(
                 side_by_side,
                 collect: collecting(group),
                 progress: group.items.iter().map(|_| Default::default()).collect(),
+                permits: group
+                    .max_parallel
+                    .as_ref()
+                    .map(|m| Semaphore::new(usize::try_from(m.value).unwrap_or(usize::MAX))),
             };
             let items = if side_by_side {
                 parallel_items(&g, &scope, own, deadline, after, observer).await
@@ -246,7 +277,7 @@ fn stopping(g: &GroupCx<'_>, run: &ItemRun, i: usize) -> Option<Stop> {
 
 async fn parallel_items(
     g: &GroupCx<'_>,
-    scope: &Scope,
+    scope: &Slots,
     own: Deadline,
     deadline: Instant,
     after: Vec<Option<usize>>,
@@ -280,7 +311,7 @@ async fn parallel_items(
             if let Some(observer) = observer {
                 observer.item_started(group_name, i, &item.tool.value);
             }
-            let run = item::run(g, i, item, scope).await;
+            let run = run_item(g, i, item, Scope::of(scope)).await;
             if let Some(signal) = signal {
                 let _ = signal.send(());
             }
@@ -345,7 +376,7 @@ async fn parallel_items(
 /// one item at a time).
 async fn serial_items(
     g: &GroupCx<'_>,
-    scope: &mut Scope,
+    scope: &mut Slots,
     held: &mut HashMap<String, Held>,
     visible: bool,
     own: Deadline,
@@ -366,7 +397,7 @@ async fn serial_items(
         }
         let result = tokio::select! {
             biased;
-            run = item::run(g, i, item, scope) => Some(run),
+            run = run_item(g, i, item, Scope::of(scope)) => Some(run),
             () = &mut expired => None,
             () = g.cx.cancel.cancelled() => {
                 stop = Some(Stop::Cancelled);
@@ -411,7 +442,7 @@ fn apply(
     charge: Held,
 ) {
     if !g.collects(&slot) {
-        let (Write::Value(value) | Write::Fallback(value)) = write;
+        let (Write::Value(value) | Write::Fallback(value) | Write::Elements(value)) = write;
         held.insert(slot.clone(), charge);
         out.insert(slot, value);
         return;
@@ -425,8 +456,12 @@ fn apply(
     let entry = out.entry(slot).or_insert_with(|| Value::Array(Vec::new()));
     if let Value::Array(values) = entry {
         match write {
-            Write::Fallback(Value::Array(items)) => values.extend(items),
-            Write::Value(value) | Write::Fallback(value) => values.push(value),
+            Write::Fallback(Value::Array(items)) | Write::Elements(Value::Array(items)) => {
+                values.extend(items);
+            }
+            Write::Value(value) | Write::Fallback(value) | Write::Elements(value) => {
+                values.push(value);
+            }
         }
     }
 }

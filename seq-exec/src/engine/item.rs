@@ -24,6 +24,9 @@ pub(crate) enum Write {
     /// The group's `fallback` for the slot (`missing: degrade`). For a slot that collects the
     /// values of several items, its elements stand in for this item's value.
     Fallback(Value),
+    /// The values of an `each` item's elements, an array in element order: appended one by one
+    /// to a slot that collects, written whole to an `any` slot.
+    Elements(Value),
 }
 
 #[derive(Debug)]
@@ -57,7 +60,7 @@ pub(crate) struct Progress {
 /// (never not-found, unauthorized or argument errors; `Reason::is_retryable`).
 /// `index`: the item's place in its group (it names the item's attempts). The report keeps the
 /// errors of the attempts retried and, for a call, the groups its last attempt ran.
-pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scope) -> ItemRun {
+pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope<'_>) -> ItemRun {
     let group = g.group;
     let allowed = match group.on_error() {
         OnError::Retry => group.retries(),
@@ -113,7 +116,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
             });
             let pause = group.retry_pause(retries);
             if !pause.is_zero() {
-                pause_before(g, index, retries, item, pause).await;
+                pause_before(g, index, scope.each.map(|e| e.index), retries, item, pause).await;
             }
             continue;
         }
@@ -128,7 +131,8 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
     // Set in place: a report moved whole would take stack in every nested call's poll.
     run.report.started_ms = mark.started_ms;
     run.report.duration_ms = mark.duration_ms();
-    if run.failed() {
+    // An element of an `each` item is never caught alone (the checker refuses `error_as` there).
+    if run.failed() && scope.each.is_none() {
         caught(g, item, &mut run);
     }
     run
@@ -140,6 +144,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: &Scop
 fn pause_before<'a>(
     g: &'a GroupCx<'_>,
     index: usize,
+    element: Option<usize>,
     retries: u32,
     item: &'a Item,
     pause: std::time::Duration,
@@ -147,6 +152,7 @@ fn pause_before<'a>(
     let step = Step {
         stack: &g.stack,
         index,
+        element,
         attempt: retries,
         tool: item.tool.value.as_str(),
         beside: g.side_by_side,
@@ -207,13 +213,14 @@ async fn attempt(
     index: usize,
     retries: u32,
     item: &Item,
-    scope: &Scope,
+    scope: Scope<'_>,
     called: &mut Vec<CalledGroup>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
     let step = Step {
         stack: &g.stack,
         index,
+        element: scope.each.map(|e| e.index),
         attempt: retries,
         tool,
         beside: g.side_by_side,
@@ -244,7 +251,7 @@ async fn attempt(
 /// The arguments of host tool call `item`, rendered in `scope`.
 fn arguments(
     item: &Item,
-    scope: &Scope,
+    scope: Scope<'_>,
     budget: &mut render::Budget,
 ) -> Result<Map<String, Value>, ToolError> {
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
@@ -317,7 +324,13 @@ fn written(g: &GroupCx<'_>, item: &Item, value: Value, held: Held, retries: u32)
 
 /// The item's tool (or call target) is not there: `missing` decides. The report
 /// keeps the `not_found` error, so what was missing is said even when the group goes on.
-fn missing(g: &GroupCx<'_>, item: &Item, scope: &Scope, error: ToolError, retries: u32) -> ItemRun {
+fn missing(
+    g: &GroupCx<'_>,
+    item: &Item,
+    scope: Scope<'_>,
+    error: ToolError,
+    retries: u32,
+) -> ItemRun {
     match g.group.missing() {
         Missing::Fail => finish(item, ItemStatus::Failed, Some(error), retries, None),
         Missing::Skip => finish(item, ItemStatus::Skipped, Some(error), retries, None),

@@ -34,6 +34,7 @@ mod call;
 mod clock;
 mod dispatch;
 mod driver;
+mod each;
 mod eval;
 mod group;
 mod item;
@@ -52,8 +53,8 @@ pub use driver::{
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{
-    AttemptTime, CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus,
-    MAX_REPORTED_CALL_DEPTH, RunReport, report_schema,
+    AttemptTime, CalledGroup, EachReport, ElementReport, GroupReport, GroupStatus, ItemReport,
+    ItemStatus, MAX_REPORTED_CALL_DEPTH, MAX_REPORTED_ELEMENTS, RunReport, report_schema,
 };
 pub use stack::Stack;
 
@@ -389,11 +390,11 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
         let condition = eval::parse(when)?;
-        let scope = values::Scope {
+        let slots = values::Slots {
             args: args.clone(),
             out: Map::new(),
         };
-        if !eval::eval(&condition, &scope)? {
+        if !eval::eval(&condition, values::Scope::of(&slots))? {
             return Ok(Value::Null);
         }
         self.call_cancellable(sequence, target, args, caller, cancel)

@@ -86,7 +86,7 @@ pub fn render_text(value: &Value) -> String {
 }
 
 /// The value of `arg` in `scope`.
-pub(crate) fn value(arg: &Arg, scope: &Scope, budget: &mut Budget) -> Result<Value, ToolError> {
+pub(crate) fn value(arg: &Arg, scope: Scope<'_>, budget: &mut Budget) -> Result<Value, ToolError> {
     Ok(match &arg.kind {
         ValueKind::Null => Value::Null,
         ValueKind::Bool(b) => Value::Bool(*b),
@@ -110,7 +110,7 @@ pub(crate) fn value(arg: &Arg, scope: &Scope, budget: &mut Budget) -> Result<Val
 /// The members as an object, leaving out the member named `skip`.
 pub(crate) fn object(
     members: &[Member],
-    scope: &Scope,
+    scope: Scope<'_>,
     skip: Option<&str>,
     budget: &mut Budget,
 ) -> Result<Map<String, Value>, ToolError> {
@@ -129,7 +129,7 @@ pub(crate) fn object(
 
 fn template_text(
     template: &Template,
-    scope: &Scope,
+    scope: Scope<'_>,
     budget: &mut Budget,
 ) -> Result<String, ToolError> {
     fill(template, scope, budget, |text, raw| text.push_str(raw))
@@ -139,7 +139,7 @@ fn template_text(
 /// every byte charged to the budget, what `place` adds beyond the value included.
 fn fill(
     template: &Template,
-    scope: &Scope,
+    scope: Scope<'_>,
     budget: &mut Budget,
     mut place: impl FnMut(&mut String, &str),
 ) -> Result<String, ToolError> {
@@ -168,7 +168,7 @@ fn fill(
 /// reference is one word. Any other kind of value renders as usual (the tool refuses it).
 pub(crate) fn shell_command(
     arg: &Arg,
-    scope: &Scope,
+    scope: Scope<'_>,
     budget: &mut Budget,
 ) -> Result<Value, ToolError> {
     let template = match &arg.kind {

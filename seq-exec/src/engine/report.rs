@@ -103,7 +103,11 @@ pub struct ItemReport {
     /// then the last. Omitted when the item ran once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<AttemptTime>,
+    /// An `each` item: what its elements did. Omitted for other items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each: Option<EachReport>,
 }
+
 
 /// When one attempt of an item ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -111,6 +115,83 @@ pub struct AttemptTime {
     /// Milliseconds from the run's start.
     pub started_ms: u64,
     pub duration_ms: u64,
+}
+
+
+/// How many of an `each` item's elements are reported one by one; the rest are counted.
+pub const MAX_REPORTED_ELEMENTS: usize = 100;
+
+/// What the elements of an `each` item did: each element's run, in element order, for the
+/// first 100 elements; counts by status for all of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EachReport {
+    /// How many elements the array had.
+    pub count: usize,
+    /// How many element runs succeeded.
+    pub ok: usize,
+    /// How many failed (their result is `null`).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub failed: usize,
+    /// How many were skipped or degraded by `missing`.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub skipped: usize,
+    /// How many were stopped or never started: the run was cancelled, or another element
+    /// failed under `on_error: abort`.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub cancelled: usize,
+    /// The first 100 elements' runs, in element order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<ElementReport>,
+    /// The elements past the first 100, counted above but not reported one by one.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub elements_omitted: usize,
+}
+
+/// One element's run of an `each` item.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ElementReport {
+    pub status: ItemStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    /// How many times the element was re-run by `on_error: retry`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+    pub duration_ms: u64,
+}
+
+impl EachReport {
+    pub(crate) fn new(count: usize) -> EachReport {
+        EachReport {
+            count,
+            ok: 0,
+            failed: 0,
+            skipped: 0,
+            cancelled: 0,
+            elements: Vec::new(),
+            elements_omitted: 0,
+        }
+    }
+
+    /// Adds the next element's run, which took `duration_ms`.
+    pub(crate) fn push(&mut self, run: ItemReport, duration_ms: u64) {
+        match run.status {
+            ItemStatus::Ok => self.ok += 1,
+            // An element's failure is never caught one by one: `error_as` is an item's.
+            ItemStatus::Failed | ItemStatus::Caught => self.failed += 1,
+            ItemStatus::Skipped | ItemStatus::Degraded => self.skipped += 1,
+            ItemStatus::Cancelled => self.cancelled += 1,
+        }
+        if self.elements.len() < MAX_REPORTED_ELEMENTS {
+            self.elements.push(ElementReport {
+                status: run.status,
+                error: run.error,
+                retries: run.retries,
+                duration_ms,
+            });
+        } else {
+            self.elements_omitted += 1;
+        }
+    }
 }
 
 impl ItemReport {
@@ -126,6 +207,7 @@ impl ItemReport {
             started_ms: 0,
             duration_ms: 0,
             attempts: Vec::new(),
+            each: None,
         }
     }
 }

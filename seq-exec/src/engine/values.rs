@@ -12,26 +12,59 @@ use seq_check::catalog::{lenient_bool, type_accepts};
 use seq_syntax::ast::{Reference, Root, Segment, Type};
 use serde_json::{Map, Value};
 
-/// What references of one group read.
+/// What `$args` and `$out` of one group read.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Scope {
+pub(crate) struct Slots {
     /// The inputs that were passed.
     pub args: Map<String, Value>,
     /// The slots written so far (in a parallel group: none until the barrier).
     pub out: Map<String, Value>,
 }
 
+/// What references read where an item runs: the group's slots and, in a run of an `each`
+/// item, the element.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Scope<'s> {
+    pub slots: &'s Slots,
+    pub each: Option<Element<'s>>,
+}
+
+/// The element an `each` item runs for: `$each` and `$each_index`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Element<'s> {
+    pub value: &'s Value,
+    pub index: usize,
+}
+
+impl<'s> Scope<'s> {
+    /// The scope of a group's `when` and of its items without `each`.
+    pub fn of(slots: &'s Slots) -> Scope<'s> {
+        Scope { slots, each: None }
+    }
+}
+
 static NULL: Value = Value::Null;
+
+/// `$each_index` of every element an item may run, made once, so that a reference reads it
+/// as it reads any other value: by reference.
+static INDEXES: std::sync::LazyLock<Vec<Value>> =
+    std::sync::LazyLock::new(|| (0..seq_syntax::limits::MAX_EACH).map(Value::from).collect());
 
 /// The value `reference` reads; `None` when its slot or input is unset (templates and bare
 /// references refuse that).
 pub(crate) fn read<'s>(
-    scope: &'s Scope,
+    scope: Scope<'s>,
     reference: &Reference,
 ) -> Result<Option<&'s Value>, ToolError> {
     let root = match reference.root.value {
-        Root::Args => &scope.args,
-        Root::Out => &scope.out,
+        Root::Args => &scope.slots.args,
+        Root::Out => &scope.slots.out,
+        // The checker allows these only inside an `each` item's arguments; elsewhere they read
+        // as unset.
+        Root::Each => return scope.each.map(|e| walk(reference, e.value)).transpose(),
+        Root::EachIndex => {
+            return Ok(scope.each.map(|e| INDEXES.get(e.index).unwrap_or(&NULL)));
+        }
     };
     match root.get(reference.slot.value.as_str()) {
         Some(value) => walk(reference, value).map(Some),
@@ -43,7 +76,7 @@ pub(crate) fn read<'s>(
 /// path, if any, is followed from there — so `.field` of an unset input is an error like `.field`
 /// of any other null, not a quiet `null`.
 pub(crate) fn read_in_condition<'s>(
-    scope: &'s Scope,
+    scope: Scope<'s>,
     reference: &Reference,
 ) -> Result<&'s Value, ToolError> {
     match read(scope, reference)? {
@@ -123,6 +156,10 @@ pub(crate) fn unset(reference: &Reference) -> ToolError {
             format!(
                 "guard this item with `seq_when_call` on `$out.{name} != null`, or make the writer always write"
             ),
+        ),
+        Root::Each | Root::EachIndex => (
+            "there is no element here: the item has no `each`".to_owned(),
+            "give the item an `each`, or read the value another way".to_owned(),
         ),
     };
     ToolError::new(Reason::Required, format!("`{}`: {detail}", text(reference)))

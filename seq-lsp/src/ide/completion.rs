@@ -346,6 +346,37 @@ impl<'a> Work<'a> {
                         });
                     }
                 }
+                // The element, in the arguments of an item with `each`.
+                let in_each = site
+                    .map
+                    .is_some()
+                    .then(|| site.cx.frames.first())
+                    .flatten()
+                    .is_some_and(|item| item.object && item.member(key::EACH).is_some());
+                let elements = [
+                    ("each", "any", "the element this run of the item is for"),
+                    (
+                        "each_index",
+                        "integer",
+                        "the element's place in the array, from 0",
+                    ),
+                ];
+                for (root, ty, doc) in elements.into_iter().filter(|_| in_each) {
+                    let text = if braced {
+                        format!("${{{root}}}")
+                    } else {
+                        format!("${root}")
+                    };
+                    self.push(CompletionItem {
+                        label: text.clone(),
+                        kind: CompletionKind::Slot,
+                        detail: Some(ty.to_owned()),
+                        documentation: Some(doc.to_owned()),
+                        insert_text: escape_depth(&text, depth),
+                        edit: site.span(dollar..site.cursor),
+                        snippet: false,
+                    });
+                }
                 true
             }
             Some(_) | None => false,

@@ -57,7 +57,7 @@ pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
 fn undeclared_markdown(root: Root, slot: &str, group: &Group) -> String {
     let (role, field, declared) = match root {
         Root::Args => ("input", key::IN, &group.inputs),
-        Root::Out => ("output", key::OUT, &group.outputs),
+        Root::Out | Root::Each | Root::EachIndex => ("output", key::OUT, &group.outputs),
     };
     let names: Vec<String> = declared.iter().map(|s| code(&s.name.value)).collect();
     let has = if names.is_empty() {

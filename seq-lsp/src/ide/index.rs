@@ -271,6 +271,8 @@ impl Builder<'_> {
         let slots = match reference.root.value {
             Root::Args => &group.inputs,
             Root::Out => &group.outputs,
+            // The element names no declaration.
+            Root::Each | Root::EachIndex => return,
         };
         let region = Span::new(reference.span.start, reference.slot.span.end);
         let Some(slot) = slots.iter().position(|s| s.name.value == name) else {
@@ -289,7 +291,7 @@ impl Builder<'_> {
                 group: g,
                 slot,
             },
-            Root::Out => Def::Output {
+            Root::Out | Root::Each | Root::EachIndex => Def::Output {
                 file,
                 group: g,
                 slot,

@@ -204,10 +204,14 @@ impl Tokens {
         let root = Span::new(reference.span.start, reference.root.span.end);
         self.push(root, TokenKind::RefRoot);
         let slot = match reference.root.value {
-            Root::Args => TokenKind::Input,
-            Root::Out => TokenKind::Output,
+            Root::Args => Some(TokenKind::Input),
+            Root::Out => Some(TokenKind::Output),
+            // `$each` and `$each_index` are the root alone.
+            Root::Each | Root::EachIndex => None,
         };
-        self.push(reference.slot.span, slot);
+        if let Some(slot) = slot {
+            self.push(reference.slot.span, slot);
+        }
         for segment in &reference.path {
             let span = segment.span;
             // `.` and `[`/`]` are one byte in the file at any depth.

@@ -31,6 +31,7 @@ pub fn property(field: &Field) -> Value {
         }),
         Ty::Object => json!({"type": "object"}),
         Ty::Groups => json!({"type": "array", "items": group()}),
+        Ty::Elements => json!({"type": "array"}),
     };
     let description = match field.ty {
         Ty::Items => format!("{} {}", field.doc, item_grammar()),
@@ -44,7 +45,8 @@ pub fn property(field: &Field) -> Value {
         | Ty::Types
         | Ty::Slot
         | Ty::Object
-        | Ty::Groups => field.doc.to_owned(),
+        | Ty::Groups
+        | Ty::Elements => field.doc.to_owned(),
     };
     if let Value::Object(map) = &mut schema {
         map.insert("description".to_owned(), Value::String(description));

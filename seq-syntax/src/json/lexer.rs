@@ -42,9 +42,10 @@ pub enum Token<'src> {
     #[regex(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?", priority = 10)]
     Number(&'src str),
 
-    /// A bare reference, `$args.hosts[0]` (a value in item mode only).
+    /// A bare reference, `$args.hosts[0]`, `$each.host`, `$each_index` (a value in item mode
+    /// only).
     #[regex(
-        r"\$(args|out)(\.[\p{XID_Start}_]\p{XID_Continue}*|\[[0-9]+\])*",
+        r"\$(args|out|each|each_index)(\.[\p{XID_Start}_]\p{XID_Continue}*|\[[0-9]+\])*",
         priority = 10
     )]
     Ref(&'src str),

@@ -11,7 +11,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// At least the most fields a level has (a group's); a fixed array saves an allocation per object.
+/// The most fields a level may have (as many as `Holes` has bits); a fixed array saves an
+/// allocation per object.
 pub(super) const MAX_FIELDS: usize = 16;
 
 pub(super) struct Fields<'a, 'n> {

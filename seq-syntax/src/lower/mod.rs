@@ -478,6 +478,12 @@ impl Lower {
                 )
             },
         );
+        let max_parallel = self.field(
+            &mut found,
+            key::MAX_PARALLEL,
+            fields.get(key::MAX_PARALLEL),
+            |l, n| l.max_parallel(n, map),
+        );
         Some(Group {
             span: span_in(map, &node.span),
             name,
@@ -495,6 +501,7 @@ impl Lower {
             retry_backoff,
             missing,
             fallback,
+            max_parallel,
             holes: found.holes,
             items_as_written,
         })
@@ -538,6 +545,9 @@ impl Lower {
             fields.get(key::ERROR_AS),
             |l, n| l.string_field(n, map, key::ERROR_AS),
         );
+        let each = self.field(&mut found, key::EACH, fields.get(key::EACH), |l, n| {
+            l.each(n, map)
+        });
         let tool = tool?;
         Some(Item {
             span: span_in(map, &node.span),
@@ -546,6 +556,7 @@ impl Lower {
             output,
             unsafe_serial,
             error_as,
+            each,
             holes: found.holes,
         })
     }

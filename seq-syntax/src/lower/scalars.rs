@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::{MapOffset, OffsetMap, unescape};
 use crate::fields::key;
 use crate::json::{Node, NodeKind};
-use crate::limits::{MAX_RETRIES, MAX_RETRY_BACKOFF};
+use crate::limits::{MAX_EACH, MAX_RETRIES, MAX_RETRY_BACKOFF};
 use crate::span::Spanned;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -248,6 +248,40 @@ impl Lower {
                         format!("`retries` is `{raw}`, outside 0..={MAX_RETRIES}"),
                     )
                     .with_help(format!("write a whole number from 0 to {MAX_RETRIES}")),
+                );
+                None
+            }
+        }
+    }
+
+    /// `max_parallel`: a whole number from 1 to [`MAX_EACH`].
+    pub(super) fn max_parallel(
+        &mut self,
+        node: &Node<'_>,
+        map: &impl MapOffset,
+    ) -> Option<Spanned<u32>> {
+        let span = span_in(map, &node.span);
+        let NodeKind::Number(raw) = node.kind else {
+            self.wrong_kind(
+                node,
+                map,
+                key::MAX_PARALLEL,
+                &format!("an integer from 1 to {MAX_EACH}"),
+            );
+            return None;
+        };
+        match raw.parse::<u32>() {
+            Ok(n) if (1..=MAX_EACH).contains(&n) => Some(Spanned::new(n, span)),
+            Ok(_) | Err(_) => {
+                self.report(
+                    Diagnostic::new(
+                        Code::MaxParallelOutOfRange,
+                        span,
+                        format!("`max_parallel` is `{raw}`, outside 1..={MAX_EACH}"),
+                    )
+                    .with_help(format!(
+                        "write a whole number from 1 to {MAX_EACH}, or leave `max_parallel` out for no bound"
+                    )),
                 );
                 None
             }

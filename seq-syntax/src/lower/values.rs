@@ -114,4 +114,25 @@ impl Lower {
         };
         Some(Value { kind, span })
     }
+
+    /// `each`: a literal array or a bare reference; anything else is reported.
+    pub(super) fn each(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Value> {
+        match &node.kind {
+            NodeKind::Array(_) | NodeKind::Ref(_) => self.value(node, map),
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::String(_)
+            | NodeKind::Object(_) => {
+                self.wrong_kind(
+                    node,
+                    map,
+                    crate::fields::key::EACH,
+                    "an array, or a bare reference to one such as $args.hosts",
+                );
+                None
+            }
+            NodeKind::Error => None,
+        }
+    }
 }

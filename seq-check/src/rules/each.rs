@@ -1,0 +1,157 @@
+//! `each` items: `$each` and `$each_index` only inside the arguments of an `each` item, an
+//! `array` (or `any`) slot for what it writes, an array to go through, and at most
+//! [`MAX_EACH`] elements in a literal.
+
+use super::types::{member_references, reference_type, references};
+use super::{Cx, fix};
+use seq_syntax::ast::{Item, Reference, Root, Type, ValueKind};
+use seq_syntax::limits::MAX_EACH;
+use seq_syntax::{Code, Diagnostic};
+
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    outside(cx, out);
+    for item in &cx.items {
+        let item = item.item;
+        let Some(each) = &item.each else { continue };
+        slot(cx, item, out);
+        match &each.kind {
+            // Underlined from the first element past the bound.
+            ValueKind::Array(elements) if elements.len() > MAX_EACH as usize => {
+                let past = elements
+                    .get(MAX_EACH as usize)
+                    .map_or(each.span, |e| e.span);
+                out.push(
+                    Diagnostic::new(
+                        Code::EachTooLong,
+                        past,
+                        format!(
+                            "`each` lists {} elements; an item runs at most {MAX_EACH}",
+                            elements.len()
+                        ),
+                    )
+                    .with_help(
+                        "split the elements over several items, or let one tool go through the list",
+                    ),
+                );
+            }
+            ValueKind::Ref(reference) => not_array(cx, reference, out),
+            ValueKind::Array(_)
+            | ValueKind::Null
+            | ValueKind::Bool(_)
+            | ValueKind::Number(_)
+            | ValueKind::String(_)
+            | ValueKind::Object(_) => {}
+        }
+    }
+}
+
+/// E0550: `$each`/`$each_index` in the group's `when` or `fallback`, in an item without `each`,
+/// or in the `each` value itself.
+fn outside(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    let mut found: Vec<(&Reference, &str)> = Vec::new();
+    if let Some(fallback) = &cx.group.fallback {
+        let mut refs = Vec::new();
+        member_references(&fallback.value, &mut refs);
+        found.extend(refs.into_iter().map(|r| (r, "a group's `fallback`")));
+    }
+    if let Some(when) = &cx.group.when {
+        for operand in std::iter::once(&when.lhs).chain(when.comparison.as_ref().map(|c| &c.rhs)) {
+            if let seq_syntax::ast::OperandKind::Ref(r) = &operand.kind {
+                found.push((r, "a group's `when`"));
+            }
+        }
+    }
+    for item in &cx.items {
+        let mut refs = Vec::new();
+        if let Some(each) = &item.item.each {
+            references(each, &mut refs);
+            found.extend(refs.drain(..).map(|r| (r, "the `each` value itself")));
+        }
+        if item.item.each.is_none() {
+            if let Some(args) = &item.item.args {
+                member_references(&args.value, &mut refs);
+            }
+            found.extend(refs.drain(..).map(|r| (r, "an item without `each`")));
+        }
+    }
+    for (reference, place) in found {
+        if reference.root.value.has_slot() {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(
+                Code::EachOutsideEach,
+                reference.span,
+                format!("`{reference}` is read in {place}, where there is no element"),
+            )
+            .with_help(
+                "`$each` and `$each_index` are read only in the `args` of an item with `each`, such as {\"tool\": \"echo\", \"each\": $args.hosts, \"args\": {\"value\": $each}}",
+            ),
+        );
+    }
+}
+
+/// E0551: the `as` slot of an `each` item is declared with a type other than `array`/`any`.
+fn slot(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
+    let Some(output) = &item.output else { return };
+    let Some(decl) = cx.group.output(&output.value) else {
+        return;
+    };
+    match decl.ty.value {
+        Type::Array | Type::Any => {}
+        Type::String | Type::Number | Type::Integer | Type::Bool | Type::Object => {
+            let name = &output.value;
+            out.push(
+                Diagnostic::new(
+                    Code::EachSlotNotArray,
+                    output.span,
+                    format!(
+                        "an `each` item writes an array of results, but slot `{name}` is declared `{}`",
+                        decl.ty.value.as_str()
+                    ),
+                )
+                .with_label(decl.ty.span, "declared here")
+                .with_help(format!(
+                    "declare `{name}` as `array`: it gets one value per element, in element order"
+                ))
+                // Other writers of the slot, or readers of it, may expect the old type.
+                .with_fix(fix::fix(
+                    format!("declare `{name}` as `array`"),
+                    vec![fix::edit(decl.ty.span, "array")],
+                ))
+                .maybe_incorrect(),
+            );
+        }
+    }
+}
+
+/// E0552: `each` reads an input or slot whose declared type is not an array.
+fn not_array(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) {
+    let Some((ty, declared)) = reference_type(cx, reference) else {
+        return;
+    };
+    match ty {
+        Type::Array | Type::Any => {}
+        Type::String | Type::Number | Type::Integer | Type::Bool | Type::Object => {
+            let what = match reference.root.value {
+                Root::Args => "input",
+                Root::Out => "slot",
+                Root::Each | Root::EachIndex => "value",
+            };
+            out.push(
+                Diagnostic::new(
+                    Code::EachNotArray,
+                    reference.span,
+                    format!(
+                        "`each` goes through an array, but `{reference}` is declared `{}`",
+                        ty.as_str()
+                    ),
+                )
+                .with_label(declared, "declared here")
+                .with_help(format!(
+                    "declare the {what} `array`, or point `each` at an array"
+                )),
+            );
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! An `each` item: one run of the item per element of its array, as an item's run (its
+//! authorization, timeouts and retries are the element's), side by side in a parallel group
+//! and in element order in a serial one, each under the group's `max_parallel`.
+//!
+//! The results go to the item's slot in element order whatever the finishing order, `null`
+//! for an element whose failure the group tolerates (`on_error: continue`), so that they stay
+//! aligned with the elements. An empty array runs nothing and writes `[]`. Under `abort` the
+//! first failed element stops the others and fails the item. An array longer than
+//! [`MAX_EACH`] fails the item before any element runs.
+
+use super::budget::Held;
+use super::group::GroupCx;
+use super::item::{self, ItemRun, Write};
+use super::report::{EachReport, ItemReport, ItemStatus};
+use super::values::{self, Element, Scope, describe};
+use super::{render, within};
+use crate::error::{Reason, ToolError};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use seq_syntax::ast::{Item, OnError, Value as Arg, ValueKind};
+use seq_syntax::limits::MAX_EACH;
+use serde_json::Value;
+use std::borrow::Cow;
+use tokio::time::Instant;
+
+/// Runs item `index` of the group once per element of `each`.
+pub(crate) async fn run(
+    g: &GroupCx<'_>,
+    index: usize,
+    item: &Item,
+    each: &Arg,
+    scope: Scope<'_>,
+) -> ItemRun {
+    let array = match elements(g, each, scope) {
+        Ok(array) => array,
+        Err(error) => return failed(item, error),
+    };
+    let Value::Array(elements) = array.as_ref() else {
+        return failed(item, not_an_array(each, &array));
+    };
+    if elements.len() > MAX_EACH as usize {
+        let error = ToolError::new(
+            Reason::ArgError,
+            format!(
+                "`each` has {} elements; an item runs at most {MAX_EACH}, so none ran",
+                elements.len()
+            ),
+        )
+        .with_field("each")
+        .with_hint("split the array over several items, or let one tool go through it");
+        return failed(item, error);
+    }
+    let stop_on_failure = g.group.on_error() != OnError::Continue;
+    let mut runs: Vec<Option<(ItemRun, u64)>> = (0..elements.len()).map(|_| None).collect();
+    let one = |i: usize, value| element(g, index, item, scope, value, i);
+    if g.side_by_side {
+        let mut pending: FuturesUnordered<_> = elements
+            .iter()
+            .enumerate()
+            .map(|(i, v)| one(i, v))
+            .collect();
+        while let Some((i, run, ms)) = pending.next().await {
+            let stop = run.cancelled() || (stop_on_failure && run.failed());
+            if let Some(slot) = runs.get_mut(i) {
+                *slot = Some((run, ms));
+            }
+            if stop {
+                break;
+            }
+        }
+        // Dropping the elements still in flight cancels their tool calls.
+    } else {
+        for (i, value) in elements.iter().enumerate() {
+            let (i, run, ms) = one(i, value).await;
+            let stop = run.cancelled() || (stop_on_failure && run.failed());
+            if let Some(slot) = runs.get_mut(i) {
+                *slot = Some((run, ms));
+            }
+            if stop {
+                break;
+            }
+        }
+    }
+    conclude(g, item, runs)
+}
+
+/// The run of element `i`, `value`, under the group's `max_parallel`, with its duration.
+async fn element(
+    g: &GroupCx<'_>,
+    index: usize,
+    item: &Item,
+    scope: Scope<'_>,
+    value: &Value,
+    i: usize,
+) -> (usize, ItemRun, u64) {
+    let scope = Scope {
+        slots: scope.slots,
+        each: Some(Element { value, index: i }),
+    };
+    let _permit = g.permit().await;
+    let started = Instant::now();
+    let run = item::run(g, index, item, scope).await;
+    (i, run, millis(started))
+}
+
+/// The array `each` reads: a bare reference's value where it stands, a literal rendered.
+fn elements<'s>(
+    g: &GroupCx<'_>,
+    each: &Arg,
+    scope: Scope<'s>,
+) -> Result<Cow<'s, Value>, ToolError> {
+    let context = |e| within(e, "`each`");
+    match &each.kind {
+        ValueKind::Ref(reference) => {
+            let value = values::read(scope, reference)
+                .map_err(context)?
+                .ok_or_else(|| context(values::unset(reference)))?;
+            Ok(Cow::Borrowed(value))
+        }
+        ValueKind::Null
+        | ValueKind::Bool(_)
+        | ValueKind::Number(_)
+        | ValueKind::String(_)
+        | ValueKind::Array(_)
+        | ValueKind::Object(_) => {
+            let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+            render::value(each, scope, &mut budget)
+                .map(Cow::Owned)
+                .map_err(context)
+        }
+    }
+}
+
+fn not_an_array(each: &Arg, found: &Value) -> ToolError {
+    let what = match &each.kind {
+        ValueKind::Ref(reference) => format!("`{}`", values::text(reference)),
+        ValueKind::Null
+        | ValueKind::Bool(_)
+        | ValueKind::Number(_)
+        | ValueKind::String(_)
+        | ValueKind::Array(_)
+        | ValueKind::Object(_) => "the value".to_owned(),
+    };
+    ToolError::new(
+        Reason::Type,
+        format!("`each` needs an array, but {what} is {}", describe(found)),
+    )
+    .with_field("each")
+    .with_hint("point `each` at an array, or test the value with a `when` first")
+}
+
+fn failed(item: &Item, error: ToolError) -> ItemRun {
+    ItemRun {
+        report: Box::new(ItemReport::new(
+            item.tool.value.as_str(),
+            ItemStatus::Failed,
+            Some(error),
+        )),
+        write: None,
+    }
+}
+
+/// The item's report and write from its elements' runs (`None`: not finished, stopped by a
+/// failure under `abort` or the run's cancellation).
+fn conclude(g: &GroupCx<'_>, item: &Item, runs: Vec<Option<(ItemRun, u64)>>) -> ItemRun {
+    let count = runs.len();
+    let mut each = EachReport::new(count);
+    let mut values = Vec::with_capacity(count);
+    let mut held: Option<Held> = None;
+    let mut failure: Option<ToolError> = None;
+    let mut cancelled = false;
+    let mut unfinished = false;
+    for (i, run) in runs.into_iter().enumerate() {
+        let Some((mut run, ms)) = run else {
+            unfinished = true;
+            values.push(Value::Null);
+            each.push(stopped(item), 0);
+            continue;
+        };
+        match run.write.take() {
+            Some((
+                _,
+                Write::Value(value) | Write::Fallback(value) | Write::Elements(value),
+                charge,
+            )) => {
+                values.push(value);
+                match &mut held {
+                    Some(total) => total.absorb(charge),
+                    None => held = Some(charge),
+                }
+            }
+            None => values.push(Value::Null),
+        }
+        cancelled |= run.cancelled();
+        if run.failed() && failure.is_none() {
+            failure = run
+                .report
+                .error
+                .clone()
+                .map(|e| within(e, &format!("element {i}")));
+        }
+        each.push(*run.report, ms);
+    }
+    let status = if cancelled {
+        ItemStatus::Cancelled
+    } else if failure.is_some() {
+        ItemStatus::Failed
+    } else if unfinished {
+        ItemStatus::Cancelled
+    } else {
+        ItemStatus::Ok
+    };
+    let error = match status {
+        ItemStatus::Cancelled if failure.is_none() => Some(super::call::cancelled_error()),
+        ItemStatus::Ok
+        | ItemStatus::Failed
+        | ItemStatus::Skipped
+        | ItemStatus::Degraded
+        | ItemStatus::Caught
+        | ItemStatus::Cancelled => failure,
+    };
+    // Under `continue` the results stay aligned: a failed element is `null`. Under `abort` a
+    // failure fails the item, which writes nothing.
+    let tolerated = status == ItemStatus::Ok
+        || (status == ItemStatus::Failed && g.group.on_error() == OnError::Continue);
+    let write = match (&item.output, tolerated) {
+        (Some(slot), true) => Some((
+            slot.value.to_string(),
+            Write::Elements(Value::Array(values)),
+            held.unwrap_or_else(|| Held::none(g.cx.budget)),
+        )),
+        (Some(_) | None, false) | (None, true) => None,
+    };
+    let mut report = ItemReport::new(item.tool.value.as_str(), status, error);
+    report.each = Some(each);
+    ItemRun {
+        report: Box::new(report),
+        write,
+    }
+}
+
+/// An element that never finished: the item stopped before it (a failure under `abort`, or
+/// the run's cancellation).
+fn stopped(item: &Item) -> ItemReport {
+    ItemReport::new(item.tool.value.as_str(), ItemStatus::Cancelled, None)
+}
+
+fn millis(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
