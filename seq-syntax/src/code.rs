@@ -116,6 +116,7 @@ codes! {
     ErrorAsUndeclared = "E0540", Error, "`error_as` writes an undeclared slot";
     ErrorAsType = "E0541", Error, "`error_as` slot cannot hold the error";
     PauseWithoutRetry = "E0542", Error, "retry pause without `on_error: retry`";
+    ErrorAsEach = "E0543", Error, "`error_as` on an `each` item";
     UnknownSequence = "W0501", Warning, "call to an unknown sequence";
     FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
     UnusedInput = "W0503", Warning, "input never read";

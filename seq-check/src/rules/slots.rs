@@ -32,6 +32,21 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
     }
     for item in &cx.items {
         if let Some(error_as) = &item.item.error_as {
+            if item.item.each.is_some() {
+                out.push(
+                    Diagnostic::new(
+                        Code::ErrorAsEach,
+                        error_as.span,
+                        "`error_as` cannot catch the runs of an `each` item one by one",
+                    )
+                    .with_help(
+                        "move the tool into a group of its own whose item has `error_as`, and \
+                         call that group per element: `{\"tool\":\"seq_call\",\"each\":...,\
+                         \"args\":{\"target\":\"GROUP\",\"args\":{...}},\"as\":\"results\"}`",
+                    ),
+                );
+                continue;
+            }
             error_slot(cx, error_as.value.as_str(), error_as.span, &writers, out);
         }
     }
