@@ -5,6 +5,7 @@ mod args;
 mod conditions;
 pub(crate) mod fix;
 mod groups;
+mod inputs;
 mod lookalikes;
 mod parallel;
 mod refs;
@@ -103,6 +104,7 @@ pub(crate) fn check_sequence(
         args::check(&cx, &mut out);
         targets::check(&cx, &mut out);
         conditions::check(&cx, &mut out);
+        inputs::check(&cx, &mut out);
         shell::check(&cx, &mut out);
     }
     out

@@ -1,5 +1,9 @@
 //! Evaluating conditions: a group's `when` and the `when` of `seq_when_call`.
 //!
+//! `!`, `&&` and `||` evaluate left to right and short-circuit: the right side of `&&` is not
+//! evaluated when the left is false (nor that of `||` when it is true), so it may read what the
+//! left side guards. An operand that is evaluated and fails is an error, never false.
+//!
 //! An unset input or slot reads as `null`, and a path from it is followed from `null`.
 //! `==`/`!=` compare without coercion, numbers by value (so `1 == 1.0`), arrays and objects
 //! member by member. Ordering needs two numbers; `contains` is a substring test on strings and
@@ -8,7 +12,9 @@
 
 use super::values::{self, Scope, describe};
 use crate::error::{Reason, ToolError};
-use seq_syntax::ast::{CmpOp, Condition, Operand, OperandKind, Template, TemplatePart};
+use seq_syntax::ast::{
+    CmpOp, Condition, ConditionKind, LogicOp, Operand, OperandKind, Template, TemplatePart, Test,
+};
 use seq_syntax::escape::OffsetMap;
 use serde_json::{Number, Value};
 use std::borrow::Cow;
@@ -16,6 +22,22 @@ use std::cmp::Ordering;
 
 /// Whether `condition` holds in `scope`.
 pub(crate) fn eval(condition: &Condition, scope: &Scope) -> Result<bool, ToolError> {
+    match &condition.kind {
+        ConditionKind::Test(t) => test(t, scope),
+        ConditionKind::Not(_, inner) => Ok(!eval(inner, scope)?),
+        ConditionKind::Logic { op, lhs, rhs } => {
+            let left = eval(lhs, scope)?;
+            match (op.value, left) {
+                (LogicOp::And, false) => Ok(false),
+                (LogicOp::Or, true) => Ok(true),
+                (LogicOp::And, true) | (LogicOp::Or, false) => eval(rhs, scope),
+            }
+        }
+    }
+}
+
+/// Whether one test holds: a bool operand, or a comparison.
+fn test(condition: &Test, scope: &Scope) -> Result<bool, ToolError> {
     let lhs = operand(&condition.lhs, scope)?;
     let Some(comparison) = &condition.comparison else {
         return match lhs.as_ref() {
@@ -24,7 +46,7 @@ pub(crate) fn eval(condition: &Condition, scope: &Scope) -> Result<bool, ToolErr
             other @ (Value::Number(_) | Value::String(_) | Value::Array(_) | Value::Object(_)) => {
                 Err(error(
                     format!(
-                        "a condition without a comparison must be a bool, found {}",
+                        "a test without a comparison must be a bool, found {}",
                         describe(other)
                     ),
                     "compare it explicitly, such as `$args.count > 0` or `$args.name != \"\"`",
@@ -160,7 +182,10 @@ pub(crate) fn parse(text: &str) -> Result<Condition, ToolError> {
             first
                 .help
                 .clone()
-                .unwrap_or_else(|| "write `operand` or `operand OP operand`".to_owned()),
+                .unwrap_or_else(|| {
+                    "write tests such as `operand OP operand`, combined with `&&`, `||` and `!`"
+                        .to_owned()
+                }),
         )),
         (None, None) => {
             Err(ToolError::new(Reason::ArgError, "`when` is not a condition").with_field("when"))

@@ -229,6 +229,7 @@ pub(crate) fn field_markdown(field: &Field) -> String {
         Level::Sequence => "file field",
         Level::Group => "group field",
         Level::Item => "item field",
+        Level::Input => "input declaration field",
     };
     let mut head = format!("({level}) {}: {}", field.name, field.ty.describe());
     match (field.required, field.default) {
