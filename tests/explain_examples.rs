@@ -183,7 +183,11 @@ fn every_explanation_has_a_working_example_and_fix() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(retired, [Code::UnsupportedOperator], "codes no longer emitted");
+    assert_eq!(
+        retired,
+        [Code::UnsupportedOperator],
+        "codes no longer emitted"
+    );
     // Only codes that no page can show (bytes that are not UTF-8, input past a size bound) have
     // nothing to run.
     assert_eq!(

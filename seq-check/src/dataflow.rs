@@ -28,8 +28,7 @@ use crate::graph::model::{Names, call_target};
 use crate::rules::when_call;
 use seq_syntax::ast::{
     CmpOp, Condition, ConditionKind, Group, Item, LogicOp, Missing, OnError, Operand, OperandKind,
-    Reference, Root, Segment, Sequence, Test,
-    Type, Value, ValueKind,
+    Reference, Root, Segment, Sequence, Test, Type, Value, ValueKind,
 };
 use seq_syntax::names::CallTarget;
 use seq_syntax::{Diagnostic, Span};

@@ -606,8 +606,9 @@ async fn pre_validation_reports_the_field() {
     );
     let engine = engine(&host, &source);
     let cases = [
-        (json!({}), Reason::Required, "path"),
-        (json!({"path": 1}), Reason::Type, "path"),
+        // A path that does not exist is refused where it is read, naming the reference.
+        (json!({}), Reason::Required, "$args.cfg.path"),
+        (json!({"path": 1, "force": false}), Reason::Type, "path"),
         (json!({"path": "a", "force": "yes"}), Reason::Type, "force"),
     ];
     for (cfg, reason, field) in cases {

@@ -182,6 +182,23 @@ impl SlotDecl {
     pub fn is_required(&self) -> bool {
         self.required.as_ref().is_some_and(|r| r.value)
     }
+
+    /// The input as `seq_list` and hover show it: `string`, `bool, default false`,
+    /// `string, required: the branch to deploy`.
+    pub fn signature(&self) -> String {
+        let mut text = self.ty.value.as_str().to_owned();
+        if let Some(default) = &self.default {
+            text.push_str(", default ");
+            text.push_str(&default.value.to_string());
+        } else if self.is_required() {
+            text.push_str(", required");
+        }
+        if let Some(description) = &self.description {
+            text.push_str(": ");
+            text.push_str(&description.value);
+        }
+        text
+    }
 }
 
 /// The types of slots and inputs.

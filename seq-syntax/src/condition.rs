@@ -47,13 +47,11 @@ pub fn parse_condition_in(
     for d in &mut diagnostics {
         d.map_spans(|s| map.span(s));
     }
-    let condition = raw
-        .filter(|_| diagnostics.is_empty())
-        .map(|mut raw| {
-            // The whole condition is its whole text, the blanks around it included.
-            raw.span = Span::from_range(0..text.len());
-            place(raw, map)
-        });
+    let condition = raw.filter(|_| diagnostics.is_empty()).map(|mut raw| {
+        // The whole condition is its whole text, the blanks around it included.
+        raw.span = Span::from_range(0..text.len());
+        place(raw, map)
+    });
     (condition, diagnostics)
 }
 
@@ -141,7 +139,12 @@ fn past_bounds(tokens: &[(Tok<'_>, SimpleSpan)]) -> Option<Diagnostic> {
                     .take_while(|(t, _)| matches!(t, Tok::Not))
                     .count();
                 if depth + nots > MAX_CONDITION_DEPTH {
-                    return Some(too_large(*span, "nested", MAX_CONDITION_DEPTH, "levels of parentheses and `!`"));
+                    return Some(too_large(
+                        *span,
+                        "nested",
+                        MAX_CONDITION_DEPTH,
+                        "levels of parentheses and `!`",
+                    ));
                 }
             }
             Tok::Logic(_) => {
@@ -153,7 +156,12 @@ fn past_bounds(tokens: &[(Tok<'_>, SimpleSpan)]) -> Option<Diagnostic> {
             Tok::Operand(_) | Tok::Word(_) | Tok::Op(_) | Tok::Junk(_) => {}
         }
         if depth > MAX_CONDITION_DEPTH {
-            return Some(too_large(*span, "nested", MAX_CONDITION_DEPTH, "levels of parentheses and `!`"));
+            return Some(too_large(
+                *span,
+                "nested",
+                MAX_CONDITION_DEPTH,
+                "levels of parentheses and `!`",
+            ));
         }
     }
     None
@@ -236,31 +244,32 @@ where
                 kind: RawKind::Paren(Box::new(inner)),
             });
         let unit = recursive(|unit| {
-            let negation = not.then(unit).map_with(|(op, inner): (SimpleSpan, Raw<'s>), e| Raw {
-                span: e.span(),
-                kind: RawKind::Not(op, Box::new(inner)),
-            });
+            let negation = not
+                .then(unit)
+                .map_with(|(op, inner): (SimpleSpan, Raw<'s>), e| Raw {
+                    span: e.span(),
+                    kind: RawKind::Not(op, Box::new(inner)),
+                });
             choice((negation, paren, operand))
         });
-        let comparison = unit
-            .clone()
-            .then(operator.then(unit).or_not())
-            .map_with(|(lhs, rhs), e| match rhs {
-                None => lhs,
-                Some(((op, op_span), rhs)) => Raw {
-                    span: e.span(),
-                    kind: RawKind::Compare(Box::new(lhs), op, op_span, Box::new(rhs)),
-                },
-            });
-        let both = comparison
-            .clone()
-            .foldl(logic(LogicOp::And).then(comparison).repeated(), |lhs, (op, rhs)| {
-                combine(LogicOp::And, op, lhs, rhs)
-            });
-        both.clone()
-            .foldl(logic(LogicOp::Or).then(both).repeated(), |lhs, (op, rhs)| {
-                combine(LogicOp::Or, op, lhs, rhs)
-            })
+        let comparison =
+            unit.clone()
+                .then(operator.then(unit).or_not())
+                .map_with(|(lhs, rhs), e| match rhs {
+                    None => lhs,
+                    Some(((op, op_span), rhs)) => Raw {
+                        span: e.span(),
+                        kind: RawKind::Compare(Box::new(lhs), op, op_span, Box::new(rhs)),
+                    },
+                });
+        let both = comparison.clone().foldl(
+            logic(LogicOp::And).then(comparison).repeated(),
+            |lhs, (op, rhs)| combine(LogicOp::And, op, lhs, rhs),
+        );
+        both.clone().foldl(
+            logic(LogicOp::Or).then(both).repeated(),
+            |lhs, (op, rhs)| combine(LogicOp::Or, op, lhs, rhs),
+        )
     })
     .then_ignore(end())
 }
@@ -298,10 +307,12 @@ fn build(raw: Raw<'_>, diagnostics: &mut Vec<Diagnostic>, declared: Declared<'_>
             lhs: Box::new(build(*lhs, diagnostics, declared)),
             rhs: Box::new(build(*rhs, diagnostics, declared)),
         },
-        RawKind::Paren(inner) => return Condition {
-            span,
-            ..build(*inner, diagnostics, declared)
-        },
+        RawKind::Paren(inner) => {
+            return Condition {
+                span,
+                ..build(*inner, diagnostics, declared)
+            };
+        }
     };
     Condition { span, kind }
 }
@@ -397,7 +408,8 @@ fn bare_word(word: &str, span: Span, declared: Option<bool>) -> Diagnostic {
     d.with_help(OPERANDS_HELP)
 }
 
-const COMBINE_HELP: &str = "combine tests with `&&` (and) or `||` (or), such as `$args.a == 1 && $args.b != \"\"`";
+const COMBINE_HELP: &str =
+    "combine tests with `&&` (and) or `||` (or), such as `$args.a == 1 && $args.b != \"\"`";
 const OPERANDS_HELP: &str = "operands are references (`$args.x`), JSON strings (\"text\"), numbers, `true`, `false` and `null`";
 const OPERATORS_HELP: &str =
     "compare with `==`, `!=`, `<`, `<=`, `>`, `>=` or `contains`, e.g. `$args.count > 0`";

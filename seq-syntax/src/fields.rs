@@ -358,9 +358,9 @@ mod tests {
 
     #[test]
     fn each_table_holds_its_own_level_once_per_name() {
-        for (table, level) in ALL
-            .iter()
-            .zip([Level::Sequence, Level::Group, Level::Item, Level::Input])
+        for (table, level) in
+            ALL.iter()
+                .zip([Level::Sequence, Level::Group, Level::Item, Level::Input])
         {
             for (i, field) in table.iter().enumerate() {
                 assert_eq!(field.level, level, "{}", field.name);

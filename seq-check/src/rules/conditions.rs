@@ -81,7 +81,12 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
     walk(cx, when, None, out);
 }
 
-fn walk(cx: &Cx<'_>, when: &Condition, operand_of: Option<(&str, Span)>, out: &mut Vec<Diagnostic>) {
+fn walk(
+    cx: &Cx<'_>,
+    when: &Condition,
+    operand_of: Option<(&str, Span)>,
+    out: &mut Vec<Diagnostic>,
+) {
     match &when.kind {
         ConditionKind::Test(t) => test(cx, t, operand_of, out),
         ConditionKind::Not(op, inner) => walk(cx, inner, Some(("!", *op)), out),
@@ -111,7 +116,11 @@ fn test(cx: &Cx<'_>, when: &Test, operand_of: Option<(&str, Span)>, out: &mut Ve
                 Some((op, op_span)) => Diagnostic::new(
                     Code::ConditionNotBool,
                     when.lhs.span,
-                    format!("`{op}` combines bools, but this is {}", k.name()),
+                    format!(
+                        "`{op}` {} bools, but this is {}",
+                        if op == "!" { "negates" } else { "combines" },
+                        k.name()
+                    ),
                 )
                 .with_label(op_span, format!("`{op}`")),
             };

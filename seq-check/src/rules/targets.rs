@@ -214,12 +214,10 @@ fn required_inputs(callee: &Callee<'_>, passed: &[Member], at: Span, out: &mut V
             Some(_) => d.with_label(input.name.span, "declared required here"),
             None => d,
         };
-        out.push(
-            d.with_help(format!(
-                "pass `\"{name}\": …` in the call's `args` (of type `{}`)",
-                input.ty.value.as_str()
-            )),
-        );
+        out.push(d.with_help(format!(
+            "pass `\"{name}\": …` in the call's `args` (of type `{}`)",
+            input.ty.value.as_str()
+        )));
     }
 }
 

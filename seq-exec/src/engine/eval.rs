@@ -20,6 +20,23 @@ use serde_json::{Number, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+/// Inputs and slots a condition reads, built once and evaluated against many times.
+#[derive(Clone, Debug, Default)]
+pub struct ConditionScope(Scope);
+
+impl ConditionScope {
+    /// The inputs `args` and the slots `out` (written by earlier items).
+    pub fn new(args: serde_json::Map<String, Value>, out: serde_json::Map<String, Value>) -> Self {
+        ConditionScope(Scope { args, out })
+    }
+
+    /// Whether `condition` holds here, as a group's `when` or a `seq_when_call` evaluates it
+    /// (for embedders and the benchmarks).
+    pub fn holds(&self, condition: &Condition) -> Result<bool, ToolError> {
+        eval(condition, &self.0)
+    }
+}
+
 /// Whether `condition` holds in `scope`.
 pub(crate) fn eval(condition: &Condition, scope: &Scope) -> Result<bool, ToolError> {
     match &condition.kind {
@@ -178,15 +195,9 @@ pub(crate) fn parse(text: &str) -> Result<Condition, ToolError> {
             format!("`when` is not a condition: {}", first.message),
         )
         .with_field("when")
-        .with_hint(
-            first
-                .help
-                .clone()
-                .unwrap_or_else(|| {
-                    "write tests such as `operand OP operand`, combined with `&&`, `||` and `!`"
-                        .to_owned()
-                }),
-        )),
+        .with_hint(first.help.clone().unwrap_or_else(|| {
+            "write tests such as `operand OP operand`, combined with `&&`, `||` and `!`".to_owned()
+        }))),
         (None, None) => {
             Err(ToolError::new(Reason::ArgError, "`when` is not a condition").with_field("when"))
         }

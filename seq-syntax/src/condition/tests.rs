@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use super::*;
-use crate::limits::{MAX_CONDITION_DEPTH, MAX_CONDITION_TESTS};
 use crate::escape::unescape;
+use crate::limits::{MAX_CONDITION_DEPTH, MAX_CONDITION_TESTS};
 use crate::reference::tests::{Shift, render, show};
 use insta::{assert_debug_snapshot, assert_snapshot};
 use std::fmt::Write;
@@ -34,7 +34,11 @@ fn shape(file: &str, c: &Condition) -> String {
 
 /// A condition as an indented tree, each node with its text in `file`.
 fn tree(file: &str, c: &Condition, depth: usize) -> String {
-    let text = |span: Span| file.get(span.range()).unwrap_or("<out of range>").to_owned();
+    let text = |span: Span| {
+        file.get(span.range())
+            .unwrap_or("<out of range>")
+            .to_owned()
+    };
     let pad = "  ".repeat(depth);
     match &c.kind {
         ConditionKind::Test(t) => {
@@ -45,11 +49,16 @@ fn tree(file: &str, c: &Condition, depth: usize) -> String {
             out + "\n"
         }
         ConditionKind::Not(op, inner) => {
-            format!("{pad}not `{}` at `{}`\n", text(c.span), text(*op)) + &tree(file, inner, depth + 1)
+            format!("{pad}not `{}` at `{}`\n", text(c.span), text(*op))
+                + &tree(file, inner, depth + 1)
         }
         ConditionKind::Logic { op, lhs, rhs } => {
-            format!("{pad}{:?} `{}` at `{}`\n", op.value, text(c.span), text(op.span))
-                + &tree(file, lhs, depth + 1)
+            format!(
+                "{pad}{:?} `{}` at `{}`\n",
+                op.value,
+                text(c.span),
+                text(op.span)
+            ) + &tree(file, lhs, depth + 1)
                 + &tree(file, rhs, depth + 1)
         }
     }
@@ -142,7 +151,11 @@ fn operators_combine_by_precedence() {
     let mut out = String::new();
     for text in inputs {
         let (condition, diagnostics) = parse(text);
-        assert!(diagnostics.is_empty(), "{text}: {}", render(text, &diagnostics));
+        assert!(
+            diagnostics.is_empty(),
+            "{text}: {}",
+            render(text, &diagnostics)
+        );
         let condition = condition.unwrap();
         assert_eq!(condition.span, Span::from_range(0..text.len()));
         let _ = writeln!(out, "{text}");
@@ -195,7 +208,11 @@ fn conditions_past_the_bounds_are_refused_without_recursing() {
         assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
         assert_eq!(diagnostics[0].code, Code::TooLarge);
     }
-    let within = format!("{}$args.a{}", "(".repeat(MAX_CONDITION_DEPTH), ")".repeat(MAX_CONDITION_DEPTH));
+    let within = format!(
+        "{}$args.a{}",
+        "(".repeat(MAX_CONDITION_DEPTH),
+        ")".repeat(MAX_CONDITION_DEPTH)
+    );
     assert!(parse(&within).1.is_empty());
     let within = vec!["$args.a"; MAX_CONDITION_TESTS].join(" || ");
     assert!(parse(&within).1.is_empty());

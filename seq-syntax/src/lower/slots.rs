@@ -1,15 +1,15 @@
 //! A group's `in` and `out`: slot names and their types; for `in`, also a declaration object
 //! with a `default`, `required` and a `description`.
 
+use super::fields::Fields;
 use super::maps::span_in;
 use super::scalars::body_range;
-use super::fields::Fields;
 use super::{Lower, fields};
 use crate::ast::{CompactString, SlotDecl, Type};
-use crate::fields::key;
 use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::MapOffset;
+use crate::fields::key;
 use crate::json::{Node, NodeKind};
 use crate::limits::MAX_SLOTS;
 use crate::names;
@@ -96,43 +96,43 @@ impl Lower {
         expected: &str,
     ) -> Spanned<Type> {
         match node.kind {
-                NodeKind::String(body) => {
-                    let (text, _) = self.unescape(&node, body, map);
-                    let span = span_in(map, &body_range(&node));
-                    match Type::parse(&text) {
-                        Some(ty) => Spanned::new(ty, span),
-                        None => {
-                            let mut d = Diagnostic::new(
-                                Code::UnknownType,
-                                span,
-                                format!("unknown type `{text}`"),
-                            );
-                            d = match did_you_mean(&text, Type::NAMES.iter().copied()) {
-                                Some(best) => d
-                                    .with_help(format!(
-                                        "did you mean `{best}`? The types are {}",
-                                        list(Type::NAMES)
-                                    ))
-                                    .with_replacement(format!("use `{best}`"), span, best),
-                                None => d.with_help(format!("the types are {}", list(Type::NAMES))),
-                            };
-                            self.report(d);
-                            // Keep the slot so that its uses are not reported as undeclared.
-                            Spanned::new(Type::Any, span)
-                        }
+            NodeKind::String(body) => {
+                let (text, _) = self.unescape(&node, body, map);
+                let span = span_in(map, &body_range(&node));
+                match Type::parse(&text) {
+                    Some(ty) => Spanned::new(ty, span),
+                    None => {
+                        let mut d = Diagnostic::new(
+                            Code::UnknownType,
+                            span,
+                            format!("unknown type `{text}`"),
+                        );
+                        d = match did_you_mean(&text, Type::NAMES.iter().copied()) {
+                            Some(best) => d
+                                .with_help(format!(
+                                    "did you mean `{best}`? The types are {}",
+                                    list(Type::NAMES)
+                                ))
+                                .with_replacement(format!("use `{best}`"), span, best),
+                            None => d.with_help(format!("the types are {}", list(Type::NAMES))),
+                        };
+                        self.report(d);
+                        // Keep the slot so that its uses are not reported as undeclared.
+                        Spanned::new(Type::Any, span)
                     }
                 }
-                NodeKind::Null
-                | NodeKind::Bool(_)
-                | NodeKind::Number(_)
-                | NodeKind::Ref(_)
-                | NodeKind::Array(_)
-                | NodeKind::Object(_)
-                | NodeKind::Error => {
-                    self.wrong_kind(node, map, label, expected);
-                    Spanned::new(Type::Any, span_in(map, &node.span))
-                }
             }
+            NodeKind::Null
+            | NodeKind::Bool(_)
+            | NodeKind::Number(_)
+            | NodeKind::Ref(_)
+            | NodeKind::Array(_)
+            | NodeKind::Object(_)
+            | NodeKind::Error => {
+                self.wrong_kind(node, map, label, expected);
+                Spanned::new(Type::Any, span_in(map, &node.span))
+            }
+        }
     }
 
     /// `"NAME": {"type": T, "default": V, "required": B, "description": S}`.
@@ -153,9 +153,10 @@ impl Lower {
                 Spanned::new(Type::Any, span_in(map, &node.span))
             }
         };
-        let default = fields
-            .get(key::DEFAULT)
-            .and_then(|n| self.literal(n, map).map(|v| Spanned::new(v, span_in(map, &n.span))));
+        let default = fields.get(key::DEFAULT).and_then(|n| {
+            self.literal(n, map)
+                .map(|v| Spanned::new(v, span_in(map, &n.span)))
+        });
         let required = fields
             .get(key::REQUIRED)
             .and_then(|n| self.bool_field(n, map, key::REQUIRED));
