@@ -97,8 +97,8 @@ impl Lower {
     ) -> Spanned<Type> {
         match node.kind {
             NodeKind::String(body) => {
-                let (text, _) = self.unescape(&node, body, map);
-                let span = span_in(map, &body_range(&node));
+                let (text, _) = self.unescape(node, body, map);
+                let span = span_in(map, &body_range(node));
                 match Type::parse(&text) {
                     Some(ty) => Spanned::new(ty, span),
                     None => {
