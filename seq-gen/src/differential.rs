@@ -55,7 +55,7 @@ pub enum InputForm {
     Default,
     Required,
     Described,
-    /// An error (E0541).
+    /// An error (E0545).
     RequiredWithDefault,
 }
 

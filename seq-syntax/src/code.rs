@@ -114,9 +114,9 @@ codes! {
     DuplicateSequence = "E0527", Error, "two files define the same sequence";
     LiteralLookalike = "E0528", Error, "`$NAME.x` naming a group or slot is literal text";
     SlotTypeMismatch = "E0529", Error, "slot declared with a type its writer never returns";
-    DefaultType = "E0540", Error, "input default of the wrong type";
-    RequiredWithDefault = "E0541", Error, "input both `required` and with a `default`";
-    CallLeavesOutRequired = "E0542", Error, "call leaves out a required input";
+    DefaultType = "E0544", Error, "input default of the wrong type";
+    RequiredWithDefault = "E0545", Error, "input both `required` and with a `default`";
+    CallLeavesOutRequired = "E0546", Error, "call leaves out a required input";
     UnknownSequence = "W0501", Warning, "call to an unknown sequence";
     FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
     UnusedInput = "W0503", Warning, "input never read";

@@ -132,7 +132,7 @@ fn unpassed_inputs(group: &Group, passed: &[Member], at: Span, out: &mut Vec<Dia
         .collect();
     for input in &group.inputs {
         let name = input.name.value.as_str();
-        // A default fills it; a required one left out is E0542.
+        // A default fills it; a required one left out is E0546.
         if passed.iter().any(|m| m.key.value == name)
             || guarded.contains(&name)
             || input.default.is_some()
@@ -183,7 +183,7 @@ fn unpassed_inputs(group: &Group, passed: &[Member], at: Span, out: &mut Vec<Dia
     }
 }
 
-/// The required inputs of the callee that the call does not pass (E0542): the call would fail
+/// The required inputs of the callee that the call does not pass (E0546): the call would fail
 /// before the callee runs anything.
 fn required_inputs(callee: &Callee<'_>, passed: &[Member], at: Span, out: &mut Vec<Diagnostic>) {
     let mut reported: Vec<&str> = Vec::new();
