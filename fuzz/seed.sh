@@ -49,9 +49,11 @@ for path in files:
 PY
 fi
 
-# Conditions written for L3 or broken on purpose, beside the fixtures' own.
+# Conditions combining tests, or broken on purpose, beside the fixtures' own.
 for when in '$args.x == 1' '$out.r.status != "ok"' '$args.tags contains "a"' \
-    '$args.n >= 2.5' '${args.x} < 3' '$args.a && $args.b' '!($args.x)' '$args.x =! 1'; do
+    '$args.n >= 2.5' '${args.x} < 3' '$args.a && $args.b' '!($args.x)' '$args.x =! 1' \
+    '$args.a == $args.b || !($args.c && $out.d != null)' '$args.a and not $args.b' \
+    '!$args.a == true' '(($args.a || $args.b)'; do
     printf '%s' "$when" > "$corpus/condition/seed-$(printf '%s' "$when" | cksum | cut -d' ' -f1)"
 done
 

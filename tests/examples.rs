@@ -22,7 +22,7 @@ const BROKEN: &[(&str, &str)] = &[
     ("parallel-write", "E0504"),
     ("typo-fields", "E0101"),
     ("undeclared-arg", "E0502"),
-    ("when-and", "E0402"),
+    ("when-and", "E0401"),
 ];
 
 #[test]

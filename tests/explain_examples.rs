@@ -9,6 +9,9 @@
 //! policy as `<!-- policy: {...} -->`, and the example is checked as above and then held against
 //! that policy as `seq_create` holds it (`seq_exec::seq_tools::unauthorized`).
 //!
+//! A code no longer emitted keeps its page, marked `<!-- no-longer-emitted: REASON -->`; it has
+//! nothing to run, and the test holds that list to what is known.
+//!
 //! An explanation may opt out with `<!-- no-example: REASON -->` when one file cannot show the
 //! code. If it then shows several files as `NAME.json: {...}` lines, those are checked together
 //! as a store and must raise the code; only codes that no page can show (E0007, E0009) run
@@ -146,6 +149,7 @@ fn every_explanation_has_a_working_example_and_fix() {
     let catalog = Catalog::builtin();
     let mut problems = Vec::new();
     let mut nothing_to_run = Vec::new();
+    let mut retired = Vec::new();
     for &code in Code::ALL {
         let markdown = code.explanation();
         let title = format!("# {code}: {}\n", code.title());
@@ -153,6 +157,10 @@ fn every_explanation_has_a_working_example_and_fix() {
             problems.push(format!(
                 "{code}: the explanation should start with {title:?}"
             ));
+        }
+        if markdown.contains("<!-- no-longer-emitted:") {
+            retired.push(code);
+            continue;
         }
         let Some(reason) = exemption(markdown) else {
             problems.extend(problems_of(code, markdown, &catalog));
@@ -175,6 +183,11 @@ fn every_explanation_has_a_working_example_and_fix() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(
+        retired,
+        [Code::UnsupportedOperator],
+        "codes no longer emitted"
+    );
     // Only codes that no page can show (bytes that are not UTF-8, input past a size bound, an
     // array past the elements an item may run) have nothing to run.
     assert_eq!(

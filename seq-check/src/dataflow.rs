@@ -27,8 +27,8 @@ use crate::catalog::{Catalog, SEQ_TOOLS, SEQ_WHEN_CALL};
 use crate::graph::model::{Names, call_target};
 use crate::rules::when_call;
 use seq_syntax::ast::{
-    CmpOp, Group, Item, Missing, OnError, Operand, OperandKind, Reference, Root, Segment, Sequence,
-    Type, Value, ValueKind,
+    CmpOp, Condition, ConditionKind, Group, Item, LogicOp, Missing, OnError, Operand, OperandKind,
+    Reference, Root, Segment, Sequence, Test, Type, Value, ValueKind,
 };
 use seq_syntax::names::CallTarget;
 use seq_syntax::{Diagnostic, Span};
@@ -392,37 +392,80 @@ fn fallback_slots(group: &Group) -> HashSet<&str> {
 }
 
 /// The references that the `when` of a `seq_when_call` proves set when it holds, so its
-/// `args` may read them: a bare operand (`null` is false), a comparison with a value other than
-/// `null` (`null == 1` is false, and ordering `null` is an error, so nothing is read), and `!= null`.
+/// `args` may read them. A test proves its references set when it is a bare operand (`null` is
+/// false), a comparison with a value other than `null` (`null == 1` is false, and ordering `null`
+/// is an error, so nothing is read), or `!= null`; `!(x == null)` proves `x` as `x != null` does.
+/// `a && b` proves what either side proves (both hold), `a || b` what both sides prove.
 fn guards(item: &Item) -> Vec<Reference> {
-    let Some(when) = when_call::condition(item, &mut Vec::new()) else {
-        return Vec::new();
-    };
+    when_call::condition(item, &mut Vec::new())
+        .map(|when| proven(&when))
+        .unwrap_or_default()
+}
+
+fn proven(when: &Condition) -> Vec<Reference> {
+    match &when.kind {
+        ConditionKind::Test(test) => proven_by_test(test, false),
+        ConditionKind::Not(_, inner) => match &inner.kind {
+            ConditionKind::Test(test) => proven_by_test(test, true),
+            ConditionKind::Not(..) | ConditionKind::Logic { .. } => Vec::new(),
+        },
+        ConditionKind::Logic { op, lhs, rhs } => {
+            let mut left = proven(lhs);
+            let right = proven(rhs);
+            match op.value {
+                LogicOp::And => {
+                    left.extend(right);
+                    left
+                }
+                LogicOp::Or => left
+                    .into_iter()
+                    .filter(|l| right.iter().any(|r| same_read(l, r)))
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// The references `test` proves set when it holds (`negated`: when it does not).
+fn proven_by_test(test: &Test, negated: bool) -> Vec<Reference> {
     let is_null = |o: &Operand| matches!(o.kind, OperandKind::Null);
-    let reference = |o: Operand| match o.kind {
-        OperandKind::Ref(r) => Some(r),
+    let reference = |o: &Operand| match &o.kind {
+        OperandKind::Ref(r) => Some(r.clone()),
         OperandKind::Null
         | OperandKind::Bool(_)
         | OperandKind::Number(_)
         | OperandKind::String(_) => None,
     };
-    let Some(comparison) = when.comparison else {
-        return reference(when.lhs).into_iter().collect();
+    let Some(comparison) = &test.comparison else {
+        return if negated {
+            Vec::new()
+        } else {
+            reference(&test.lhs).into_iter().collect()
+        };
     };
-    let guarding = match comparison.op.value {
-        CmpOp::Ne => is_null(&when.lhs) || is_null(&comparison.rhs),
-        CmpOp::Eq | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
-            !is_null(&when.lhs) && !is_null(&comparison.rhs)
+    let null_side = is_null(&test.lhs) || is_null(&comparison.rhs);
+    let guarding = match (comparison.op.value, negated) {
+        (CmpOp::Ne, false) | (CmpOp::Eq, true) => null_side,
+        (CmpOp::Eq | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge, false) => {
+            !is_null(&test.lhs) && !is_null(&comparison.rhs)
         }
-        CmpOp::Contains => false,
+        (CmpOp::Contains, false)
+        | (CmpOp::Ne | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge | CmpOp::Contains, true) => {
+            false
+        }
     };
     if !guarding {
         return Vec::new();
     }
-    [when.lhs, comparison.rhs]
-        .into_iter()
-        .filter_map(reference)
-        .collect()
+    test.operands().filter_map(reference).collect()
+}
+
+/// Whether two references read the same place (spans aside).
+fn same_read(a: &Reference, b: &Reference) -> bool {
+    a.root.value == b.root.value
+        && a.slot.value == b.slot.value
+        && a.path.len() == b.path.len()
+        && a.path.iter().zip(&b.path).all(|(x, y)| x.value == y.value)
 }
 
 /// Whether a guard that `guard` is set proves `read` readable: the same slot (W0601), and with

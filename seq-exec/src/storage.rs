@@ -161,8 +161,9 @@ pub struct Summary {
     pub items: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// The arguments a run takes, by name, with their types: the inputs of the groups a run
-    /// runs (those no item calls).
+    /// The arguments a run takes, by name, with their types (and default, `required` and
+    /// description where declared: `bool, default false`): the inputs of the groups a run runs
+    /// (those no item calls).
     pub args: BTreeMap<String, String>,
     /// Who created it (the module comment says what an ownerless one is).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,12 +174,7 @@ impl Summary {
     pub fn of(sequence: &Sequence) -> Summary {
         let args = seq_check::entry::entry_groups(sequence)
             .flat_map(|g| g.inputs.iter())
-            .map(|slot| {
-                (
-                    slot.name.value.to_string(),
-                    slot.ty.value.as_str().to_owned(),
-                )
-            })
+            .map(|slot| (slot.name.value.to_string(), slot.signature()))
             .collect();
         Summary {
             name: sequence.name.value.clone(),

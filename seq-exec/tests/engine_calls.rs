@@ -234,7 +234,7 @@ async fn direct_calls_from_a_model() {
         Reason::ArgError
     );
     assert_eq!(
-        when("$args.host && true").await.unwrap_err().reason,
+        when("$args.host and true").await.unwrap_err().reason,
         Reason::ArgError
     );
     assert_eq!(

@@ -261,3 +261,170 @@ async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
     assert_eq!(item.error.as_ref().unwrap().reason, Reason::Type);
     assert_eq!(report.groups[0].status, GroupStatus::Failed);
 }
+
+/// A path that does not exist is never text: an index past the end, a missing field or an unset
+/// input fails the item with reason `required`, naming the reference and the missing step; a
+/// condition reads the same paths as `null`.
+#[tokio::test(start_paused = true)]
+async fn a_path_that_does_not_exist_is_never_text() {
+    let host = ScriptedHost::new();
+    let source = MemorySource::new();
+    let cases = [
+        (
+            r#"{"tool":"work","args":{"id":"a","value":"checking $args.hosts[2]"}}"#,
+            "$args.hosts[2]",
+            "index [2] is past the end of `$args.hosts`, which has 2 elements",
+        ),
+        (
+            r#"{"tool":"work","args":{"id":"b","value":$args.o.none}}"#,
+            "$args.o.none",
+            "`$args.o` has no field `none`",
+        ),
+        (
+            r#"{"tool":"work","args":{"id":"c","value":"${args.unset}"}}"#,
+            "$args.unset",
+            "input `unset` was not passed",
+        ),
+    ];
+    for (item, field, detail) in cases {
+        let seq = one(
+            &host,
+            file(
+                "s",
+                vec![group(
+                    json!({"name": "g", "in": {"hosts": "array", "o": "object", "unset": "string"},
+                           "when": "$args.hosts[2] == null && $args.o.none == null"}),
+                    &[item],
+                )],
+            ),
+        );
+        let passed = json!({"hosts": ["a", "b"], "o": {"k": 1}});
+        let report = engine(&host, &source)
+            .run(&seq, args(passed), &alice())
+            .await;
+        assert!(!report.ok, "{report:#?}");
+        let error = report.groups[0].items[0].error.clone().unwrap();
+        assert_eq!(error.reason, Reason::Required, "{error:?}");
+        assert_eq!(error.field.as_deref(), Some(field));
+        assert!(error.detail.unwrap().contains(detail), "{item}");
+    }
+    assert_eq!(host.calls("work"), 0);
+}
+
+/// `!`, `&&` and `||` evaluate left to right and short-circuit: a right side that would fail is
+/// not evaluated when the left side decides, and is an error (never false) when it is.
+#[tokio::test(start_paused = true)]
+async fn compound_conditions_short_circuit_and_errors_stay_errors() {
+    let none = None::<Value>;
+    let v = |value: Value| Some(value);
+    let cases: Vec<(&str, Option<Value>, Option<Value>, Outcome)> = vec![
+        ("$args.a && $args.b", v(json!(true)), v(json!(true)), True),
+        ("$args.a && $args.b", v(json!(true)), v(json!(false)), False),
+        ("$args.a || $args.b", v(json!(false)), v(json!(true)), True),
+        ("!$args.a", v(json!(false)), none.clone(), True),
+        ("!$args.a", none.clone(), none.clone(), True),
+        (
+            "!($args.a == 1 || $args.b == 2)",
+            v(json!(1)),
+            v(json!(3)),
+            False,
+        ),
+        (
+            "$args.a || $args.b && false",
+            v(json!(true)),
+            v(json!(true)),
+            True,
+        ),
+        (
+            "($args.a || $args.b) && false",
+            v(json!(true)),
+            v(json!(true)),
+            False,
+        ),
+        // Guarded by the left side: `.x` of an unset input is never read.
+        (
+            "$args.a != null && $args.a.x > 0",
+            none.clone(),
+            none.clone(),
+            False,
+        ),
+        (
+            "$args.a == null || $args.a.x > 0",
+            none.clone(),
+            none.clone(),
+            True,
+        ),
+        (
+            "$args.a != null && $args.a.x > 0",
+            v(json!({"x": 2})),
+            none.clone(),
+            True,
+        ),
+        // Evaluated, the same read is an error, never false.
+        (
+            "$args.b || $args.a.x > 0",
+            none.clone(),
+            v(json!(false)),
+            Error,
+        ),
+        ("$args.a && $args.b", v(json!(true)), v(json!("yes")), Error),
+        (
+            "$args.a && $args.b",
+            v(json!(false)),
+            v(json!("yes")),
+            False,
+        ),
+        // Both sides references, and a path past the end reads `null` here.
+        (
+            "$args.a[5] == null && $args.a[0] == $args.b",
+            v(json!([1])),
+            v(json!(1)),
+            True,
+        ),
+    ];
+    for (condition, a, b, expected) in cases {
+        let (outcome, error) = when(condition, a.clone(), b.clone()).await;
+        assert_eq!(
+            outcome, expected,
+            "{condition} with a={a:?} b={b:?}: {error:?}"
+        );
+    }
+}
+
+/// Declared inputs: a default fills an input not passed (or passed `null`); a required one not
+/// passed fails the run before anything runs, with reason `required` and the input as `field`.
+#[tokio::test(start_paused = true)]
+async fn inputs_take_defaults_and_required_ones_stop_the_run() {
+    let host = ScriptedHost::new();
+    let source = MemorySource::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![group(
+                json!({"name": "g", "out": {"r": "any"}, "in": {
+                    "branch": {"type": "string", "required": true, "description": "the branch"},
+                    "dry": {"type": "bool", "default": true},
+                    "n": "number"
+                }}),
+                &[r#"{"tool":"work","args":{"id":"$args.branch $args.dry"},"as":"r"}"#],
+            )],
+        ),
+    );
+    let report = engine(&host, &source)
+        .run(&seq, args(json!({"branch": "main", "dry": null})), &alice())
+        .await;
+    assert!(report.ok, "{report:#?}");
+    assert_eq!(host.calls("work"), 1);
+    let report = engine(&host, &source)
+        .run(&seq, args(json!({"dry": false})), &alice())
+        .await;
+    assert!(!report.ok);
+    let error = report.error.clone().unwrap();
+    assert_eq!(
+        (error.reason, error.field.as_deref()),
+        (Reason::Required, Some("branch")),
+        "{error:?}"
+    );
+    assert_eq!(host.calls("work"), 1, "nothing ran");
+}

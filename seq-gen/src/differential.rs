@@ -1,6 +1,8 @@
 //! The differential generator: sequences in the language's words, valid and slightly broken
 //! (undeclared inputs and slots, bad enums and types, unknown fields, `$out` in parallel groups,
-//! calls to unknown groups or with undeclared arguments, cycles, broken item syntax), as a
+//! calls to unknown groups or with undeclared arguments, cycles, broken item syntax), with
+//! compound conditions (`!`, `&&`, `||`, parentheses) and declared inputs (a `default`,
+//! `required`, a `description`, and rarely `required` with a `default`), as a
 //! proptest strategy ([`case`]), rendered to a file's text ([`render`]) with the arguments a run
 //! passes ([`run_args`]).
 //!
@@ -39,9 +41,22 @@ pub struct Group {
     pub missing: Option<&'static str>,
     pub fallback: bool,
     pub when: Option<&'static str>,
+    /// How input `x` is declared, when it is.
+    pub x_form: InputForm,
     pub timeout: Option<&'static str>,
     pub unknown_field: bool,
     pub items: Vec<Item>,
+}
+
+/// How an input is declared: by its type name, or as an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputForm {
+    Name,
+    Default,
+    Required,
+    Described,
+    /// An error (E0545).
+    RequiredWithDefault,
 }
 
 /// One generated sequence.
@@ -206,15 +221,30 @@ fn group(name: &'static str, clean: bool) -> impl Strategy<Value = Group> {
                 "$args.x == 1",
                 "$args.x != null",
                 "$args.x != null",
+                "$args.x != null && $args.x == 1",
+                "!($args.x == null) || false",
                 "$args.q == 1",
                 "$out.r == 1",
                 "$args.x ==",
                 "$args.x && true",
             ],
-            3,
+            5,
             clean,
         ),
-        rarely(vec!["30s", "1m30s", "30s", "30"], 3, clean),
+        (
+            rarely(vec!["30s", "1m30s", "30s", "30"], 3, clean),
+            mostly(
+                vec![
+                    InputForm::Name,
+                    InputForm::Name,
+                    InputForm::Default,
+                    InputForm::Required,
+                    InputForm::Described,
+                ],
+                vec![InputForm::RequiredWithDefault],
+                clean,
+            ),
+        ),
         prop::collection::vec(item(clean), 1..=2),
     )
         .prop_map(
@@ -226,7 +256,7 @@ fn group(name: &'static str, clean: bool) -> impl Strategy<Value = Group> {
                 missing,
                 (fallback, unknown_field),
                 when,
-                timeout,
+                (timeout, x_form),
                 items,
             )| Group {
                 name,
@@ -238,6 +268,7 @@ fn group(name: &'static str, clean: bool) -> impl Strategy<Value = Group> {
                 missing,
                 fallback,
                 when,
+                x_form,
                 timeout,
                 unknown_field,
                 items,
@@ -347,19 +378,22 @@ pub fn render(case: &Case) -> String {
         .map(|g| {
             let mut group = Map::new();
             group.insert("name".into(), json!(g.name));
-            let decls = |slots: &[(&str, &str)]| {
+            let decls = |slots: &[(&str, &str)], x_form: InputForm| {
                 Value::Object(
                     slots
                         .iter()
-                        .map(|(n, t)| (n.to_string(), json!(t)))
+                        .map(|(n, t)| {
+                            let form = if *n == "x" { x_form } else { InputForm::Name };
+                            (n.to_string(), declaration(t, form))
+                        })
                         .collect(),
                 )
             };
             if !g.inputs.is_empty() {
-                group.insert("in".into(), decls(&g.inputs));
+                group.insert("in".into(), decls(&g.inputs, g.x_form));
             }
             if !g.outputs.is_empty() {
-                group.insert("out".into(), decls(&g.outputs));
+                group.insert("out".into(), decls(&g.outputs, InputForm::Name));
             }
             let mut put = |key: &str, value: Option<Value>| {
                 if let Some(value) = value {
@@ -380,6 +414,19 @@ pub fn render(case: &Case) -> String {
         })
         .collect();
     format!("{:#}", json!({"name": case.name, "groups": groups}))
+}
+
+/// The declaration of an input of type `ty` in `form`.
+fn declaration(ty: &str, form: InputForm) -> Value {
+    match form {
+        InputForm::Name => json!(ty),
+        InputForm::Default => json!({"type": ty, "default": value_of(ty)}),
+        InputForm::Required => json!({"type": ty, "required": true}),
+        InputForm::Described => json!({"type": ty, "description": "an input"}),
+        InputForm::RequiredWithDefault => {
+            json!({"type": ty, "required": true, "default": value_of(ty)})
+        }
+    }
 }
 
 /// A value of `ty`.

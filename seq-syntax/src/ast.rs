@@ -195,11 +195,55 @@ impl Group {
     }
 }
 
-/// A declared input or output slot: `"NAME": "TYPE"`.
+/// A declared input or output slot: `"NAME": "TYPE"`, or for an input
+/// `"NAME": {"type": "TYPE", "default": V, "required": B, "description": "..."}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlotDecl {
     pub name: Spanned<CompactString>,
     pub ty: Spanned<Type>,
+    /// The value an input not passed takes (a literal: references in it are text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Spanned<serde_json::Value>>,
+    /// `required: true`: a run or call that leaves the input out fails before anything runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<Spanned<bool>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Spanned<String>>,
+}
+
+impl SlotDecl {
+    /// A slot declared by its type name alone.
+    pub fn typed(name: Spanned<CompactString>, ty: Spanned<Type>) -> SlotDecl {
+        SlotDecl {
+            name,
+            ty,
+            default: None,
+            required: None,
+            description: None,
+        }
+    }
+
+    /// Whether a run or call must pass this input.
+    pub fn is_required(&self) -> bool {
+        self.required.as_ref().is_some_and(|r| r.value)
+    }
+
+    /// The input as `seq_list` and hover show it: `string`, `bool, default false`,
+    /// `string, required: the branch to deploy`.
+    pub fn signature(&self) -> String {
+        let mut text = self.ty.value.as_str().to_owned();
+        if let Some(default) = &self.default {
+            text.push_str(", default ");
+            text.push_str(&default.value.to_string());
+        } else if self.is_required() {
+            text.push_str(", required");
+        }
+        if let Some(description) = &self.description {
+            text.push_str(": ");
+            text.push_str(&description.value);
+        }
+        text
+    }
 }
 
 /// The types of slots and inputs.
@@ -501,13 +545,157 @@ pub enum Segment {
     Index(u64),
 }
 
-/// A `when` condition (L1 + L2): an operand, or two compared.
+/// A `when` condition: a test (an operand, or two compared), or tests combined with `!`, `&&`
+/// and `||` (parentheses only group, so they leave no node; a node's span covers them).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredCondition")]
 pub struct Condition {
-    /// The condition's text in the file (inside the string's quotes).
+    /// The condition's text in the file (inside the string's quotes for the whole condition,
+    /// parentheses included for a part written in them).
     pub span: Span,
+    pub kind: ConditionKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ConditionKind {
+    Test(Test),
+    /// `!operand`: the span is the `!`.
+    Not(Span, Box<Condition>),
+    /// `lhs && rhs`, `lhs || rhs`: the right side is evaluated only when the left does not
+    /// decide.
+    Logic {
+        op: Spanned<LogicOp>,
+        lhs: Box<Condition>,
+        rhs: Box<Condition>,
+    },
+}
+
+/// One test: an operand alone (a bool), or a comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Test {
     pub lhs: Operand,
     pub comparison: Option<Comparison>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LogicOp {
+    And,
+    Or,
+}
+
+impl LogicOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogicOp::And => "&&",
+            LogicOp::Or => "||",
+        }
+    }
+}
+
+impl Condition {
+    /// A condition that is one test.
+    pub fn test(span: Span, lhs: Operand, comparison: Option<Comparison>) -> Condition {
+        Condition {
+            span,
+            kind: ConditionKind::Test(Test { lhs, comparison }),
+        }
+    }
+
+    /// Every test, left to right (the order they are evaluated in).
+    pub fn tests(&self) -> Vec<&Test> {
+        let mut found = Vec::new();
+        self.collect_tests(&mut found);
+        found
+    }
+
+    fn collect_tests<'c>(&'c self, found: &mut Vec<&'c Test>) {
+        match &self.kind {
+            ConditionKind::Test(test) => found.push(test),
+            ConditionKind::Not(_, inner) => inner.collect_tests(found),
+            ConditionKind::Logic { lhs, rhs, .. } => {
+                lhs.collect_tests(found);
+                rhs.collect_tests(found);
+            }
+        }
+    }
+
+    /// Every operand, left to right.
+    pub fn operands(&self) -> Vec<&Operand> {
+        self.tests().into_iter().flat_map(Test::operands).collect()
+    }
+
+    /// Every operand, left to right, to be changed in place.
+    pub fn operands_mut(&mut self) -> Vec<&mut Operand> {
+        let mut found = Vec::new();
+        self.collect_operands_mut(&mut found);
+        found
+    }
+
+    fn collect_operands_mut<'c>(&'c mut self, found: &mut Vec<&'c mut Operand>) {
+        match &mut self.kind {
+            ConditionKind::Test(test) => {
+                found.push(&mut test.lhs);
+                if let Some(comparison) = &mut test.comparison {
+                    found.push(&mut comparison.rhs);
+                }
+            }
+            ConditionKind::Not(_, inner) => inner.collect_operands_mut(found),
+            ConditionKind::Logic { lhs, rhs, .. } => {
+                lhs.collect_operands_mut(found);
+                rhs.collect_operands_mut(found);
+            }
+        }
+    }
+
+    /// The references read, left to right.
+    pub fn references(&self) -> Vec<&Reference> {
+        self.operands()
+            .into_iter()
+            .filter_map(|o| match &o.kind {
+                OperandKind::Ref(r) => Some(r),
+                OperandKind::Null
+                | OperandKind::Bool(_)
+                | OperandKind::Number(_)
+                | OperandKind::String(_) => None,
+            })
+            .collect()
+    }
+}
+
+impl Test {
+    /// The operands, left to right.
+    pub fn operands(&self) -> impl Iterator<Item = &Operand> {
+        std::iter::once(&self.lhs).chain(self.comparison.as_ref().map(|c| &c.rhs))
+    }
+}
+
+/// A condition as stored: as today, or as stored before conditions could combine tests (one
+/// test: `lhs` and `comparison` beside `span`), which still reads the same.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StoredCondition {
+    Tree {
+        span: Span,
+        kind: ConditionKind,
+    },
+    Test {
+        span: Span,
+        lhs: Operand,
+        comparison: Option<Comparison>,
+    },
+}
+
+impl From<StoredCondition> for Condition {
+    fn from(stored: StoredCondition) -> Condition {
+        match stored {
+            StoredCondition::Tree { span, kind } => Condition { span, kind },
+            StoredCondition::Test {
+                span,
+                lhs,
+                comparison,
+            } => Condition::test(span, lhs, comparison),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

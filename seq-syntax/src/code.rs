@@ -81,6 +81,8 @@ codes! {
 
     // Conditions.
     ConditionSyntax = "E0401", Error, "invalid condition";
+    /// No longer emitted: conditions now combine tests with `!`, `&&`, `||` and parentheses.
+    /// Kept so that the code keeps its meaning and is never reused.
     UnsupportedOperator = "E0402", Error, "operator not supported in a condition";
 
     // The checker: the rules of one sequence.
@@ -117,6 +119,9 @@ codes! {
     ErrorAsType = "E0541", Error, "`error_as` slot cannot hold the error";
     PauseWithoutRetry = "E0542", Error, "retry pause without `on_error: retry`";
     ErrorAsEach = "E0543", Error, "`error_as` on an `each` item";
+    DefaultType = "E0544", Error, "input default of the wrong type";
+    RequiredWithDefault = "E0545", Error, "input both `required` and with a `default`";
+    CallLeavesOutRequired = "E0546", Error, "call leaves out a required input";
     UnknownSequence = "W0501", Warning, "call to an unknown sequence";
     FallbackWithoutDegrade = "W0502", Warning, "`fallback` without `missing: degrade`";
     UnusedInput = "W0503", Warning, "input never read";

@@ -31,6 +31,9 @@ pub mod key {
     pub const ERROR_AS: &str = "error_as";
     pub const EACH: &str = "each";
     pub const MAX_PARALLEL: &str = "max_parallel";
+    pub const TYPE: &str = "type";
+    pub const DEFAULT: &str = "default";
+    pub const REQUIRED: &str = "required";
 }
 
 /// Where a field is written.
@@ -42,6 +45,8 @@ pub enum Level {
     Group,
     /// An item inside a group's `tools` string.
     Item,
+    /// An input's declaration object, a value of a group's `in`.
+    Input,
 }
 
 /// The kind of value a field holds, as lowering reads it.
@@ -67,6 +72,12 @@ pub enum Ty {
     Condition,
     /// `{"slot": "type"}`, the types of [`crate::ast::Type::NAMES`].
     Types,
+    /// `in`: `{"input": "type"}`, or `{"input": {...}}` with the fields of [`INPUT`].
+    Inputs,
+    /// A type name of [`crate::ast::Type::NAMES`].
+    TypeName,
+    /// Any JSON value.
+    Any,
     /// A slot name of the group's `out`.
     Slot,
     /// Any JSON object.
@@ -95,6 +106,9 @@ impl Ty {
             Ty::Duration => "duration string".to_owned(),
             Ty::Condition => "condition string".to_owned(),
             Ty::Types => "object of slot types".to_owned(),
+            Ty::Inputs => "object of input types or declarations".to_owned(),
+            Ty::TypeName => "type name".to_owned(),
+            Ty::Any => "any JSON value".to_owned(),
             Ty::Slot => "slot name".to_owned(),
             Ty::Object => "object".to_owned(),
             Ty::Groups => "array of groups".to_owned(),
@@ -166,7 +180,7 @@ pub(crate) const fn names<const N: usize>(fields: &[Field]) -> [&'static str; N]
 }
 
 /// Every level's fields, in the order the reference lists them.
-pub const ALL: [&[Field]; 3] = [SEQUENCE, GROUP, ITEM];
+pub const ALL: [&[Field]; 4] = [SEQUENCE, GROUP, ITEM, INPUT];
 
 /// The fields of the file's object.
 pub const SEQUENCE: &[Field] = &[
@@ -218,9 +232,9 @@ pub const GROUP: &[Field] = &[
         Level::Group,
         key::IN,
         false,
-        Ty::Types,
+        Ty::Inputs,
         Some("{}"),
-        "Inputs: `{\"name\": \"type\"}`, read as `$args.name`, filled by `seq_run`'s or a call's `args`.",
+        "Inputs: `{\"name\": \"type\"}` or `{\"name\": {\"type\": \"type\", \"default\": value, \"required\": true, \"description\": \"...\"}}`, read as `$args.name`, filled by `seq_run`'s or a call's `args`; one not passed takes its `default`, else is unset.",
     ),
     field(
         Level::Group,
@@ -381,6 +395,42 @@ pub const ITEM: &[Field] = &[
     ),
 ];
 
+/// The fields of an input's declaration object.
+pub const INPUT: &[Field] = &[
+    field(
+        Level::Input,
+        key::TYPE,
+        true,
+        Ty::TypeName,
+        None,
+        "The input's type, as in `{\"name\": \"type\"}`.",
+    ),
+    field(
+        Level::Input,
+        key::DEFAULT,
+        false,
+        Ty::Any,
+        None,
+        "The value the input takes when it is not passed, of its type.",
+    ),
+    field(
+        Level::Input,
+        key::REQUIRED,
+        false,
+        Ty::Bool,
+        Some("false"),
+        "`true`: a run or call that does not pass it fails before anything runs (not with `default`).",
+    ),
+    field(
+        Level::Input,
+        key::DESCRIPTION,
+        false,
+        Ty::String,
+        None,
+        "What the input means, shown by `seq_list` and hover.",
+    ),
+];
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "tests may unwrap")]
 mod tests {
@@ -444,7 +494,10 @@ mod tests {
 
     #[test]
     fn each_table_holds_its_own_level_once_per_name() {
-        for (table, level) in ALL.iter().zip([Level::Sequence, Level::Group, Level::Item]) {
+        for (table, level) in
+            ALL.iter()
+                .zip([Level::Sequence, Level::Group, Level::Item, Level::Input])
+        {
             for (i, field) in table.iter().enumerate() {
                 assert_eq!(field.level, level, "{}", field.name);
                 assert!(

@@ -45,6 +45,13 @@ pub const MAX_SUGGEST_WORK: usize = 8_192;
 /// more"): one is written per mistake, so uncut lists would be quadratic in the file's size.
 pub const MAX_LISTED_BYTES: usize = 1_000;
 
+/// Most tests in one condition (`when`): 256 (E0009). With [`MAX_CONDITION_DEPTH`] this keeps
+/// every walk of a condition, which recurses over its parts, shallow.
+pub const MAX_CONDITION_TESTS: usize = 256;
+
+/// Deepest nesting of parentheses and `!` in one condition: 32 (E0009).
+pub const MAX_CONDITION_DEPTH: usize = 32;
+
 /// How far past its opening quote the end of a broken `tools` or `when` string is looked for
 /// (see "Unescaped quotes and line breaks" in docs/reference.md): 64 KiB.
 pub const MAX_READ_BACK_BYTES: usize = 64 * 1024;

@@ -187,9 +187,14 @@ fn seq_create_guide() -> String {
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
          type, in a string it is text; `${{args.x}}`/`${{out.x}}` delimit it (`\"${{args.f}}.txt\"`). \
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
-         `when` (`$args.verbose`, `$args.env == \\\"prod\\\"`; `==` `!=` `<` `<=` `>` `>=` `contains`, no \
-         `&&` `||` `!`) skips it when false; an input not passed is `null` there (guard: \
-         `$args.x != null`); an item reading it fails. Data between groups: a group sees only its own \
+         `when` (`$args.env == \\\"prod\\\" && !$args.dry`; `==` `!=` `<` `<=` `>` `>=` `contains`, then \
+         `!` `&&` `||`, parentheses; `true` `false` `null` are literals) skips it when false; an \
+         input not passed and an unset `$out` slot read `null` there (`$args.x != null && \
+         $args.x.y > 0`: `&&` stops at a false left side); an item reading it, a missing field or \
+         an index past the end fails (`required`). `in` may declare \
+         `{{\"dry\": {{\"type\": \"bool\", \"default\": true}}, \"branch\": {{\"type\": \"string\", \
+         \"required\": true}}}}`: a default fills an input not passed; a required one not passed \
+         fails the run or call. Data between groups: a group sees only its own \
          `in` and `out` (a run's `args` go to uncalled groups); to use \
          another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
          `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
@@ -407,7 +412,8 @@ fn definitions() -> Vec<ToolDef> {
         tool(
             SEQ_LIST,
             "Lists the stored sequences: name, number of groups, number of tool items, \
-             description, `args` (the arguments `seq_run` takes, each with its type), and owner \
+             description, `args` (the arguments `seq_run` takes, each with its type, default or \
+             `required`, and description), and owner \
              (the caller that created it; only the owner, or a caller \
              allowed `seq_admin`, may replace or delete it). A stored file that cannot be read \
              is listed with its error.",
@@ -493,7 +499,7 @@ fn definitions() -> Vec<ToolDef> {
                 req(
                     "when",
                     Some(JsonType::String),
-                    "A condition such as `$args.count > 0`, evaluated before the call.",
+                    "A condition such as `$args.count > 0 && !$args.dry`, evaluated before the call.",
                 ),
             ],
             true,

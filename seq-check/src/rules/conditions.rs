@@ -1,11 +1,13 @@
 //! Types in conditions: the group's `when` and the `when` of `seq_when_call`.
 //! `==`/`!=` compare without coercion, so operands of different kinds never compare equal;
 //! ordering needs numbers; `contains` a string (with a string) or an array; a bare operand is a
-//! bool. A reference's type is its slot's declared type; with a path it is unknown.
+//! bool, and so is each operand of `!`, `&&` and `||` (there a literal `null` too is reported:
+//! it is always false). A reference's type is its slot's declared type; with a path it is
+//! unknown.
 
 use super::Cx;
 use super::types::reference_type;
-use seq_syntax::ast::{CmpOp, Condition, Operand, OperandKind, Type};
+use seq_syntax::ast::{CmpOp, Condition, ConditionKind, Operand, OperandKind, Test, Type};
 use seq_syntax::kind::JsonKind;
 use seq_syntax::{Code, Diagnostic, Span};
 
@@ -74,14 +76,39 @@ fn with_declaration(d: Diagnostic, declared: Option<Span>) -> Diagnostic {
     }
 }
 
+/// Checks every test of `when`; `operand_of` names the `!`, `&&` or `||` whose operand it is.
 fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
+    walk(cx, when, None, out);
+}
+
+fn walk(
+    cx: &Cx<'_>,
+    when: &Condition,
+    operand_of: Option<(&str, Span)>,
+    out: &mut Vec<Diagnostic>,
+) {
+    match &when.kind {
+        ConditionKind::Test(t) => test(cx, t, operand_of, out),
+        ConditionKind::Not(op, inner) => walk(cx, inner, Some(("!", *op)), out),
+        ConditionKind::Logic { op, lhs, rhs } => {
+            let of = Some((op.value.as_str(), op.span));
+            walk(cx, lhs, of, out);
+            walk(cx, rhs, of, out);
+        }
+    }
+}
+
+fn test(cx: &Cx<'_>, when: &Test, operand_of: Option<(&str, Span)>, out: &mut Vec<Diagnostic>) {
     let lhs = kind(cx, &when.lhs);
     let Some(comparison) = &when.comparison else {
+        // A literal `null` alone is the old spelling of "never"; beside `!`, `&&` or `||` it is
+        // surely a mistake.
+        let allowed = |k: Kind| k == Kind::Bool || (k == Kind::Null && operand_of.is_none());
         if let Some((k, declared)) = lhs
-            && !matches!(k, Kind::Bool | Kind::Null)
+            && !allowed(k)
         {
-            out.push(with_declaration(
-                Diagnostic::new(
+            let mut d = match operand_of {
+                None => Diagnostic::new(
                     Code::ConditionNotBool,
                     when.lhs.span,
                     format!(
@@ -89,10 +116,24 @@ fn condition(cx: &Cx<'_>, when: &Condition, out: &mut Vec<Diagnostic>) {
                         Kind::Bool.name(),
                         k.name()
                     ),
+                ),
+                Some((op, op_span)) => Diagnostic::new(
+                    Code::ConditionNotBool,
+                    when.lhs.span,
+                    format!(
+                        "`{op}` {} booleans, but this is {}",
+                        if op == "!" { "negates" } else { "combines" },
+                        k.name()
+                    ),
                 )
-                .with_help("compare it, such as `$args.x != \"\"` or `$args.n > 0`"),
-                declared,
-            ));
+                .with_label(op_span, format!("`{op}`")),
+            };
+            d = d.with_help(if k == Kind::Null {
+                "`null` is always false here: write `false`, or compare a value with `null`, such as `$args.x != null`"
+            } else {
+                "compare it, such as `$args.x != \"\"` or `$args.n > 0`"
+            });
+            out.push(with_declaration(d, declared));
         }
         return;
     };

@@ -55,7 +55,7 @@ fn outside(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         found.extend(refs.into_iter().map(|r| (r, "a group's `fallback`")));
     }
     if let Some(when) = &cx.group.when {
-        for operand in std::iter::once(&when.lhs).chain(when.comparison.as_ref().map(|c| &c.rhs)) {
+        for operand in when.operands() {
             if let seq_syntax::ast::OperandKind::Ref(r) = &operand.kind {
                 found.push((r, "a group's `when`"));
             }

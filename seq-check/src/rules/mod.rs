@@ -6,6 +6,7 @@ mod conditions;
 mod each;
 pub(crate) mod fix;
 mod groups;
+mod inputs;
 mod lookalikes;
 mod parallel;
 mod refs;
@@ -104,6 +105,7 @@ pub(crate) fn check_sequence(
         args::check(&cx, &mut out);
         targets::check(&cx, &mut out);
         conditions::check(&cx, &mut out);
+        inputs::check(&cx, &mut out);
         shell::check(&cx, &mut out);
         each::check(&cx, &mut out);
     }

@@ -5,7 +5,7 @@
 use super::types::{declaration, member_references, references};
 use super::{Cx, fix};
 use crate::catalog::Catalog;
-use seq_syntax::ast::{CompactString, Operand, OperandKind, Reference, Root, Segment, Type};
+use seq_syntax::ast::{CompactString, Reference, Root, Segment, Type};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::{Code, Diagnostic, Span};
 use std::collections::HashSet;
@@ -24,7 +24,7 @@ enum Site {
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactString> {
     let mut sites: Vec<(Site, &Reference)> = Vec::new();
     if let Some(when) = &cx.group.when {
-        for reference in condition_references(&when.lhs, when.comparison.as_ref().map(|c| &c.rhs)) {
+        for reference in when.references() {
             sites.push((Site::When, reference));
         }
     }
@@ -49,10 +49,7 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactSt
             references(each, &mut found);
         }
         if let Some(when) = &item.when {
-            found.extend(condition_references(
-                &when.lhs,
-                when.comparison.as_ref().map(|c| &c.rhs),
-            ));
+            found.extend(when.references());
         }
         sites.extend(found.into_iter().map(|r| (Site::Item(i), r)));
     }
@@ -79,20 +76,6 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactSt
         }
     }
     used
-}
-
-fn condition_references<'c>(lhs: &'c Operand, rhs: Option<&'c Operand>) -> Vec<&'c Reference> {
-    [Some(lhs), rhs]
-        .into_iter()
-        .flatten()
-        .filter_map(|o| match &o.kind {
-            OperandKind::Ref(r) => Some(r),
-            OperandKind::Null
-            | OperandKind::Bool(_)
-            | OperandKind::Number(_)
-            | OperandKind::String(_) => None,
-        })
-        .collect()
 }
 
 fn undeclared_input(cx: &Cx<'_>, reference: &Reference, offer_declaration: bool) -> Diagnostic {

@@ -8,7 +8,7 @@ use super::types::input_schema;
 use super::types::references;
 use super::{Cx, fix};
 use crate::catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
-use seq_syntax::ast::{Group, Item, Member, OperandKind, Root, SlotDecl, Value, ValueKind};
+use seq_syntax::ast::{Group, Item, Member, Root, SlotDecl, Value, ValueKind};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::names::CallTarget;
 use seq_syntax::{Code, Diagnostic, Span};
@@ -106,6 +106,9 @@ fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
         },
     };
     call_arguments(cx, &callee, passed, out);
+    if !item.hole("args") {
+        required_inputs(&callee, passed, target.value.span, out);
+    }
     if let Some(group) = callee.group
         && !item.hole("args")
     {
@@ -123,20 +126,18 @@ fn unpassed_inputs(group: &Group, passed: &[Member], at: Span, out: &mut Vec<Dia
     let guarded: Vec<&str> = group
         .when
         .iter()
-        .flat_map(|w| [Some(&w.lhs), w.comparison.as_ref().map(|c| &c.rhs)])
-        .flatten()
-        .filter_map(|operand| match &operand.kind {
-            OperandKind::Ref(r) if r.root.value == Root::Args => Some(r.slot.value.as_str()),
-            OperandKind::Ref(_)
-            | OperandKind::Null
-            | OperandKind::Bool(_)
-            | OperandKind::Number(_)
-            | OperandKind::String(_) => None,
-        })
+        .flat_map(|w| w.references())
+        .filter(|r| r.root.value == Root::Args)
+        .map(|r| r.slot.value.as_str())
         .collect();
     for input in &group.inputs {
         let name = input.name.value.as_str();
-        if passed.iter().any(|m| m.key.value == name) || guarded.contains(&name) {
+        // A default fills it; a required one left out is E0546.
+        if passed.iter().any(|m| m.key.value == name)
+            || guarded.contains(&name)
+            || input.default.is_some()
+            || input.is_required()
+        {
             continue;
         }
         // Passed misspelt: E0513 renames the argument, which is the one mistake.
@@ -182,6 +183,44 @@ fn unpassed_inputs(group: &Group, passed: &[Member], at: Span, out: &mut Vec<Dia
     }
 }
 
+/// The required inputs of the callee that the call does not pass (E0546): the call would fail
+/// before the callee runs anything.
+fn required_inputs(callee: &Callee<'_>, passed: &[Member], at: Span, out: &mut Vec<Diagnostic>) {
+    let mut reported: Vec<&str> = Vec::new();
+    for input in &callee.required {
+        let name = input.name.value.as_str();
+        if reported.contains(&name) || passed.iter().any(|m| m.key.value == name) {
+            continue;
+        }
+        // Passed misspelt: E0513 renames the argument, which is the one mistake.
+        let misspelt = passed.iter().any(|m| {
+            callee.inputs.iter().all(|i| i.name.value != m.key.value)
+                && did_you_mean(&m.key.value, [name]).is_some()
+        });
+        if misspelt {
+            continue;
+        }
+        reported.push(name);
+        let d = Diagnostic::new(
+            Code::CallLeavesOutRequired,
+            at,
+            format!(
+                "this call does not pass `{name}`, which {} requires",
+                callee.owner
+            ),
+        );
+        // A stored sequence's declaration is in another file: no label there.
+        let d = match callee.group {
+            Some(_) => d.with_label(input.name.span, "declared required here"),
+            None => d,
+        };
+        out.push(d.with_help(format!(
+            "pass `\"{name}\": …` in the call's `args` (of type `{}`)",
+            input.ty.value.as_str()
+        )));
+    }
+}
+
 /// What a call resolves to: a group's inputs, or the inputs of every group of a sequence (a
 /// sequence run hands each group the arguments it declares).
 struct Callee<'a> {
@@ -189,6 +228,9 @@ struct Callee<'a> {
     /// The group, for a call of a group of this sequence.
     group: Option<&'a Group>,
     inputs: Vec<&'a SlotDecl>,
+    /// The inputs the call must pass: the group's required ones, or those of the sequence's
+    /// entry groups (its other groups take theirs from the calls that run them).
+    required: Vec<&'a SlotDecl>,
     /// Whether `inputs` are all the callee declares (no `in` or group left out as broken).
     whole: bool,
 }
@@ -269,6 +311,10 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                 .iter()
                 .flat_map(|g| g.inputs.iter())
                 .collect(),
+            required: crate::entry::entry_groups(sequence)
+                .flat_map(|g| g.inputs.iter())
+                .filter(|i| i.is_required())
+                .collect(),
             whole: !sequence.hole("groups") && sequence.groups.iter().all(|g| !g.hole("in")),
         });
     }
@@ -277,6 +323,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             owner: format!("group `{text}`"),
             group: Some(group),
             inputs: group.inputs.iter().collect(),
+            required: group.inputs.iter().filter(|i| i.is_required()).collect(),
             whole: !group.hole("in"),
         });
     }

@@ -62,10 +62,7 @@ pub(crate) fn condition(item: &Item, out: &mut Vec<Diagnostic>) -> Option<Condit
     }
     out.extend(diagnostics);
     let mut condition = condition?;
-    let mut operands = vec![&mut condition.lhs];
-    if let Some(comparison) = condition.comparison.as_mut() {
-        operands.push(&mut comparison.rhs);
-    }
+    let operands = condition.operands_mut();
     let parsed_refs = operands
         .iter()
         .filter(|o| matches!(o.kind, OperandKind::Ref(_)))

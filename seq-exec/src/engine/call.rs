@@ -190,7 +190,8 @@ fn route(
 }
 
 /// The arguments `group` declares, admitted to their types, or every one that does not fit.
-/// `null` stands for "not passed" (as for tool parameters): the input stays unset.
+/// `null` stands for "not passed" (as for tool parameters): the input takes its `default`, or
+/// stays unset; a `required` input not passed is an error of reason `required` on it.
 fn admit(
     group: &Group,
     args: &Map<String, Value>,
@@ -200,10 +201,25 @@ fn admit(
     let mut errors = Vec::new();
     for decl in &group.inputs {
         let name = &decl.name.value;
+        let ty = decl.ty.value;
         let Some(value) = args.get(name.as_str()).filter(|v| !v.is_null()) else {
+            if let Some(default) = &decl.default {
+                // The checker holds a default to its type; `admit` makes a lenient bool real.
+                let value = values::admit(ty, default.value.clone())
+                    .unwrap_or_else(|| default.value.clone());
+                inputs.insert(name.to_string(), value);
+            } else if decl.is_required() {
+                errors.push(
+                    ToolError::new(
+                        Reason::Required,
+                        format!("{owner} requires the input `{name}`, which was not passed"),
+                    )
+                    .with_field(name.as_str())
+                    .with_hint(format!("pass {} as `{name}`", article(ty.as_str()))),
+                );
+            }
             continue;
         };
-        let ty = decl.ty.value;
         match values::admit(ty, value.clone()) {
             Some(value) => {
                 inputs.insert(name.to_string(), value);
@@ -227,7 +243,8 @@ fn admit(
 }
 
 /// Several problems with arguments as one error: the first as it is when it is alone; else
-/// each problem's detail, then each hint, the field left to the problems themselves.
+/// each problem's detail, then each hint, the field left to the problems themselves, and the
+/// reason theirs when they share it (`type` otherwise).
 fn joined(errors: &[ToolError]) -> ToolError {
     match errors {
         [] => ToolError::new(Reason::Type, "the arguments do not fit"),
@@ -243,8 +260,12 @@ fn joined(errors: &[ToolError]) -> ToolError {
                     hints.push(hint);
                 }
             }
+            let reason = match errors.first().map(|e| e.reason) {
+                Some(first) if errors.iter().all(|e| e.reason == first) => first,
+                Some(_) | None => Reason::Type,
+            };
             let error = ToolError::new(
-                Reason::Type,
+                reason,
                 format!(
                     "{} problems with the arguments: {}",
                     errors.len(),

@@ -112,9 +112,7 @@ fn elements<'s>(
     let context = |e| within(e, "`each`");
     match &each.kind {
         ValueKind::Ref(reference) => {
-            let value = values::read(scope, reference)
-                .map_err(context)?
-                .ok_or_else(|| context(values::unset(reference)))?;
+            let value = values::read(scope, reference).map_err(context)?;
             Ok(Cow::Borrowed(value))
         }
         ValueKind::Null

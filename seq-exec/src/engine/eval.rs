@@ -1,22 +1,61 @@
 //! Evaluating conditions: a group's `when` and the `when` of `seq_when_call`.
 //!
+//! `!`, `&&` and `||` evaluate left to right and short-circuit: the right side of `&&` is not
+//! evaluated when the left is false (nor that of `||` when it is true), so it may read what the
+//! left side guards. An operand that is evaluated and fails is an error, never false.
+//!
 //! An unset input or slot reads as `null`, and a path from it is followed from `null`.
 //! `==`/`!=` compare without coercion, numbers by value (so `1 == 1.0`), arrays and objects
 //! member by member. Ordering needs two numbers; `contains` is a substring test on strings and
 //! membership on arrays; a bare operand must be a boolean, `null` counting as false. Every other
 //! case is an evaluation error of reason `type` — surfaced, never taken as false.
 
-use super::values::{self, Scope, describe};
+use super::values::{self, Scope, Slots, describe};
 use crate::error::{Reason, ToolError};
-use seq_syntax::ast::{CmpOp, Condition, Operand, OperandKind, Template, TemplatePart};
+use seq_syntax::ast::{
+    CmpOp, Condition, ConditionKind, LogicOp, Operand, OperandKind, Template, TemplatePart, Test,
+};
 use seq_syntax::escape::OffsetMap;
 use seq_syntax::kind::JsonKind;
 use serde_json::{Number, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+/// Inputs and slots a condition reads, built once and evaluated against many times.
+#[derive(Clone, Debug, Default)]
+pub struct ConditionScope(Slots);
+
+impl ConditionScope {
+    /// The inputs `args` and the slots `out` (written by earlier items).
+    pub fn new(args: serde_json::Map<String, Value>, out: serde_json::Map<String, Value>) -> Self {
+        ConditionScope(Slots { args, out })
+    }
+
+    /// Whether `condition` holds here, as a group's `when` or a `seq_when_call` evaluates it
+    /// (for embedders and the benchmarks).
+    pub fn holds(&self, condition: &Condition) -> Result<bool, ToolError> {
+        eval(condition, Scope::of(&self.0))
+    }
+}
+
 /// Whether `condition` holds in `scope`.
 pub(crate) fn eval(condition: &Condition, scope: Scope<'_>) -> Result<bool, ToolError> {
+    match &condition.kind {
+        ConditionKind::Test(t) => test(t, scope),
+        ConditionKind::Not(_, inner) => Ok(!eval(inner, scope)?),
+        ConditionKind::Logic { op, lhs, rhs } => {
+            let left = eval(lhs, scope)?;
+            match (op.value, left) {
+                (LogicOp::And, false) => Ok(false),
+                (LogicOp::Or, true) => Ok(true),
+                (LogicOp::And, true) | (LogicOp::Or, false) => eval(rhs, scope),
+            }
+        }
+    }
+}
+
+/// Whether one test holds: a bool operand, or a comparison.
+fn test(condition: &Test, scope: Scope<'_>) -> Result<bool, ToolError> {
     let lhs = operand(&condition.lhs, scope)?;
     let Some(comparison) = &condition.comparison else {
         return match lhs.as_ref() {
@@ -25,7 +64,7 @@ pub(crate) fn eval(condition: &Condition, scope: Scope<'_>) -> Result<bool, Tool
             other @ (Value::Number(_) | Value::String(_) | Value::Array(_) | Value::Object(_)) => {
                 Err(error(
                     format!(
-                        "a condition without a comparison must be {}, found {}",
+                        "a test without a comparison must be {}, found {}",
                         JsonKind::Bool.described(),
                         describe(other)
                     ),
@@ -158,12 +197,9 @@ pub(crate) fn parse(text: &str) -> Result<Condition, ToolError> {
             format!("`when` is not a condition: {}", first.message),
         )
         .with_field("when")
-        .with_hint(
-            first
-                .help
-                .clone()
-                .unwrap_or_else(|| "write `operand` or `operand OP operand`".to_owned()),
-        )),
+        .with_hint(first.help.clone().unwrap_or_else(|| {
+            "write tests such as `operand OP operand`, combined with `&&`, `||` and `!`".to_owned()
+        }))),
         (None, None) => {
             Err(ToolError::new(Reason::ArgError, "`when` is not a condition").with_field("when"))
         }

@@ -50,6 +50,7 @@ pub use clock::{Mark, RunClock, wall_now};
 pub use driver::{
     Attempt, Called, Deadline, Driver, InProcess, Step, idempotency_key, with_idempotency_key,
 };
+pub use eval::ConditionScope;
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{

@@ -1,9 +1,9 @@
 //! Turning an item's arguments (and a `fallback`) into the JSON a tool receives.
 //!
 //! A bare reference substitutes the typed value; a reference inside a string interpolates the
-//! value rendered as text. Reading an unset input or slot is an error of reason
-//! `required` naming the reference: a tool never receives an empty string that stands for
-//! a value that does not exist.
+//! value rendered as text. Reading a path that does not exist (an unset input or slot, a missing
+//! field, an index past the end) is an error of reason `required` naming the reference: a tool
+//! never receives an empty string that stands for a value that does not exist.
 //!
 //! Rendering is bounded ([`Budget`]): a template that names a large value many times
 //! (`"$out.a $out.a ..."`) fails the item once its arguments pass the bound, before the bytes
@@ -93,7 +93,7 @@ pub(crate) fn value(arg: &Arg, scope: Scope<'_>, budget: &mut Budget) -> Result<
         ValueKind::Number(n) => Value::Number(n.clone()),
         ValueKind::String(template) => Value::String(template_text(template, scope, budget)?),
         ValueKind::Ref(reference) => {
-            let value = values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
+            let value = values::read(scope, reference)?;
             budget.take_value(value)?;
             value.clone()
         }
@@ -151,8 +151,7 @@ fn fill(
                 text.push_str(t);
             }
             TemplatePart::Ref(reference) => {
-                let value =
-                    values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
+                let value = values::read(scope, reference)?;
                 let raw = render_text_within(value, budget)?;
                 let before = text.len();
                 place(&mut text, &raw);
@@ -174,7 +173,7 @@ pub(crate) fn shell_command(
     let template = match &arg.kind {
         ValueKind::String(template) => template,
         ValueKind::Ref(reference) => {
-            let value = values::read(scope, reference)?.ok_or_else(|| values::unset(reference))?;
+            let value = values::read(scope, reference)?;
             let escaped = shell::escape(&render_text_within(value, budget)?, Context::Word);
             return Ok(Value::String(escaped));
         }

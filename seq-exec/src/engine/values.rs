@@ -1,11 +1,12 @@
 //! Reading references: `$args.PATH` from the group's inputs, `$out.PATH` from the
 //! slots its earlier items wrote.
 //!
-//! An input that was not passed, or a slot that was not written, is *unset*: conditions read it
-//! as `null`, templates and bare references refuse it. Along a path, a missing field of an
-//! object reads as `null`, and so (seqc's choice, by analogy) does an index past the end of an
-//! array; a field of anything but an object, or an index into anything but an array, is an
-//! error of reason `type`.
+//! An input that was not passed, or a slot that was not written, is *unset*. A path that does
+//! not exist (an unset input or slot, a missing field of an object, an index past the end of an
+//! array) is never text: templates and bare references refuse it with reason `required`, naming
+//! the reference as written and the step of its path that is missing; conditions read it as
+//! `null`. A field of anything but an object, or an index into anything but an array, is an
+//! error of reason `type` everywhere.
 
 use crate::error::{Reason, ToolError};
 use seq_check::catalog::{lenient_bool, type_accepts};
@@ -50,51 +51,59 @@ static NULL: Value = Value::Null;
 static INDEXES: std::sync::LazyLock<Vec<Value>> =
     std::sync::LazyLock::new(|| (0..seq_syntax::limits::MAX_EACH).map(Value::from).collect());
 
-/// The value `reference` reads; `None` when its slot or input is unset (templates and bare
-/// references refuse that).
-pub(crate) fn read<'s>(
+/// The value `reference` reads in a template or a bare reference: a path that does not exist
+/// is an error of reason `required`.
+pub(crate) fn read<'s>(scope: Scope<'s>, reference: &Reference) -> Result<&'s Value, ToolError> {
+    let value = slot(scope, reference).ok_or_else(|| unset(reference))?;
+    walk(reference, value, Absent::Refuse)
+}
+
+/// The value `reference` reads in a condition: an unset slot or input is `null`, and its
+/// path, if any, is followed from there — so `.field` of an unset input is an error like `.field`
+/// of any other null, not a quiet `null`; a missing field or an index past the end is `null`.
+pub(crate) fn read_in_condition<'s>(
     scope: Scope<'s>,
     reference: &Reference,
-) -> Result<Option<&'s Value>, ToolError> {
+) -> Result<&'s Value, ToolError> {
+    walk(
+        reference,
+        slot(scope, reference).unwrap_or(&NULL),
+        Absent::Null,
+    )
+}
+
+fn slot<'s>(scope: Scope<'s>, reference: &Reference) -> Option<&'s Value> {
     let root = match reference.root.value {
         Root::Args => &scope.slots.args,
         Root::Out => &scope.slots.out,
         // The checker allows these only inside an `each` item's arguments; elsewhere they read
         // as unset.
-        Root::Each => return scope.each.map(|e| walk(reference, e.value)).transpose(),
+        Root::Each => return scope.each.map(|e| e.value),
         Root::EachIndex => {
-            return Ok(scope.each.map(|e| INDEXES.get(e.index).unwrap_or(&NULL)));
+            return scope.each.map(|e| INDEXES.get(e.index).unwrap_or(&NULL));
         }
     };
-    match root.get(reference.slot.value.as_str()) {
-        Some(value) => walk(reference, value).map(Some),
-        None => Ok(None),
-    }
+    root.get(reference.slot.value.as_str())
 }
 
-/// The value `reference` reads in a condition: an unset slot or input is `null`, and its
-/// path, if any, is followed from there — so `.field` of an unset input is an error like `.field`
-/// of any other null, not a quiet `null`.
-pub(crate) fn read_in_condition<'s>(
-    scope: Scope<'s>,
+/// What a step of a path that finds nothing reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Absent {
+    Null,
+    Refuse,
+}
+
+fn walk<'s>(
     reference: &Reference,
+    mut value: &'s Value,
+    absent: Absent,
 ) -> Result<&'s Value, ToolError> {
-    match read(scope, reference)? {
-        Some(value) => Ok(value),
-        None => walk(reference, &NULL),
-    }
-}
-
-fn walk<'s>(reference: &Reference, mut value: &'s Value) -> Result<&'s Value, ToolError> {
     for (i, segment) in reference.path.iter().enumerate() {
-        value = match (&segment.value, value) {
-            (Segment::Field(name), Value::Object(members)) => {
-                members.get(name.as_str()).unwrap_or(&NULL)
+        let found = match (&segment.value, value) {
+            (Segment::Field(name), Value::Object(members)) => members.get(name.as_str()),
+            (Segment::Index(index), Value::Array(items)) => {
+                usize::try_from(*index).ok().and_then(|i| items.get(i))
             }
-            (Segment::Index(index), Value::Array(items)) => usize::try_from(*index)
-                .ok()
-                .and_then(|i| items.get(i))
-                .unwrap_or(&NULL),
             (Segment::Field(name), other) => {
                 return Err(path_error(
                     reference,
@@ -114,8 +123,41 @@ fn walk<'s>(reference: &Reference, mut value: &'s Value) -> Result<&'s Value, To
                 ));
             }
         };
+        value = match (found, absent) {
+            (Some(found), _) => found,
+            (None, Absent::Null) => &NULL,
+            (None, Absent::Refuse) => return Err(absent_step(reference, i, value)),
+        };
     }
     Ok(value)
+}
+
+/// The error of a template or bare reference whose path step `at` finds nothing in `container`.
+fn absent_step(reference: &Reference, at: usize, container: &Value) -> ToolError {
+    let prefix = text_until(reference, at);
+    let missing = match (reference.path.get(at).map(|s| &s.value), container) {
+        (Some(Segment::Index(index)), Value::Array(items)) => format!(
+            "index [{index}] is past the end of `{prefix}`, which has {} element{}",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        ),
+        (Some(Segment::Field(name)), _) => format!("`{prefix}` has no field `{name}`"),
+        (Some(Segment::Index(index)), _) => format!("`{prefix}` has no index [{index}]"),
+        (None, _) => format!("`{prefix}` has nothing there"),
+    };
+    ToolError::new(
+        Reason::Required,
+        format!(
+            "`{}` reads a path that does not exist: {missing}",
+            text(reference)
+        ),
+    )
+    .with_field(text(reference))
+    .with_hint(format!(
+        "a path that does not exist is never text: pass a value that has it, or guard the item \
+         with `seq_when_call` on `{} != null`",
+        text(reference)
+    ))
 }
 
 fn path_error(
@@ -141,7 +183,7 @@ fn path_error(
 }
 
 /// The error of a template or bare reference that reads an unset input or slot.
-pub(crate) fn unset(reference: &Reference) -> ToolError {
+fn unset(reference: &Reference) -> ToolError {
     let name = &reference.slot.value;
     let (detail, hint) = match reference.root.value {
         Root::Args => (

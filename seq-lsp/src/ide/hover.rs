@@ -183,12 +183,26 @@ pub(crate) fn parameters(tool: &ToolDef) -> String {
 }
 
 fn slot_markdown(role: &str, slot: &SlotDecl, group: &Group) -> String {
-    format!(
+    let mut text = format!(
         "```\n({role}) {}: {}\n```\n\n{role} of group {}",
         slot.name.value,
         slot.ty.value.as_str(),
         code(&group.name.value)
-    )
+    );
+    // What a declaration object adds: how the input is filled, and what it means.
+    if let Some(default) = &slot.default {
+        text.push_str(&format!(
+            "; when not passed it is {}",
+            code(&default.value.to_string())
+        ));
+    } else if slot.is_required() {
+        text.push_str("; required: a run or call must pass it");
+    }
+    if let Some(description) = &slot.description {
+        text.push_str("\n\n");
+        text.push_str(&description.value);
+    }
+    text
 }
 
 /// `text` as inline code, fenced so that backticks inside it do not end it.
@@ -229,6 +243,7 @@ pub(crate) fn field_markdown(field: &Field) -> String {
         Level::Sequence => "file field",
         Level::Group => "group field",
         Level::Item => "item field",
+        Level::Input => "input declaration field",
     };
     let mut head = format!("({level}) {}: {}", field.name, field.ty.describe());
     match (field.required, field.default) {

@@ -235,11 +235,8 @@ impl Builder<'_> {
             self.def(decl.name.span, def, true, 1);
         }
         if let Some(when) = &group.when {
-            let operands = std::iter::once(&when.lhs).chain(when.comparison.iter().map(|c| &c.rhs));
-            for operand in operands {
-                if let seq_syntax::ast::OperandKind::Ref(reference) = &operand.kind {
-                    self.reference(g, group, reference, 1);
-                }
+            for reference in when.references() {
+                self.reference(g, group, reference, 1);
             }
         }
         if let Some(fallback) = &group.fallback {

@@ -7,7 +7,7 @@ use super::text::{Embedded, Shift};
 use super::{SemanticToken, TokenKind};
 use seq_check::catalog::SEQ_WHEN_CALL;
 use seq_syntax::Span;
-use seq_syntax::ast::{OperandKind, Reference, Root, Segment};
+use seq_syntax::ast::{Condition, ConditionKind, OperandKind, Reference, Root, Segment};
 use seq_syntax::condition::parse_condition;
 use seq_syntax::escape::MapOffset;
 use seq_syntax::fields::key;
@@ -238,20 +238,36 @@ impl Tokens {
             }
             return;
         };
-        let operands =
-            std::iter::once(&condition.lhs).chain(condition.comparison.iter().map(|c| &c.rhs));
-        for operand in operands {
-            match &operand.kind {
-                OperandKind::Ref(reference) => self.reference(reference),
-                OperandKind::Null | OperandKind::Bool(_) => {
-                    self.push(operand.span, TokenKind::Keyword)
+        self.condition_part(&condition);
+    }
+
+    /// The operands and operators of a parsed condition (`!`, `&&`, `||` and the comparisons).
+    fn condition_part(&mut self, condition: &Condition) {
+        match &condition.kind {
+            ConditionKind::Test(test) => {
+                for operand in test.operands() {
+                    match &operand.kind {
+                        OperandKind::Ref(reference) => self.reference(reference),
+                        OperandKind::Null | OperandKind::Bool(_) => {
+                            self.push(operand.span, TokenKind::Keyword)
+                        }
+                        OperandKind::Number(_) => self.push(operand.span, TokenKind::Number),
+                        OperandKind::String(_) => self.push(operand.span, TokenKind::String),
+                    }
                 }
-                OperandKind::Number(_) => self.push(operand.span, TokenKind::Number),
-                OperandKind::String(_) => self.push(operand.span, TokenKind::String),
+                if let Some(comparison) = &test.comparison {
+                    self.push(comparison.op.span, TokenKind::Operator);
+                }
             }
-        }
-        if let Some(comparison) = &condition.comparison {
-            self.push(comparison.op.span, TokenKind::Operator);
+            ConditionKind::Not(op, inner) => {
+                self.push(*op, TokenKind::Operator);
+                self.condition_part(inner);
+            }
+            ConditionKind::Logic { op, lhs, rhs } => {
+                self.condition_part(lhs);
+                self.push(op.span, TokenKind::Operator);
+                self.condition_part(rhs);
+            }
         }
     }
 }

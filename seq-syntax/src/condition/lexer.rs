@@ -1,15 +1,15 @@
 //! The condition's tokens: a logos lexer, then one pass that turns each lexeme into a parser
 //! token and reports what is wrong inside single tokens (a misspelt operator, a bad string,
-//! number or reference, an L3 operator). A bad operand becomes a placeholder operand, and a
-//! misspelt operator the operator it most likely meant, so that the parser reports only the
-//! structure and nothing twice.
+//! number or reference, an operator of another language). A bad operand becomes a placeholder
+//! operand, and a misspelt operator the operator it most likely meant, so that the parser reports
+//! only the structure and nothing twice.
 
 #![allow(
     clippy::result_large_err,
     reason = "the error of a token is its diagnostic, built once per bad token"
 )]
 
-use crate::ast::{CmpOp, OperandKind, Reference};
+use crate::ast::{CmpOp, LogicOp, OperandKind, Reference};
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
 use crate::reference::scan_reference;
@@ -24,17 +24,19 @@ pub(super) enum Tok<'s> {
     /// An identifier: `contains` in operator position, a bare word (an error) in operand position.
     Word(&'s str),
     Op(CmpOp),
+    Logic(LogicOp),
+    Not,
+    Open,
+    Close,
     /// A character that starts no token.
     Junk(&'s str),
 }
 
-/// What lexing found: the tokens, the diagnostics of single tokens, and whether an L3 operator
-/// was among them (then the structure is not worth parsing).
+/// What lexing found: the tokens and the diagnostics of single tokens.
 #[derive(Debug)]
 pub(super) struct Lexed<'s> {
     pub tokens: Vec<(Tok<'s>, SimpleSpan)>,
     pub diagnostics: Vec<Diagnostic>,
-    pub has_l3: bool,
 }
 
 /// The outcome of scanning a reference, carried by its lexeme.
@@ -64,13 +66,19 @@ enum Lexeme {
     #[token("=>", |_| CmpOp::Ge)]
     #[token("=<", |_| CmpOp::Le)]
     Misspelt(CmpOp),
-    /// L3: recognised only to be rejected.
-    #[token("&&")]
-    #[token("||")]
+    #[token("&&", |_| LogicOp::And)]
+    #[token("||", |_| LogicOp::Or)]
+    Logic(LogicOp),
+    /// `&` and `|` of other languages, each with the one meant.
+    #[token("&", |_| LogicOp::And)]
+    #[token("|", |_| LogicOp::Or)]
+    MisspeltLogic(LogicOp),
     #[token("!")]
+    Not,
     #[token("(")]
+    Open,
     #[token(")")]
-    Unsupported,
+    Close,
     #[regex(r"[\p{XID_Start}_]\p{XID_Continue}*")]
     Word,
     /// Anything number-like; checked against JSON's grammar after lexing.
@@ -113,7 +121,6 @@ pub(super) fn lex(text: &str) -> Lexed<'_> {
     let mut lexed = Lexed {
         tokens: Vec::new(),
         diagnostics: Vec::new(),
-        has_l3: false,
     };
     let mut lexer = Lexeme::lexer(text);
     while let Some(lexeme) = lexer.next() {
@@ -153,16 +160,34 @@ fn token<'s>(lexeme: Lexeme, slice: &'s str, span: Span, lexed: &mut Lexed<'_>) 
             );
             Tok::Op(op)
         }
-        Lexeme::Unsupported => {
-            lexed.has_l3 = true;
-            report(unsupported(slice, span));
-            Tok::Junk(slice)
+        Lexeme::Logic(op) => Tok::Logic(op),
+        Lexeme::MisspeltLogic(op) => {
+            report(misspelt_logic(slice, op.as_str(), span));
+            Tok::Logic(op)
         }
+        Lexeme::Not => Tok::Not,
+        Lexeme::Open => Tok::Open,
+        Lexeme::Close => Tok::Close,
         Lexeme::Word => match slice {
             "true" => Tok::Operand(OperandKind::Bool(true)),
             "false" => Tok::Operand(OperandKind::Bool(false)),
             "null" => Tok::Operand(OperandKind::Null),
-            word => Tok::Word(word),
+            word => match word.to_ascii_lowercase().as_str() {
+                // The words of other languages: surely these operators, never a value.
+                "and" => {
+                    report(misspelt_logic(slice, "&&", span));
+                    Tok::Logic(LogicOp::And)
+                }
+                "or" => {
+                    report(misspelt_logic(slice, "||", span));
+                    Tok::Logic(LogicOp::Or)
+                }
+                "not" => {
+                    report(misspelt_logic(slice, "!", span));
+                    Tok::Not
+                }
+                _ => Tok::Word(word),
+            },
         },
         Lexeme::Number => Tok::Operand(match number(slice, span) {
             Ok(n) => OperandKind::Number(n),
@@ -204,35 +229,16 @@ fn token<'s>(lexeme: Lexeme, slice: &'s str, span: Span, lexed: &mut Lexed<'_>) 
     }
 }
 
-fn unsupported(slice: &str, span: Span) -> Diagnostic {
-    const ONE: &str = "(a condition is one operand or one comparison)";
-    let (what, help) = match slice {
-        "&&" => (
-            "`&&`",
-            "split the test: keep one comparison in this `when` and move the other to a group this one \
-             calls (into that group's own `when`, or the `when` of a `seq_when_call`)",
-        ),
-        "||" => (
-            "`||`",
-            "write one group per alternative, each with its own `when`, or call the work with \
-             `seq_when_call` once per alternative",
-        ),
-        "!" => (
-            "`!`",
-            "compare instead of negating: `$args.flag == false`, or use `!=`",
-        ),
-        _ => (
-            "parentheses are",
-            "remove them: a condition is one operand or one comparison and needs no grouping",
-        ),
-    };
-    let verb = if what.starts_with('`') { " is" } else { "" };
+fn misspelt_logic(slice: &str, meant: &str, span: Span) -> Diagnostic {
     Diagnostic::new(
-        Code::UnsupportedOperator,
+        Code::ConditionSyntax,
         span,
-        format!("{what}{verb} not supported {ONE}"),
+        format!("`{slice}` is not an operator"),
     )
-    .with_help(help)
+    .with_help(format!(
+        "use `{meant}`; tests combine with `&&` (and), `||` (or) and `!` (not)"
+    ))
+    .with_replacement(format!("use `{meant}`"), span, meant)
 }
 
 fn number(slice: &str, span: Span) -> Result<serde_json::Number, Diagnostic> {

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::escape::unescape;
+use crate::limits::{MAX_CONDITION_DEPTH, MAX_CONDITION_TESTS};
 use crate::reference::tests::{Shift, render, show};
 use insta::{assert_debug_snapshot, assert_snapshot};
 use std::fmt::Write;
@@ -19,13 +20,58 @@ fn operand(file: &str, operand: &Operand) -> String {
 
 /// The condition's parts, with their text in `file`.
 fn shape(file: &str, c: &Condition) -> String {
-    let mut out = format!("  lhs {}\n", operand(file, &c.lhs));
-    if let Some(cmp) = &c.comparison {
+    let ConditionKind::Test(t) = &c.kind else {
+        return tree(file, c, 1);
+    };
+    let mut out = format!("  lhs {}\n", operand(file, &t.lhs));
+    if let Some(cmp) = &t.comparison {
         let op = file.get(cmp.op.span.range()).unwrap_or("<out of range>");
         let _ = writeln!(out, "  op  {:?} `{op}`", cmp.op.value);
         let _ = writeln!(out, "  rhs {}", operand(file, &cmp.rhs));
     }
     out
+}
+
+/// A condition as an indented tree, each node with its text in `file`.
+fn tree(file: &str, c: &Condition, depth: usize) -> String {
+    let text = |span: Span| {
+        file.get(span.range())
+            .unwrap_or("<out of range>")
+            .to_owned()
+    };
+    let pad = "  ".repeat(depth);
+    match &c.kind {
+        ConditionKind::Test(t) => {
+            let mut out = format!("{pad}test `{}`: {}", text(c.span), operand(file, &t.lhs));
+            if let Some(cmp) = &t.comparison {
+                let _ = write!(out, " {} {}", text(cmp.op.span), operand(file, &cmp.rhs));
+            }
+            out + "\n"
+        }
+        ConditionKind::Not(op, inner) => {
+            format!("{pad}not `{}` at `{}`\n", text(c.span), text(*op))
+                + &tree(file, inner, depth + 1)
+        }
+        ConditionKind::Logic { op, lhs, rhs } => {
+            format!(
+                "{pad}{:?} `{}` at `{}`\n",
+                op.value,
+                text(c.span),
+                text(op.span)
+            ) + &tree(file, lhs, depth + 1)
+                + &tree(file, rhs, depth + 1)
+        }
+    }
+}
+
+fn comparison_op(c: Option<Condition>) -> CmpOp {
+    match c.map(|c| c.kind) {
+        Some(ConditionKind::Test(Test {
+            comparison: Some(cmp),
+            ..
+        })) => cmp.op.value,
+        other => panic!("{other:?}"),
+    }
 }
 
 fn parse(text: &str) -> (Option<Condition>, Vec<Diagnostic>) {
@@ -74,10 +120,7 @@ fn parses_level_l1_and_l2_conditions() {
 fn contains_is_a_keyword_only_in_operator_position() {
     let (condition, diagnostics) = parse("$args.contains contains $args.contains");
     assert!(diagnostics.is_empty());
-    assert_eq!(
-        condition.unwrap().comparison.unwrap().op.value,
-        CmpOp::Contains
-    );
+    assert_eq!(comparison_op(condition), CmpOp::Contains);
     let (condition, diagnostics) = parse("contains == 1");
     assert!(condition.is_none());
     assert_eq!(
@@ -86,17 +129,63 @@ fn contains_is_a_keyword_only_in_operator_position() {
     );
 }
 
+/// `!` binds tightest, then the comparisons, then `&&`, then `||`; parentheses group, and a
+/// parenthesised part's span covers its parentheses.
 #[test]
-fn l3_operators_are_all_rejected_at_their_position() {
+fn operators_combine_by_precedence() {
     let inputs = [
         "$args.a && $args.b",
         "$args.a || !$args.b",
         "!$args.x",
         "($args.a == 1)",
         "$args.a&&$args.b||$args.c",
+        "$args.a||$args.b&&$args.c",
         "!!$args.x",
         "$args.a == 1 && ($args.b != 2 || !$args.c)",
+        "!($args.a == $args.b)",
+        "$args.a == $args.b",
+        "$out.a != null && $out.a.x > 0",
+        "(($args.a))",
+        "true || false && !true",
+    ];
+    let mut out = String::new();
+    for text in inputs {
+        let (condition, diagnostics) = parse(text);
+        assert!(
+            diagnostics.is_empty(),
+            "{text}: {}",
+            render(text, &diagnostics)
+        );
+        let condition = condition.unwrap();
+        assert_eq!(condition.span, Span::from_range(0..text.len()));
+        let _ = writeln!(out, "{text}");
+        out.push_str(&tree(text, &condition, 1));
+    }
+    assert_snapshot!(out);
+}
+
+/// What other languages write for the operators, and structures that are no condition.
+#[test]
+fn combining_mistakes_point_at_the_token() {
+    let inputs = [
+        "$args.a and $args.b",
+        "$args.a AND not $args.b",
+        "$args.a or $args.b",
+        "$args.a & $args.b",
+        "$args.a | $args.b",
         "$args.a = 1 && $args.b",
+        "!$args.a == true",
+        "($args.a && $args.b) == true",
+        "$args.a == ($args.b)",
+        "($args.a",
+        "$args.a)",
+        "()",
+        "$args.a &&",
+        "|| $args.a",
+        "!",
+        "$args.a ! $args.b",
+        "$args.a $args.b",
+        "$args.a (",
     ];
     let mut out = String::new();
     for text in inputs {
@@ -109,10 +198,31 @@ fn l3_operators_are_all_rejected_at_their_position() {
 }
 
 #[test]
+fn conditions_past_the_bounds_are_refused_without_recursing() {
+    let deep = format!("{}$args.a{}", "(".repeat(100_000), ")".repeat(100_000));
+    let nots = format!("{}$args.a", "!".repeat(100_000));
+    let long = vec!["$args.a"; 10_000].join(" && ");
+    for text in [deep, nots, long] {
+        let (condition, diagnostics) = parse(&text);
+        assert!(condition.is_none());
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        assert_eq!(diagnostics[0].code, Code::TooLarge);
+    }
+    let within = format!(
+        "{}$args.a{}",
+        "(".repeat(MAX_CONDITION_DEPTH),
+        ")".repeat(MAX_CONDITION_DEPTH)
+    );
+    assert!(parse(&within).1.is_empty());
+    let within = vec!["$args.a"; MAX_CONDITION_TESTS].join(" || ");
+    assert!(parse(&within).1.is_empty());
+}
+
+#[test]
 fn not_equal_is_an_operator_not_a_negation() {
     let (condition, diagnostics) = parse("$args.a != $args.b");
     assert!(diagnostics.is_empty());
-    assert_eq!(condition.unwrap().comparison.unwrap().op.value, CmpOp::Ne);
+    assert_eq!(comparison_op(condition), CmpOp::Ne);
 }
 
 #[test]
@@ -190,7 +300,7 @@ fn condition_spans_go_through_the_file_s_escapes() {
 
 #[test]
 fn diagnostics_go_through_the_file_s_escapes() {
-    let file = r#"{"when": "$args.a == \"x\" && \u0021$args.b"}"#;
+    let file = r#"{"when": "$args.a == \"x\" and \u0021$args.b == 'y'"}"#;
     let body_start = file.find("$args").unwrap();
     let body_end = file.rfind('"').unwrap();
     let (unescaped, _) = unescape(&file[body_start..body_end], body_start as u32);
@@ -203,10 +313,20 @@ fn diagnostics_go_through_the_file_s_escapes() {
     assert_eq!(
         culprits,
         [
-            ("&&", Code::UnsupportedOperator),
-            (r"\u0021", Code::UnsupportedOperator)
+            ("and", Code::ConditionSyntax),
+            ("'y'", Code::ConditionSyntax),
+            // `!` binds tighter than `==`: the negation is what is compared.
+            (r"\u0021$args.b", Code::ConditionSyntax),
         ]
     );
+    // A parsed condition's operators land on their escapes too.
+    let file = r#"{"when": "\u0021$args.a \u0026\u0026 $args.b"}"#;
+    let body_start = file.find("\\u0021").unwrap();
+    let body_end = file.rfind('"').unwrap();
+    let (unescaped, _) = unescape(&file[body_start..body_end], body_start as u32);
+    let (condition, diagnostics) = parse_condition(&unescaped.text, &unescaped.map);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert_snapshot!(tree(file, &condition.unwrap(), 0));
 }
 
 #[test]
@@ -254,7 +374,7 @@ proptest::proptest! {
     /// Any text yields a condition or diagnostics (never both, never neither), with spans on
     /// character boundaries of the text.
     #[test]
-    fn any_text_gets_an_answer(text in r#"(\$args\.x|\$|\.|==|=|!|&|\||\(|\)|"|\\|'|1|-|e|true|contains|主| ){0,12}"#) {
+    fn any_text_gets_an_answer(text in r#"(\$args\.x|\$|\.|==|=|!|&&|&|\|\||\||\(|\)|"|\\|'|1|-|e|true|and|contains|主| ){0,12}"#) {
         let (condition, diagnostics) = parse(&text);
         proptest::prop_assert!(condition.is_some() == diagnostics.is_empty(), "{:?}", text);
         for d in &diagnostics {

@@ -1,7 +1,7 @@
 //! The JSON Schema of a sequence and of a group, generated from the field table, so that what a
 //! model is shown (`seq_create`'s `inputSchema`) is what lowering accepts.
 
-use super::{Field, GROUP, ITEM, SEQUENCE, Ty};
+use super::{Field, GROUP, INPUT, ITEM, SEQUENCE, Ty};
 use crate::ast::Type;
 use serde_json::{Map, Value, json};
 
@@ -29,6 +29,15 @@ pub fn property(field: &Field) -> Value {
             "type": "object",
             "additionalProperties": {"type": "string", "enum": Type::NAMES},
         }),
+        Ty::Inputs => json!({
+            "type": "object",
+            "additionalProperties": {"anyOf": [
+                {"type": "string", "enum": Type::NAMES},
+                object(INPUT),
+            ]},
+        }),
+        Ty::TypeName => json!({"type": "string", "enum": Type::NAMES}),
+        Ty::Any => json!({}),
         Ty::Object => json!({"type": "object"}),
         Ty::Groups => json!({"type": "array", "items": group()}),
         Ty::Elements => json!({"type": "array"}),
@@ -43,6 +52,9 @@ pub fn property(field: &Field) -> Value {
         | Ty::Duration
         | Ty::Condition
         | Ty::Types
+        | Ty::Inputs
+        | Ty::TypeName
+        | Ty::Any
         | Ty::Slot
         | Ty::Object
         | Ty::Groups

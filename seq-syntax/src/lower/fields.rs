@@ -122,6 +122,9 @@ fn misplaced_help(key: &str, level: Level, owner: &str) -> String {
         Level::Sequence => {
             format!("`{key}` is a field of the sequence, the file's top-level object")
         }
+        Level::Input => format!(
+            "`{key}` is a field of an input's declaration: write it in `in`, as `\"in\": {{\"name\": {{\"type\": \"string\", \"{key}\": …}}}}`"
+        ),
     }
 }
 
