@@ -10,6 +10,7 @@ pub mod dataflow;
 pub mod entry;
 mod fix_all;
 pub mod graph;
+pub mod jq;
 mod rules;
 
 pub use batch::{
