@@ -193,7 +193,8 @@ fn output(name: &str) -> Option<Json> {
             ("exit_code", integer()),
         ]),
         // Its `value`, whatever it is.
-        "echo" => return None,
+        // Whatever its filter gives; the checker knows more from the filter itself.
+        "echo" | seq_syntax::jq::TOOL => return None,
         "sleep" | "output_send__stdout" => null(),
         "files_read" => string(),
         "files_write" => record(&[("path", string()), ("bytes", integer())]),
@@ -272,6 +273,31 @@ fn definitions() -> Vec<ToolDef> {
             "Returns its `value` unchanged.",
             &[req("value", None, "Any JSON value.")],
             false,
+            Safe,
+        ),
+        tool(
+            seq_syntax::jq::TOOL,
+            "Runs a jq `filter` over `input` (default null) and returns its one output; a \
+             filter giving no output or several fails (collect them with `[...]`). Pure: no \
+             environment, files, clock or input (`env`, `input`, `now` are unknown). Text: \
+             `trim`, `split(\"\\n\")`, `join(\",\")`, `\"\\(.a)-\\(.b)\"`, `test(\"re\")`; \
+             numbers: `tonumber`, `length`, `add`; JSON text: `fromjson`, `tojson`; arrays: \
+             `map(select(.n > 1))`, `sort_by(.k)`, `first`. Values go in through `input` \
+             (`{\"x\": $args.x}` read as `.x`), never into the filter.",
+            &[
+                req(
+                    seq_syntax::jq::FILTER,
+                    Some(JsonType::String),
+                    "A jq filter, such as `split(\"\\n\") | map(select(length > 0)) | length`.",
+                ),
+                opt(
+                    seq_syntax::jq::INPUT,
+                    None,
+                    "Any JSON value: the filter's input (`.`); null when absent.",
+                ),
+            ],
+            false,
+            // Pure computation on its own thread.
             Safe,
         ),
         tool(

@@ -5,6 +5,7 @@ mod args;
 mod conditions;
 pub(crate) mod fix;
 mod groups;
+mod jq;
 mod lookalikes;
 mod parallel;
 mod refs;
@@ -104,6 +105,7 @@ pub(crate) fn check_sequence(
         targets::check(&cx, &mut out);
         conditions::check(&cx, &mut out);
         shell::check(&cx, &mut out);
+        jq::check(&cx, &mut out);
     }
     out
 }
