@@ -4,6 +4,7 @@
 //! | --- | --- | --- |
 //! | `cmd_run {command, timeout?}` | `sh -c` in the root; `{stdout, stderr, exit_code}`; a non-zero exit fails | yes |
 //! | `echo {value}` | returns `value` | yes |
+//! | `jq {filter, input?}` | a jq filter's one output over `input` (`jq`) | yes |
 //! | `sleep {ms}` | waits | yes |
 //! | `files_read {path}` | a regular file's text | yes |
 //! | `files_write {path, content}` | replaces a regular file atomically (creating parent directories) | no |
@@ -18,11 +19,13 @@ pub(crate) mod args;
 mod beneath;
 mod cmd;
 pub(crate) mod files;
+mod jq;
 mod output;
 mod procs;
 mod root;
 
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
+pub use jq::running as jq_running;
 pub use output::{Captured, OutputSink, Stdout};
 pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items};
 pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_under};
@@ -42,9 +45,10 @@ use std::time::Duration;
 pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 
 /// The names of the embedded host's tools.
-pub const TOOLS: [&str; 7] = [
+pub const TOOLS: [&str; 8] = [
     "cmd_run",
     "echo",
+    seq_syntax::jq::TOOL,
     "sleep",
     "files_read",
     "files_write",
@@ -59,7 +63,7 @@ pub struct BuiltinHost {
     hidden: Arc<[PathBuf]>,
     policy: Arc<Policy>,
     output: Arc<dyn OutputSink>,
-    /// Sorted by name. Every call looks its tool up, and over seven names a scan (`==` compares
+    /// Sorted by name. Every call looks its tool up, and over eight names a scan (`==` compares
     /// lengths first) costs a third of a `BTreeMap` lookup.
     definitions: Vec<Arc<ToolDef>>,
 }
@@ -130,6 +134,7 @@ impl BuiltinHost {
         match name {
             "cmd_run" => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
             "echo" => ready(args::required(&args, "value").cloned()),
+            seq_syntax::jq::TOOL => Box::pin(async move { jq::jq(&args).await }),
             "sleep" => match args::whole_number(&args, "ms") {
                 Ok(ms) => Box::pin(async move {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
