@@ -3,9 +3,9 @@
 //! `input`, `inputs`, `input_filename`, `$ENV` and `$__loc__` are never given, and a filter
 //! cannot import modules (the loader reads no file), so those are unknown names too.
 
+use jaq_core::DataT;
 use jaq_core::load::parse::Def;
 use jaq_core::native::Fun;
-use jaq_core::DataT;
 use jaq_json::Val;
 use std::sync::LazyLock;
 
@@ -71,7 +71,8 @@ pub(crate) fn is_impure(name: &str) -> bool {
         "$ENV",
         "$__loc__",
     ];
-    IMPURE_NATIVES.contains(&name) || IMPURE_DEFS.contains(&name) || NEVER_GIVEN.contains(&name)
+    IMPURE_NATIVES.contains(&name)
+        || IMPURE_DEFS.contains(&name)
+        || NEVER_GIVEN.contains(&name)
         || name == "get_search_list"
 }
-

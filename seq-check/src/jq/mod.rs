@@ -159,7 +159,8 @@ fn unknown(filter: &str, name: &str, what: jaq_core::compile::Undefined) -> Prob
         "a filter is pure: it cannot read the environment, files, the clock or standard input, \
          nor write anywhere; pass what it needs as `input`"
             .to_owned()
-    } else if let Some(best) = seq_syntax::diagnostic::did_you_mean(name, library::names().iter().copied())
+    } else if let Some(best) =
+        seq_syntax::diagnostic::did_you_mean(name, library::names().iter().copied())
     {
         format!("did you mean `{best}`?")
     } else if name.starts_with('$') {

@@ -20,7 +20,18 @@ fn pure_filters_compile() {
 
 #[test]
 fn impure_names_are_unknown() {
-    for name in ["env", "now", "input", "inputs", "debug", "stderr", "halt", "halt_error", "localtime", "input_filename"] {
+    for name in [
+        "env",
+        "now",
+        "input",
+        "inputs",
+        "debug",
+        "stderr",
+        "halt",
+        "halt_error",
+        "localtime",
+        "input_filename",
+    ] {
         let found = problems(name);
         assert_eq!(found.len(), 1, "{name}: {found:?}");
         assert_eq!(found[0].kind, ProblemKind::Unknown, "{name}");

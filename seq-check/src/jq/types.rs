@@ -143,9 +143,9 @@ fn call(name: &str, arity: usize, args: &[Term<&str>], input: Option<Ty>) -> Opt
         ("tonumber" | "sqrt" | "fabs" | "abs" | "log" | "exp" | "pow10", 0) => of(J::Number),
         ("pow" | "log" | "min" | "max", 2) => None,
         (
-            "tostring" | "tojson" | "ascii_downcase" | "ascii_upcase" | "trim" | "ltrim"
-            | "rtrim" | "implode" | "type" | "todate" | "todateiso8601" | "escape_sh"
-            | "@text" | "@json" | "@html" | "@uri" | "@sh" | "@base64" | "@base64d",
+            "tostring" | "tojson" | "ascii_downcase" | "ascii_upcase" | "trim" | "ltrim" | "rtrim"
+            | "implode" | "type" | "todate" | "todateiso8601" | "escape_sh" | "@text" | "@json"
+            | "@html" | "@uri" | "@sh" | "@base64" | "@base64d",
             0,
         )
         | ("join" | "ltrimstr" | "rtrimstr" | "strftime", 1)
@@ -154,9 +154,10 @@ fn call(name: &str, arity: usize, args: &[Term<&str>], input: Option<Ty>) -> Opt
         ("explode", 0) | ("indices", 1) => Some(Ty::ArrayOf(J::Integer)),
         ("to_entries", 0) => Some(Ty::ArrayOf(J::Object)),
         ("keys" | "keys_unsorted" | "flatten", 0) | ("group_by" | "flatten", 1) => of(J::Array),
-        ("map", 1) => Some(array_of(args.first().and_then(|f| {
-            ty(f, input.and_then(Ty::element))
-        }))),
+        ("map", 1) => Some(array_of(
+            args.first()
+                .and_then(|f| ty(f, input.and_then(Ty::element))),
+        )),
         ("sort" | "unique", 0) | ("sort_by" | "unique_by", 1) => match input {
             Some(t @ Ty::ArrayOf(_)) => Some(t),
             Some(Ty::Of(_)) | None => of(J::Array),
