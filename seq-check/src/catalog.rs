@@ -9,8 +9,9 @@ mod load;
 mod schema;
 
 pub use builtin::{
-    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, GUIDE_EXAMPLE, HOST_TOOLS, OUTPUT_STDOUT,
-    SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL, SLEEP,
+    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, GUIDE_EXAMPLE, HOST_TOOLS, JQ,
+    OUTPUT_STDOUT, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
+    SLEEP,
 };
 pub use load::{CatalogError, CatalogFile};
 pub use schema::{
@@ -215,6 +216,7 @@ mod tests {
         for safe in [
             "cmd_run",
             "echo",
+            "jq",
             "sleep",
             "files_read",
             "files_list",
@@ -266,7 +268,10 @@ mod tests {
             create.raw_parameters["properties"]["groups"]["items"],
             seq_syntax::fields::schema::group()
         );
-        for tool in catalog.tools().filter(|t| t.name != "echo") {
+        for tool in catalog
+            .tools()
+            .filter(|t| t.name != "echo" && t.name != seq_syntax::jq::TOOL)
+        {
             assert!(tool.output.is_some(), "{}", tool.name);
         }
         assert_eq!(

@@ -13,6 +13,7 @@ pub mod entry;
 pub mod file_set;
 mod fix_all;
 pub mod graph;
+pub mod jq;
 mod rules;
 
 pub use admission::{Admission, admit, admit_stored};

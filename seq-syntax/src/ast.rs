@@ -376,6 +376,11 @@ pub struct Item {
     /// Fields written but not built whole.
     #[serde(default, skip_serializing_if = "Holes::is_empty")]
     pub holes: Holes,
+    /// For a `jq` item whose `filter` is a literal string: where its bytes are in the file.
+    /// Not stored: a sequence read back from storage has none, and its filter's diagnostics
+    /// cover the whole string.
+    #[serde(skip)]
+    pub filter_offsets: Option<crate::jq::TextOffsets>,
 }
 
 impl Item {

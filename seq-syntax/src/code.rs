@@ -167,6 +167,11 @@ codes! {
 
     // The creator's policy: what `seq_create` refuses to store ("Permissions" in docs/reference.md).
     UnauthorizedTool = "E0901", Error, "the sequence reaches a tool its creator may not use";
+
+    // jq filters: the `filter` of the built-in `jq` tool ("The `jq` tool" in docs/reference.md).
+    JqSyntax = "E1001", Error, "jq filter that does not parse";
+    JqUnknownName = "E1002", Error, "jq filter calling a function or variable that does not exist";
+    JqInterpolated = "E1003", Error, "value interpolated into a jq filter";
 }
 
 impl Serialize for Code {

@@ -20,6 +20,7 @@ pub mod duration;
 pub mod escape;
 pub mod fields;
 pub mod invariants;
+pub mod jq;
 pub mod json;
 pub mod kind;
 pub mod limits;

@@ -8,8 +8,8 @@
 mod layout;
 mod svg;
 
-use crate::status::{Status, trouble};
 use crate::files::reason;
+use crate::status::{Status, trouble};
 use clap::Args;
 use seq_exec::RunReport;
 use serde_json::Value;

@@ -26,6 +26,8 @@ pub const SEQ_RUN: &str = "seq_run";
 pub const CMD_RUN: &str = "cmd_run";
 /// `echo`: returns its `value`.
 pub const ECHO: &str = "echo";
+/// `jq`: runs a jq filter over its `input` (the filter language's home is `seq_syntax::jq`).
+pub const JQ: &str = seq_syntax::jq::TOOL;
 /// `sleep`: waits `ms`.
 pub const SLEEP: &str = "sleep";
 /// `files_read`: reads a file under the root.
@@ -38,9 +40,10 @@ pub const FILES_LIST: &str = "files_list";
 pub const OUTPUT_STDOUT: &str = "output_send__stdout";
 
 /// The embedded host's tools.
-pub const HOST_TOOLS: [&str; 7] = [
+pub const HOST_TOOLS: [&str; 8] = [
     CMD_RUN,
     ECHO,
+    JQ,
     SLEEP,
     FILES_READ,
     FILES_WRITE,
@@ -232,7 +235,8 @@ fn output(name: &str) -> Option<Json> {
             ("exit_code", integer()),
         ]),
         // Its `value`, whatever it is.
-        ECHO => return None,
+        // Whatever its filter gives; the checker knows more from the filter itself.
+        ECHO | JQ => return None,
         SLEEP | OUTPUT_STDOUT => null(),
         FILES_READ => string(),
         FILES_WRITE => record(&[("path", string()), ("bytes", integer())]),
@@ -316,6 +320,31 @@ fn definitions() -> Vec<ToolDef> {
             "Returns its `value` unchanged.",
             &[req("value", None, "Any JSON value.")],
             false,
+            Safe,
+        ),
+        tool(
+            JQ,
+            "Runs a jq `filter` over `input` (default null) and returns its one output; a \
+             filter giving no output or several fails (collect them with `[...]`). Pure: no \
+             environment, files, clock or input (`env`, `input`, `now` are unknown). Text: \
+             `trim`, `split(\"\\n\")`, `join(\",\")`, `\"\\(.a)-\\(.b)\"`, `test(\"re\")`; \
+             numbers: `tonumber`, `length`, `add`; JSON text: `fromjson`, `tojson`; arrays: \
+             `map(select(.n > 1))`, `sort_by(.k)`, `first`. Values go in through `input` \
+             (`{\"x\": $args.x}` read as `.x`), never into the filter.",
+            &[
+                req(
+                    seq_syntax::jq::FILTER,
+                    Some(JsonType::String),
+                    "A jq filter, such as `split(\"\\n\") | map(select(length > 0)) | length`.",
+                ),
+                opt(
+                    seq_syntax::jq::INPUT,
+                    None,
+                    "Any JSON value: the filter's input (`.`); null when absent.",
+                ),
+            ],
+            false,
+            // Pure computation on its own thread.
             Safe,
         ),
         tool(

@@ -7,6 +7,7 @@ mod each;
 pub(crate) mod fix;
 mod groups;
 mod inputs;
+mod jq;
 mod lookalikes;
 mod parallel;
 mod refs;
@@ -108,6 +109,7 @@ pub(crate) fn check_sequence(
         inputs::check(&cx, &mut out);
         shell::check(&cx, &mut out);
         each::check(&cx, &mut out);
+        jq::check(&cx, &mut out);
     }
     out
 }

@@ -5,7 +5,7 @@
 use super::types::member_references;
 use super::{Cx, fix};
 use crate::catalog::{Catalog, JsonType};
-use seq_syntax::ast::{CompactString, Root, Type};
+use seq_syntax::ast::{CompactString, Item, Root, Type, Value, ValueKind};
 use seq_syntax::diagnostic::{Edit, did_you_mean};
 use seq_syntax::kind::JsonKind;
 use seq_syntax::names::is_slot_name;
@@ -67,7 +67,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
                 // Several writers, or one per element, need an `array` slot.
                 Type::Array
             } else {
-                result_type(cx, &item.item.tool.value)
+                result_type(cx, item.item)
             };
             out.push(undeclared_output(cx, name, output.span, ty, offer));
             continue;
@@ -76,7 +76,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
         // An `each` item writes an array of results, which `each::check` holds to the slot.
         if !mismatched.contains(name)
             && item.item.each.is_none()
-            && let Some(d) = mismatch(cx, &item.item.tool.value, name, decl.ty.value, decl.ty.span)
+            && let Some(d) = mismatch(cx, item.item, name, decl.ty.value, decl.ty.span)
         {
             mismatched.insert(name);
             out.push(d.with_label(output.span, "written here"));
@@ -242,13 +242,18 @@ fn error_slot(
 
 /// The slot type that holds what `tool` returns: a call's object, else the type of the catalog's
 /// result schema; `any` when the tool or its result is unknown, of several types, or a list.
-fn result_type(cx: &Cx<'_>, tool: &str) -> Type {
-    returned(cx, tool).map_or(Type::Any, slot_type)
+fn result_type(cx: &Cx<'_>, item: &Item) -> Type {
+    returned(cx, item).map_or(Type::Any, slot_type)
 }
 
-/// The JSON type of what `tool` returns: a call's object, else the type of the catalog's result
-/// schema; `None` when the tool or its result is unknown, or of several types.
-fn returned(cx: &Cx<'_>, tool: &str) -> Option<JsonType> {
+/// The JSON type of what `item`'s tool returns: a call's object, what a `jq` filter evidently
+/// gives, else the type of the catalog's result schema; `None` when the tool or its result is
+/// unknown, or of several types.
+fn returned(cx: &Cx<'_>, item: &Item) -> Option<JsonType> {
+    let tool = item.tool.value.as_str();
+    if tool == seq_syntax::jq::TOOL {
+        return jq_returns(item);
+    }
     if Catalog::is_call(tool) {
         return Some(JsonType::Object);
     }
@@ -290,8 +295,9 @@ fn never_holds(declared: Type, returned: JsonType) -> bool {
 
 /// E0529: the slot's declared type never holds what its writer returns (a tool with a known
 /// result schema, or a call, which returns an object).
-fn mismatch(cx: &Cx<'_>, tool: &str, name: &str, declared: Type, at: Span) -> Option<Diagnostic> {
-    let returned = returned(cx, tool).filter(|&r| never_holds(declared, r))?;
+fn mismatch(cx: &Cx<'_>, item: &Item, name: &str, declared: Type, at: Span) -> Option<Diagnostic> {
+    let tool = item.tool.value.as_str();
+    let returned = returned(cx, item).filter(|&r| never_holds(declared, r))?;
     let schema = if Catalog::is_call(tool) {
         None
     } else {
@@ -301,6 +307,7 @@ fn mismatch(cx: &Cx<'_>, tool: &str, name: &str, declared: Type, at: Span) -> Op
     let shape = match schema.map(|s| crate::catalog::result_shape(Some(s))) {
         Some(shape) if shape.starts_with(['{', '[']) => format!(" ({shape})"),
         Some(_) => String::new(),
+        None if tool == seq_syntax::jq::TOOL => " (what its filter gives)".to_owned(),
         None => " (the called group's slots)".to_owned(),
     };
     let suggested = slot_type(returned);
@@ -424,4 +431,30 @@ fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, ty: Type, offer: bool)
         }
         Some(_) | None => d,
     }
+}
+
+/// What a `jq` item's literal filter evidently gives, on its literal `input` when it has one.
+fn jq_returns(item: &Item) -> Option<JsonType> {
+    let ValueKind::String(filter) = &item.arg(seq_syntax::jq::FILTER)?.kind else {
+        return None;
+    };
+    let input = match item.arg(seq_syntax::jq::INPUT) {
+        None => Some(JsonType::Null),
+        Some(value) => literal_type(value),
+    };
+    crate::jq::result_type(filter.as_literal()?, input)
+}
+
+/// The JSON type of a value written in `args`; `None` for a bare reference.
+fn literal_type(value: &Value) -> Option<JsonType> {
+    Some(match &value.kind {
+        ValueKind::Null => JsonType::Null,
+        ValueKind::Bool(_) => JsonType::Boolean,
+        ValueKind::Number(n) if n.is_f64() => JsonType::Number,
+        ValueKind::Number(_) => JsonType::Integer,
+        ValueKind::String(_) => JsonType::String,
+        ValueKind::Array(_) => JsonType::Array,
+        ValueKind::Object(_) => JsonType::Object,
+        ValueKind::Ref(_) => return None,
+    })
 }

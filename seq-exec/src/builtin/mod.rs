@@ -4,6 +4,7 @@
 //! | --- | --- | --- |
 //! | `cmd_run {command, timeout?}` | `sh -c` in the root; `{stdout, stderr, exit_code}`; a non-zero exit fails | yes |
 //! | `echo {value}` | returns `value` | yes |
+//! | `jq {filter, input?}` | a jq filter's one output over `input` (`jq`) | yes |
 //! | `sleep {ms}` | waits | yes |
 //! | `files_read {path}` | a regular file's text | yes |
 //! | `files_write {path, content}` | replaces a regular file atomically (creating parent directories) | no |
@@ -18,11 +19,13 @@ pub(crate) mod args;
 mod beneath;
 mod cmd;
 pub(crate) mod files;
+mod jq;
 mod output;
 mod procs;
 mod root;
 
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
+pub use jq::running as jq_running;
 pub use output::{Captured, OutputSink, Stdout};
 pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items};
 pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_under};
@@ -31,7 +34,7 @@ use crate::error::{Reason, ToolError};
 use crate::host::{BoxFuture, Caller, ToolHost};
 use crate::policy::Policy;
 use seq_check::catalog::{
-    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, OUTPUT_STDOUT, SLEEP,
+    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, JQ, OUTPUT_STDOUT, SLEEP,
 };
 use seq_check::{Catalog, ToolDef};
 use serde_json::Value;
@@ -54,7 +57,7 @@ pub struct BuiltinHost {
     hidden: Arc<[PathBuf]>,
     policy: Arc<Policy>,
     output: Arc<dyn OutputSink>,
-    /// Sorted by name. Every call looks its tool up, and over seven names a scan (`==` compares
+    /// Sorted by name. Every call looks its tool up, and over eight names a scan (`==` compares
     /// lengths first) costs a third of a `BTreeMap` lookup.
     definitions: Vec<Arc<ToolDef>>,
 }
@@ -125,6 +128,7 @@ impl BuiltinHost {
         match name {
             CMD_RUN => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
             ECHO => ready(args::required(&args, "value").cloned()),
+            JQ => Box::pin(async move { jq::jq(&args).await }),
             SLEEP => match args::whole_number(&args, "ms") {
                 Ok(ms) => Box::pin(async move {
                     tokio::time::sleep(Duration::from_millis(ms)).await;

@@ -108,7 +108,6 @@ pub struct ItemReport {
     pub each: Option<EachReport>,
 }
 
-
 /// When one attempt of an item ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AttemptTime {
@@ -116,7 +115,6 @@ pub struct AttemptTime {
     pub started_ms: u64,
     pub duration_ms: u64,
 }
-
 
 /// How many of an `each` item's elements are reported one by one; the rest are counted.
 pub const MAX_REPORTED_ELEMENTS: usize = 100;

@@ -549,6 +549,11 @@ impl Lower {
             l.each(n, map)
         });
         let tool = tool?;
+        let filter_offsets = if tool.value == crate::jq::TOOL {
+            fields.get(key::ARGS).and_then(|n| filter_offsets(n, map))
+        } else {
+            None
+        };
         Some(Item {
             span: span_in(map, &node.span),
             tool,
@@ -558,6 +563,34 @@ impl Lower {
             error_as,
             each,
             holes: found.holes,
+            filter_offsets,
         })
     }
+}
+
+/// Where the bytes of a `jq` item's literal `filter` land in the file, through the item's and
+/// the `tools` string's escapes (`args` is the item's `args` node).
+fn filter_offsets(args: &Node<'_>, map: &impl MapOffset) -> Option<crate::jq::TextOffsets> {
+    let NodeKind::Object(members) = &args.kind else {
+        return None;
+    };
+    let member = members
+        .iter()
+        .find(|m| m.key.text() == Some(crate::jq::FILTER))?;
+    let NodeKind::String(body) = member.value.kind else {
+        return None;
+    };
+    if body.len() > crate::jq::MAX_MAPPED {
+        return None;
+    }
+    // Lone surrogates were reported when the value was lowered; here only the map counts.
+    let (unescaped, _) = crate::escape::unescape(body, scalars::body_start(&member.value));
+    let composed = Composed {
+        inner: &unescaped.map,
+        outer: map,
+    };
+    let len = u32::try_from(unescaped.text.len()).ok()?;
+    Some(crate::jq::TextOffsets::new(
+        (0..=len).map(|i| composed.to_raw(i)).collect(),
+    ))
 }
