@@ -149,6 +149,7 @@ codes! {
 
     // The creator's policy: what `seq_create` refuses to store ("Permissions" in docs/reference.md).
     UnauthorizedTool = "E0901", Error, "the sequence reaches a tool its creator may not use";
+    ManagementStep = "E0902", Error, "`seq_create` or `seq_delete` as a step of a sequence";
 }
 
 impl Serialize for Code {
