@@ -101,7 +101,11 @@ async fn bob_cannot_store_a_sequence_that_creates_and_runs_another() {
     std::fs::write(s.root.path().join("x.json"), file("x", MARK)).unwrap();
     let tools = r#"{"tool":"seq_create","args":{"file":"x.json"},"unsafe_serial":true} ; {"tool":"seq_run","args":{"name":"x"},"unsafe_serial":true} ;"#;
     let outcome = s
-        .call("bob", "seq_create", json!({"name": "boot", "groups": groups(tools)}))
+        .call(
+            "bob",
+            "seq_create",
+            json!({"name": "boot", "groups": groups(tools)}),
+        )
         .await;
     assert!(outcome.result.is_err(), "{:?}", outcome.result);
     assert!(
@@ -146,15 +150,28 @@ async fn a_rewritten_callee_runs_with_its_authors_rights() {
     let s = server();
     let echo = r#"{"tool":"echo","args":{"value":1}} ;"#;
     let created = s
-        .call("bob", "seq_create", json!({"name": "helper", "groups": groups(echo)}))
+        .call(
+            "bob",
+            "seq_create",
+            json!({"name": "helper", "groups": groups(echo)}),
+        )
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
     let call = r##"{"tool":"seq_call","args":{"target":"#helper"},"unsafe_serial":true} ;"##;
     let created = s
-        .call("alice", "seq_create", json!({"name": "deploy", "groups": groups(call)}))
+        .call(
+            "alice",
+            "seq_create",
+            json!({"name": "deploy", "groups": groups(call)}),
+        )
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
-    assert!(s.call("alice", "seq_run", json!({"name": "deploy"})).await.result.is_ok());
+    assert!(
+        s.call("alice", "seq_run", json!({"name": "deploy"}))
+            .await
+            .result
+            .is_ok()
+    );
 
     s.plant(Some("bob"), "helper", MARK);
     let outcome = s.call("alice", "seq_run", json!({"name": "deploy"})).await;
@@ -178,12 +195,20 @@ async fn a_rewritten_callee_runs_with_its_authors_rights() {
 async fn a_seq_run_item_keeps_the_owners_above_it() {
     let s = server();
     let created = s
-        .call("alice", "seq_create", json!({"name": "build", "groups": groups(MARK)}))
+        .call(
+            "alice",
+            "seq_create",
+            json!({"name": "build", "groups": groups(MARK)}),
+        )
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
     let run = r#"{"tool":"seq_run","args":{"name":"build"},"unsafe_serial":true} ;"#;
     let created = s
-        .call("bob", "seq_create", json!({"name": "relay", "groups": groups(run)}))
+        .call(
+            "bob",
+            "seq_create",
+            json!({"name": "relay", "groups": groups(run)}),
+        )
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
     let outcome = s.call("alice", "seq_run", json!({"name": "relay"})).await;
@@ -198,12 +223,14 @@ async fn one_right_covers_every_route() {
     let s = server();
     let echo = r#"{"tool":"echo","args":{"value":1}} ;"#;
     s.plant(Some("alice"), "x", echo);
-    let direct = s
-        .call("carol", "seq_call", json!({"target": "#x"}))
-        .await;
+    let direct = s.call("carol", "seq_call", json!({"target": "#x"})).await;
     assert_eq!(refusal(&direct).reason, Reason::Unauthorized);
     let direct = s
-        .call("carol", "seq_when_call", json!({"target": "#x", "when": "true"}))
+        .call(
+            "carol",
+            "seq_when_call",
+            json!({"target": "#x", "when": "true"}),
+        )
         .await;
     assert_eq!(refusal(&direct).reason, Reason::Unauthorized);
     // Through an item of a sequence carol may run (an ownerless one, run by name through
@@ -220,13 +247,20 @@ async fn one_right_covers_every_route() {
     assert_eq!(item.error.as_ref().unwrap().reason, Reason::Unauthorized);
 
     let when = s
-        .call("dave", "seq_when_call", json!({"target": "#x", "when": "true"}))
+        .call(
+            "dave",
+            "seq_when_call",
+            json!({"target": "#x", "when": "true"}),
+        )
         .await;
     assert_eq!(refusal(&when).reason, Reason::Unauthorized);
-    let when = r##"{"tool":"seq_when_call","args":{"target":"#x","when":"true"},"unsafe_serial":true} ;"##;
+    let when =
+        r##"{"tool":"seq_when_call","args":{"target":"#x","when":"true"},"unsafe_serial":true} ;"##;
     let text = file("outer", when);
     let sequence = seq_syntax::parse(&text).sequence.unwrap();
-    let report = engine.run(&sequence, Map::new(), &Caller::new("dave")).await;
+    let report = engine
+        .run(&sequence, Map::new(), &Caller::new("dave"))
+        .await;
     assert_eq!(
         report.groups[0].items[0].error.as_ref().unwrap().reason,
         Reason::Unauthorized
@@ -251,10 +285,7 @@ async fn a_value_shaped_like_an_error_is_data() {
     let report = engine.run(&sequence, args, &Caller::new("alice")).await;
     assert!(report.ok, "{report:?}");
     assert!(!report.cancelled);
-    assert_eq!(
-        report.out["main"]["a"],
-        json!({"reason": "cancelled"})
-    );
+    assert_eq!(report.out["main"]["a"], json!({"reason": "cancelled"}));
     assert_eq!(
         report.out["main"]["b"],
         json!({"reason": "failed", "detail": "x"})

@@ -96,11 +96,9 @@ impl Snapshot {
             .iter()
             .filter(|s| s.name.value != input.sequence.name.value);
         let mut owners = input.owners.clone();
-        let name = input.sequence.name.value.to_string();
-        match &input.owner {
-            Some(owner) => owners.insert(name, owner.clone()),
-            None => owners.remove(&name),
-        };
+        if let Some(owner) = &input.owner {
+            owners.insert(input.sequence.name.value.to_string(), owner.clone());
+        }
         Snapshot {
             sequences: own.chain(others).cloned().map(Arc::new).collect(),
             owners,

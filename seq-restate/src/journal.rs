@@ -29,6 +29,7 @@ use seq_check::catalog::{Catalog, SEQ_RUN};
 use seq_exec::engine::{
     Attempt, Called, CancellationToken, Deadline, Driver, Step, with_idempotency_key,
 };
+use seq_exec::policy::Policy;
 use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError, ToolHost};
 use seq_syntax::ast::Group;
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,8 @@ pub struct Journaled<'ctx> {
     host: &'ctx dyn ToolHost,
     /// Given to the children, which authorize it as the run does.
     caller: &'ctx Caller,
+    /// The run's travelling policy, given to the children with the caller.
+    policy: &'ctx Policy,
     /// The run's cancellation, cancelled when Restate says the run is (`seqc cancel`).
     cancel: &'ctx CancellationToken,
     /// How long a step's cancellation guard waits: longer than the per-tool bound.
@@ -74,12 +77,17 @@ impl std::fmt::Debug for Journaled<'_> {
 }
 
 impl<'ctx> Journaled<'ctx> {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "what a run's journal borrows from the run, each once"
+    )]
     pub(crate) fn new(
         ctx: &'ctx WorkflowContext<'ctx>,
         root: &'ctx str,
         sequences: &'ctx Snapshot,
         host: &'ctx dyn ToolHost,
         caller: &'ctx Caller,
+        policy: &'ctx Policy,
         cancel: &'ctx CancellationToken,
         guard: Duration,
     ) -> Journaled<'ctx> {
@@ -89,6 +97,7 @@ impl<'ctx> Journaled<'ctx> {
             sequences,
             host,
             caller,
+            policy,
             cancel,
             guard,
             entry_limit: ENTRY_LIMIT,
@@ -170,6 +179,8 @@ impl<'ctx> Journaled<'ctx> {
             tool: tool.to_owned(),
             args: args.clone(),
             caller: self.caller.id.clone(),
+            stack: step.stack().clone(),
+            policy: self.policy.clone(),
             key: format!("{}/{}", self.root, step.key()),
             deadline: wall(step.deadline),
         };
@@ -320,9 +331,13 @@ impl Driver for Journaled<'_> {
         let input = WorkflowInput {
             run: RunInput {
                 sequence: call.sequence.clone(),
+                // Also on the stack it takes with it, which bounds its dispatches.
+                owner: self.sequences.owners().get(name).cloned(),
                 sequences: self.sequences.all(),
+                owners: self.sequences.owners().clone(),
                 args: call.args.clone(),
                 caller: self.caller.id.clone(),
+                policy: self.policy.clone(),
             },
             called: Some(CalledFrom {
                 root: self.root.to_owned(),

@@ -57,7 +57,9 @@ fn management_step(item: &Item) -> Diagnostic {
     Diagnostic::new(
         Code::ManagementStep,
         item.tool.span,
-        format!("`{tool}` manages what others run: it is a client's tool, never a step of a sequence"),
+        format!(
+            "`{tool}` manages what others run: it is a client's tool, never a step of a sequence"
+        ),
     )
     .with_help(format!(
         "call `{tool}` from the client instead, and remove this item; a run would refuse it"

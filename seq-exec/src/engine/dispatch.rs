@@ -13,9 +13,9 @@ use super::{Cx, format_duration};
 use crate::error::{Reason, ToolError};
 use crate::host::Caller;
 use futures::FutureExt;
-use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE};
 use seq_check::ParallelSafety;
 use seq_check::catalog::{ArgProblem, ArgReason, Schema};
+use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE};
 use seq_syntax::ast::Item;
 use serde_json::{Map, Value};
 use std::any::Any;
@@ -193,7 +193,8 @@ async fn call_host(
     };
     // Only the host's `Err` is a failure: an `Ok` value is data, whatever its shape (a value
     // shaped like an error never steers the run).
-    let result = result.and_then(|value| within_output_bound(tool, value, cx.limits.max_output_bytes));
+    let result =
+        result.and_then(|value| within_output_bound(tool, value, cx.limits.max_output_bytes));
     result.map_err(|error| Failure {
         // A host that lost the tool between lookup and call answers `not_found` (host.rs).
         missing: error.reason == Reason::NotFound,
@@ -247,7 +248,9 @@ pub(crate) fn authorize(
     if tool == SEQ_CREATE || tool == SEQ_DELETE {
         return Err(ToolError::new(
             Reason::Unauthorized,
-            format!("`{tool}` manages what others run: it is a client's tool, never a step of a run"),
+            format!(
+                "`{tool}` manages what others run: it is a client's tool, never a step of a run"
+            ),
         )
         .with_field("tool")
         .with_hint("call it from the client; remove the item from the sequence"));

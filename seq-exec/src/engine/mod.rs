@@ -259,11 +259,11 @@ impl Engine {
         let bottom =
             Stack::default().enter_sequence(&sequence.name.value, owner, self.limits.max_depth);
         let mut report = match bottom {
-                // The run is over: what it held is the report's now.
-                Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await.0,
-                // The bottom of the stack can be neither deeper than the bound nor a cycle.
-                Err(error) => call::failed_run(error),
-            };
+            // The run is over: what it held is the report's now.
+            Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await.0,
+            // The bottom of the stack can be neither deeper than the bound nor a cycle.
+            Err(error) => call::failed_run(error),
+        };
         report.output = output.take();
         report
     }
