@@ -94,23 +94,16 @@ pub fn report(mcp: &McpHost) {
 /// reaches everything the user running seqc can, and a file write can change what others run.
 pub const GATED: [&str; 2] = ["cmd_run", "files_write"];
 
+/// What the tools may do, for `seqc mcp` (the client's rights) and `seqc worker` (the upper
+/// bound of every run on it): the same options, the same safe default.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
-    #[command(flatten)]
-    pub data: DataDirArg,
-    /// The directory the file tools are confined to, commands run in, and `seq_create`'s `file`
-    /// is read from (required; it must not contain the data directory).
-    #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// The calling identity of the MCP client, carried into every tool call at every depth.
-    #[arg(long, value_name = "ID", default_value = "mcp")]
-    pub caller: String,
+pub struct PolicyArgs {
     /// Turn on an embedded tool that is off by default: `cmd_run` (a shell command line) or
     /// `files_write` (repeatable). Without it the tool is refused as a denied one is, at every
     /// depth, and not listed as available; `--allow` does not turn it on.
     #[arg(long = "enable", value_name = "TOOL", value_parser = clap::builder::PossibleValuesParser::new(GATED))]
     pub enable: Vec<String>,
-    /// Let the client use only the tools matching PATTERN, at every depth: the seq tools it
+    /// Let runs use only the tools matching PATTERN, at every depth: the seq tools it
     /// sees and the tools its sequences reach (repeatable; `*` matches any run of characters).
     #[arg(long = "allow", value_name = "PATTERN")]
     pub allow: Vec<String>,
@@ -123,6 +116,21 @@ pub struct ServeArgs {
     /// and delete sequences that others own.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub data: DataDirArg,
+    /// The directory the file tools are confined to, commands run in, and `seq_create`'s `file`
+    /// is read from (required; it must not contain the data directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The calling identity of the MCP client, carried into every tool call at every depth.
+    #[arg(long, value_name = "ID", default_value = "mcp")]
+    pub caller: String,
+    #[command(flatten)]
+    pub rights: PolicyArgs,
     #[command(flatten)]
     pub mcp: McpArgs,
     /// Durable mode: keep the sequences in the Restate server whose ingress is at this URL
@@ -136,9 +144,10 @@ pub struct ServeArgs {
     pub restate_admin: Option<String>,
 }
 
-/// The policy of `seqc mcp`: the `--policy` file, `--allow`/`--deny` added to its global
-/// layer, and every gated tool that neither `--enable` nor the file's `enable` names turned off.
-pub fn serve_policy(args: &ServeArgs) -> Result<Policy, String> {
+/// The policy of `seqc mcp` and `seqc worker`: the `--policy` file, `--allow`/`--deny` added to
+/// its global layer, and every gated tool that neither `--enable` nor the file's `enable` names
+/// turned off.
+pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
     let file = match &args.policy {
         Some(path) => read_policy(path)?,
         None => Policy::allow_all(),
@@ -169,6 +178,46 @@ pub fn serve_policy(args: &ServeArgs) -> Result<Policy, String> {
             format!("`--enable {tool}` (or `\"enable\": [\"{tool}\"]` in its policy file)"),
         )
     }))
+}
+
+/// Refuses a policy with a pattern that matches no tool this server knows (the embedded and
+/// seq tools, and those of the `--mcp` servers now): such a pattern guards nothing, and was
+/// meant for a tool it misspells.
+pub fn known_patterns(policy: &Policy, mcp: &McpHost) -> Result<(), String> {
+    // The built-in catalog holds the embedded tools and the seq tools.
+    let builtin = seq_check::Catalog::builtin();
+    let offered = mcp.definitions();
+    let known: Vec<&str> = builtin
+        .names()
+        .chain(offered.iter().map(|def| def.name.as_str()))
+        .collect();
+    let unmatched = policy.unmatched(&known);
+    if unmatched.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = unmatched
+        .iter()
+        .map(|(pattern, nearest)| {
+            let near: Vec<String> = nearest.iter().map(|n| format!("`{n}`")).collect();
+            if near.is_empty() {
+                format!("`{pattern}` matches no tool this server knows")
+            } else {
+                format!(
+                    "`{pattern}` matches no tool this server knows; did you mean {}?",
+                    near.join(" or ")
+                )
+            }
+        })
+        .collect();
+    Err(format!(
+        "the policy guards nothing with {}: {}",
+        if lines.len() == 1 {
+            "this pattern"
+        } else {
+            "these patterns"
+        },
+        lines.join("; ")
+    ))
 }
 
 fn read_policy(path: &Path) -> Result<Policy, String> {
@@ -231,7 +280,7 @@ pub fn serve(args: &ServeArgs) -> Status {
         Ok(runtime) => runtime,
         Err(error) => return trouble(format_args!("cannot start the runtime: {}", reason(&error))),
     };
-    let policy = match serve_policy(args) {
+    let policy = match serve_policy(&args.rights) {
         Ok(policy) => Arc::new(policy),
         Err(message) => return trouble(message),
     };
@@ -240,6 +289,10 @@ pub fn serve(args: &ServeArgs) -> Status {
             Ok(mcp) => mcp,
             Err(status) => return status,
         };
+        if let Err(message) = known_patterns(&policy, &mcp) {
+            mcp.shutdown().await;
+            return trouble(message);
+        }
         let caller = Caller::new(args.caller.clone());
         let downstream = Arc::clone(&mcp);
         let server = match (&args.restate, &args.restate_admin) {

@@ -423,10 +423,15 @@ struct WithFile {
 
 impl SequenceSource for WithFile {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+        self.owned(name).map(|(sequence, _)| sequence)
+    }
+
+    /// A stored sequence keeps its owner: its dispatches are bounded by the owner's rights.
+    fn owned(&self, name: &str) -> Option<(Arc<Sequence>, Option<String>)> {
         if name == self.sequence.name.value {
-            Some(Arc::clone(&self.sequence))
+            Some((Arc::clone(&self.sequence), None))
         } else {
-            self.storage.sequence(name)
+            self.storage.owned(name)
         }
     }
 }

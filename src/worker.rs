@@ -1,7 +1,7 @@
 //! `seqc worker`: serve durable runs to a Restate server, on the embedded host and the `--mcp`
 //! servers' tools.
 
-use crate::mcp::{McpArgs, Notices};
+use crate::mcp::{McpArgs, Notices, PolicyArgs};
 use crate::status::{Status, trouble};
 use clap::Args;
 use seq_exec::ToolHost;
@@ -29,6 +29,11 @@ pub struct WorkerArgs {
     /// directory].
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// The upper bound of what any run may do on this worker, whoever submits it: the options
+    /// of `seqc mcp`, with the same safe default (no `cmd_run`, no `files_write` unless
+    /// enabled). Each run is held besides to the policy its submitting server sent with it.
+    #[command(flatten)]
+    pub rights: PolicyArgs,
     #[command(flatten)]
     pub mcp: McpArgs,
 }
@@ -47,9 +52,11 @@ pub fn run(args: &WorkerArgs) -> Status {
         Ok(runtime) => runtime,
         Err(error) => return trouble(format_args!("cannot start the runtime: {error}")),
     };
-    // Every tool for every caller, as `seqc run` without `--allow`; the engine still asks at
-    // every dispatch.
-    let policy = Arc::new(seq_exec::policy::Policy::allow_all());
+    // The worker's own bound: anyone who reaches the Restate ingress can submit a run.
+    let policy = match crate::mcp::serve_policy(&args.rights) {
+        Ok(policy) => Arc::new(policy),
+        Err(message) => return trouble(message),
+    };
     let mcp = match runtime.block_on(crate::mcp::connect(
         &args.mcp,
         Arc::clone(&policy),
@@ -58,6 +65,10 @@ pub fn run(args: &WorkerArgs) -> Status {
         Ok(mcp) => mcp,
         Err(status) => return status,
     };
+    if let Err(message) = crate::mcp::known_patterns(&policy, &mcp) {
+        runtime.block_on(mcp.shutdown());
+        return trouble(message);
+    }
     let host: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
         Arc::new(BuiltinHost::new(&root).with_policy(policy)),
         Arc::clone(&mcp) as Arc<dyn ToolHost>,

@@ -16,13 +16,22 @@
 //!   `*`, not `seq_*` — only an `allow` entry spelled exactly `seq_admin`, in the global layer
 //!   (every caller) or in a caller's layer; a `deny` pattern that matches it takes it away.
 //!
+//! Policy names (one right covers its routes): denying `seq_run` denies running a stored
+//! sequence by any route, so a `seq_call`/`seq_when_call` whose target is `#name` needs
+//! `seq_run` too ([`rights`]); denying `seq_call` denies `seq_when_call`, a call with a
+//! condition. A pattern that matches no tool a server knows is a mistake to refuse when the
+//! server starts ([`Policy::unmatched`]), never a rule that silently guards nothing.
+//!
 //! As JSON (for a policy file):
 //! `{"allow": ["*"], "deny": ["cmd_run"], "enable": ["files_write"],
 //!   "callers": {"agent-7": {"deny": ["files_write"]}, "lead": {"allow": ["*", "seq_admin"]}}}`.
 //! `enable` lists the tools that are off by default to turn on, as `--enable` does.
 
 use crate::host::Caller;
+use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_syntax::names::CallTarget;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The permission to replace and delete stored sequences owned by others (module comment).
@@ -117,8 +126,11 @@ impl Policy {
         ))
     }
 
-    /// Whether `caller` may use `tool`.
+    /// Whether `caller` may use `tool` (`seq_when_call` only with `seq_call`: module comment).
     pub fn allows(&self, caller: &Caller, tool: &str) -> bool {
+        if tool == SEQ_WHEN_CALL && !self.allows(caller, SEQ_CALL) {
+            return false;
+        }
         !self.off.contains_key(tool)
             && passes(&self.allow, &self.deny, tool)
             && self
@@ -140,6 +152,88 @@ impl Policy {
             .any(|p| matches(p, STORE_ADMIN));
         granted && !denied
     }
+}
+
+impl Policy {
+    /// This policy as it bears on the callers `ids` alone, with its tools that are off denied:
+    /// what travels with a run to a place that does not know this policy (a durable worker),
+    /// so that there every dispatch is held to it. A caller not among `ids` gets its global
+    /// layer, as here.
+    pub fn effective_for<'i>(&self, ids: impl IntoIterator<Item = &'i str>) -> Policy {
+        let callers = ids
+            .into_iter()
+            .filter_map(|id| Some((id.to_owned(), self.callers.get(id)?.clone())))
+            .collect();
+        Policy {
+            allow: self.allow.clone(),
+            deny: self.deny.iter().chain(self.off.keys()).cloned().collect(),
+            callers,
+            enable: Vec::new(),
+            off: BTreeMap::new(),
+        }
+    }
+
+    /// The patterns (of every layer, and `enable`) that match none of `known`, each with the
+    /// known names nearest to it: a server refuses to start with one.
+    pub fn unmatched<'k>(&self, known: &[&'k str]) -> Vec<(String, Vec<&'k str>)> {
+        let patterns = self
+            .allow
+            .iter()
+            .chain(&self.deny)
+            .chain(&self.enable)
+            .chain(
+                self.callers
+                    .values()
+                    .flat_map(|rules| rules.allow.iter().chain(&rules.deny)),
+            );
+        let mut found: Vec<(String, Vec<&'k str>)> = Vec::new();
+        for pattern in patterns {
+            // `seq_admin` is a permission, not a tool.
+            if pattern == STORE_ADMIN
+                || known.iter().any(|tool| matches(pattern, tool))
+                || found.iter().any(|(p, _)| p == pattern)
+            {
+                continue;
+            }
+            found.push((pattern.clone(), nearest(pattern, known)));
+        }
+        found
+    }
+}
+
+/// The known names nearest to `pattern`: those it matches once case and the spaces at its ends
+/// are set aside, else the one `did_you_mean` picks.
+fn nearest<'k>(pattern: &str, known: &[&'k str]) -> Vec<&'k str> {
+    let folded = pattern.trim().to_lowercase();
+    let close: Vec<&'k str> = known
+        .iter()
+        .copied()
+        .filter(|tool| matches(&folded, &tool.to_lowercase()))
+        .take(3)
+        .collect();
+    if !close.is_empty() {
+        return close;
+    }
+    seq_syntax::diagnostic::did_you_mean(&folded, known.iter().copied())
+        .into_iter()
+        .collect()
+}
+
+/// The tools whose use a dispatch of `tool` with `args` needs (module comment): `tool` itself,
+/// `seq_call` for `seq_when_call`, and `seq_run` for a call whose target is a stored sequence.
+pub fn rights<'t>(tool: &'t str, args: &Value) -> Vec<&'t str> {
+    let mut rights = vec![tool];
+    if tool == SEQ_WHEN_CALL {
+        rights.push(SEQ_CALL);
+    }
+    let calls_stored = args
+        .get("target")
+        .and_then(Value::as_str)
+        .is_some_and(|target| CallTarget::parse(target).is_sequence());
+    if (tool == SEQ_CALL || tool == SEQ_WHEN_CALL) && calls_stored {
+        rights.push(SEQ_RUN);
+    }
+    rights
 }
 
 impl Rules {
@@ -201,7 +295,42 @@ pub fn matches(pattern: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::{Caller, Policy, matches, rights};
+    use serde_json::json;
+
+    /// Denying `seq_run` denies `#name` targets; denying `seq_call` denies `seq_when_call`.
+    #[test]
+    fn one_right_covers_its_routes() {
+        assert_eq!(
+            rights("seq_call", &json!({"target": "#x"})),
+            ["seq_call", "seq_run"]
+        );
+        assert_eq!(rights("seq_call", &json!({"target": "g"})), ["seq_call"]);
+        assert_eq!(
+            rights("seq_when_call", &json!({"target": "#x", "when": "true"})),
+            ["seq_when_call", "seq_call", "seq_run"]
+        );
+        let policy = Policy::allow_all().deny("seq_call");
+        assert!(!policy.allows(&Caller::new("a"), "seq_when_call"));
+    }
+
+    /// A pattern that guards nothing is named, with the tools it was probably meant for.
+    #[test]
+    fn patterns_matching_no_tool_are_found() {
+        let known = ["cmd_run", "files_read", "files_write", "seq_run"];
+        let policy = Policy::allow_all()
+            .deny("CMD_RUN")
+            .deny("cmd_run ")
+            .deny("files_*")
+            .allow("seq_admin");
+        assert_eq!(
+            policy.unmatched(&known),
+            [
+                ("CMD_RUN".to_owned(), vec!["cmd_run"]),
+                ("cmd_run ".to_owned(), vec!["cmd_run"])
+            ]
+        );
+    }
 
     #[test]
     fn star_matches_any_run_of_characters() {

@@ -46,6 +46,7 @@ use seq_check::catalog::{ArgReason, SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL}
 use seq_check::{Catalog, ToolDef};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -253,17 +254,31 @@ impl StorageTools {
 /// Where `seq_run` runs its sequences when not in this process: a durable engine
 /// (seq-restate's `Submitter`). The seq tools stay the same; only the run happens elsewhere.
 pub trait Remote: std::fmt::Debug + Send + Sync {
-    /// Runs the checked `sequence` with `args` for `caller`, with `sequences` (the readable
-    /// stored ones, read now) for its `#name` calls; its report, or why there is none.
-    /// Cancelling `cancel` cancels the run, whose report then says so.
+    /// Runs `run`; its report, or why there is none. Cancelling `cancel` cancels the run,
+    /// whose report then says so.
     fn run<'a>(
         &'a self,
-        sequence: &'a Sequence,
-        sequences: Vec<Sequence>,
-        args: Map<String, Value>,
-        caller: &'a Caller,
+        run: RemoteRun<'a>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<RunReport, ToolError>>;
+}
+
+/// A run for a [`Remote`]: everything the place it runs needs, so that it looks nothing up.
+#[derive(Debug)]
+pub struct RemoteRun<'a> {
+    /// The checked sequence to run.
+    pub sequence: &'a Sequence,
+    /// Who stored it (`None`: ownerless).
+    pub owner: Option<&'a str>,
+    /// The readable stored sequences, read now, for its `#name` calls.
+    pub sequences: Vec<Sequence>,
+    /// Their owners, by sequence name (the ownerless ones left out).
+    pub owners: BTreeMap<String, String>,
+    pub args: Map<String, Value>,
+    pub caller: &'a Caller,
+    /// This server's policy for the caller and every owner above ([`Policy::effective_for`]):
+    /// where the run goes, every dispatch is held to it as well as to that place's own bound.
+    pub policy: Policy,
 }
 
 /// All six tools.
@@ -385,8 +400,13 @@ impl SeqTools {
             )
             .with_hint("run the stored sequence with `seq_run`"));
         }
-        if !self.storage_tools.policy().allows(caller, name) {
-            return Err(refused(self.storage_tools.policy(), caller, name));
+        // Every right the call needs: `seq_call` of `#name` runs a stored sequence.
+        let policy = self.storage_tools.policy();
+        if let Some(right) = crate::policy::rights(name, args)
+            .into_iter()
+            .find(|right| !policy.allows(caller, right))
+        {
+            return Err(refused(policy, caller, right));
         }
         definition.parameters.validate(args).map_err(|problem| {
             let field = problem.field.clone();

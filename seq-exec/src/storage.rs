@@ -310,6 +310,15 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
             .collect())
     }
 
+    /// The readable stored sequences with their owners (what a durable run takes with it).
+    fn readable_stored(&self) -> Result<Vec<Stored>, StorageError> {
+        Ok(self
+            .load_all_stored()?
+            .into_iter()
+            .filter_map(|(_, read)| read.ok())
+            .collect())
+    }
+
     /// The readable stored sequences; the unreadable ones are left out (`#name` calls cannot
     /// reach them either).
     fn readable(&self) -> Result<Vec<Sequence>, StorageError> {
@@ -687,5 +696,10 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Stored, StorageError> {
 impl SequenceSource for Storage {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
         self.get(name).ok().flatten().map(Arc::new)
+    }
+
+    fn owned(&self, name: &str) -> Option<(Arc<Sequence>, Option<String>)> {
+        let stored = self.get_stored(name).ok().flatten()?;
+        Some((Arc::new(stored.sequence), stored.owner))
     }
 }

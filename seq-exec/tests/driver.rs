@@ -146,7 +146,7 @@ async fn a_replayed_run_decides_as_the_recorded_one_without_calling_tools() {
     let cancel = CancellationToken::new();
     let recording = Recording::default();
     let recorded = engine
-        .run_driven(&seq, Map::new(), &alice(), &cancel, &recording)
+        .run_driven(&seq, None, Map::new(), &alice(), &cancel, &recording)
         .await;
     assert_eq!(redacted(recorded.clone()), redacted(local.clone()));
     let attempts = recording.attempts.into_inner().unwrap();
@@ -174,7 +174,7 @@ async fn a_replayed_run_decides_as_the_recorded_one_without_calling_tools() {
         journal: attempts.into_iter().map(|(_, key, a)| (key, a)).collect(),
     };
     let replayed = engine
-        .run_driven(&seq, Map::new(), &alice(), &cancel, &replaying)
+        .run_driven(&seq, None, Map::new(), &alice(), &cancel, &replaying)
         .await;
     assert_eq!(redacted(replayed), redacted(local));
     let after = (host.calls("work"), host.calls("flaky"));
@@ -189,6 +189,7 @@ async fn a_driver_that_is_not_concurrent_gives_a_parallel_group_the_same_report(
     let report = engine
         .run_driven(
             &seq,
+            None,
             Map::new(),
             &alice(),
             &CancellationToken::new(),

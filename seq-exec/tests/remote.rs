@@ -10,13 +10,12 @@ mod common;
 
 use common::MemorySource;
 use seq_exec::builtin::BuiltinHost;
-use seq_exec::engine::CancellationToken;
+use seq_exec::engine::{CancellationToken, InProcess};
 use seq_exec::policy::{Policy, Rules};
-use seq_exec::seq_tools::{Remote, SeqConfig, SeqTools};
+use seq_exec::seq_tools::{Remote, RemoteRun, SeqConfig, SeqTools};
 use seq_exec::storage::Storage;
 use seq_exec::{BoxFuture, Caller, Engine, Reason, RunReport, ToolError, ToolHost};
-use seq_syntax::ast::Sequence;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
 /// Runs what it is handed on an engine of its own, over the sequences it was handed only, and
@@ -30,22 +29,32 @@ struct Elsewhere {
 impl Remote for Elsewhere {
     fn run<'a>(
         &'a self,
-        sequence: &'a Sequence,
-        sequences: Vec<Sequence>,
-        args: Map<String, Value>,
-        caller: &'a Caller,
+        run: RemoteRun<'a>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<RunReport, ToolError>> {
         Box::pin(async move {
-            let names = sequences.iter().map(|s| s.name.value.to_string()).collect();
+            let names = run
+                .sequences
+                .iter()
+                .map(|s| s.name.value.to_string())
+                .collect();
             self.handed.lock().unwrap().push(names);
             let source = MemorySource::new();
-            for stored in sequences {
+            for stored in run.sequences {
                 source.put(stored);
             }
             let host: Arc<dyn ToolHost> = self.host.clone();
             let engine = Engine::new(host, source);
-            Ok(engine.run_cancellable(sequence, args, caller, cancel).await)
+            Ok(engine
+                .run_driven(
+                    run.sequence,
+                    run.owner,
+                    run.args,
+                    run.caller,
+                    cancel,
+                    &InProcess,
+                )
+                .await)
         })
     }
 }

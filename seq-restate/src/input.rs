@@ -2,24 +2,37 @@
 
 use seq_exec::SequenceSource;
 use seq_exec::engine::Stack;
+use seq_exec::policy::Policy;
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The input of a `SeqRun` workflow.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunInput {
-    /// The sequence to run, already checked (no error diagnostics).
+    /// The sequence to run, checked where it was submitted, and again by the worker.
     pub sequence: Sequence,
+    /// Who stored it (absent: ownerless, or not a stored sequence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// The sequences its `#name` calls may reach, as they were when the run was submitted.
     #[serde(default)]
     pub sequences: Vec<Sequence>,
     /// The run's arguments.
     #[serde(default)]
     pub args: Map<String, Value>,
+    /// The owners of `sequences`, by name (the ownerless ones left out).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub owners: BTreeMap<String, String>,
     /// The calling identity, carried into every tool call at every depth.
     pub caller: String,
+    /// The submitting server's policy for the caller and the owners (absent: the worker's own
+    /// bound alone). The worker holds every dispatch to it *and* to its own policy, for the
+    /// caller and for every owner on the stack.
+    #[serde(default)]
+    pub policy: Policy,
 }
 
 /// What a `SeqRun` workflow is given: a run, and, for a `#name` call that another run made as
@@ -59,6 +72,12 @@ pub struct AttemptInput {
     pub args: Map<String, Value>,
     /// The run's calling identity.
     pub caller: String,
+    /// The item's stack: the owners on it bound the attempt as the caller does.
+    #[serde(default)]
+    pub stack: Stack,
+    /// The run's travelling policy ([`RunInput::policy`]).
+    #[serde(default)]
+    pub policy: Policy,
     /// The attempt's idempotency key, `RUN/PATH/INDEX/ATTEMPT`.
     pub key: String,
     /// Where the attempt stops (milliseconds since the Unix epoch): the deadline of the groups
@@ -70,6 +89,7 @@ pub struct AttemptInput {
 /// `#name` calls of a durable run: the sequences of its input, never a store.
 pub(crate) struct Snapshot {
     sequences: Vec<Arc<Sequence>>,
+    owners: BTreeMap<String, String>,
 }
 
 impl Snapshot {
@@ -79,8 +99,13 @@ impl Snapshot {
             .sequences
             .iter()
             .filter(|s| s.name.value != input.sequence.name.value);
+        let mut owners = input.owners.clone();
+        if let Some(owner) = &input.owner {
+            owners.insert(input.sequence.name.value.to_string(), owner.clone());
+        }
         Snapshot {
             sequences: own.chain(others).cloned().map(Arc::new).collect(),
+            owners,
         }
     }
 }
@@ -91,10 +116,16 @@ impl Snapshot {
         self.sequences.iter().map(|s| Sequence::clone(s)).collect()
     }
 
+    /// Their owners, by name.
+    pub fn owners(&self) -> &BTreeMap<String, String> {
+        &self.owners
+    }
+
     /// No sequences: an attempt on its own calls none.
     pub fn empty() -> Snapshot {
         Snapshot {
             sequences: Vec::new(),
+            owners: BTreeMap::new(),
         }
     }
 }
@@ -105,5 +136,10 @@ impl SequenceSource for Snapshot {
             .iter()
             .find(|s| s.name.value == name)
             .map(Arc::clone)
+    }
+
+    fn owned(&self, name: &str) -> Option<(Arc<Sequence>, Option<String>)> {
+        let sequence = self.sequence(name)?;
+        Some((sequence, self.owners.get(name).cloned()))
     }
 }

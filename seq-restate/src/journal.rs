@@ -29,6 +29,7 @@ use seq_check::catalog::{Catalog, SEQ_RUN};
 use seq_exec::engine::{
     Attempt, Called, CancellationToken, Deadline, Driver, RunClock, Step, with_idempotency_key,
 };
+use seq_exec::policy::Policy;
 use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError, ToolHost};
 use seq_syntax::ast::Group;
 use seq_syntax::names::CallTarget;
@@ -55,6 +56,8 @@ pub struct Journaled<'ctx> {
     host: &'ctx dyn ToolHost,
     /// Given to the children, which authorize it as the run does.
     caller: &'ctx Caller,
+    /// The run's travelling policy, given to the children with the caller.
+    policy: &'ctx Policy,
     /// The run's cancellation, cancelled when Restate says the run is (`seqc cancel`).
     cancel: &'ctx CancellationToken,
     /// How long a step's cancellation guard waits: longer than the per-tool bound.
@@ -80,7 +83,7 @@ impl std::fmt::Debug for Journaled<'_> {
 impl<'ctx> Journaled<'ctx> {
     #[allow(
         clippy::too_many_arguments,
-        reason = "the run's parts, each kept as given"
+        reason = "what a run's journal borrows from the run, each once"
     )]
     pub(crate) fn new(
         ctx: &'ctx WorkflowContext<'ctx>,
@@ -88,6 +91,7 @@ impl<'ctx> Journaled<'ctx> {
         sequences: &'ctx Snapshot,
         host: &'ctx dyn ToolHost,
         caller: &'ctx Caller,
+        policy: &'ctx Policy,
         cancel: &'ctx CancellationToken,
         guard: Duration,
         started: u64,
@@ -98,6 +102,7 @@ impl<'ctx> Journaled<'ctx> {
             sequences,
             host,
             caller,
+            policy,
             cancel,
             guard,
             entry_limit: ENTRY_LIMIT,
@@ -180,6 +185,8 @@ impl<'ctx> Journaled<'ctx> {
             tool: tool.to_owned(),
             args: args.clone(),
             caller: self.caller.id.clone(),
+            stack: step.stack().clone(),
+            policy: self.policy.clone(),
             key: format!("{}/{}", self.root, step.key()),
             deadline: wall(step.deadline),
         };
@@ -327,9 +334,13 @@ impl Driver for Journaled<'_> {
         let input = WorkflowInput {
             run: RunInput {
                 sequence: call.sequence.clone(),
+                // Also on the stack it takes with it, which bounds its dispatches.
+                owner: self.sequences.owners().get(name).cloned(),
                 sequences: self.sequences.all(),
+                owners: self.sequences.owners().clone(),
                 args: call.args.clone(),
                 caller: self.caller.id.clone(),
+                policy: self.policy.clone(),
             },
             called: Some(CalledFrom {
                 root: self.root.to_owned(),

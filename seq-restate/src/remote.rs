@@ -5,10 +5,8 @@ use crate::admin::{self, AdminError};
 use crate::input::RunInput;
 use crate::submit::submit;
 use seq_exec::engine::CancellationToken;
-use seq_exec::seq_tools::Remote;
-use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError};
-use seq_syntax::ast::Sequence;
-use serde_json::{Map, Value};
+use seq_exec::seq_tools::{Remote, RemoteRun};
+use seq_exec::{BoxFuture, Reason, RunReport, ToolError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -33,18 +31,20 @@ impl Submitter {
 
     async fn submit(
         &self,
-        sequence: &Sequence,
-        sequences: Vec<Sequence>,
-        args: Map<String, Value>,
-        caller: &Caller,
+        run: RemoteRun<'_>,
         cancel: &CancellationToken,
     ) -> Result<RunReport, ToolError> {
         let run_id = fresh_id();
+        // The owners and this server's policy for them and the caller travel with the run:
+        // the worker holds every dispatch to them as well as to its own bound.
         let input = RunInput {
-            sequence: sequence.clone(),
-            sequences,
-            args,
-            caller: caller.id.clone(),
+            sequence: run.sequence.clone(),
+            owner: run.owner.map(str::to_owned),
+            sequences: run.sequences,
+            owners: run.owners,
+            args: run.args,
+            caller: run.caller.id.clone(),
+            policy: run.policy,
         };
         let submitted = submit(&self.ingress, &run_id, &input);
         let mut submitted = std::pin::pin!(submitted);
@@ -82,13 +82,10 @@ impl Submitter {
 impl Remote for Submitter {
     fn run<'a>(
         &'a self,
-        sequence: &'a Sequence,
-        sequences: Vec<Sequence>,
-        args: Map<String, Value>,
-        caller: &'a Caller,
+        run: RemoteRun<'a>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<RunReport, ToolError>> {
-        Box::pin(self.submit(sequence, sequences, args, caller, cancel))
+        Box::pin(self.submit(run, cancel))
     }
 }
 

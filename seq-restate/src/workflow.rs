@@ -1,12 +1,89 @@
 //! The `SeqRun` workflow: one run of a sequence, keyed by its run id; and the `SeqItem`
 //! service: one attempt of an item of a parallel group, a child invocation of the run.
+//!
+//! A worker is a trust boundary: what reaches it may come from anyone who reaches the Restate
+//! ingress. Its host carries its own policy, the upper bound of what any run may do on it;
+//! every run (and every attempt) is held besides to the policy that travelled with it
+//! ([`Bounded`]), for its caller and every owner on the stack; and the sequence it is given is
+//! checked again before it runs, never trusted as "already checked".
 
 use crate::input::{AttemptInput, Snapshot, WorkflowInput};
 use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, now, within, within_entry_limit};
 use restate_sdk::prelude::*;
+use seq_check::{Catalog, ToolDef};
 use seq_exec::engine::{Attempt, CancellationToken, Deadline, Driver, with_idempotency_key};
-use seq_exec::{Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
+use seq_exec::policy::Policy;
+use seq_exec::{BoxFuture, Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
+use serde_json::Value;
 use std::sync::Arc;
+
+/// The worker's host held to a run's travelling policy as well as to its own.
+struct Bounded {
+    host: Arc<dyn ToolHost>,
+    policy: Policy,
+}
+
+impl Bounded {
+    fn host(host: &Arc<dyn ToolHost>, policy: Policy) -> Arc<dyn ToolHost> {
+        Arc::new(Bounded {
+            host: Arc::clone(host),
+            policy,
+        })
+    }
+}
+
+impl ToolHost for Bounded {
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
+        self.host.lookup(name)
+    }
+
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+        self.host.call(name, args)
+    }
+
+    fn call_as<'a>(
+        &'a self,
+        caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        self.host.call_as(caller, name, args)
+    }
+
+    fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool {
+        self.host.can_use(caller, tool, args) && self.policy.allows(caller, tool)
+    }
+
+    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
+        self.host.refusal_hint(caller, tool)
+    }
+}
+
+/// The run of `input`'s sequence refused before it starts, for the errors the worker's own
+/// check finds in it (or in the sequences it may call).
+fn rechecked(input: &crate::input::RunInput, catalog: &Catalog) -> Option<RunReport> {
+    let checked = seq_check::check_into_store(&input.sequence, &input.sequences, catalog);
+    let errors: Vec<String> = checked
+        .own
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    if errors.is_empty() {
+        return None;
+    }
+    let error = ToolError::new(
+        Reason::ArgError,
+        format!(
+            "`{}` is not run: the worker's check finds {}",
+            input.sequence.name.value,
+            errors.join("; ")
+        ),
+    )
+    .with_field("sequence")
+    .with_hint("submit runs through `seqc mcp` or `seqc run`, which check what they submit");
+    Some(RunReport::failed(error))
+}
 
 /// What a worker runs sequences with: its tool host and the engine's bounds.
 pub struct SeqRun {
@@ -61,8 +138,13 @@ impl SeqRun {
         input: Json<WorkflowInput>,
     ) -> HandlerResult<Json<RunReport>> {
         let WorkflowInput { run: input, called } = input.into_inner();
+        if let Some(refused) = rechecked(&input, &Catalog::builtin()) {
+            return Ok(Json(refused));
+        }
         let sequences = Arc::new(Snapshot::of(&input));
-        let engine = Engine::new(Arc::clone(&self.host), Arc::clone(&sequences) as _)
+        let policy = input.policy.clone();
+        let host = Bounded::host(&self.host, input.policy);
+        let engine = Engine::new(Arc::clone(&host), Arc::clone(&sequences) as _)
             .with_limits(self.limits.clone());
         let caller = Caller::new(input.caller);
         let cancel = CancellationToken::new();
@@ -89,8 +171,9 @@ impl SeqRun {
             &ctx,
             &root,
             &sequences,
-            self.host.as_ref(),
+            host.as_ref(),
             &caller,
+            &policy,
             &cancel,
             self.limits.tool_timeout + GUARD_MARGIN,
             started,
@@ -119,7 +202,14 @@ impl SeqRun {
             }
             None => {
                 engine
-                    .run_driven(&input.sequence, input.args, &caller, &cancel, &driver)
+                    .run_driven(
+                        &input.sequence,
+                        input.owner.as_deref(),
+                        input.args,
+                        &caller,
+                        &cancel,
+                        &driver,
+                    )
                     .await
             }
         };
@@ -149,7 +239,8 @@ const GUARD_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a worker makes the attempts of parallel items with: the engine on its tool host.
 pub struct SeqItem {
-    engine: Engine,
+    host: Arc<dyn ToolHost>,
+    limits: Limits,
 }
 
 impl std::fmt::Debug for SeqItem {
@@ -160,9 +251,7 @@ impl std::fmt::Debug for SeqItem {
 
 impl SeqItem {
     pub fn new(host: Arc<dyn ToolHost>, limits: Limits) -> SeqItem {
-        SeqItem {
-            engine: Engine::new(host, Arc::new(Snapshot::empty())).with_limits(limits),
-        }
+        SeqItem { host, limits }
     }
 }
 
@@ -180,18 +269,26 @@ impl SeqItem {
             tool,
             args,
             caller,
+            stack,
+            policy,
             key,
             deadline,
         } = input.into_inner();
         let caller = Caller::new(caller);
         let cancel = CancellationToken::new();
-        let attempt = self.engine.attempt(&caller, &tool, args, &cancel);
+        // Held to the run's travelling policy, for the caller and the owners on the stack.
+        let engine = Engine::new(
+            Bounded::host(&self.host, policy),
+            Arc::new(Snapshot::empty()),
+        )
+        .with_limits(self.limits.clone());
+        let attempt = engine.attempt(&caller, &stack, &tool, args, &cancel);
         let work = within(deadline, with_idempotency_key(key, attempt));
         let mut work = std::pin::pin!(work);
         // The one durable future this handler awaits, beside the work: it is how Restate's
         // cancellation of the run reaches the attempt (409), which then stops its tool (a
         // command and what it started). Longer than the per-tool bound: it never cuts off a call.
-        let guard = ctx.sleep(self.engine.limits().tool_timeout + GUARD_MARGIN);
+        let guard = ctx.sleep(self.limits.tool_timeout + GUARD_MARGIN);
         let outcome = tokio::select! {
             outcome = &mut work => outcome,
             slept = guard => match slept {

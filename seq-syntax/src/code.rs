@@ -167,6 +167,7 @@ codes! {
 
     // The creator's policy: what `seq_create` refuses to store ("Permissions" in docs/reference.md).
     UnauthorizedTool = "E0901", Error, "the sequence reaches a tool its creator may not use";
+    ManagementStep = "E0902", Error, "`seq_create` or `seq_delete` as a step of a sequence";
 
     // jq filters: the `filter` of the built-in `jq` tool ("The `jq` tool" in docs/reference.md).
     JqSyntax = "E1001", Error, "jq filter that does not parse";

@@ -20,11 +20,16 @@ pub(super) fn run(
     let run_id = args.run_id.clone().unwrap_or_else(seq_restate::fresh_id);
     // The run carries every sequence its `#name` calls may reach, as they are now: a replay
     // on another worker never reads a store.
+    // With `--allow`/`--deny`, which the workers hold every dispatch to besides their own
+    // bound. The local user's run is ownerless, as its local run is.
     let input = RunInput {
         sequence: sequence.clone(),
+        owner: None,
         sequences: stored,
+        owners: std::collections::BTreeMap::new(),
         args: run_args,
         caller: args.caller.clone(),
+        policy: super::policy(&args.allow, &args.deny),
     };
     if args.format == RunFormat::Human {
         let _ = writeln!(

@@ -2,12 +2,13 @@
 //! `target` (not `group`), a literal that is a group of this sequence or `#sequence`; the
 //! arguments must be inputs the target declares, of their types. An unknown `#name` is only a
 //! warning: sequences come and go. `seq_run` inside a group hides its callee from the call graph.
+//! `seq_create` and `seq_delete` manage what others run: a client's tools, never a step.
 
 use super::args::{check_value, list};
 use super::types::input_schema;
 use super::types::references;
 use super::{Cx, fix};
-use crate::catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
+use crate::catalog::{Catalog, SEQ_CREATE, SEQ_DELETE, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::ast::{Group, Item, Member, Root, SlotDecl, Value, ValueKind};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::names::CallTarget;
@@ -18,6 +19,9 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         let tool = item.tool.value.as_str();
         if tool == SEQ_RUN {
             out.push(nested_run(item));
+        }
+        if tool == SEQ_CREATE || tool == SEQ_DELETE {
+            out.push(management_step(item));
         }
         if Catalog::is_call(tool) {
             call(cx, item, out);
@@ -45,6 +49,20 @@ fn nested_run(item: &Item) -> Diagnostic {
     )
     .with_help(format!(
         "call the sequence with `seq_call` and `\"target\": \"#{target}\"`, which the call graph checks"
+    ))
+}
+
+fn management_step(item: &Item) -> Diagnostic {
+    let tool = &item.tool.value;
+    Diagnostic::new(
+        Code::ManagementStep,
+        item.tool.span,
+        format!(
+            "`{tool}` manages what others run: it is a client's tool, never a step of a sequence"
+        ),
+    )
+    .with_help(format!(
+        "call `{tool}` from the client instead, and remove this item; a run would refuse it"
     ))
 }
 

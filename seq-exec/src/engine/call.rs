@@ -314,7 +314,8 @@ pub(crate) async fn direct(
 ) -> Result<Option<Value>, ToolError> {
     let stack = match sequence {
         Some(sequence) if !CallTarget::parse(target).is_sequence() => {
-            Stack::default().enter_sequence(&sequence.name.value, cx.limits.max_depth)?
+            // A sequence a model hands in is its own: no owner but the caller.
+            Stack::default().enter_sequence(&sequence.name.value, None, cx.limits.max_depth)?
         }
         Some(_) | None => Stack::default(),
     };
@@ -361,9 +362,7 @@ pub(crate) async fn item(
         args.insert("when".to_owned(), Value::String(text));
     }
     let args = Value::Object(args);
-    if !g.cx.host.can_use(g.cx.caller, tool, &args) {
-        return Err(dispatch::unauthorized(g.cx, tool).into());
-    }
+    dispatch::authorize(g.cx, &g.stack, tool, &args)?;
     if let Some(def) = builtin().get(tool) {
         def.parameters
             .validate(&args)
@@ -527,8 +526,8 @@ async fn call_sequence(
     if name.trim().is_empty() {
         return Err(malformed("#").into());
     }
-    // Looked up afresh at every call: stored sequences come and go.
-    let Some(sequence) = cx.sequences.sequence(name) else {
+    // Looked up afresh at every call: stored sequences come and go, and so may their owners.
+    let Some((sequence, owner)) = cx.sequences.owned(name) else {
         return Err(Failure::missing(
             ToolError::new(Reason::NotFound, format!("no sequence `#{name}` is stored"))
                 .with_field("target")
@@ -538,7 +537,7 @@ async fn call_sequence(
         ));
     };
     let depth = stack.groups();
-    let stack = stack.enter_sequence(name, cx.limits.max_depth)?;
+    let stack = stack.enter_sequence(name, owner.as_deref(), cx.limits.max_depth)?;
     let (report, held) = match step {
         // The call is decided; how it runs is the driver's.
         Some(step) if cx.driver.intercepts() => driven(cx, step, &sequence, args, stack).await?,

@@ -1,17 +1,21 @@
 //! The path of every host tool call, at every depth: the tool looked up afresh (no cached
-//! definitions), authorization of the calling identity, parameter pre-validation,
+//! definitions), authorization of the calling identity and of the owner of every stored
+//! sequence on the stack ([`authorize`]), parameter pre-validation,
 //! the per-tool timeout, and the result contract. The `__arg_error` short-circuit comes
 //! before all of it, in [`arg_error`].
 
 use super::driver::{Attempt, Step};
 use super::size;
+use super::stack::Stack;
 use super::tool_timeout::ToolTimeout;
 use super::values::describe;
 use super::{Cx, format_duration};
 use crate::error::{Reason, ToolError};
+use crate::host::Caller;
 use futures::FutureExt;
 use seq_check::ParallelSafety;
 use seq_check::catalog::{ArgProblem, ArgReason, Schema};
+use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE};
 use seq_syntax::ast::Item;
 use serde_json::{Map, Value};
 use std::any::Any;
@@ -101,10 +105,10 @@ pub(crate) async fn host_tool(
     // arguments.
     let Attempt { outcome, missing } = if cx.driver.intercepts() {
         let shown = args.clone();
-        let work = async move { attempt(cx, tool, args, lock, timeout).await };
+        let work = async move { attempt(cx, step.stack, tool, args, lock, timeout).await };
         cx.driver.attempt(step, &shown, Box::pin(work)).await
     } else {
-        attempt(cx, tool, args, lock, timeout).await
+        attempt(cx, step.stack, tool, args, lock, timeout).await
     };
     match outcome {
         Ok(value) => {
@@ -118,12 +122,13 @@ pub(crate) async fn host_tool(
 /// One attempt's work, as a driver is given it.
 pub(crate) async fn attempt(
     cx: Cx<'_>,
+    stack: &Stack,
     tool: &str,
     args: Map<String, Value>,
     lock: &RwLock<()>,
     timeout: &ToolTimeout,
 ) -> Attempt {
-    match call_host(cx, tool, args, lock, timeout).await {
+    match call_host(cx, stack, tool, args, lock, timeout).await {
         Ok(value) => Attempt {
             outcome: Ok(value),
             missing: false,
@@ -139,6 +144,7 @@ pub(crate) async fn attempt(
 /// timeout, the result contract.
 async fn call_host(
     cx: Cx<'_>,
+    stack: &Stack,
     tool: &str,
     args: Map<String, Value>,
     lock: &RwLock<()>,
@@ -148,9 +154,7 @@ async fn call_host(
         return Err(Failure::missing(not_found(tool)));
     };
     let args = Value::Object(args);
-    if !cx.host.can_use(cx.caller, tool, &args) {
-        return Err(unauthorized(cx, tool).into());
-    }
+    authorize(cx, stack, tool, &args)?;
     def.parameters
         .validate(&args)
         .map_err(|problem| invalid(tool, &def.parameters, &problem, &args))?;
@@ -187,31 +191,15 @@ async fn call_host(
             .into());
         }
     };
-    let result = result.and_then(|value| match as_tool_error(&value) {
-        Some(error) => Err(error),
-        None => within_output_bound(tool, value, cx.limits.max_output_bytes),
-    });
+    // Only the host's `Err` is a failure: an `Ok` value is data, whatever its shape (a value
+    // shaped like an error never steers the run).
+    let result =
+        result.and_then(|value| within_output_bound(tool, value, cx.limits.max_output_bytes));
     result.map_err(|error| Failure {
         // A host that lost the tool between lookup and call answers `not_found` (host.rs).
         missing: error.reason == Reason::NotFound,
         error,
     })
-}
-
-/// The result contract: a value returned as `Ok` that is a ToolError — an object whose
-/// keys are only `field`, `reason`, `detail`, `hint`, with a `reason` the contract knows — is a
-/// failure, so hosts that report failures as values keep working. Anything else is success;
-/// requiring the exact shape keeps ordinary results that merely have a `reason` field (an HTTP
-/// status, a log line) successes.
-pub(crate) fn as_tool_error(value: &Value) -> Option<ToolError> {
-    let Value::Object(members) = value else {
-        return None;
-    };
-    let known = |key: &str| matches!(key, "field" | "reason" | "detail" | "hint");
-    if !members.contains_key("reason") || !members.keys().all(|k| known(k)) {
-        return None;
-    }
-    serde_json::from_value(value.clone()).ok()
 }
 
 /// A host call that panicked, as a failure of the tool.
@@ -245,6 +233,59 @@ pub(crate) fn not_found(tool: &str) -> ToolError {
     ToolError::new(Reason::NotFound, format!("no host provides `{tool}` now"))
         .with_field("tool")
         .with_hint("its host may be down or have removed it; `missing: \"skip\"` or `\"degrade\"` lets the group go on without it")
+}
+
+/// Whether the run may use `tool` with `args` on `stack`: every right the dispatch needs
+/// ([`crate::policy::rights`]) held by the caller and by the owner of every stored sequence on
+/// the stack, so that a sequence never does more than its author may, nor more than its
+/// caller may. `seq_create` and `seq_delete` are a client's tools, never a step of a run.
+pub(crate) fn authorize(
+    cx: Cx<'_>,
+    stack: &Stack,
+    tool: &str,
+    args: &Value,
+) -> Result<(), ToolError> {
+    if tool == SEQ_CREATE || tool == SEQ_DELETE {
+        return Err(ToolError::new(
+            Reason::Unauthorized,
+            format!(
+                "`{tool}` manages what others run: it is a client's tool, never a step of a run"
+            ),
+        )
+        .with_field("tool")
+        .with_hint("call it from the client; remove the item from the sequence"));
+    }
+    let owners = stack.owners();
+    for right in crate::policy::rights(tool, args) {
+        if !cx.host.can_use(cx.caller, right, args) {
+            return Err(unauthorized(cx, right));
+        }
+        for &(sequence, owner) in &owners {
+            let owner = Caller::new(owner);
+            if owner != *cx.caller && !cx.host.can_use(&owner, right, args) {
+                return Err(unauthorized_by_owner(cx, sequence, &owner, right));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of `tool` to the owner of the stored sequence `sequence` on the stack.
+fn unauthorized_by_owner(cx: Cx<'_>, sequence: &str, owner: &Caller, tool: &str) -> ToolError {
+    let hint = cx.host.refusal_hint(owner, tool).unwrap_or_else(|| {
+        "a stored sequence runs with no more than the rights of the caller who stored it; \
+         ask its owner to remove the tool, or run a sequence of your own"
+            .to_owned()
+    });
+    ToolError::new(
+        Reason::Unauthorized,
+        format!(
+            "`#{sequence}` was stored by `{}`, who may not use `{tool}`",
+            owner.id
+        ),
+    )
+    .with_field("tool")
+    .with_hint(hint)
 }
 
 /// The refusal of `tool` to the run's caller: with the host's hint when it has one (a tool

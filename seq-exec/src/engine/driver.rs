@@ -164,6 +164,12 @@ pub enum Deadline {
 }
 
 impl Step<'_> {
+    /// The stack the item runs on: its owners bound the attempt's authorization, wherever it
+    /// is made ([`super::Engine::attempt`]).
+    pub fn stack(&self) -> &Stack {
+        self.stack
+    }
+
     /// `GROUP/INDEX` of the innermost group (`GROUP/INDEX[ELEMENT]` for an element of an
     /// `each` item), the name of the item in a journal.
     pub fn name(&self) -> String {

@@ -71,6 +71,13 @@ pub use tokio_util::sync::CancellationToken;
 /// can change between calls (run-time bounds are enforced again).
 pub trait SequenceSource: Send + Sync {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>>;
+
+    /// The sequence `name` with the id of its owner, from one read (so that the owner is that
+    /// of this very sequence): a run of it goes on the stack with its owner, whose rights bound
+    /// every dispatch it makes. A source that keeps no owners answers ownerless ones.
+    fn owned(&self, name: &str) -> Option<(Arc<Sequence>, Option<String>)> {
+        self.sequence(name).map(|sequence| (sequence, None))
+    }
 }
 
 /// Bounds the engine enforces at run time.
@@ -239,15 +246,18 @@ impl Engine {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> RunReport {
-        self.run_driven(sequence, args, caller, cancel, &InProcess)
+        self.run_driven(sequence, None, args, caller, cancel, &InProcess)
             .await
     }
 
     /// [`Engine::run_cancellable`] whose tool calls happen through `driver` (a durable one
-    /// journals them). The decisions of the run are the same for every driver.
+    /// journals them). The decisions of the run are the same for every driver. `owner`: who
+    /// stored `sequence`, when it was stored by a caller; every dispatch of the run is then
+    /// bounded by the owner's rights as well as the caller's (docs/reference.md, "Authority").
     pub async fn run_driven(
         &self,
         sequence: &Sequence,
+        owner: Option<&str>,
         args: Map<String, Value>,
         caller: &Caller,
         cancel: &CancellationToken,
@@ -257,13 +267,14 @@ impl Engine {
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
         let clock = driver.clock();
         let cx = self.cx(caller, cancel, &output, driver, &budget, &clock);
-        let mut report =
-            match Stack::default().enter_sequence(&sequence.name.value, self.limits.max_depth) {
-                // The run is over: what it held is the report's now.
-                Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await.0,
-                // The bottom of the stack can be neither deeper than the bound nor a cycle.
-                Err(error) => call::failed_run(error),
-            };
+        let bottom =
+            Stack::default().enter_sequence(&sequence.name.value, owner, self.limits.max_depth);
+        let mut report = match bottom {
+            // The run is over: what it held is the report's now.
+            Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await.0,
+            // The bottom of the stack can be neither deeper than the bound nor a cycle.
+            Err(error) => call::failed_run(error),
+        };
         report.output = output.take();
         report
     }
@@ -301,10 +312,12 @@ impl Engine {
     /// One attempt at host tool `tool` with `args` (rendered) on behalf of `caller`, on its
     /// own: what a [`Driver`] is given as an attempt's work (lookup, authorization,
     /// pre-validation, the call within the per-tool timeout, the result contract), for a
-    /// driver that makes attempts elsewhere than where the run is.
+    /// driver that makes attempts elsewhere than where the run is. `stack`: the item's
+    /// ([`Step::stack`]), whose owners bound the authorization as the caller does.
     pub async fn attempt(
         &self,
         caller: &Caller,
+        stack: &Stack,
         tool: &str,
         args: Map<String, Value>,
         cancel: &CancellationToken,
@@ -317,7 +330,7 @@ impl Engine {
         let cx = self.cx(caller, cancel, &output, &InProcess, &budget, &clock);
         let lock = tokio::sync::RwLock::new(());
         let timeout = tool_timeout::ToolTimeout::per_call(self.limits.tool_timeout);
-        dispatch::attempt(cx, tool, args, &lock, &timeout).await
+        dispatch::attempt(cx, stack, tool, args, &lock, &timeout).await
     }
 
     /// Calls one target from outside any sequence: `seq_call` / `seq_when_call` made directly

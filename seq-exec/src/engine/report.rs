@@ -330,6 +330,14 @@ pub enum ItemStatus {
     Cancelled,
 }
 
+impl RunReport {
+    /// The report of a run that could not start, for `error`: what a host that refuses a run
+    /// before the engine sees it (a durable worker's own check) answers.
+    pub fn failed(error: crate::error::ToolError) -> RunReport {
+        super::call::failed_run(error)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "tests may unwrap")]
 mod tests {

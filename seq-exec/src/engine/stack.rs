@@ -8,6 +8,10 @@
 //! A durable driver runs a `#name` call elsewhere (another invocation, maybe another worker):
 //! the stack travels with it, as the list of its frames from the bottom, so that the bounds
 //! hold across invocations.
+//!
+//! A sequence's frame also holds its owner, when it was stored by one: the rights of every
+//! dispatch are the caller's intersected with those of every owner on the stack
+//! ([`Stack::owners`]), so that a stored sequence never does more than its author may.
 
 use crate::error::{Reason, ToolError};
 use seq_syntax::names::CallTarget;
@@ -21,7 +25,18 @@ pub struct Stack(Option<Arc<Frame>>);
 #[derive(Debug)]
 struct Frame {
     kind: Kind,
+    /// Who stored the sequence of a sequence frame (`None`: ownerless, or a group frame).
+    owner: Option<String>,
     parent: Stack,
+}
+
+/// A frame as it travels: its kind, and the owner of a sequence frame.
+#[derive(Serialize, Deserialize)]
+struct Wire<K> {
+    #[serde(flatten)]
+    kind: K,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,7 +50,13 @@ impl Stack {
     /// Enters `#name`: an error of reason `cycle` when `name` is already on the stack, of reason
     /// `depth` when more than `max_depth` cross-sequence calls would be nested. The bottom
     /// sequence (the one `seq_run` runs) is not a call: it is at depth 0.
-    pub(crate) fn enter_sequence(&self, name: &str, max_depth: u32) -> Result<Stack, ToolError> {
+    /// `owner`: who stored it, whose rights bound every dispatch above it.
+    pub(crate) fn enter_sequence(
+        &self,
+        name: &str,
+        owner: Option<&str>,
+        max_depth: u32,
+    ) -> Result<Stack, ToolError> {
         let kind = Kind::Sequence(name.to_owned());
         if self.frames().any(|f| f.kind == kind) {
             return Err(ToolError::new(
@@ -58,7 +79,7 @@ impl Stack {
             )
             .with_hint(format!("at most {max_depth} `#sequence` calls may be nested; flatten the chain")));
         }
-        Ok(self.push(kind))
+        Ok(self.push(kind, owner.map(str::to_owned)))
     }
 
     /// Enters group `group` of `sequence`: an error of reason `cycle` when it is already on the
@@ -104,14 +125,29 @@ impl Stack {
             )
             .with_hint("groups of a sequence must not call each other in a cycle"));
         }
-        Ok(self.push(kind))
+        Ok(self.push(kind, None))
     }
 
-    fn push(&self, kind: Kind) -> Stack {
+    fn push(&self, kind: Kind, owner: Option<String>) -> Stack {
         Stack(Some(Arc::new(Frame {
             kind,
+            owner,
             parent: self.clone(),
         })))
+    }
+
+    /// The owned sequences on the stack, from the bottom, as `(sequence, owner)`: whose rights
+    /// bound a dispatch made here, besides the caller's.
+    pub fn owners(&self) -> Vec<(&str, &str)> {
+        let mut owners: Vec<(&str, &str)> = self
+            .frames()
+            .filter_map(|f| match (&f.kind, &f.owner) {
+                (Kind::Sequence(name), Some(owner)) => Some((name.as_str(), owner.as_str())),
+                (Kind::Sequence(_), None) | (Kind::Group { .. }, _) => None,
+            })
+            .collect();
+        owners.reverse();
+        owners
     }
 
     /// The innermost group being run.
@@ -160,22 +196,28 @@ impl Kind {
     }
 }
 
-/// Written as its frames from the bottom: `[{"sequence": "a"}, {"group": {"sequence": "a",
-/// "group": "g"}}]`.
+/// Written as its frames from the bottom: `[{"sequence": "a", "owner": "bob"}, {"group":
+/// {"sequence": "a", "group": "g"}}]`.
 impl Serialize for Stack {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut kinds: Vec<&Kind> = self.frames().map(|f| &f.kind).collect();
-        kinds.reverse();
-        kinds.serialize(serializer)
+        let mut frames: Vec<Wire<&Kind>> = self
+            .frames()
+            .map(|f| Wire {
+                kind: &f.kind,
+                owner: f.owner.clone(),
+            })
+            .collect();
+        frames.reverse();
+        frames.serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Stack {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Stack, D::Error> {
-        let kinds = Vec::<Kind>::deserialize(deserializer)?;
-        Ok(kinds
+        let frames = Vec::<Wire<Kind>>::deserialize(deserializer)?;
+        Ok(frames
             .into_iter()
-            .fold(Stack::default(), |stack, kind| stack.push(kind)))
+            .fold(Stack::default(), |stack, f| stack.push(f.kind, f.owner)))
     }
 }
 
@@ -189,21 +231,23 @@ mod tests {
     #[test]
     fn a_stack_read_back_keeps_its_bounds() {
         let stack = Stack::default()
-            .enter_sequence("a", 4)
+            .enter_sequence("a", Some("alice"), 4)
             .and_then(|s| s.enter_group("a", "g", 32))
-            .and_then(|s| s.enter_sequence("b", 4))
+            .and_then(|s| s.enter_sequence("b", Some("bob"), 4))
             .unwrap();
         let text = serde_json::to_string(&stack).unwrap();
         let back: Stack = serde_json::from_str(&text).unwrap();
         assert_eq!(back.path(), "#a/g/#b");
+        // The owners travel too: a called run elsewhere keeps its authors' limits.
+        assert_eq!(back.owners(), [("a", "alice"), ("b", "bob")]);
         assert_eq!(
-            back.enter_sequence("a", 4).unwrap_err().reason,
+            back.enter_sequence("a", None, 4).unwrap_err().reason,
             Reason::Cycle
         );
         assert_eq!(
-            back.enter_sequence("c", 1).unwrap_err().reason,
+            back.enter_sequence("c", None, 1).unwrap_err().reason,
             Reason::Depth
         );
-        assert!(back.enter_sequence("c", 4).is_ok());
+        assert!(back.enter_sequence("c", None, 4).is_ok());
     }
 }

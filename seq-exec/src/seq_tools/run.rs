@@ -1,9 +1,9 @@
 //! `seq_run`, `seq_call`, `seq_when_call` made directly, outside any sequence.
 
 use super::findings::{self, Finding, Origin};
-use super::{SeqOutcome, SeqTools, StorageTools, storage_error};
+use super::{RemoteRun, SeqOutcome, SeqTools, StorageTools, storage_error};
 use crate::builtin::args;
-use crate::engine::{CancellationToken, GroupStatus, RunReport};
+use crate::engine::{CancellationToken, GroupStatus, InProcess, RunReport};
 use crate::error::{Reason, ToolError};
 use crate::host::Caller;
 use crate::storage::StorageError;
@@ -11,6 +11,7 @@ use seq_check::catalog::SEQ_WHEN_CALL;
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl SeqTools {
@@ -47,7 +48,12 @@ impl SeqTools {
                     format!("reading the stored sequence did not complete: {error}"),
                 )))))
             });
-        let (sequence, stored) = match loaded {
+        let Loaded {
+            sequence,
+            owner,
+            stored,
+            owners,
+        } = match loaded {
             Ok(loaded) => loaded,
             Err(refused) => return *refused,
         };
@@ -59,17 +65,33 @@ impl SeqTools {
                 if let Some(refused) = self.unreachable_tools(name, &sequence, &stored, caller) {
                     return refused;
                 }
-                match remote
-                    .run(&sequence, stored, run_args, caller, cancel)
-                    .await
-                {
+                let ids = std::iter::once(caller.id.as_str())
+                    .chain(owner.as_deref())
+                    .chain(owners.values().map(String::as_str));
+                let run = RemoteRun {
+                    sequence: &sequence,
+                    owner: owner.as_deref(),
+                    policy: self.storage_tools.policy().effective_for(ids),
+                    sequences: stored,
+                    owners,
+                    args: run_args,
+                    caller,
+                };
+                match remote.run(run, cancel).await {
                     Ok(report) => report,
                     Err(error) => return SeqOutcome::of(Err(error)),
                 }
             }
             None => {
                 self.engine
-                    .run_cancellable(&sequence, run_args, caller, cancel)
+                    .run_driven(
+                        &sequence,
+                        owner.as_deref(),
+                        run_args,
+                        caller,
+                        cancel,
+                        &InProcess,
+                    )
                     .await
             }
         };
@@ -155,17 +177,22 @@ impl SeqTools {
     }
 }
 
+/// A stored sequence to run and the stored ones beside it, with their owners.
+struct Loaded {
+    sequence: Sequence,
+    owner: Option<String>,
+    stored: Vec<Sequence>,
+    owners: BTreeMap<String, String>,
+}
+
 /// The stored sequence `name` and the readable stored sequences beside it, `name` checked
 /// again before it runs, as `seqc run '#name'` does: what it calls may have changed since it
 /// was stored, and the engine runs only sequences without errors. On refusal, the outcome to
 /// answer (a missing sequence, or its errors as findings).
-fn load_checked(
-    tools: &StorageTools,
-    name: &str,
-) -> Result<(Sequence, Vec<Sequence>), Box<SeqOutcome>> {
+fn load_checked(tools: &StorageTools, name: &str) -> Result<Loaded, Box<SeqOutcome>> {
     let refused = |error| Box::new(SeqOutcome::of(Err(storage_error(error))));
-    let sequence = match tools.storage().get(name) {
-        Ok(Some(sequence)) => sequence,
+    let (sequence, owner) = match tools.storage().get_stored(name) {
+        Ok(Some(stored)) => (stored.sequence, stored.owner),
         Ok(None) => {
             return Err(refused(StorageError::NotFound {
                 name: name.to_owned(),
@@ -173,7 +200,19 @@ fn load_checked(
         }
         Err(error) => return Err(refused(error)),
     };
-    let stored = tools.storage().readable().map_err(refused)?;
+    let mut owners = BTreeMap::new();
+    let stored: Vec<Sequence> = tools
+        .storage()
+        .readable_stored()
+        .map_err(refused)?
+        .into_iter()
+        .map(|stored| {
+            if let Some(owner) = stored.owner {
+                owners.insert(stored.sequence.name.value.to_string(), owner);
+            }
+            stored.sequence
+        })
+        .collect();
     let admission = seq_check::admit_stored(sequence, &stored, &tools.config.catalog);
     let origin = Origin::Stored(name);
     let errors: Vec<Finding> = admission
@@ -181,7 +220,12 @@ fn load_checked(
         .map(|d| Finding::new(d, &origin))
         .collect();
     if let Some(sequence) = admission.sequence.filter(|_| errors.is_empty()) {
-        return Ok((sequence, stored));
+        return Ok(Loaded {
+            sequence,
+            owner,
+            stored,
+            owners,
+        });
     }
     let error = ToolError::new(
         Reason::Failed,
