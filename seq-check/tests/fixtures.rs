@@ -196,7 +196,7 @@ fn checker_codes() -> Vec<Code> {
         .filter(|&c| {
             c != Code::NotUtf8
                 && (front_end(c)
-                    || ["E05", "W05", "E07"]
+                    || ["E05", "W05", "E07", "W07"]
                         .iter()
                         .any(|p| c.as_str().starts_with(p)))
         })

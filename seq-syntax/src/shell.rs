@@ -376,7 +376,8 @@ impl Scan {
                 });
             }
             "ssh" => {
-                return Some(Reparse {
+                // The destination is data; the words after it are the remote shell's code.
+                return (remote_command(words, first + 1) <= index).then_some(Reparse {
                     command: "ssh",
                     script: None,
                 });
@@ -666,6 +667,29 @@ fn command_word(words: &[String]) -> Option<usize> {
     None
 }
 
+/// ssh's options that take an argument (as its manual lists them).
+const SSH_ARGUMENT_OPTIONS: &str = "BbcDEeFIiJLlmOoPpQRSWw";
+
+/// The index of the first word of ssh's remote command, its options and destination read from
+/// `from`: past the end when the words so far hold no destination.
+fn remote_command(words: &[String], from: usize) -> usize {
+    let mut i = from;
+    while let Some(word) = words.get(i) {
+        match word.strip_prefix('-') {
+            Some(flags) if !flags.is_empty() => {
+                // `-p 22` takes the next word; `-p22` holds it.
+                let takes = flags
+                    .char_indices()
+                    .find(|(_, c)| SSH_ARGUMENT_OPTIONS.contains(*c))
+                    .is_some_and(|(at, c)| at + c.len_utf8() == flags.len());
+                i += if takes { 2 } else { 1 };
+            }
+            _ => return i + 1,
+        }
+    }
+    usize::MAX
+}
+
 /// `-c` or a cluster of short options holding it (`-ec`).
 fn is_c_option(word: &str) -> bool {
     word.strip_prefix('-').is_some_and(|flags| {
@@ -853,6 +877,8 @@ mod tests {
         assert_eq!(reparsed("sh -c 'echo $args.v'"), [Some("sh -c")]);
         assert_eq!(reparsed("bash -ec \"echo $args.v\""), [Some("bash -c")]);
         assert_eq!(reparsed("ssh host \"cat $args.v\""), [Some("ssh")]);
+        assert_eq!(reparsed("ssh -p 22 -v $args.host uptime"), [None]);
+        assert_eq!(reparsed("ssh -p22 h ls $args.v"), [Some("ssh")]);
         assert_eq!(reparsed("su -c \"id $args.v\" bob"), [Some("su -c")]);
         assert_eq!(reparsed("ls | xargs sh -c 'echo $args.v'"), [Some("sh -c")]);
         assert_eq!(
