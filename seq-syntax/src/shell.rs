@@ -102,7 +102,9 @@ impl Uncertain {
     pub fn describe(self) -> &'static str {
         match self {
             Uncertain::AfterBackslash => "right after a backslash",
-            Uncertain::BareInQuotedBrace => "unquoted inside a `${...}` that stands in double quotes",
+            Uncertain::BareInQuotedBrace => {
+                "unquoted inside a `${...}` that stands in double quotes"
+            }
             Uncertain::QuoteInQuotedBrace => {
                 "after a `'` inside a `${...}` that stands in double quotes"
             }
@@ -387,7 +389,11 @@ impl Scan {
         let name = script_option(words, index)?;
         let script = (context == Context::Single).then(|| {
             let mut inner = Scan::default();
-            let cur = if command.in_word { &command.cur[..] } else { "" };
+            let cur = if command.in_word {
+                &command.cur[..]
+            } else {
+                ""
+            };
             for c in cur.chars() {
                 inner.char(if c == VALUE { 'x' } else { c });
             }
@@ -837,7 +843,10 @@ mod tests {
     fn backslashes_and_braces() {
         use Context::{Double, Single, Word};
         let uncertain = |u| Err(Problem::Uncertain(u));
-        assert_eq!(scan("echo \"C:\\$args.v\""), uncertain(Uncertain::AfterBackslash));
+        assert_eq!(
+            scan("echo \"C:\\$args.v\""),
+            uncertain(Uncertain::AfterBackslash)
+        );
         assert_eq!(scan("echo \\$args.v"), uncertain(Uncertain::AfterBackslash));
         assert_eq!(scan("echo \"C:\\\\$args.v\""), Ok(vec![Double]));
         assert_eq!(scan("echo \"\\\"\" $args.v"), Ok(vec![Word]));
@@ -854,7 +863,10 @@ mod tests {
             scan("printf %s \"${X#'a'}\" $args.v"),
             uncertain(Uncertain::QuoteInQuotedBrace)
         );
-        assert_eq!(scan("echo $((1 + $args.v))"), uncertain(Uncertain::Arithmetic));
+        assert_eq!(
+            scan("echo $((1 + $args.v))"),
+            uncertain(Uncertain::Arithmetic)
+        );
         assert_eq!(scan("((n = $args.v))"), uncertain(Uncertain::Arithmetic));
         assert_eq!(scan("echo $( (ls) ) $args.v"), Ok(vec![Word]));
         assert_eq!(scan("echo ${X"), Err(Problem::Unclosed(Opener::Brace)));
@@ -889,14 +901,23 @@ mod tests {
         assert_eq!(reparsed("echo $(eval $args.v)"), [Some("eval")]);
         // A positional argument after the script, and a word that only names a shell, are data.
         assert_eq!(reparsed("sh -c 'echo \"$1\"' _ $args.v"), [None]);
-        assert_eq!(reparsed("echo eval $args.v; echo sh -x $args.v"), [None, None]);
+        assert_eq!(
+            reparsed("echo eval $args.v; echo sh -x $args.v"),
+            [None, None]
+        );
         assert_eq!(reparsed("eval true; echo $args.v"), [None]);
-        let (template, _) = parse_template("sh -c 'echo \"$args.a\" $args.b' x", &OffsetMap::default());
+        let (template, _) =
+            parse_template("sh -c 'echo \"$args.a\" $args.b' x", &OffsetMap::default());
         let scanned = scan_all(&template.parts);
         let inner: Vec<_> = scanned
             .refs
             .iter()
-            .map(|r| r.reparse.as_ref().and_then(|r| r.script.as_ref()).and_then(|s| s.inner))
+            .map(|r| {
+                r.reparse
+                    .as_ref()
+                    .and_then(|r| r.script.as_ref())
+                    .and_then(|s| s.inner)
+            })
             .collect();
         assert_eq!(inner, [Some(Context::Double), Some(Context::Word)]);
     }

@@ -68,29 +68,86 @@ fn substituted(v: &str) -> String {
 }
 
 const SHAPES: &[Shape] = &[
-    Shape { command: "printf '[%s]' V", prints: same },
-    Shape { command: "printf '[%s]' \"V\"", prints: same },
-    Shape { command: "printf '[%s]' 'V'", prints: same },
-    Shape { command: "printf '[%s]' \"a V b\"", prints: |v| format!("a {v} b") },
-    Shape { command: "printf '[%s]' x'V'y\"V\"V", prints: |v| format!("x{v}y{v}{v}") },
-    Shape { command: "printf '[%s]' \"$(printf %s V)\"", prints: substituted },
-    Shape { command: "printf '[%s]' \"$(printf %s \"V\")\"", prints: substituted },
-    Shape { command: "unset X; printf '[%s]' \"${X:-\"V\"}\"", prints: same },
-    Shape { command: "X=1; printf '[%s]' \"${X:+\"V\"}\"", prints: same },
+    Shape {
+        command: "printf '[%s]' V",
+        prints: same,
+    },
+    Shape {
+        command: "printf '[%s]' \"V\"",
+        prints: same,
+    },
+    Shape {
+        command: "printf '[%s]' 'V'",
+        prints: same,
+    },
+    Shape {
+        command: "printf '[%s]' \"a V b\"",
+        prints: |v| format!("a {v} b"),
+    },
+    Shape {
+        command: "printf '[%s]' x'V'y\"V\"V",
+        prints: |v| format!("x{v}y{v}{v}"),
+    },
+    Shape {
+        command: "printf '[%s]' \"$(printf %s V)\"",
+        prints: substituted,
+    },
+    Shape {
+        command: "printf '[%s]' \"$(printf %s \"V\")\"",
+        prints: substituted,
+    },
+    Shape {
+        command: "unset X; printf '[%s]' \"${X:-\"V\"}\"",
+        prints: same,
+    },
+    Shape {
+        command: "X=1; printf '[%s]' \"${X:+\"V\"}\"",
+        prints: same,
+    },
     Shape {
         command: "X=ab; printf '[%s]' \"${X#\"V\"}\"",
         prints: |v| "ab".strip_prefix(v).unwrap_or("ab").to_owned(),
     },
-    Shape { command: "unset X; printf '[%s]' ${X:-V}", prints: same },
-    Shape { command: "unset X; printf '[%s]' ${X:-'V'}", prints: same },
-    Shape { command: "unset X; printf '[%s]' ${X:-\"V\"}", prints: same },
-    Shape { command: "printf '[%s]' \"C:\\\\V\"", prints: |v| format!("C:\\{v}") },
-    Shape { command: "printf '[%s]' 'C:\\'V", prints: |v| format!("C:\\{v}") },
-    Shape { command: "sh -c 'printf \"[%s]\" \"$1\"' _ V", prints: same },
-    Shape { command: "case V in *) printf '[%s]' \"V\";; esac", prints: same },
-    Shape { command: "for x in V; do printf '[%s]' \"$x\"; done", prints: same },
-    Shape { command: "x=V; printf '[%s]' \"$x\"", prints: same },
-    Shape { command: "printf '[%s]' V # a comment after", prints: same },
+    Shape {
+        command: "unset X; printf '[%s]' ${X:-V}",
+        prints: same,
+    },
+    Shape {
+        command: "unset X; printf '[%s]' ${X:-'V'}",
+        prints: same,
+    },
+    Shape {
+        command: "unset X; printf '[%s]' ${X:-\"V\"}",
+        prints: same,
+    },
+    Shape {
+        command: "printf '[%s]' \"C:\\\\V\"",
+        prints: |v| format!("C:\\{v}"),
+    },
+    Shape {
+        command: "printf '[%s]' 'C:\\'V",
+        prints: |v| format!("C:\\{v}"),
+    },
+    Shape {
+        command: "sh -c 'printf \"[%s]\" \"$1\"' _ V",
+        prints: same,
+    },
+    Shape {
+        command: "case V in *) printf '[%s]' \"V\";; esac",
+        prints: same,
+    },
+    Shape {
+        command: "for x in V; do printf '[%s]' \"$x\"; done",
+        prints: same,
+    },
+    Shape {
+        command: "x=V; printf '[%s]' \"$x\"",
+        prints: same,
+    },
+    Shape {
+        command: "printf '[%s]' V # a comment after",
+        prints: same,
+    },
 ];
 
 /// The audit's shapes and their kin: the scan must refuse them, never guess.
@@ -171,7 +228,12 @@ fn no_value_adds_a_command_under_dash_or_bash() {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
-    assert!(failures.is_empty(), "{} of {runs} runs failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert_eq!(runs, 2 * SHAPES.len() * VALUES.len());
 }
 

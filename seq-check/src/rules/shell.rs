@@ -249,7 +249,14 @@ fn positional_fix(
             },
             TemplatePart::Ref(reference) => {
                 if let Some(n) = group.iter().position(|g| *g == index) {
-                    let inner = scanned.refs.get(index)?.reparse.as_ref()?.script.as_ref()?.inner?;
+                    let inner = scanned
+                        .refs
+                        .get(index)?
+                        .reparse
+                        .as_ref()?
+                        .script
+                        .as_ref()?
+                        .inner?;
                     match inner {
                         Context::Word => text.push_str(&format!("\"${}\"", n + 1)),
                         Context::Double => text.push_str(&format!("${{{}}}", n + 1)),
