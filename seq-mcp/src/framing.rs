@@ -94,18 +94,16 @@ pub fn judge(line: &[u8]) -> Verdict {
         return invalid("`method` must be a string");
     };
     let params = object.get("params");
-    if let Some(params) = params {
-        if !params.is_object() {
-            return match &usable_id {
-                Some(id) => Verdict::Answer(error_answer(
-                    id.clone(),
-                    INVALID_PARAMS,
-                    "Invalid params",
-                    "`params` must be an object",
-                )),
-                None => Verdict::Drop,
-            };
-        }
+    if params.is_some_and(|p| !p.is_object()) {
+        return match &usable_id {
+            Some(id) => Verdict::Answer(error_answer(
+                id.clone(),
+                INVALID_PARAMS,
+                "Invalid params",
+                "`params` must be an object",
+            )),
+            None => Verdict::Drop,
+        };
     }
     if let (Some(why), Some(id)) = (misfit(method, params), &usable_id) {
         return Verdict::Answer(error_answer(

@@ -434,12 +434,12 @@ impl Scan {
 
     fn start_word(&mut self) {
         let next = self.word_ends.len();
-        if let Some(command) = self.commands.last_mut() {
-            if !command.in_word {
-                command.in_word = true;
-                command.word = next;
-                self.word_ends.push(WordEnd::End);
-            }
+        if let Some(command) = self.commands.last_mut()
+            && !command.in_word
+        {
+            command.in_word = true;
+            command.word = next;
+            self.word_ends.push(WordEnd::End);
         }
     }
 
@@ -452,14 +452,14 @@ impl Scan {
 
     fn end_word(&mut self) {
         let at = self.at;
-        if let Some(command) = self.commands.last_mut() {
-            if command.in_word {
-                command.in_word = false;
-                if let Some(end) = self.word_ends.get_mut(command.word) {
-                    *end = at;
-                }
-                command.words.push(std::mem::take(&mut command.cur));
+        if let Some(command) = self.commands.last_mut()
+            && command.in_word
+        {
+            command.in_word = false;
+            if let Some(end) = self.word_ends.get_mut(command.word) {
+                *end = at;
             }
+            command.words.push(std::mem::take(&mut command.cur));
         }
     }
 
