@@ -652,3 +652,89 @@ fn a_failed_run_carries_its_report_once() {
         "{run}"
     );
 }
+
+/// Every request gets an answer: a line that is not JSON (malformed, invalid UTF-8, nested past
+/// the parser's depth) a parse error with a null id, a batch an invalid request, and
+/// `arguments: []` invalid params under its id; the session reads on after each.
+#[test]
+fn broken_requests_to_seqc_mcp_are_answered() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let mut child = common::command()
+        .args(["mcp", "--root", &root, "--data-dir"])
+        .arg(data.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Read on a thread, so that an answer that never comes fails the test instead of hanging it.
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (sender, answers) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = answers
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("an answer within a minute");
+        serde_json::from_str(&line).unwrap()
+    };
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}})
+    )
+    .unwrap();
+    assert_eq!(next()["id"], 0);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let deep = format!("{}{}", "[".repeat(126), "]".repeat(126));
+    let broken: Vec<(Vec<u8>, Value, i64)> = vec![
+        (br#"{"jsonrpc":"2.0","id":1,"method":"#.to_vec(), Value::Null, -32700),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"x\":\"\xff\"}".to_vec(),
+            Value::Null,
+            -32700,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"seq_list","arguments":{{"a":{deep}}}}}}}"#)
+                .into_bytes(),
+            Value::Null,
+            -32700,
+        ),
+        (br#"[{"jsonrpc":"2.0","id":4,"method":"ping"}]"#.to_vec(), Value::Null, -32600),
+        (
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"seq_list","arguments":[]}}"#
+                .to_vec(),
+            json!(5),
+            -32602,
+        ),
+    ];
+    for (line, id, code) in broken {
+        stdin.write_all(&line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        let answer = next();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+    }
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":6,"method":"tools/list"}}"#).unwrap();
+    let listed = next();
+    assert_eq!(listed["id"], 6);
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -198,7 +198,7 @@ fn checker_codes() -> Vec<Code> {
             c != Code::NotUtf8
                 && (front_end(c)
                     || c == Code::ManagementStep
-                    || ["E05", "W05", "E07", "E10"]
+                    || ["E05", "W05", "E07", "W07", "E10"]
                         .iter()
                         .any(|p| c.as_str().starts_with(p)))
         })

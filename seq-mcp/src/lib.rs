@@ -6,12 +6,14 @@
 //!   ([`McpHost::definitions`]).
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
 //! - [`bound`]: messages past the line bound answered with an error, not dropped.
+//! - [`framing`]: every request answered: parse errors, invalid requests and invalid params.
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
 
 pub mod bound;
 mod child;
 mod connection;
 pub mod convert;
+pub mod framing;
 pub mod host;
 pub mod report;
 pub mod server;

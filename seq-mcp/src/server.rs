@@ -142,13 +142,18 @@ impl SeqServer {
     /// Serves on stdin and stdout until the client closes them.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         let (input, output) = rmcp::transport::stdio_pipes();
-        // A request past the line bound is answered with an error instead of vanishing.
-        let input = UntilClosed {
-            inner: crate::bound::bounded(
+        // A request past the line bound is answered with an error instead of vanishing, and so
+        // is one that does not parse or fit.
+        let (input, output) = crate::framing::framed(
+            crate::bound::bounded(
                 input,
                 crate::bound::MAX_MESSAGE_BYTES,
                 crate::bound::request_stand_in,
             ),
+            output,
+        );
+        let input = UntilClosed {
+            inner: input,
             closed: self.session.clone(),
         };
         let running = self

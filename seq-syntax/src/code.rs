@@ -156,6 +156,8 @@ codes! {
     ShellUnclosed = "E0701", Error, "unclosed quote or substitution in shell text";
     ShellUnsafePlace = "E0702", Error, "value where shell text cannot keep it literal";
     CommandAndArgv = "E0703", Error, "`cmd_run` needs exactly one of `command` and `argv`";
+    ShellUncertainPlace = "E0704", Error, "value where the shell's reading of it is uncertain";
+    ShellReparsed = "W0701", Warning, "value reaching a command that parses it as shell code again";
 
     // Catalog files: `--catalog` files and a workspace's `seq-catalog.json` ("Tool arguments and
     // the catalog" in docs/reference.md).

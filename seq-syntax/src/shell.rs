@@ -4,14 +4,20 @@
 //!
 //! The context of each reference is found by a scan of the template's literal parts — the text
 //! the author wrote, never the values — so it is known before a value exists: the checker reports
-//! text the scan cannot follow, and the engine escapes each value by the same scan.
+//! text the scan cannot follow, and the engine escapes each value by the same scan. Where the
+//! scan cannot be sure of a context (after a backslash, in a construct the shells read
+//! differently), the reference is refused, never guessed.
+//!
+//! The scan also follows the words of each simple command, to tell a value that reaches a
+//! command which parses its arguments as shell code again (`eval`, `sh -c`, `ssh`): escaping
+//! holds for one parse only.
 
 use crate::ast::TemplatePart;
 
 /// Where a value lands in shell text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Context {
-    /// Outside quotes (also inside `$(...)`): the value becomes one word.
+    /// Outside quotes (also inside `$(...)` and an unquoted `${...}`): the value becomes one word.
     Word,
     /// Inside `"..."`: `"`, `$`, `` ` `` and `\` are backslash-escaped.
     Double,
@@ -26,6 +32,8 @@ pub enum Problem {
     Unclosed(Opener),
     /// A reference stands where no escaping keeps its value text.
     Unsafe(Place),
+    /// A reference stands where the scan cannot be sure how the shell reads it.
+    Uncertain(Uncertain),
 }
 
 /// What was left open.
@@ -35,6 +43,7 @@ pub enum Opener {
     DoubleQuote,
     Substitution,
     Backquote,
+    Brace,
 }
 
 impl Opener {
@@ -44,6 +53,7 @@ impl Opener {
             Opener::DoubleQuote => "\"",
             Opener::Substitution => "$(",
             Opener::Backquote => "`",
+            Opener::Brace => "${",
         }
     }
 }
@@ -72,10 +82,165 @@ impl Place {
     }
 }
 
+/// Places whose reading the scan does not know for certain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Uncertain {
+    /// Right after a backslash: the escaping would be escaped in turn (`"C:\$args.v"`).
+    AfterBackslash,
+    /// Unquoted directly inside a `${...}` that stands in double quotes: its quoting differs
+    /// between shells and operators.
+    BareInQuotedBrace,
+    /// After a `'` inside a `${...}` that stands in double quotes: dash and bash read it
+    /// differently.
+    QuoteInQuotedBrace,
+    /// In arithmetic (`$((...))`, `((...))`): the shell evaluates a value's text as an
+    /// expression, and bash runs `$(...)` inside array subscripts.
+    Arithmetic,
+}
+
+impl Uncertain {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Uncertain::AfterBackslash => "right after a backslash",
+            Uncertain::BareInQuotedBrace => {
+                "unquoted inside a `${...}` that stands in double quotes"
+            }
+            Uncertain::QuoteInQuotedBrace => {
+                "after a `'` inside a `${...}` that stands in double quotes"
+            }
+            Uncertain::Arithmetic => "inside shell arithmetic (`$((...))` or `((...))`)",
+        }
+    }
+
+    /// How to write it so the scan is sure.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Uncertain::AfterBackslash => {
+                "a backslash before a value escapes the escaping: write `\\\\` for a literal backslash, or put the backslash in single quotes ('C:\\')"
+            }
+            Uncertain::BareInQuotedBrace => {
+                "quote the value inside the braces: `\"${X:-\"$args.v\"}\"`"
+            }
+            Uncertain::QuoteInQuotedBrace => {
+                "use double quotes inside the braces: `\"${X#\"...\"}\"`"
+            }
+            Uncertain::Arithmetic => {
+                "check the value is a number first, or compute without the shell; a value never becomes an expression"
+            }
+        }
+    }
+}
+
+/// A command that parses its arguments as shell code again, and where a value reaches it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reparse {
+    /// The command as it is usually written: `eval`, `sh -c`, `ssh`, `su -c`.
+    pub command: &'static str,
+    /// The script word the value stands in, for a shell's or `su`'s `-c`: every value in it can
+    /// be passed as a positional argument instead.
+    pub script: Option<ScriptWord>,
+}
+
+/// A `-c` script word written in single quotes, as the fix needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptWord {
+    /// Counts words across the whole text: references in the same script share it.
+    pub word: usize,
+    /// The positional parameter that reads the value inside the script, quoted for where it
+    /// stands there (`"$1"` outside quotes, `${1}` inside double quotes); `None` where no
+    /// spelling keeps it one word (inside the script's own single quotes).
+    pub inner: Option<Context>,
+}
+
+/// Where in the parts a word ends: a byte offset in a text part, or the end of the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordEnd {
+    At { part: usize, offset: usize },
+    End,
+}
+
+/// What the scan found for one reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefScan {
+    pub context: Result<Context, Problem>,
+    pub reparse: Option<Reparse>,
+}
+
+/// The whole scan of a template.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Scanned {
+    /// One per reference, in order.
+    pub refs: Vec<RefScan>,
+    /// Something opened in the text and never closed.
+    pub unclosed: Option<Opener>,
+    /// Where each word (by its count) ends.
+    pub word_ends: Vec<WordEnd>,
+}
+
+/// The context of each reference of `parts`, in order, or the first problem.
+pub fn contexts(parts: &[TemplatePart]) -> Result<Vec<Context>, Problem> {
+    let scanned = scan(parts);
+    let contexts = scanned
+        .refs
+        .into_iter()
+        .map(|r| r.context)
+        .collect::<Result<Vec<_>, _>>()?;
+    match scanned.unclosed {
+        Some(opener) => Err(Problem::Unclosed(opener)),
+        None => Ok(contexts),
+    }
+}
+
+/// Stands for a value in the words the scan keeps: no command or option is spelt with it.
+const VALUE: char = '\u{1}';
+
+/// Scans `parts`: each reference's context and whether a command parses it again.
+pub fn scan(parts: &[TemplatePart]) -> Scanned {
+    let mut scan = Scan::default();
+    let mut refs = Vec::new();
+    for (index, part) in parts.iter().enumerate() {
+        match part {
+            TemplatePart::Text(text) => {
+                for (offset, c) in text.char_indices() {
+                    scan.at = WordEnd::At {
+                        part: index,
+                        offset,
+                    };
+                    scan.char(c);
+                }
+            }
+            TemplatePart::Ref(_) => {
+                let context = scan.context();
+                let reparse = match context {
+                    Ok(context) => scan.reparse(context),
+                    Err(_) => None,
+                };
+                refs.push(RefScan { context, reparse });
+                // A value is one word (or part of the quoted text): what follows it does not
+                // start a word, and an escape before it is spent.
+                scan.word_start = false;
+                scan.escaped = false;
+                scan.literal(VALUE);
+            }
+        }
+    }
+    scan.at = WordEnd::End;
+    scan.end_word();
+    Scanned {
+        refs,
+        unclosed: scan.unclosed(),
+        word_ends: scan.word_ends,
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Frame {
-    /// Outside quotes, at the top or inside `$(...)` / `(...)`.
-    Paren,
+    /// Outside quotes inside `$(...)` (`true`) or a subshell `(...)` (`false`).
+    Paren(bool),
+    /// Inside `$((...))` or `((...))`.
+    Arith,
+    /// Inside `${...}`; `true` when the expansion stands in double quotes.
+    Brace(bool),
     Double,
     Single,
     Backquote,
@@ -83,24 +248,15 @@ enum Frame {
     Comment,
 }
 
-/// The context of each reference of `parts`, in order, or the first problem.
-pub fn contexts(parts: &[TemplatePart]) -> Result<Vec<Context>, Problem> {
-    let mut scan = Scan::default();
-    let mut out = Vec::new();
-    for part in parts {
-        match part {
-            TemplatePart::Text(text) => scan.text(text),
-            TemplatePart::Ref(_) => {
-                out.push(scan.context()?);
-                // A value is one word (or part of the quoted text): what follows it does not
-                // start a word, and an escape before it is spent.
-                scan.word_start = false;
-                scan.escaped = false;
-            }
-        }
-    }
-    scan.finish()?;
-    Ok(out)
+/// The words of the simple command being read.
+#[derive(Debug, Default)]
+struct Command {
+    words: Vec<String>,
+    /// The word being read, quotes removed, values as [`VALUE`].
+    cur: String,
+    in_word: bool,
+    /// The count of the word being read.
+    word: usize,
 }
 
 #[derive(Debug)]
@@ -111,11 +267,20 @@ struct Scan {
     escaped: bool,
     /// The next character would start a word (for `#`).
     word_start: bool,
-    /// The last character was `$` (for `$(` and `$'`).
+    /// The last character was `$` (for `$(`, `${` and `$'`).
     dollar: bool,
     /// The last character was `<` outside quotes (for `<<`).
     less: bool,
+    /// The last character opened a `(` (for `((`).
+    opened: bool,
     heredoc: bool,
+    /// The scan met something it cannot follow for certain: every later reference is refused.
+    lost: Option<Uncertain>,
+    /// One per command level: the top, then each `$(...)` or `(...)` open.
+    commands: Vec<Command>,
+    word_ends: Vec<WordEnd>,
+    /// Where the character being read stands.
+    at: WordEnd,
 }
 
 impl Default for Scan {
@@ -126,7 +291,12 @@ impl Default for Scan {
             word_start: true,
             dollar: false,
             less: false,
+            opened: false,
             heredoc: false,
+            lost: None,
+            commands: vec![Command::default()],
+            word_ends: Vec::new(),
+            at: WordEnd::End,
         }
     }
 }
@@ -145,60 +315,200 @@ impl Scan {
             return Err(Problem::Unsafe(Place::Backquotes));
         }
         match self.top() {
-            None | Some(Frame::Paren) => Ok(Context::Word),
+            Some(Frame::DollarQuote) => return Err(Problem::Unsafe(Place::DollarQuote)),
+            Some(Frame::Comment) => return Err(Problem::Unsafe(Place::Comment)),
+            Some(
+                Frame::Paren(_)
+                | Frame::Arith
+                | Frame::Brace(_)
+                | Frame::Double
+                | Frame::Single
+                | Frame::Backquote,
+            )
+            | None => {}
+        }
+        if let Some(uncertain) = self.lost {
+            return Err(Problem::Uncertain(uncertain));
+        }
+        if self.escaped {
+            return Err(Problem::Uncertain(Uncertain::AfterBackslash));
+        }
+        if self.stack.contains(&Frame::Arith) {
+            return Err(Problem::Uncertain(Uncertain::Arithmetic));
+        }
+        match self.top() {
+            None | Some(Frame::Paren(_) | Frame::Brace(false)) => Ok(Context::Word),
             Some(Frame::Double) => Ok(Context::Double),
             Some(Frame::Single) => Ok(Context::Single),
+            Some(Frame::Brace(true)) => Err(Problem::Uncertain(Uncertain::BareInQuotedBrace)),
+            Some(Frame::Arith) => Err(Problem::Uncertain(Uncertain::Arithmetic)),
             Some(Frame::Backquote) => Err(Problem::Unsafe(Place::Backquotes)),
             Some(Frame::DollarQuote) => Err(Problem::Unsafe(Place::DollarQuote)),
             Some(Frame::Comment) => Err(Problem::Unsafe(Place::Comment)),
         }
     }
 
-    fn finish(&self) -> Result<(), Problem> {
-        for frame in self.stack.iter().rev() {
-            let opener = match frame {
-                Frame::Paren => Opener::Substitution,
-                Frame::Double => Opener::DoubleQuote,
-                Frame::Single | Frame::DollarQuote => Opener::SingleQuote,
-                Frame::Backquote => Opener::Backquote,
-                Frame::Comment => continue,
-            };
-            return Err(Problem::Unclosed(opener));
-        }
-        Ok(())
+    fn unclosed(&self) -> Option<Opener> {
+        self.stack.iter().rev().find_map(|frame| match frame {
+            Frame::Paren(_) | Frame::Arith => Some(Opener::Substitution),
+            Frame::Brace(_) => Some(Opener::Brace),
+            Frame::Double => Some(Opener::DoubleQuote),
+            Frame::Single | Frame::DollarQuote => Some(Opener::SingleQuote),
+            Frame::Backquote => Some(Opener::Backquote),
+            Frame::Comment => None,
+        })
     }
 
-    fn text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.char(c);
+    /// Whether the value about to be read reaches a command that parses it again.
+    fn reparse(&self, context: Context) -> Option<Reparse> {
+        let command = self.commands.last()?;
+        let words = &command.words;
+        let index = words.len();
+        let word = if command.in_word {
+            command.word
+        } else {
+            self.word_ends.len()
+        };
+        let first = command_word(words)?;
+        match basename(&words[first]) {
+            "eval" => {
+                return Some(Reparse {
+                    command: "eval",
+                    script: None,
+                });
+            }
+            "ssh" => {
+                // The destination is data; the words after it are the remote shell's code.
+                return (remote_command(words, first + 1) <= index).then_some(Reparse {
+                    command: "ssh",
+                    script: None,
+                });
+            }
+            _ => {}
+        }
+        let name = script_option(words, index)?;
+        let script = (context == Context::Single).then(|| {
+            let mut inner = Scan::default();
+            let cur = if command.in_word {
+                &command.cur[..]
+            } else {
+                ""
+            };
+            for c in cur.chars() {
+                inner.char(if c == VALUE { 'x' } else { c });
+            }
+            ScriptWord {
+                word,
+                inner: match inner.context() {
+                    Ok(c @ (Context::Word | Context::Double)) => Some(c),
+                    Ok(Context::Single) | Err(_) => None,
+                },
+            }
+        });
+        Some(Reparse {
+            command: name,
+            script,
+        })
+    }
+
+    fn push(&mut self, frame: Frame) {
+        if let Frame::Paren(_) = frame {
+            self.commands.push(Command::default());
+            self.opened = true;
+        }
+        self.stack.push(frame);
+    }
+
+    fn pop(&mut self) {
+        if let Some(Frame::Paren(substitution)) = self.stack.pop() {
+            if self.commands.len() > 1 {
+                self.end_word();
+                self.commands.pop();
+            }
+            // `$(...)` is part of the word around it.
+            if substitution {
+                self.literal(VALUE);
+            }
+        }
+    }
+
+    fn start_word(&mut self) {
+        let next = self.word_ends.len();
+        if let Some(command) = self.commands.last_mut()
+            && !command.in_word
+        {
+            command.in_word = true;
+            command.word = next;
+            self.word_ends.push(WordEnd::End);
+        }
+    }
+
+    fn literal(&mut self, c: char) {
+        self.start_word();
+        if let Some(command) = self.commands.last_mut() {
+            command.cur.push(c);
+        }
+    }
+
+    fn end_word(&mut self) {
+        let at = self.at;
+        if let Some(command) = self.commands.last_mut()
+            && command.in_word
+        {
+            command.in_word = false;
+            if let Some(end) = self.word_ends.get_mut(command.word) {
+                *end = at;
+            }
+            command.words.push(std::mem::take(&mut command.cur));
+        }
+    }
+
+    fn end_command(&mut self) {
+        self.end_word();
+        if let Some(command) = self.commands.last_mut() {
+            command.words.clear();
         }
     }
 
     fn char(&mut self, c: char) {
         let dollar = std::mem::take(&mut self.dollar);
         let less = std::mem::take(&mut self.less);
+        let opened = std::mem::take(&mut self.opened);
         match self.top() {
             Some(Frame::Single) => {
                 if c == '\'' {
                     self.stack.pop();
+                } else {
+                    self.literal(c);
                 }
             }
             Some(Frame::DollarQuote) => {
                 if std::mem::take(&mut self.escaped) {
+                    self.literal(c);
                 } else if c == '\\' {
                     self.escaped = true;
                 } else if c == '\'' {
                     self.stack.pop();
+                } else {
+                    self.literal(c);
                 }
             }
             Some(Frame::Comment) => {
                 if c == '\n' {
                     self.stack.pop();
                     self.word_start = true;
+                    self.end_command();
                 }
             }
             Some(Frame::Double) => {
                 if std::mem::take(&mut self.escaped) {
+                    // Inside double quotes a backslash escapes only these; elsewhere it stays.
+                    if !matches!(c, '$' | '`' | '"' | '\\' | '\n') {
+                        self.literal('\\');
+                    }
+                    if c != '\n' {
+                        self.literal(c);
+                    }
                     return;
                 }
                 match c {
@@ -206,46 +516,223 @@ impl Scan {
                     '"' => {
                         self.stack.pop();
                     }
-                    '`' => self.stack.push(Frame::Backquote),
-                    '(' if dollar => self.stack.push(Frame::Paren),
-                    '$' => self.dollar = true,
-                    _ => {}
+                    '`' => self.push(Frame::Backquote),
+                    '(' if dollar => self.push(Frame::Paren(true)),
+                    '{' if dollar => self.push(Frame::Brace(true)),
+                    '$' => {
+                        self.dollar = true;
+                        self.literal(c);
+                    }
+                    _ => self.literal(c),
                 }
             }
-            None | Some(Frame::Paren) | Some(Frame::Backquote) => {
-                let word_start = std::mem::replace(&mut self.word_start, false);
+            Some(Frame::Brace(quoted)) => {
                 if std::mem::take(&mut self.escaped) {
+                    self.literal(c);
                     return;
                 }
                 match c {
                     '\\' => self.escaped = true,
-                    '\'' if dollar => self.stack.push(Frame::DollarQuote),
-                    '\'' => self.stack.push(Frame::Single),
-                    '"' => self.stack.push(Frame::Double),
+                    '}' => {
+                        self.stack.pop();
+                    }
+                    '"' => self.push(Frame::Double),
+                    // Inside `"${X#'a'}"` bash reads a quote, dash a letter (and `:-` both a
+                    // letter): no context after it is certain.
+                    '\'' if quoted => {
+                        self.lost.get_or_insert(Uncertain::QuoteInQuotedBrace);
+                        self.literal(c);
+                    }
+                    '\'' if dollar => self.push(Frame::DollarQuote),
+                    '\'' => self.push(Frame::Single),
+                    '`' => self.push(Frame::Backquote),
+                    '(' if dollar => self.push(Frame::Paren(true)),
+                    '{' if dollar => self.push(Frame::Brace(quoted)),
+                    '$' => {
+                        self.dollar = true;
+                        self.literal(c);
+                    }
+                    _ => self.literal(c),
+                }
+            }
+            None | Some(Frame::Paren(_) | Frame::Arith | Frame::Backquote) => {
+                let word_start = std::mem::replace(&mut self.word_start, false);
+                if std::mem::take(&mut self.escaped) {
+                    // A backslash-newline joins lines; any other escaped character is itself.
+                    if c != '\n' {
+                        self.literal(c);
+                    }
+                    return;
+                }
+                match c {
+                    '\\' => self.escaped = true,
+                    '\'' if dollar => self.push(Frame::DollarQuote),
+                    '\'' => {
+                        self.start_word();
+                        self.push(Frame::Single);
+                    }
+                    '"' => {
+                        self.start_word();
+                        self.push(Frame::Double);
+                    }
                     '`' if self.top() == Some(Frame::Backquote) => {
                         self.stack.pop();
                     }
-                    '`' => self.stack.push(Frame::Backquote),
+                    '`' => self.push(Frame::Backquote),
+                    '(' if opened => self.push(Frame::Arith),
                     '(' => {
-                        self.stack.push(Frame::Paren);
+                        if !dollar {
+                            self.end_command();
+                        }
+                        self.push(Frame::Paren(dollar));
                         self.word_start = true;
                     }
                     ')' => {
-                        if self.top() == Some(Frame::Paren) {
-                            self.stack.pop();
+                        if matches!(self.top(), Some(Frame::Paren(_) | Frame::Arith)) {
+                            self.pop();
                         }
                         self.word_start = true;
                     }
-                    '$' => self.dollar = true,
-                    '#' if word_start => self.stack.push(Frame::Comment),
+                    '{' if dollar => self.push(Frame::Brace(false)),
+                    '$' => {
+                        self.dollar = true;
+                        self.literal(c);
+                    }
+                    '#' if word_start => self.push(Frame::Comment),
                     '<' if less => self.heredoc = true,
-                    '<' => self.less = true,
-                    ' ' | '\t' | '\n' | ';' | '&' | '|' | '>' => self.word_start = true,
-                    _ => {}
+                    '<' => {
+                        self.less = true;
+                        self.end_word();
+                        self.word_start = true;
+                    }
+                    ' ' | '\t' | '>' => {
+                        self.end_word();
+                        self.word_start = true;
+                    }
+                    '\n' | ';' | '&' | '|' => {
+                        self.end_command();
+                        self.word_start = true;
+                    }
+                    _ => self.literal(c),
                 }
             }
         }
     }
+}
+
+/// Commands that run the command after them (and their options): `sudo sh -c ...`.
+const WRAPPERS: [&str; 12] = [
+    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "timeout",
+    "xargs", "stdbuf",
+];
+
+/// Shells whose `-c` parses its script argument as shell code.
+const SHELLS: [(&str, &str); 7] = [
+    ("sh", "sh -c"),
+    ("bash", "bash -c"),
+    ("dash", "dash -c"),
+    ("zsh", "zsh -c"),
+    ("ksh", "ksh -c"),
+    ("mksh", "mksh -c"),
+    ("ash", "ash -c"),
+];
+
+fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// `NAME=value` before a command.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The index of the command word, past assignments and wrappers with their options.
+fn command_word(words: &[String]) -> Option<usize> {
+    let mut wrapped = false;
+    let mut duration = false;
+    for (i, word) in words.iter().enumerate() {
+        if is_assignment(word) || (wrapped && word.starts_with('-')) {
+            continue;
+        }
+        if duration {
+            duration = false;
+            continue;
+        }
+        let name = basename(word);
+        if WRAPPERS.contains(&name) {
+            wrapped = true;
+            duration = name == "timeout";
+            continue;
+        }
+        return Some(i);
+    }
+    None
+}
+
+/// ssh's options that take an argument (as its manual lists them).
+const SSH_ARGUMENT_OPTIONS: &str = "BbcDEeFIiJLlmOoPpQRSWw";
+
+/// The index of the first word of ssh's remote command, its options and destination read from
+/// `from`: past the end when the words so far hold no destination.
+fn remote_command(words: &[String], from: usize) -> usize {
+    let mut i = from;
+    while let Some(word) = words.get(i) {
+        match word.strip_prefix('-') {
+            Some(flags) if !flags.is_empty() => {
+                // `-p 22` takes the next word; `-p22` holds it.
+                let takes = flags
+                    .char_indices()
+                    .find(|(_, c)| SSH_ARGUMENT_OPTIONS.contains(*c))
+                    .is_some_and(|(at, c)| at + c.len_utf8() == flags.len());
+                i += if takes { 2 } else { 1 };
+            }
+            _ => return i + 1,
+        }
+    }
+    usize::MAX
+}
+
+/// `-c` or a cluster of short options holding it (`-ec`).
+fn is_c_option(word: &str) -> bool {
+    word.strip_prefix('-').is_some_and(|flags| {
+        !flags.is_empty() && flags.chars().all(|c| c.is_ascii_alphabetic()) && flags.contains('c')
+    }) || word == "--command"
+}
+
+/// A shell (anywhere: `xargs sh -c`, `find -exec sh -c`) or `su`, then `-c`, then the word at
+/// `index`: the script it parses.
+fn script_option(words: &[String], index: usize) -> Option<&'static str> {
+    for (j, word) in words.iter().enumerate().take(index) {
+        let name = basename(word);
+        let (label, su) = if let Some((_, label)) = SHELLS.iter().find(|(s, _)| *s == name) {
+            (*label, false)
+        } else if name == "su" {
+            ("su -c", true)
+        } else {
+            continue;
+        };
+        let mut c = None;
+        let mut k = j + 1;
+        while k < index {
+            let option = &words[k];
+            if is_c_option(option) {
+                c = Some(k);
+            } else if option == "-o" || option == "+o" {
+                k += 1;
+            } else if !option.starts_with(['-', '+']) && !su {
+                break;
+            }
+            k += 1;
+        }
+        if c.is_some_and(|c| c + 1 == index) {
+            return Some(label);
+        }
+    }
+    None
 }
 
 /// True for a value that the shell reads as itself outside quotes.
@@ -350,6 +837,89 @@ mod tests {
             scan("echo $'$args.x'"),
             Err(Problem::Unsafe(Place::DollarQuote))
         );
+    }
+
+    #[test]
+    fn backslashes_and_braces() {
+        use Context::{Double, Single, Word};
+        let uncertain = |u| Err(Problem::Uncertain(u));
+        assert_eq!(
+            scan("echo \"C:\\$args.v\""),
+            uncertain(Uncertain::AfterBackslash)
+        );
+        assert_eq!(scan("echo \\$args.v"), uncertain(Uncertain::AfterBackslash));
+        assert_eq!(scan("echo \"C:\\\\$args.v\""), Ok(vec![Double]));
+        assert_eq!(scan("echo \"\\\"\" $args.v"), Ok(vec![Word]));
+        assert_eq!(scan("printf %s \"${X:-\"$args.v\"}\""), Ok(vec![Double]));
+        assert_eq!(scan("printf %s \"${X:+\"$args.v\"}\""), Ok(vec![Double]));
+        assert_eq!(scan("printf %s \"${X#\"$args.v\"}\""), Ok(vec![Double]));
+        assert_eq!(scan("printf %s ${X:-$args.v}"), Ok(vec![Word]));
+        assert_eq!(scan("printf %s ${X:-'$args.v'}"), Ok(vec![Single]));
+        assert_eq!(
+            scan("printf %s \"${X:-$args.v}\""),
+            uncertain(Uncertain::BareInQuotedBrace)
+        );
+        assert_eq!(
+            scan("printf %s \"${X#'a'}\" $args.v"),
+            uncertain(Uncertain::QuoteInQuotedBrace)
+        );
+        assert_eq!(
+            scan("echo $((1 + $args.v))"),
+            uncertain(Uncertain::Arithmetic)
+        );
+        assert_eq!(scan("((n = $args.v))"), uncertain(Uncertain::Arithmetic));
+        assert_eq!(scan("echo $( (ls) ) $args.v"), Ok(vec![Word]));
+        assert_eq!(scan("echo ${X"), Err(Problem::Unclosed(Opener::Brace)));
+    }
+
+    fn reparsed(text: &str) -> Vec<Option<&'static str>> {
+        let (template, _) = parse_template(text, &OffsetMap::default());
+        scan_all(&template.parts)
+            .refs
+            .iter()
+            .map(|r| r.reparse.as_ref().map(|r| r.command))
+            .collect()
+    }
+
+    use super::scan as scan_all;
+
+    #[test]
+    fn reparsing_commands() {
+        assert_eq!(reparsed("eval \"echo $args.v\""), [Some("eval")]);
+        assert_eq!(reparsed("sh -c 'echo $args.v'"), [Some("sh -c")]);
+        assert_eq!(reparsed("bash -ec \"echo $args.v\""), [Some("bash -c")]);
+        assert_eq!(reparsed("ssh host \"cat $args.v\""), [Some("ssh")]);
+        assert_eq!(reparsed("ssh -p 22 -v $args.host uptime"), [None]);
+        assert_eq!(reparsed("ssh -p22 h ls $args.v"), [Some("ssh")]);
+        assert_eq!(reparsed("su -c \"id $args.v\" bob"), [Some("su -c")]);
+        assert_eq!(reparsed("ls | xargs sh -c 'echo $args.v'"), [Some("sh -c")]);
+        assert_eq!(
+            reparsed("find . -exec sh -c 'rm $args.v' \\;"),
+            [Some("sh -c")]
+        );
+        assert_eq!(reparsed("sudo -E FOO=1 eval $args.v"), [Some("eval")]);
+        assert_eq!(reparsed("echo $(eval $args.v)"), [Some("eval")]);
+        // A positional argument after the script, and a word that only names a shell, are data.
+        assert_eq!(reparsed("sh -c 'echo \"$1\"' _ $args.v"), [None]);
+        assert_eq!(
+            reparsed("echo eval $args.v; echo sh -x $args.v"),
+            [None, None]
+        );
+        assert_eq!(reparsed("eval true; echo $args.v"), [None]);
+        let (template, _) =
+            parse_template("sh -c 'echo \"$args.a\" $args.b' x", &OffsetMap::default());
+        let scanned = scan_all(&template.parts);
+        let inner: Vec<_> = scanned
+            .refs
+            .iter()
+            .map(|r| {
+                r.reparse
+                    .as_ref()
+                    .and_then(|r| r.script.as_ref())
+                    .and_then(|s| s.inner)
+            })
+            .collect();
+        assert_eq!(inner, [Some(Context::Double), Some(Context::Word)]);
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! and every value interpolated into `command` in a place whose quoting the scan can follow.
 
 use super::Cx;
-use seq_syntax::ast::{Item, Member, ValueKind};
-use seq_syntax::diagnostic::did_you_mean;
-use seq_syntax::shell::{self, Problem};
-use seq_syntax::{Code, Diagnostic};
+use seq_syntax::ast::{Item, Member, Template, TemplatePart, ValueKind};
+use seq_syntax::diagnostic::{Applicability, did_you_mean};
+use seq_syntax::shell::{self, Context, Problem, Scanned, WordEnd};
+use seq_syntax::{Code, Diagnostic, Span};
 
 /// The tool whose `command` is shell text.
 pub(crate) use crate::catalog::CMD_RUN;
@@ -92,14 +92,37 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
     let ValueKind::String(template) = &command.value.kind else {
         return;
     };
-    let problem = match shell::contexts(&template.parts) {
-        Ok(_) => return,
-        Err(problem) => problem,
-    };
-    let d = match problem {
+    let scanned = shell::scan(&template.parts);
+    let refs: Vec<Span> = template
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            TemplatePart::Ref(reference) => Some(reference.span),
+            TemplatePart::Text(_) => None,
+        })
+        .collect();
+    // One error per command: the first the engine would refuse it for.
+    let problem = scanned
+        .refs
+        .iter()
+        .zip(&refs)
+        .find_map(|(r, span)| r.context.err().map(|p| (p, *span)))
+        .or_else(|| {
+            scanned
+                .unclosed
+                .map(|o| (Problem::Unclosed(o), command.value.span))
+        });
+    if let Some((problem, at)) = problem {
+        out.push(problem_diagnostic(problem, command.value.span, at));
+    }
+    reparsed(template, &scanned, &refs, command.value.span, out);
+}
+
+fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
+    match problem {
         Problem::Unclosed(opener) => Diagnostic::new(
             Code::ShellUnclosed,
-            command.value.span,
+            command,
             format!(
                 "the shell text opens `{}` and never closes it",
                 opener.spelling()
@@ -111,13 +134,152 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
         )),
         Problem::Unsafe(place) => Diagnostic::new(
             Code::ShellUnsafePlace,
-            command.value.span,
+            command,
             format!(
                 "a value stands {}, where no escaping keeps it literal text",
                 place.describe()
             ),
         )
         .with_help("move the reference, write `$(...)` for backquotes, or use `argv` to run without a shell"),
-    };
-    out.push(d);
+        Problem::Uncertain(uncertain) => Diagnostic::new(
+            Code::ShellUncertainPlace,
+            at,
+            format!(
+                "a value stands {}, where the shell's reading of it is not certain",
+                uncertain.describe()
+            ),
+        )
+        .with_help(format!(
+            "{}; or use `argv` to run without a shell",
+            uncertain.hint()
+        )),
+    }
+}
+
+/// W0701: values that reach `eval`, `sh -c`, `ssh` or `su -c`, one warning per command word.
+/// The fix, for a `-c` script in single quotes, reads each value as a positional parameter
+/// (`sh -c 'echo "$1"' _ $args.v`): the value is then data to the inner shell too.
+fn reparsed(
+    template: &Template,
+    scanned: &Scanned,
+    refs: &[Span],
+    command: Span,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut done: Vec<usize> = Vec::new();
+    for (i, (r, span)) in scanned.refs.iter().zip(refs).enumerate() {
+        let Some(reparse) = &r.reparse else {
+            continue;
+        };
+        if done.contains(&i) {
+            continue;
+        }
+        let script = reparse.script.as_ref();
+        // Every value in the same script word is fixed together.
+        let group: Vec<usize> = match script {
+            Some(word) => scanned
+                .refs
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| {
+                    o.reparse
+                        .as_ref()
+                        .and_then(|p| p.script.as_ref())
+                        .is_some_and(|s| s.word == word.word)
+                })
+                .map(|(j, _)| j)
+                .collect(),
+            None => vec![i],
+        };
+        done.extend(&group);
+        let mut d = Diagnostic::new(
+            Code::ShellReparsed,
+            *span,
+            format!(
+                "this value reaches `{}`, which parses it as shell code again: escaping holds for one parse only",
+                reparse.command
+            ),
+        );
+        let positional = script.and_then(|word| {
+            let end = scanned.word_ends.get(word.word).copied()?;
+            positional_fix(template, scanned, &group, end)
+        });
+        match positional {
+            Some(text) => {
+                d = d
+                    .with_help("pass the value as a positional argument after the script, and read it there as `\"$1\"`")
+                    .with_replacement(
+                        "pass the value as a positional argument",
+                        command,
+                        format!("\\\"{}\\\"", super::fix::in_item_string(&text)),
+                    )
+                    .graded(Applicability::MaybeIncorrect);
+            }
+            None => {
+                d = d.with_help(
+                    "pass the value as data instead: `sh -c '... \"$1\" ...' _ $args.v` reads it as a positional argument, or use `argv`",
+                );
+            }
+        }
+        out.push(d);
+    }
+}
+
+/// The command text with the values of `group` (all in one single-quoted `-c` script ending at
+/// `end`) read as `$1`, `$2`, ... and passed after the script.
+fn positional_fix(
+    template: &Template,
+    scanned: &Scanned,
+    group: &[usize],
+    end: WordEnd,
+) -> Option<String> {
+    let mut text = String::new();
+    let mut passed = String::new();
+    let mut index = 0;
+    for (p, part) in template.parts.iter().enumerate() {
+        match part {
+            TemplatePart::Text(t) => match end {
+                WordEnd::At { part, offset } if part == p => {
+                    text.push_str(t.get(..offset)?);
+                    text.push_str(" _");
+                    text.push_str(&passed);
+                    text.push_str(t.get(offset..)?);
+                }
+                WordEnd::At { .. } | WordEnd::End => text.push_str(t),
+            },
+            TemplatePart::Ref(reference) => {
+                if let Some(n) = group.iter().position(|g| *g == index) {
+                    let inner = scanned
+                        .refs
+                        .get(index)?
+                        .reparse
+                        .as_ref()?
+                        .script
+                        .as_ref()?
+                        .inner?;
+                    match inner {
+                        Context::Word => text.push_str(&format!("\"${}\"", n + 1)),
+                        Context::Double => text.push_str(&format!("${{{}}}", n + 1)),
+                        Context::Single => return None,
+                    }
+                    passed.push(' ');
+                    passed.push_str(&braced(reference));
+                } else {
+                    text.push_str(&braced(reference));
+                }
+                index += 1;
+            }
+        }
+    }
+    if end == WordEnd::End {
+        text.push_str(" _");
+        text.push_str(&passed);
+    }
+    Some(text)
+}
+
+/// `${args.x}`: the reference in braces, so no text after it runs into its name.
+fn braced(reference: &seq_syntax::ast::Reference) -> String {
+    let text = reference.to_string();
+    format!("${{{}}}", text.strip_prefix('$').unwrap_or(&text))
 }
