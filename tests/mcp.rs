@@ -210,7 +210,7 @@ fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
             "message": "unknown field `paralell` in a group",
             "excerpt": "paralell",
             "path": "group `read` (groups[0])",
-            "hint": "did you mean `parallel`? The fields of a group are `name`, `description`, `in`, `out`, `tools`, `when`, `parallel`, `timeout`, `on_error`, `retries`, `missing` or `fallback`"
+            "hint": "did you mean `parallel`? The fields of a group are `name`, `description`, `in`, `out`, `tools`, `when`, `parallel`, `timeout`, `on_error`, `retries`, `retry_delay`, `retry_backoff`, `missing`, `fallback` or `max_parallel`"
         }])
     );
     assert_eq!(broken["structured"]["error"]["reason"], "arg_error");
@@ -511,6 +511,9 @@ fn the_tools_list_of_seqc_mcp() {
         let answers = serve(args, &[json!({"method": "tools/list"})]);
         let listed = &answers[0];
         assert!(!cites_the_design(&listed.to_string()), "{listed}");
+        // What a model reads before its first call: the whole list, compact, under 32 KB.
+        let size = listed.to_string().len();
+        assert!(size < 32 * 1024, "{name}: tools/list is {size} bytes");
         insta::assert_json_snapshot!(name, listed);
     }
 }

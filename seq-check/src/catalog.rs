@@ -257,9 +257,10 @@ mod tests {
     fn seq_create_shows_the_language_in_brief_and_every_tool_its_result() {
         let catalog = Catalog::builtin();
         let create = catalog.get(SEQ_CREATE).unwrap();
-        // A guide a model reads whole, before the tool list the server appends.
+        // A guide a model reads whole, before the tool list the server appends (the whole
+        // tools/list stays under 32 KB: tests/mcp.rs).
         assert!(
-            create.description.len() <= 2500,
+            create.description.len() <= 3500,
             "{}",
             create.description.len()
         );

@@ -36,7 +36,7 @@ const INSPECT: &str = r#"{
       "name": "拉取┃单台",
       "in": { "┃host": "string" },
       "out": { "summary": "object" },
-      "tools": "{\"tool\":\"cmd┃_run\",\"args\":{\"command\":\"ssh \\\"主机\\\" $args.ho┃st\"},\"as\":\"summary\"} ;"
+      "tools": "{\"tool\":\"cmd┃_run\",\"args\":{\"command\":\"ssh $args.ho┃st \\\"主机\\\"\"},\"as\":\"summary\"} ;"
     },
     {
       "name": "全部",

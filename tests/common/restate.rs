@@ -166,6 +166,9 @@ impl Restate {
             .arg(&self.admin)
             .arg("--root")
             .arg(root)
+            // The tests' sequences run commands and write files: a worker allows neither unless
+            // told.
+            .args(["--enable", "cmd_run", "--enable", "files_write"])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
