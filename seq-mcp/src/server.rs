@@ -328,7 +328,7 @@ fn output_schema(output: Option<&Value>) -> Option<JsonObject> {
 const MAX_AVAILABLE_BYTES: usize = 8 * 1024;
 
 /// Longest summary of a tool's description, in characters.
-const MAX_SUMMARY_CHARS: usize = 200;
+const MAX_SUMMARY_CHARS: usize = 320;
 
 /// A tool's signature with the first sentence of its description.
 fn signature(def: &ToolDef) -> String {
@@ -349,12 +349,21 @@ fn first_sentence(description: &str) -> String {
         .next()
         .unwrap_or(line.len());
     let sentence = line.get(..end).unwrap_or(line).trim_end_matches('.');
-    let mut chars = sentence.chars();
-    let mut out: String = chars.by_ref().take(MAX_SUMMARY_CHARS).collect();
-    if chars.next().is_some() {
-        out.push('…');
+    if sentence.chars().count() <= MAX_SUMMARY_CHARS {
+        return sentence.to_owned();
     }
-    out
+    // Too long: cut at the last clause (or, failing one, word) that fits, never inside a word.
+    let bound = sentence
+        .char_indices()
+        .nth(MAX_SUMMARY_CHARS)
+        .map_or(sentence.len(), |(i, _)| i);
+    let head = &sentence[..bound];
+    let cut = head
+        .rfind("; ")
+        .or_else(|| head.rfind(", "))
+        .or_else(|| head.rfind(' '))
+        .unwrap_or(bound);
+    format!("{} …", head[..cut].trim_end_matches([',', ';', ':']))
 }
 
 fn signature_only(def: &ToolDef) -> String {

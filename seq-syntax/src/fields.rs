@@ -383,7 +383,7 @@ pub const ITEM: &[Field] = &[
         false,
         Ty::Slot,
         None,
-        "An `object` slot for the item's final error (an `array` slot for an `each` item); the item is then `caught` and the group goes on.",
+        "An `object` slot for the item's final error; the item is then `caught` and the group goes on (not on an `each` item: call a group per element instead).",
     ),
     field(
         Level::Item,

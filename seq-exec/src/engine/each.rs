@@ -31,6 +31,21 @@ pub(crate) async fn run(
     each: &Arg,
     scope: Scope<'_>,
 ) -> ItemRun {
+    let mark = g.cx.clock.mark();
+    let mut run = run_elements(g, index, item, each, scope).await;
+    // The item's time is its elements' together, from the first start to the last end.
+    run.report.started_ms = mark.started_ms;
+    run.report.duration_ms = mark.duration_ms();
+    run
+}
+
+async fn run_elements(
+    g: &GroupCx<'_>,
+    index: usize,
+    item: &Item,
+    each: &Arg,
+    scope: Scope<'_>,
+) -> ItemRun {
     let array = match elements(g, each, scope) {
         Ok(array) => array,
         Err(error) => return failed(item, error),

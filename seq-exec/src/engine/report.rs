@@ -154,6 +154,9 @@ pub struct ElementReport {
     /// How many times the element was re-run by `on_error: retry`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// When the element's run started: milliseconds from the run's start.
+    #[serde(default)]
+    pub started_ms: u64,
     pub duration_ms: u64,
 }
 
@@ -184,6 +187,7 @@ impl EachReport {
                 status: run.status,
                 error: run.error,
                 retries: run.retries,
+                started_ms: run.started_ms,
                 duration_ms,
             });
         } else {
@@ -287,6 +291,12 @@ fn untime_items(items: &mut [ItemReport]) {
                 started_ms: 0,
                 duration_ms: 0,
             };
+        }
+        if let Some(each) = &mut item.each {
+            for element in &mut each.elements {
+                element.started_ms = 0;
+                element.duration_ms = 0;
+            }
         }
         for called in &mut item.called {
             called.started_ms = 0;
