@@ -5,6 +5,8 @@
 //!   beside the embedded host. Their live `tools/list` is also a catalog for the checker
 //!   ([`McpHost::definitions`]).
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
+//! - [`http`]: the same server over streamable HTTP (`--http`), with bearer tokens
+//!   ([`token`]) naming the caller.
 //! - [`bound`]: messages past the line bound answered with an error, not dropped.
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
 
@@ -13,10 +15,12 @@ mod child;
 mod connection;
 pub mod convert;
 pub mod host;
+pub mod http;
 pub mod report;
 pub mod server;
 pub mod spec;
 pub mod teach;
+pub mod token;
 
 pub use host::{Combined, McpHost, Options, ServerStatus};
 pub use report::{ConnectError, Notice};
