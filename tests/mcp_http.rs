@@ -141,6 +141,58 @@ fn typescript_clients_with_two_tokens_are_two_callers() {
 }
 
 #[test]
+fn a_python_client_with_a_token_creates_and_runs() {
+    let python = mcp_dir().join(".venv/bin/python");
+    assert!(
+        python.is_file(),
+        "create it with `python3 -m venv tests/mcp/.venv && tests/mcp/.venv/bin/pip install \
+         --require-hashes -r tests/mcp/requirements.txt` (.ci/run does)"
+    );
+    let token = "carol-token-0123456789";
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let policy = data.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        json!({"callers": {"carol": {"token_sha256": seq_mcp::token::sha256_hex(token)}}})
+            .to_string(),
+    )
+    .unwrap();
+    let store = data.path().join("store");
+    let (server, url) = serve(&[
+        "--root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        store.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    let output = Command::new(python)
+        .arg(mcp_dir().join("http_client.py"))
+        .args([&url, token])
+        .output()
+        .unwrap();
+    assert_eq!(stop(server), Some(0));
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
+    assert_eq!(seen["server"], "seqc");
+    assert_eq!(seen["tools"].as_array().unwrap().len(), 6, "{seen}");
+    assert_eq!(seen["create"]["is_error"], false, "{seen}");
+    assert_eq!(seen["run"]["is_error"], false, "{seen}");
+    assert_eq!(
+        seen["run"]["structured"]["out"]["greet"]["said"],
+        json!({"text": "hi"})
+    );
+    // The store records the token's caller as the owner.
+    let stored = std::fs::read_dir(store.join("sequences"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
+        .any(|text| text.contains(r#""owner":"carol""#));
+    assert!(stored, "no stored sequence names its owner `carol`");
+}
+
+#[test]
 fn an_address_beyond_loopback_needs_tokens() {
     let root = tempfile::tempdir().unwrap();
     let output = common::seqc(&[
