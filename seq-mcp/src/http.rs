@@ -118,7 +118,7 @@ impl Gate {
         }
         let caller = match self.caller(&request) {
             Ok(caller) => caller,
-            Err(response) => return response,
+            Err(refusal) => return refusal.answer(),
         };
         let session = request
             .headers()
@@ -190,8 +190,8 @@ impl Gate {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The request's caller, or the 401 answer.
-    fn caller(&self, request: &Request<Incoming>) -> Result<Caller, Response<Body>> {
+    /// The request's caller, or why it has none.
+    fn caller(&self, request: &Request<Incoming>) -> Result<Caller, Unauthorized> {
         let tokens = match &self.access {
             Access::Open(caller) => return Ok(caller.clone()),
             Access::Tokens(tokens) => tokens,
@@ -204,17 +204,34 @@ impl Gate {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim());
         let Some(token) = presented else {
-            return Err(unauthorized(
+            return Err(Unauthorized::NoToken);
+        };
+        tokens
+            .caller(token)
+            .cloned()
+            .ok_or(Unauthorized::WrongToken)
+    }
+}
+
+/// Why a request has no caller: answered 401.
+#[derive(Clone, Copy, Debug)]
+enum Unauthorized {
+    NoToken,
+    WrongToken,
+}
+
+impl Unauthorized {
+    fn answer(self) -> Response<Body> {
+        match self {
+            Unauthorized::NoToken => unauthorized(
                 "Bearer realm=\"seqc\"",
                 "this server needs `Authorization: Bearer TOKEN`",
-            ));
-        };
-        tokens.caller(token).cloned().ok_or_else(|| {
-            unauthorized(
+            ),
+            Unauthorized::WrongToken => unauthorized(
                 "Bearer realm=\"seqc\", error=\"invalid_token\"",
                 "the bearer token names no caller here",
-            )
-        })
+            ),
+        }
     }
 }
 
