@@ -193,6 +193,40 @@ fn a_python_client_with_a_token_creates_and_runs() {
 }
 
 #[test]
+fn progress_keeps_a_long_run_alive_for_a_client_with_a_short_timeout() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    // Loopback without a policy file: no tokens.
+    let (server, url) = serve(&[
+        "--root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+    ]);
+    let output = Command::new("node")
+        .arg(mcp_dir().join("progress-client.mjs"))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert_eq!(stop(server), Some(0));
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
+    assert_eq!(seen["create_error"], false, "{seen}");
+    assert_eq!(seen["with_progress"]["ok"], true, "{seen}");
+    assert!(
+        seen["with_progress"]["notifications"].as_u64().unwrap() >= 2,
+        "{seen}"
+    );
+    assert!(
+        seen["without_progress"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"),
+        "{seen}"
+    );
+}
+
+#[test]
 fn an_address_beyond_loopback_needs_tokens() {
     let root = tempfile::tempdir().unwrap();
     let output = common::seqc(&[

@@ -7,6 +7,7 @@
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
 //! - [`http`]: the same server over streamable HTTP (`--http`), with bearer tokens
 //!   ([`token`]) naming the caller.
+//! - [`progress`]: a heartbeat of progress notifications while a call asking for them runs.
 //! - [`bound`]: messages past the line bound answered with an error, not dropped.
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
 
@@ -16,6 +17,7 @@ mod connection;
 pub mod convert;
 pub mod host;
 pub mod http;
+pub mod progress;
 pub mod report;
 pub mod server;
 pub mod spec;

@@ -526,6 +526,7 @@ impl ServerHandler for SeqServer {
         let cancel = CancellationToken::new();
         let caller = self.caller_of(&context);
         let ended = SeqServer::session_ended(&context);
+        let _heartbeat = crate::progress::Heartbeat::start(&context, &request.name);
         let answer = self.answer(request, &caller, &cancel);
         tokio::pin!(answer);
         tokio::select! {
