@@ -296,15 +296,7 @@ pub fn serve(args: &ServeArgs) -> Status {
     };
     let http = match args.http.http {
         Some(addr) => match http_access(args, &policy, addr) {
-            Ok(access) => Some((
-                addr,
-                HttpOptions::new(
-                    access,
-                    addr,
-                    &args.http.allow_hosts,
-                    &args.http.allow_origins,
-                ),
-            )),
+            Ok(access) => Some((addr, access)),
             Err(message) => return trouble(message),
         },
         None => None,
@@ -339,7 +331,7 @@ pub fn serve(args: &ServeArgs) -> Status {
             ),
         };
         let served = match http {
-            Some((addr, options)) => serve_http(server, addr, options).await,
+            Some((addr, access)) => serve_http(server, addr, access, &args.http).await,
             None => server.serve_stdio().await,
         };
         mcp.shutdown().await;
@@ -356,12 +348,15 @@ pub fn serve(args: &ServeArgs) -> Status {
 async fn serve_http(
     server: SeqServer,
     addr: std::net::SocketAddr,
-    options: HttpOptions,
+    access: Access,
+    args: &HttpArgs,
 ) -> Result<(), seq_mcp::server::ServeError> {
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|error| {
         seq_mcp::server::ServeError::new(format!("cannot listen on {addr}: {}", reason(&error)))
     })?;
     let bound = listener.local_addr().unwrap_or(addr);
+    // The origins allowed carry the port actually bound (port 0 picks one).
+    let options = HttpOptions::new(access, bound, &args.allow_hosts, &args.allow_origins);
     // The address actually bound (port 0 picks one), for scripts and tests to read.
     eprintln!(
         "seqc mcp: serving MCP at http://{bound}{}",

@@ -226,6 +226,43 @@ fn progress_keeps_a_long_run_alive_for_a_client_with_a_short_timeout() {
     );
 }
 
+/// The official conformance suite's server scenarios (initialize, ping, tools/list, SSE
+/// streams, resources/prompts lists, DNS rebinding) pass; those that need the suite's own test
+/// tools are listed in tests/conformance/expected-failures.yml with why.
+#[test]
+fn the_conformance_suite_server_scenarios_pass() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let node = dir.join("node_modules/.bin/node");
+    assert!(
+        node.is_file(),
+        "run `npm ci --prefix tests/conformance` (.ci/run does)"
+    );
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (server, url) = serve(&[
+        "--root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+    ]);
+    let results = tempfile::tempdir().unwrap();
+    let output = Command::new(&node)
+        .arg(dir.join("node_modules/.bin/conformance"))
+        .args(["server", "--url", &url, "--expected-failures"])
+        .arg(dir.join("expected-failures.yml"))
+        .arg("--output-dir")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    assert_eq!(stop(server), Some(0));
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
+
 #[test]
 fn an_address_beyond_loopback_needs_tokens() {
     let root = tempfile::tempdir().unwrap();
