@@ -62,6 +62,12 @@ pub enum Command {
     /// `--allow`/`--deny` limit what the client may use, at every depth. The sequences'
     /// `output_send__stdout` lines go to stderr (stdout carries the protocol).
     Mcp(crate::mcp::ServeArgs),
+    /// Print a fresh bearer token for `seqc mcp --http`, and the SHA-256 a policy file keeps.
+    ///
+    /// The first line is the token (give it to the client, and keep it nowhere else); the
+    /// second is `"token_sha256": "HEX"`, for the caller's entry under `callers` in the
+    /// policy file.
+    Token,
     /// Serve durable runs (`seqc run --restate`) to a Restate server, on the embedded host and
     /// the `--mcp` servers' tools. See "Durable runs" in docs/reference.md.
     Worker(crate::worker::WorkerArgs),
@@ -92,6 +98,7 @@ pub fn run() -> ExitCode {
         Command::List(args) => crate::storage_cmd::list(&args),
         Command::Delete(args) => crate::storage_cmd::delete(&args),
         Command::Mcp(args) => crate::mcp::serve(&args),
+        Command::Token => crate::mcp::token(),
         Command::Worker(args) => crate::worker::run(&args),
         Command::Runs(args) => crate::runs::runs(&args),
         Command::Cancel(args) => crate::runs::cancel(&args),

@@ -9,7 +9,9 @@ use clap::Args;
 use seq_check::ToolDef;
 use seq_exec::Caller;
 use seq_exec::policy::Policy;
+use seq_mcp::http::{Access, HttpOptions};
 use seq_mcp::server::Stderr;
+use seq_mcp::token::Tokens;
 use seq_mcp::{McpHost, Notice, Options, SeqServer};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -142,6 +144,63 @@ pub struct ServeArgs {
     /// request cancels its durable run.
     #[arg(long = "restate-admin", value_name = "ADMIN_URL", requires = "restate")]
     pub restate_admin: Option<String>,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// `seqc mcp --http`: the service over streamable HTTP.
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio (such as
+    /// 127.0.0.1:8765). Every request then needs `Authorization: Bearer TOKEN`, the token of a
+    /// caller in the policy file (`seqc token` makes one); only a loopback address without a
+    /// policy file may serve without tokens, everyone then being `--caller`.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// A `Host` the server answers to besides the loopback names and its own address, such as
+    /// the name a reverse proxy forwards (repeatable).
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    pub allow_hosts: Vec<String>,
+    /// An `Origin` a browser-based client may send, such as https://app.example.com:443
+    /// (repeatable); a request whose Origin is another is refused (403).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub allow_origins: Vec<String>,
+}
+
+/// `seqc token`: a fresh token and its hash.
+pub fn token() -> Status {
+    match seq_mcp::token::fresh() {
+        Ok(token) => {
+            println!("{token}");
+            println!(
+                "\"token_sha256\": \"{}\"",
+                seq_mcp::token::sha256_hex(&token)
+            );
+            Status::Clean
+        }
+        Err(message) => trouble(message),
+    }
+}
+
+/// Who may call `--http` at `addr`: the policy's tokens, or, on a loopback address without a
+/// policy file, everyone as `--caller`.
+fn http_access(
+    args: &ServeArgs,
+    policy: &Policy,
+    addr: std::net::SocketAddr,
+) -> Result<Access, String> {
+    let tokens = Tokens::from_policy(policy)?;
+    if !tokens.is_empty() {
+        return Ok(Access::Tokens(tokens));
+    }
+    if addr.ip().is_loopback() && args.rights.policy.is_none() {
+        return Ok(Access::Open(Caller::new(args.caller.clone())));
+    }
+    Err(format!(
+        "--http {addr} needs callers with tokens: give each caller in the policy file a \
+         `token_sha256` (`seqc token` prints one); only a loopback address without a policy \
+         file serves without tokens"
+    ))
 }
 
 /// The policy of `seqc mcp` and `seqc worker`: the `--policy` file, `--allow`/`--deny` added to
@@ -284,6 +343,13 @@ pub fn serve(args: &ServeArgs) -> Status {
         Ok(policy) => Arc::new(policy),
         Err(message) => return trouble(message),
     };
+    let http = match args.http.http {
+        Some(addr) => match http_access(args, &policy, addr) {
+            Ok(access) => Some((addr, access)),
+            Err(message) => return trouble(message),
+        },
+        None => None,
+    };
     runtime.block_on(async {
         let mcp = match connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
             Ok(mcp) => mcp,
@@ -317,7 +383,10 @@ pub fn serve(args: &ServeArgs) -> Status {
                 Arc::new(Stderr),
             ),
         };
-        let served = server.serve_stdio().await;
+        let served = match http {
+            Some((addr, access)) => serve_http(server, addr, access, &args.http).await,
+            None => server.serve_stdio().await,
+        };
         mcp.shutdown().await;
         // Whatever the runs' commands left winding down is killed before seqc exits.
         seq_exec::builtin::kill_all_now();
@@ -326,4 +395,42 @@ pub fn serve(args: &ServeArgs) -> Status {
             Err(error) => trouble(error),
         }
     })
+}
+
+/// Serves over HTTP until SIGINT or SIGTERM.
+async fn serve_http(
+    server: SeqServer,
+    addr: std::net::SocketAddr,
+    access: Access,
+    args: &HttpArgs,
+) -> Result<(), seq_mcp::server::ServeError> {
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|error| {
+        seq_mcp::server::ServeError::new(format!("cannot listen on {addr}: {}", reason(&error)))
+    })?;
+    let bound = listener.local_addr().unwrap_or(addr);
+    // The origins allowed carry the port actually bound (port 0 picks one).
+    let options = HttpOptions::new(access, bound, &args.allow_hosts, &args.allow_origins);
+    // The address actually bound (port 0 picks one), for scripts and tests to read.
+    eprintln!(
+        "seqc mcp: serving MCP at http://{bound}{}",
+        seq_mcp::http::PATH
+    );
+    let stop = seq_exec::engine::CancellationToken::new();
+    let on_signal = stop.clone();
+    tokio::spawn(async move {
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate => {}
+        }
+        on_signal.cancel();
+    });
+    seq_mcp::http::serve(server, listener, options, stop).await
 }

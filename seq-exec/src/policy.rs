@@ -65,6 +65,10 @@ pub struct Rules {
     pub allow: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny: Vec<String>,
+    /// A caller's layer only: the hex SHA-256 of the bearer token that is this caller over
+    /// `seqc mcp --http` (the hash, so that the file never holds the token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_sha256: Option<String>,
 }
 
 impl Policy {

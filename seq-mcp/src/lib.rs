@@ -5,6 +5,9 @@
 //!   beside the embedded host. Their live `tools/list` is also a catalog for the checker
 //!   ([`McpHost::definitions`]).
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
+//! - [`http`]: the same server over streamable HTTP (`--http`), with bearer tokens
+//!   ([`token`]) naming the caller.
+//! - [`progress`]: a heartbeat of progress notifications while a call asking for them runs.
 //! - [`bound`]: messages past the line bound answered with an error, not dropped.
 //! - [`framing`]: every request answered: parse errors, invalid requests and invalid params.
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
@@ -15,10 +18,13 @@ mod connection;
 pub mod convert;
 pub mod framing;
 pub mod host;
+pub mod http;
+pub mod progress;
 pub mod report;
 pub mod server;
 pub mod spec;
 pub mod teach;
+pub mod token;
 
 pub use host::{Combined, McpHost, Options, ServerStatus};
 pub use report::{ConnectError, Notice};

@@ -77,6 +77,12 @@ impl std::fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
+impl ServeError {
+    pub fn new(message: impl Into<String>) -> ServeError {
+        ServeError(message.into())
+    }
+}
+
 impl SeqServer {
     /// Serves `tools` for `caller`; `policy` decides which seq tools are listed (the tools
     /// check it again when called) and which downstream tools are shown.
@@ -139,6 +145,11 @@ impl SeqServer {
         self
     }
 
+    /// Cancelled when serving ends: every run of every session stops then.
+    pub fn session_token(&self) -> CancellationToken {
+        self.session.clone()
+    }
+
     /// Serves on stdin and stdout until the client closes them.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         let (input, output) = rmcp::transport::stdio_pipes();
@@ -167,22 +178,49 @@ impl SeqServer {
             .map_err(|error| ServeError(format!("the MCP session ended abnormally: {error}")))
     }
 
-    /// The seq tools this server lists, in catalog order.
+    /// The seq tools this server lists to the caller it was started for, in catalog order.
     pub fn listed(&self) -> Vec<Tool> {
+        self.listed_for(&self.caller)
+    }
+
+    /// The seq tools `caller` sees, in catalog order.
+    pub fn listed_for(&self, caller: &Caller) -> Vec<Tool> {
         seq_tools::definitions()
             .into_iter()
             .filter(|def| self.tools.offers(&def.name))
-            .filter(|def| self.policy.allows(&self.caller, &def.name))
-            .map(|def| self.tool(def))
+            .filter(|def| self.policy.allows(caller, &def.name))
+            .map(|def| self.tool(def, caller))
             .collect()
     }
 
-    fn tool(&self, def: ToolDef) -> Tool {
+    /// Who is calling: the caller the HTTP transport authenticated for this request
+    /// ([`crate::http`]), else the one the server was started for (stdio).
+    fn caller_of(&self, context: &RequestContext<RoleServer>) -> Caller {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned()
+            .unwrap_or_else(|| self.caller.clone())
+    }
+
+    /// Cancelled when the HTTP session of this request ends ([`crate::http::SessionEnded`]);
+    /// over stdio, never (the stdin end is [`SeqServer::session_token`]).
+    fn session_ended(context: &RequestContext<RoleServer>) -> CancellationToken {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::http::SessionEnded>())
+            .map(|ended| ended.0.clone())
+            .unwrap_or_default()
+    }
+
+    fn tool(&self, def: ToolDef, caller: &Caller) -> Tool {
         let mut description = def.description.clone();
         if def.name == SEQ_CREATE {
-            description.push_str(&self.available());
+            description.push_str(&self.available(caller));
         } else if def.name == SEQ_RUN {
-            description.push_str(&self.reachable());
+            description.push_str(&self.reachable(caller));
         }
         // The seq tools' schemas are objects (`Schema::to_json`).
         let schema: JsonObject = def.raw_parameters.as_object().cloned().unwrap_or_default();
@@ -203,10 +241,10 @@ impl SeqServer {
     }
 
     /// " Tools available to sequences here: ..." for `seq_create`'s description.
-    fn available(&self) -> String {
+    fn available(&self, caller: &Caller) -> String {
         let mut tools: Vec<ToolDef> = (self.downstream)()
             .into_iter()
-            .filter(|def| self.policy.allows(&self.caller, &def.name))
+            .filter(|def| self.policy.allows(caller, &def.name))
             .collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         // The calls are items too, with a parallel safety of their own.
@@ -214,7 +252,7 @@ impl SeqServer {
             seq_tools::definitions()
                 .into_iter()
                 .filter(|def| Catalog::is_call(&def.name))
-                .filter(|def| self.policy.allows(&self.caller, &def.name)),
+                .filter(|def| self.policy.allows(caller, &def.name)),
         );
         let listed: Vec<String> = tools.iter().map(signature).collect();
         let mut text = format!(
@@ -234,10 +272,10 @@ impl SeqServer {
 
     /// " A run here can reach: ..." for `seq_run`'s description: the names only, since
     /// `seq_create`'s description gives their parameters.
-    fn reachable(&self) -> String {
+    fn reachable(&self, caller: &Caller) -> String {
         let mut names: Vec<String> = (self.downstream)()
             .into_iter()
-            .filter(|def| self.policy.allows(&self.caller, &def.name))
+            .filter(|def| self.policy.allows(caller, &def.name))
             .map(|def| format!("`{}`", def.name))
             .collect();
         names.sort();
@@ -253,6 +291,7 @@ impl SeqServer {
     async fn answer(
         &self,
         request: CallToolRequestParams,
+        caller: &Caller,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
@@ -265,7 +304,7 @@ impl SeqServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let outcome = self
             .tools
-            .call_cancellable(&name, args, &self.caller, cancel)
+            .call_cancellable(&name, args, caller, cancel)
             .await;
         Ok(to_result(outcome))
     }
@@ -482,9 +521,12 @@ impl ServerHandler for SeqServer {
     fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
-        std::future::ready(Ok(ListToolsResult::with_all_items(self.listed())))
+        let caller = self.caller_of(&context);
+        std::future::ready(Ok(ListToolsResult::with_all_items(
+            self.listed_for(&caller),
+        )))
     }
 
     async fn call_tool(
@@ -496,13 +538,17 @@ impl ServerHandler for SeqServer {
         // session has ended); the session token comes first when the client closes stdin. The
         // run then winds down and still answers, with its report saying `cancelled`.
         let cancel = CancellationToken::new();
-        let answer = self.answer(request, &cancel);
+        let caller = self.caller_of(&context);
+        let ended = SeqServer::session_ended(&context);
+        let _heartbeat = crate::progress::Heartbeat::start(&context, &request.name);
+        let answer = self.answer(request, &caller, &cancel);
         tokio::pin!(answer);
         tokio::select! {
             biased;
             result = &mut answer => return result.map(CallToolResponse::from),
             () = context.ct.cancelled() => {}
             () = self.session.cancelled() => {}
+            () = ended.cancelled() => {}
         }
         cancel.cancel();
         answer.await.map(CallToolResponse::from)
@@ -568,14 +614,15 @@ impl ServerHandler for SeqServer {
     fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + MaybeSendFuture + '_ {
+        let caller = self.caller_of(&context);
         // The guide as this caller's `tools/list` shows it, with the tools available here.
         let guide = seq_tools::definitions()
             .into_iter()
             .find(|def| def.name == seq_check::catalog::SEQ_CREATE)
             .map(|def| {
-                self.tool(def)
+                self.tool(def, &caller)
                     .description
                     .map(|d| d.into_owned())
                     .unwrap_or_default()

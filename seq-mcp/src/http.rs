@@ -1,0 +1,318 @@
+//! `seqc mcp --http ADDR`: the seq tools served over MCP's streamable HTTP at `/mcp`, on
+//! rmcp's server transport (sessions, SSE streams, resumption with `Last-Event-ID`, DELETE
+//! ending a session), behind a gate of our own that
+//!
+//! - answers only `/mcp` (404 elsewhere);
+//! - knows who is calling: the bearer token's caller ([`Tokens`]), or the one caller of an open
+//!   loopback server; no or a wrong token is 401 with `WWW-Authenticate: Bearer`. The caller
+//!   rides in the request's extensions to [`SeqServer`], which uses it as `--caller` is used;
+//! - binds a session to the caller that opened it: another caller's requests on it are 404, as
+//!   for a session that does not exist;
+//! - bounds sessions ([`MAX_SESSIONS`], 503 past it) and connections ([`MAX_CONNECTIONS`], the
+//!   rest wait to be accepted), and header reading time.
+//!
+//! rmcp validates `Host` and `Origin` (DNS-rebinding protection) against [`HttpOptions`]'s
+//! lists and bounds the request body.
+
+use crate::server::{SeqServer, ServeError};
+use crate::token::Tokens;
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use seq_exec::Caller;
+use seq_exec::engine::CancellationToken;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// The path MCP is served at.
+pub const PATH: &str = "/mcp";
+/// Sessions open at once; an `initialize` past it is 503.
+pub const MAX_SESSIONS: usize = 256;
+/// Connections served at once; more wait in the listen queue.
+pub const MAX_CONNECTIONS: usize = 512;
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Cancelled when the request's session ends (DELETE, or closed idle): the runs it started stop.
+/// The gate puts it in each request's extensions for [`SeqServer`].
+#[derive(Clone, Debug)]
+pub struct SessionEnded(pub CancellationToken);
+
+/// Who may call.
+#[derive(Clone, Debug)]
+pub enum Access {
+    /// Everyone is this caller (a loopback address without tokens, as over stdio).
+    Open(Caller),
+    /// A bearer token names the caller.
+    Tokens(Tokens),
+}
+
+/// How `--http` serves.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    pub access: Access,
+    /// `Host` values (name or `name:port`) requests may carry.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values a request that carries one must have (with scheme; `:*` any port).
+    pub allowed_origins: Vec<String>,
+}
+
+impl HttpOptions {
+    /// The loopback names and their origins at `addr`'s port, plus `hosts` and `origins`.
+    pub fn new(access: Access, addr: SocketAddr, hosts: &[String], origins: &[String]) -> Self {
+        let port = addr.port();
+        let mut allowed_hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
+            allowed_hosts.push(addr.ip().to_string());
+        }
+        allowed_hosts.extend(hosts.iter().cloned());
+        let mut allowed_origins: Vec<String> = allowed_hosts
+            .iter()
+            .map(|host| {
+                if host.contains(':')
+                    && !host.contains(']')
+                    && host.parse::<std::net::Ipv6Addr>().is_ok()
+                {
+                    format!("http://[{host}]:{port}")
+                } else {
+                    format!("http://{host}:{port}")
+                }
+            })
+            .collect();
+        allowed_origins.extend(origins.iter().cloned());
+        HttpOptions {
+            access,
+            allowed_hosts,
+            allowed_origins,
+        }
+    }
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// The gate in front of rmcp's service (module comment).
+struct Gate {
+    access: Access,
+    service: StreamableHttpService<SeqServer, LocalSessionManager>,
+    manager: Arc<LocalSessionManager>,
+    /// Which caller opened each session, and the token its end cancels.
+    owners: Mutex<HashMap<String, (String, CancellationToken)>>,
+}
+
+impl Gate {
+    async fn handle(&self, mut request: Request<Incoming>) -> Response<Body> {
+        if request.uri().path() != PATH {
+            return plain(StatusCode::NOT_FOUND, format!("MCP is served at {PATH}"));
+        }
+        let caller = match self.caller(&request) {
+            Ok(caller) => caller,
+            Err(refusal) => return refusal.answer(),
+        };
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        match &session {
+            Some(id) => {
+                let known = self.owners().get(id).cloned();
+                if let Some((owner, ended)) = known {
+                    if owner != caller.id {
+                        return plain(StatusCode::NOT_FOUND, "no such session".to_owned());
+                    }
+                    request.extensions_mut().insert(SessionEnded(ended));
+                }
+            }
+            None if request.method() == Method::POST => {
+                let open = self.manager.sessions.read().await.len();
+                if open >= MAX_SESSIONS {
+                    let mut response = plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("{open} sessions are open, the most this server keeps"),
+                    );
+                    response
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                    return response;
+                }
+            }
+            None => {}
+        }
+        let deleting = request.method() == Method::DELETE;
+        request.extensions_mut().insert(caller.clone());
+        let response = self.service.handle(request).await;
+        match session {
+            Some(id) if deleting && response.status().is_success() => {
+                if let Some((_, ended)) = self.owners().remove(&id) {
+                    ended.cancel();
+                }
+            }
+            Some(_) => {}
+            None => {
+                if let Some(id) = response
+                    .headers()
+                    .get(SESSION_HEADER)
+                    .and_then(|value| value.to_str().ok())
+                {
+                    let live = self.manager.sessions.read().await;
+                    let mut owners = self.owners();
+                    // Forget the sessions that ended on their own (idle, closed).
+                    owners.retain(|id, (_, ended)| {
+                        let open = live.keys().any(|live| live.as_ref() == id.as_str());
+                        if !open {
+                            ended.cancel();
+                        }
+                        open
+                    });
+                    owners.insert(id.to_owned(), (caller.id, CancellationToken::new()));
+                }
+            }
+        }
+        response
+    }
+
+    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, CancellationToken)>> {
+        // A panic elsewhere while holding the map leaves it usable.
+        self.owners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The request's caller, or why it has none.
+    fn caller(&self, request: &Request<Incoming>) -> Result<Caller, Unauthorized> {
+        let tokens = match &self.access {
+            Access::Open(caller) => return Ok(caller.clone()),
+            Access::Tokens(tokens) => tokens,
+        };
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
+        let Some(token) = presented else {
+            return Err(Unauthorized::NoToken);
+        };
+        tokens
+            .caller(token)
+            .cloned()
+            .ok_or(Unauthorized::WrongToken)
+    }
+}
+
+/// Why a request has no caller: answered 401.
+#[derive(Clone, Copy, Debug)]
+enum Unauthorized {
+    NoToken,
+    WrongToken,
+}
+
+impl Unauthorized {
+    fn answer(self) -> Response<Body> {
+        match self {
+            Unauthorized::NoToken => unauthorized(
+                "Bearer realm=\"seqc\"",
+                "this server needs `Authorization: Bearer TOKEN`",
+            ),
+            Unauthorized::WrongToken => unauthorized(
+                "Bearer realm=\"seqc\", error=\"invalid_token\"",
+                "the bearer token names no caller here",
+            ),
+        }
+    }
+}
+
+fn plain(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn unauthorized(challenge: &'static str, text: &str) -> Response<Body> {
+    let mut response = plain(StatusCode::UNAUTHORIZED, text.to_owned());
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    response
+}
+
+/// Serves `server` on `listener` until `stop` is cancelled; then every session ends and every
+/// run stops.
+pub async fn serve(
+    server: SeqServer,
+    listener: TcpListener,
+    options: HttpOptions,
+    stop: CancellationToken,
+) -> Result<(), ServeError> {
+    let manager = Arc::new(LocalSessionManager::default());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.allowed_hosts.clone())
+        .with_allowed_origins(options.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(crate::bound::MAX_MESSAGE_BYTES)
+        .with_cancellation_token(stop.child_token());
+    let runs = server.session_token();
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&manager), config);
+    let gate = Arc::new(Gate {
+        access: options.access,
+        service,
+        manager,
+        owners: Mutex::new(HashMap::new()),
+    });
+    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&permits).acquire_owned() => permit,
+            () = stop.cancelled() => break,
+        };
+        let Ok(permit) = permit else { break };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        // A failed accept (out of descriptors, a reset before accept) ends only that connection.
+        let Ok((stream, _)) = accepted else { continue };
+        let gate = Arc::clone(&gate);
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let gate = Arc::clone(&gate);
+                async move { Ok::<_, Infallible>(gate.handle(request).await) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+            drop(permit);
+        });
+    }
+    runs.cancel();
+    Ok(())
+}
