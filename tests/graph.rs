@@ -44,7 +44,13 @@ fn the_examples_as_dot_and_json() {
         .collect();
     assert_eq!(
         names,
-        ["hello", "巡检三节点", "release-gate", "system-report"]
+        [
+            "failed-checks",
+            "hello",
+            "巡检三节点",
+            "release-gate",
+            "system-report"
+        ]
     );
 }
 

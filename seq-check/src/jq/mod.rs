@@ -87,6 +87,10 @@ fn at_least_one(whole: &str, range: Range<usize>) -> Range<usize> {
     range.start..end
 }
 
+#[allow(
+    clippy::wildcard_enum_match_arm,
+    reason = "jaq's error enums are not ours: what is not named gets jaq's own wording"
+)]
 fn load_problems(filter: &str, errors: load::Errors<&str, ()>) -> Vec<Problem> {
     let mut out = Vec::new();
     for (_, error) in errors {
@@ -145,6 +149,10 @@ fn syntax(range: Range<usize>, expected: &str, filter: &str) -> Problem {
     }
 }
 
+#[allow(
+    clippy::wildcard_enum_match_arm,
+    reason = "jaq's error enums are not ours: what is not named gets jaq's own wording"
+)]
 fn unknown(filter: &str, name: &str, what: jaq_core::compile::Undefined) -> Problem {
     use jaq_core::compile::Undefined;
     let kind = what.as_str();

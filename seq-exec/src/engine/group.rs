@@ -91,11 +91,13 @@ impl GroupCx<'_> {
 /// Runs item `i` of the group: once, or per element for an `each` item, each run under
 /// the group's `max_parallel`.
 pub(crate) async fn run_item(g: &GroupCx<'_>, i: usize, item: &Item, scope: Scope<'_>) -> ItemRun {
+    // Boxed: every level of nested calls polls through here, and a future held inline would
+    // put its whole state on the stack of that poll (see `Limits::max_nested_groups`).
     match &item.each {
-        Some(each) => super::each::run(g, i, item, each, scope).await,
+        Some(each) => Box::pin(super::each::run(g, i, item, each, scope)).await,
         None => {
             let _permit = g.permit().await;
-            item::run(g, i, item, scope).await
+            Box::pin(item::run(g, i, item, scope)).await
         }
     }
 }
