@@ -161,7 +161,7 @@ pub struct HttpArgs {
     /// the name a reverse proxy forwards (repeatable).
     #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
     pub allow_hosts: Vec<String>,
-    /// An `Origin` a browser-based client may send, such as https://app.example.com:443
+    /// An `Origin` a browser-based client may send, such as `https://app.example.com:443`
     /// (repeatable); a request whose Origin is another is refused (403).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     pub allow_origins: Vec<String>,

@@ -1,5 +1,5 @@
 //! jq filters, for the built-in `jq` tool (on jaq): the pure library a filter may call
-//! ([`library`]), the compile whose errors point into the filter's text ([`compile`]), and the
+//! (`library`), the compile whose errors point into the filter's text ([`compile`]), and the
 //! result type a filter makes evident ([`result_type`]). Evaluation, which needs bounds and a
 //! thread, is the engine's (seq-exec's `builtin::jq`); it compiles with [`compile`] too, so the
 //! check and the run know the same names.
