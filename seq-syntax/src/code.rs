@@ -133,6 +133,7 @@ codes! {
     TimeoutPastBound = "W0509", Warning, "a tool's `timeout` longer than its call may run";
     CallLeavesOutInput = "W0510", Warning, "a call leaves out an input its group reads";
     UnknownResultField = "W0511", Warning, "field the writer's result does not have";
+    ArrayIntoCollectingSlot = "W0512", Warning, "one list written to an `array` slot arrives nested";
     PausesReachTimeout = "W0540", Warning, "retry pauses alone reach the group's timeout";
 
     // `each` items and `max_parallel` ("Each: one item per element" in docs/reference.md).

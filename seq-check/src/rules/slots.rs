@@ -82,6 +82,12 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             out.push(d.with_label(output.span, "written here"));
         }
         if decl.ty.value == Type::Array {
+            if item.item.each.is_none()
+                && writers.get(name).map_or(0, Vec::len) == 1
+                && returned(cx, item.item) == Some(JsonType::Array)
+            {
+                out.push(nested_list(name, output.span, decl.ty.span));
+            }
             continue;
         }
         let Some(first) = writers.get(name).and_then(|w| w.first()).copied() else {
@@ -152,6 +158,24 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             );
         }
     }
+}
+
+/// W0512: the one writer of an `array` slot returns a list, which the slot collects as one
+/// value: the list arrives as `[[...]]`, which is seldom what was meant.
+fn nested_list(name: &str, written: Span, declared: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::ArrayIntoCollectingSlot,
+        written,
+        format!("this list arrives as the one element of `{name}`: `[[...]]`"),
+    )
+    .with_label(declared, "an `array` slot collects every value written to it")
+    .with_help(format!(
+        "declare `{name}` as `any` to hold the list as it is; keep `array` to collect the \
+         values of several writers"
+    ))
+    // What readers of the slot expect is the author's: `$out.{name}[0]` changes meaning.
+    .with_replacement(format!("declare `{name}` as `any`"), declared, "any")
+    .maybe_incorrect()
 }
 
 /// `error_as`: a declared slot that holds the error object (`object` or `any`), with no other
