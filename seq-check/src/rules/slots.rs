@@ -168,7 +168,10 @@ fn nested_list(name: &str, written: Span, declared: Span) -> Diagnostic {
         written,
         format!("this list arrives as the one element of `{name}`: `[[...]]`"),
     )
-    .with_label(declared, "an `array` slot collects every value written to it")
+    .with_label(
+        declared,
+        "an `array` slot collects every value written to it",
+    )
     .with_help(format!(
         "declare `{name}` as `any` to hold the list as it is; keep `array` to collect the \
          values of several writers"

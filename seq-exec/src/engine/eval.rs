@@ -28,7 +28,11 @@ pub struct ConditionScope(Slots);
 impl ConditionScope {
     /// The inputs `args` and the slots `out` (written by earlier items).
     pub fn new(args: serde_json::Map<String, Value>, out: serde_json::Map<String, Value>) -> Self {
-        ConditionScope(Slots { args, out })
+        ConditionScope(Slots {
+            args,
+            out,
+            unwritten: Default::default(),
+        })
     }
 
     /// Whether `condition` holds here, as a group's `when` or a `seq_when_call` evaluates it

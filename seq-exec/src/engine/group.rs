@@ -127,6 +127,7 @@ pub(crate) async fn run(
     let mut scope = Slots {
         args: inputs,
         out: Map::new(),
+        unwritten: HashMap::new(),
     };
     let entered = parent.enter_group(
         &sequence.name.value,
@@ -416,6 +417,10 @@ async fn serial_items(
         // Written at once, so that later items read it as `$out`.
         if visible && let Some((slot, write, charge)) = run.write.take() {
             apply(g, &mut scope.out, held, slot, write, charge);
+        } else if visible && let Some(slot) = &item.output {
+            scope
+                .unwritten
+                .insert(slot.value.to_string(), not_written(i, &run.report));
         }
         let stopping = stopping(g, &run, i);
         if let Some(slot) = runs.get_mut(i) {
@@ -430,6 +435,30 @@ async fn serial_items(
         runs,
         started,
         stop,
+    }
+}
+
+/// Why item `i` (from 0) left its slot unset, for a later read of it: "item 2 `files_read` failed:
+/// reading `a.txt`: …".
+fn not_written(i: usize, report: &ItemReport) -> String {
+    let status = match report.status {
+        ItemStatus::Failed => "failed",
+        ItemStatus::Skipped => "was skipped",
+        ItemStatus::Caught => "failed (caught by `error_as`)",
+        ItemStatus::Cancelled => "was cancelled",
+        // Ok and degraded items write their slot; an `array` slot they wrote is set.
+        ItemStatus::Ok | ItemStatus::Degraded => "wrote nothing",
+    };
+    let tool = &report.tool;
+    let n = i + 1;
+    match report
+        .error
+        .as_ref()
+        .map(|e| (e.detail.as_deref(), e.reason))
+    {
+        Some((Some(detail), _)) => format!("item {n} `{tool}` {status}: {detail}"),
+        Some((None, reason)) => format!("item {n} `{tool}` {status} ({reason})"),
+        None => format!("item {n} `{tool}` {status}"),
     }
 }
 

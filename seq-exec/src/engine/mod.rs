@@ -407,6 +407,7 @@ impl Engine {
         let slots = values::Slots {
             args: args.clone(),
             out: Map::new(),
+            unwritten: Default::default(),
         };
         if !eval::eval(&condition, values::Scope::of(&slots))? {
             return Ok(Value::Null);

@@ -12,6 +12,7 @@ use crate::error::{Reason, ToolError};
 use seq_check::catalog::{lenient_bool, type_accepts};
 use seq_syntax::ast::{Reference, Root, Segment, Type};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// What `$args` and `$out` of one group read.
 #[derive(Clone, Debug, Default)]
@@ -20,6 +21,9 @@ pub(crate) struct Slots {
     pub args: Map<String, Value>,
     /// The slots written so far (in a parallel group: none until the barrier).
     pub out: Map<String, Value>,
+    /// Why a slot is still unset where an earlier item was to write it (a serial group's
+    /// writer that failed or was skipped), so that a read of it names the failure that matters.
+    pub unwritten: HashMap<String, String>,
 }
 
 /// What references read where an item runs: the group's slots and, in a run of an `each`
@@ -54,7 +58,7 @@ static INDEXES: std::sync::LazyLock<Vec<Value>> =
 /// The value `reference` reads in a template or a bare reference: a path that does not exist
 /// is an error of reason `required`.
 pub(crate) fn read<'s>(scope: Scope<'s>, reference: &Reference) -> Result<&'s Value, ToolError> {
-    let value = slot(scope, reference).ok_or_else(|| unset(reference))?;
+    let value = slot(scope, reference).ok_or_else(|| unset(scope.slots, reference))?;
     walk(reference, value, Absent::Refuse)
 }
 
@@ -183,7 +187,7 @@ fn path_error(
 }
 
 /// The error of a template or bare reference that reads an unset input or slot.
-fn unset(reference: &Reference) -> ToolError {
+fn unset(slots: &Slots, reference: &Reference) -> ToolError {
     let name = &reference.slot.value;
     let (detail, hint) = match reference.root.value {
         Root::Args => (
@@ -194,7 +198,10 @@ fn unset(reference: &Reference) -> ToolError {
             ),
         ),
         Root::Out => (
-            format!("slot `{name}` was not written: its writer was skipped or failed"),
+            match slots.unwritten.get(name.as_str()) {
+                Some(why) => format!("slot `{name}` was not written: {why}"),
+                None => format!("slot `{name}` was not written: its writer was skipped or failed"),
+            },
             format!(
                 "guard this item with `seq_when_call` on `$out.{name} != null`, or make the writer always write"
             ),
