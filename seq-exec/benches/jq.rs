@@ -100,8 +100,7 @@ fn input(bytes: usize) -> String {
     let mut size = 2;
     let mut i = 0u64;
     while size < bytes {
-        let item =
-            json!({"id": i, "name": format!("item-{i}"), "ok": i % 3 != 0, "tags": ["a", "b"]});
+        let item = json!({"id": i, "name": format!("item-{i}"), "ok": !i.is_multiple_of(3), "tags": ["a", "b"]});
         size += item.to_string().len() + 1;
         items.push(item);
         i += 1;
