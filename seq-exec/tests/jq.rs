@@ -61,6 +61,50 @@ async fn the_tasks_agents_needed() {
     );
 }
 
+/// `range` means what it means in jq: every `$from` with every `$upto`, steps down and by
+/// fractions, nothing for a step of 0, and bounds that are not numbers fail.
+#[tokio::test]
+async fn range_is_jqs() {
+    let cases = [
+        ("[range(5)]", json!([0, 1, 2, 3, 4])),
+        ("[range(-1)]", json!([])),
+        ("[range(2.5)]", json!([0, 1, 2])),
+        ("[range(3; 1)]", json!([])),
+        ("[range(0.5; 3)]", json!([0.5, 1.5, 2.5])),
+        (
+            "[range(0, 1; 3, 4)]",
+            json!([0, 1, 2, 0, 1, 2, 3, 1, 2, 1, 2, 3]),
+        ),
+        ("[range(0; 10; 3)]", json!([0, 3, 6, 9])),
+        ("[range(0; 10; -1)]", json!([])),
+        ("[range(5; 0; -2)]", json!([5, 3, 1])),
+        ("[range(0; 1; 0.25)]", json!([0, 0.25, 0.5, 0.75])),
+        ("[range(0; 10; 0)]", json!([])),
+        ("[range(1; 3, 5; 1, 2)]", json!([1, 2, 1, 1, 2, 3, 4, 1, 3])),
+        ("[limit(3; range(1e18))]", json!([0, 1, 2])),
+        ("[.[] | [range(.)] | length]", json!([0, 1, 3])),
+    ];
+    for (filter, expected) in cases {
+        let input = if filter.starts_with("[.[]") {
+            json!([0, 1, 3])
+        } else {
+            Value::Null
+        };
+        assert_eq!(jq(filter, input).await.unwrap(), expected, "{filter}");
+    }
+    for filter in ["[range(\"a\"; \"c\")]", "[range(null)]"] {
+        let error = jq(filter, Value::Null).await.unwrap_err();
+        assert!(
+            error
+                .detail
+                .as_deref()
+                .unwrap_or("")
+                .contains("Range bounds must be numeric"),
+            "{filter}: {error:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn none_or_several_outputs_fail_with_a_hint_to_collect() {
     for filter in ["empty", ".[]", "1, 2", "repeat(1)"] {
@@ -126,10 +170,7 @@ fn a_dropped_call_leaves_nothing_computing() {
     let dir = tempfile::tempdir().unwrap();
     let host = BuiltinHost::new(dir.path());
     let window = std::time::Duration::from_millis(300);
-    // Not yet `last(range(1e18))`: jaq's native `range` loops without a step the stop flag is
-    // met at, so such a filter keeps its thread until it ends (see "The `jq` tool" in
-    // docs/reference.md).
-    for filter in ["def f: f; f", "[repeat(1)] | length"] {
+    for filter in ["def f: f; f", "[repeat(1)] | length", "last(range(1e18))"] {
         let mut cx = Context::from_waker(Waker::noop());
         {
             let mut call = pin!(host.call("jq", json!({"filter": filter})));

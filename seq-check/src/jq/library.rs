@@ -25,10 +25,34 @@ pub const IMPURE_NATIVES: [&str; 7] = [
 /// Definitions left out: they stand on the natives above.
 pub const IMPURE_DEFS: [&str; 4] = ["stderr", "debug", "halt", "halt_error"];
 
-/// The definitions, parsed once (jaq parses its library text on every call otherwise).
+/// `range` in jq rather than jaq's native loop, which counts without a step of the interpreter,
+/// so a stop flag met at every step (the engine's bounds) could not stop `last(range(1e18))`.
+/// The meaning is jq's: `range/2` counts up by 1 from each `$from` to each `$upto` and fails on
+/// bounds that are not numbers; `range/3` counts by a negative `$by` down and by `0` not at all.
+const RANGE: &str = r#"
+def range($from; $upto; $by):
+    if $by > 0 then $from | while(. < $upto; . + $by)
+  elif $by < 0 then $from | while(. > $upto; . + $by)
+  else empty end;
+def range($from; $upto):
+  if ($from | type) == "number" and ($upto | type) == "number"
+  then $from | while(. < $upto; . + 1)
+  else error("Range bounds must be numeric") end;
+def range($upto): range(0; $upto);
+"#;
+
+/// Natives replaced by definitions above.
+const REPLACED_NATIVES: [&str; 1] = ["range"];
+
+/// The definitions, parsed once (jaq parses its library text on every call otherwise). The
+/// `range` ones follow jaq's core and standard libraries (they stand on `while` and `type`) and
+/// precede the JSON one (its `transpose` calls `range`).
 static DEFS: LazyLock<Vec<Def<&'static str>>> = LazyLock::new(|| {
+    let range = jaq_core::load::parse(RANGE, |p| p.defs()).unwrap_or_default();
     jaq_core::defs()
+        .filter(|def| def.name != "range")
         .chain(jaq_std::defs())
+        .chain(range)
         .chain(jaq_json::defs())
         .filter(|def| !IMPURE_DEFS.contains(&def.name))
         .collect()
@@ -42,7 +66,7 @@ pub(crate) fn funs<D: for<'a> DataT<V<'a> = Val>>() -> impl Iterator<Item = Fun<
     jaq_core::funs::<D>()
         .chain(jaq_std::funs::<D>())
         .chain(jaq_json::funs::<D>())
-        .filter(|(name, _, _)| !IMPURE_NATIVES.contains(name))
+        .filter(|(name, _, _)| !IMPURE_NATIVES.contains(name) && !REPLACED_NATIVES.contains(name))
 }
 
 /// Every name a filter can call, for "did you mean": the definitions' and the natives' (those

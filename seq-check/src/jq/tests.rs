@@ -13,6 +13,8 @@ fn pure_filters_compile() {
         "todate",
         "test(\"a+\")",
         "def f: f; f",
+        "[range(3)], [range(1; 3)], [range(0; 1; 0.5)]",
+        "transpose",
     ] {
         assert_eq!(problems(filter), [], "{filter}");
     }

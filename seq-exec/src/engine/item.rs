@@ -12,6 +12,7 @@ use crate::error::{Reason, ToolError};
 use seq_check::catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Missing, OnError, Type};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// The embedded tool whose `command` is shell text (docs/reference.md, "Shell text").
 use seq_check::catalog::CMD_RUN;
@@ -49,11 +50,23 @@ impl ItemRun {
 }
 
 /// What an item's retries have done so far: kept beside the group, so that an item its group's
-/// timeout stops is still reported with the attempts it made.
+/// timeout stops is still reported with the attempts it made. The elements of an `each` item
+/// retry one by one, side by side: each has a record of its own.
 #[derive(Debug, Default)]
 pub(crate) struct Progress {
     pub retries: u32,
     pub failed_attempts: Vec<ToolError>,
+    elements: HashMap<usize, Progress>,
+}
+
+impl Progress {
+    /// The record of the item itself (`None`) or of one of its elements.
+    pub fn of(&mut self, element: Option<usize>) -> &mut Progress {
+        match element {
+            Some(i) => self.elements.entry(i).or_default(),
+            None => self,
+        }
+    }
 }
 
 /// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
@@ -66,6 +79,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         OnError::Retry => group.retries(),
         OnError::Abort | OnError::Continue => 0,
     };
+    let element = scope.each.map(|e| e.index);
     let mark = g.cx.clock.mark();
     let mut retries = 0;
     let mut attempts = Vec::new();
@@ -111,18 +125,21 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         if failure.error.reason.is_retryable() && retries < allowed {
             retries += 1;
             g.progress(index, |p| {
+                let p = p.of(element);
                 p.retries = retries;
                 p.failed_attempts.push(failure.error);
             });
             let pause = group.retry_pause(retries);
             if !pause.is_zero() {
-                pause_before(g, index, scope.each.map(|e| e.index), retries, item, pause).await;
+                pause_before(g, index, element, retries, item, pause).await;
             }
             continue;
         }
         break finish(item, ItemStatus::Failed, Some(failure.error), retries, None);
     };
-    run.report.failed_attempts = g.progress(index, |p| std::mem::take(&mut p.failed_attempts));
+    run.report.failed_attempts = g.progress(index, |p| {
+        std::mem::take(&mut p.of(element).failed_attempts)
+    });
     run.report.called = called;
     // One attempt's time is the item's own.
     if attempts.len() > 1 {

@@ -154,6 +154,9 @@ pub struct ElementReport {
     /// How many times the element was re-run by `on_error: retry`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// The errors of the element's attempts that were retried, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_attempts: Vec<ToolError>,
     /// When the element's run started: milliseconds from the run's start.
     #[serde(default)]
     pub started_ms: u64,
@@ -187,6 +190,7 @@ impl EachReport {
                 status: run.status,
                 error: run.error,
                 retries: run.retries,
+                failed_attempts: run.failed_attempts,
                 started_ms: run.started_ms,
                 duration_ms,
             });
