@@ -88,16 +88,11 @@ pub fn read_what_can_be_read(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>)
         if !seen.insert(path.clone()) {
             continue;
         }
-        // What a walk found is read as regular files only, opened without blocking, no more
-        // than the parser takes: a FIFO or a device named `*.json` is an error at once. A path
-        // given explicitly is read whatever it is (`<(...)`, `/dev/stdin`).
+        // Every file, found by a walk or named, is read as a regular file only, opened without
+        // blocking, and refused past the parser's bound before it is read: a FIFO or a device
+        // is an error at once, never a hang.
         let found = walked.contains(&path);
-        let read = if found {
-            seq_lsp::source_file::read(&path)
-        } else {
-            fs::read(&path)
-        };
-        match read {
+        match read_named(&path) {
             Ok(bytes)
                 if found
                     && !seq_check::file_set::is_sequence_document(&String::from_utf8_lossy(
@@ -127,6 +122,17 @@ pub fn read_what_can_be_read(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>)
         }
     }
     (inputs, errors)
+}
+
+/// A sequence file named on the command line or found by a walk: a regular file (links
+/// followed), opened without blocking, at most the parser's bound
+/// ([`seq_syntax::limits::MAX_FILE_BYTES`]), refused past it before it is read.
+pub fn read_named(path: &std::path::Path) -> io::Result<Vec<u8>> {
+    Ok(seq_check::regular_file::read(
+        path,
+        seq_syntax::limits::MAX_FILE_BYTES,
+        seq_check::regular_file::Links::Follow,
+    )?)
 }
 
 /// The inputs parted into the batch (UTF-8 text) and the files outside it.

@@ -23,6 +23,39 @@ pub fn root(given: Option<&Path>) -> Result<PathBuf, String> {
     }
 }
 
+/// Refuses a root and a data directory of which either contains the other, compared as
+/// canonical paths: a root holding the data directory would let the file tools rewrite the
+/// stored sequences past the checker and the policy; a root inside it (`--root DATA/sequences`)
+/// the same, and the stored files would be the tools' to read.
+pub fn separate(root: &Path, data: &Path) -> Result<(), String> {
+    let canonical_root = std::fs::canonicalize(root)
+        .map_err(|error| format!("cannot use --root {}: {}", root.display(), reason(&error)))?;
+    let canonical_data = seq_exec::builtin::canonical_beyond(data).map_err(|error| {
+        format!(
+            "cannot resolve the data directory {}: {}",
+            data.display(),
+            reason(&error)
+        )
+    })?;
+    if canonical_data.starts_with(&canonical_root) {
+        return Err(format!(
+            "--root {} contains the data directory {}: the file tools could rewrite the stored \
+             sequences; give a --data-dir outside the root",
+            canonical_root.display(),
+            canonical_data.display()
+        ));
+    }
+    if canonical_root.starts_with(&canonical_data) {
+        return Err(format!(
+            "--root {} is inside the data directory {}: the file tools could rewrite the stored \
+             sequences; give a --root outside the data directory",
+            canonical_root.display(),
+            canonical_data.display()
+        ));
+    }
+    Ok(())
+}
+
 /// `--allow` patterns (every tool when none), then `--deny`, which wins.
 pub fn policy(allow: &[String], deny: &[String]) -> Policy {
     let policy = allow

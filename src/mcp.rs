@@ -287,8 +287,8 @@ fn read_policy(path: &Path) -> Result<Policy, String> {
         .map_err(|error| format!("the policy file {shown} is not a policy: {error}"))
 }
 
-/// The root of `seqc mcp`: given, a directory, and not containing the data directory (whose
-/// stored sequences the file tools could otherwise rewrite, past the checker and the policy).
+/// The root of `seqc mcp`: given, a directory, and apart from the data directory
+/// ([`crate::host::separate`]).
 fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, String> {
     let Some(given) = given else {
         return Err(
@@ -301,23 +301,7 @@ fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, Stri
     let Some(data) = data else {
         return Ok(root);
     };
-    let canonical_root = std::fs::canonicalize(&root)
-        .map_err(|error| format!("cannot use --root {}: {}", root.display(), reason(&error)))?;
-    let canonical_data = seq_exec::builtin::canonical_beyond(data).map_err(|error| {
-        format!(
-            "cannot resolve the data directory {}: {}",
-            data.display(),
-            reason(&error)
-        )
-    })?;
-    if canonical_data.starts_with(&canonical_root) {
-        return Err(format!(
-            "--root {} contains the data directory {}: the file tools could rewrite the stored \
-             sequences; give a --data-dir outside the root",
-            canonical_root.display(),
-            canonical_data.display()
-        ));
-    }
+    crate::host::separate(&root, data)?;
     Ok(root)
 }
 

@@ -390,7 +390,7 @@ fn file_target(
     stored: &[Sequence],
     catalog: &Catalog,
 ) -> Result<Sequence, Status> {
-    let bytes = std::fs::read(path)
+    let bytes = crate::files::read_named(std::path::Path::new(path))
         .map_err(|error| trouble(format_args!("cannot read {path}: {}", reason(&error))))?;
     // Running a file stores nothing: its own diagnostics decide.
     let (file, admission) = stored::check_file(path, &bytes, stored, catalog);

@@ -86,7 +86,7 @@ pub enum ListFormat {
 /// that would give a stored sequence some (a cycle through it, a chain too deep), is refused.
 pub fn create(args: &CreateArgs) -> Status {
     let shown = args.file.display().to_string();
-    let bytes = match std::fs::read(&args.file) {
+    let bytes = match crate::files::read_named(&args.file) {
         Ok(bytes) => bytes,
         Err(error) => return trouble(format_args!("cannot read {shown}: {}", reason(&error))),
     };

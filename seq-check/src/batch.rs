@@ -217,9 +217,99 @@ impl StoreCheck {
 /// assert_eq!(found.caused[0].0, "a");
 /// ```
 pub fn check_into_store(sequence: &Sequence, stored: &[Sequence], catalog: &Catalog) -> StoreCheck {
-    let before: Vec<&Sequence> = stored.iter().collect();
+    // Only the sequences joined to this one by calls can change its findings or get new ones
+    // from it: checking those alone keeps a store of thousands as cheap as an empty one. What
+    // the whole store's names decide (the suggestion for an unknown target) is checked whole.
+    let near = neighbourhood(sequence, stored);
+    if near.len() < stored.len() {
+        let checked = check_among(sequence, &near, catalog);
+        let by_name = checked
+            .own
+            .iter()
+            .any(|d| matches!(d.code, Code::UnknownSequence | Code::UnknownGroup));
+        if !by_name {
+            return checked;
+        }
+    }
+    check_among(sequence, &stored.iter().collect::<Vec<_>>(), catalog)
+}
+
+/// The stored sequences that call `sequence`'s name (directly or through others), and every
+/// sequence that these, it, or the stored one it replaces call: all that its findings, and the
+/// findings it may change, depend on.
+fn neighbourhood<'a>(sequence: &Sequence, stored: &'a [Sequence]) -> Vec<&'a Sequence> {
+    let calls = |s: &'a Sequence| -> Vec<&'a str> {
+        s.groups
+            .iter()
+            .flat_map(crate::entry::sequence_calls)
+            .map(|(_, name)| name)
+            .collect()
+    };
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(stored.len());
+    let mut callers: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut callees = Vec::with_capacity(stored.len());
+    for (at, s) in stored.iter().enumerate() {
+        index.entry(s.name.value.as_str()).or_insert(at);
+        let called = calls(s);
+        for &name in &called {
+            callers.entry(name).or_default().push(at);
+        }
+        callees.push(called);
+    }
+    let mut keep = vec![false; stored.len()];
+    let mut pending = Vec::new();
+    // Upwards: who reaches this name.
+    let mut names = vec![sequence.name.value.as_str()];
+    while let Some(name) = names.pop() {
+        for &at in callers.get(name).map_or(&[][..], Vec::as_slice) {
+            if let Some(slot) = keep.get_mut(at).filter(|kept| !**kept) {
+                *slot = true;
+                pending.push(at);
+                if let Some(caller) = stored.get(at) {
+                    names.push(caller.name.value.as_str());
+                }
+            }
+        }
+    }
+    // Downwards: what they, the new sequence and the one it replaces call.
+    let own = sequence
+        .groups
+        .iter()
+        .flat_map(crate::entry::sequence_calls)
+        .map(|(_, name)| name);
+    let mut reach: Vec<usize> = own
+        .chain(std::iter::once(sequence.name.value.as_str()))
+        .filter_map(|name| index.get(name).copied())
+        .collect();
+    reach.extend(pending);
+    while let Some(at) = reach.pop() {
+        if let Some(slot) = keep.get_mut(at) {
+            *slot = true;
+        }
+        for name in callees.get(at).map_or(&[][..], Vec::as_slice) {
+            if let Some(&next) = index.get(name)
+                && keep.get(next) == Some(&false)
+            {
+                if let Some(slot) = keep.get_mut(next) {
+                    *slot = true;
+                }
+                reach.push(next);
+            }
+        }
+    }
+    stored
+        .iter()
+        .zip(keep)
+        .filter_map(|(s, kept)| kept.then_some(s))
+        .collect()
+}
+
+/// [`check_into_store`] among the stored sequences `stored`.
+fn check_among(sequence: &Sequence, stored: &[&Sequence], catalog: &Catalog) -> StoreCheck {
+    let before: Vec<&Sequence> = stored.to_vec();
     let others: Vec<&Sequence> = stored
         .iter()
+        .copied()
         .filter(|s| s.name.value != sequence.name.value)
         .collect();
     let mut after = others.clone();

@@ -14,6 +14,7 @@ pub mod file_set;
 mod fix_all;
 pub mod graph;
 pub mod jq;
+pub mod regular_file;
 mod rules;
 
 pub use admission::{Admission, admit, admit_stored};

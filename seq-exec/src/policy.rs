@@ -26,6 +26,10 @@
 //! `{"allow": ["*"], "deny": ["cmd_run"], "enable": ["files_write"],
 //!   "callers": {"agent-7": {"deny": ["files_write"]}, "lead": {"allow": ["*", "seq_admin"]}}}`.
 //! `enable` lists the tools that are off by default to turn on, as `--enable` does.
+//!
+//! The quota of stored sequences each caller may own ([`Quota`]): `"quota": {"sequences": 1000,
+//! "bytes": 67108864}` globally (every caller, each on its own), or in a caller's layer for that
+//! caller. Absent: [`Quota::DEFAULT`].
 
 use crate::host::Caller;
 use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
@@ -55,6 +59,46 @@ pub struct Policy {
     /// Tools that are off, with how to turn each on: refused to every caller.
     #[serde(skip)]
     pub off: BTreeMap<String, String>,
+    /// What each caller may keep stored (a caller's layer may set its own).
+    #[serde(default, skip_serializing_if = "Quota::is_default")]
+    pub quota: Quota,
+}
+
+/// How many stored sequences one caller may own, and how many bytes their files may take in
+/// all. Sequences stored from the command line (ownerless) count for no one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quota {
+    #[serde(default = "Quota::default_sequences")]
+    pub sequences: u64,
+    #[serde(default = "Quota::default_bytes")]
+    pub bytes: u64,
+}
+
+impl Quota {
+    /// 1,000 sequences and 64 MiB per caller.
+    pub const DEFAULT: Quota = Quota {
+        sequences: 1000,
+        bytes: 64 * 1024 * 1024,
+    };
+
+    fn default_sequences() -> u64 {
+        Quota::DEFAULT.sequences
+    }
+
+    fn default_bytes() -> u64 {
+        Quota::DEFAULT.bytes
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Quota::DEFAULT
+    }
+}
+
+impl Default for Quota {
+    fn default() -> Quota {
+        Quota::DEFAULT
+    }
 }
 
 /// One layer of a policy.
@@ -69,6 +113,9 @@ pub struct Rules {
     /// `seqc mcp --http` (the hash, so that the file never holds the token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_sha256: Option<String>,
+    /// A caller's layer only: this caller's quota, in place of the global one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<Quota>,
 }
 
 impl Policy {
@@ -143,6 +190,14 @@ impl Policy {
                 .is_none_or(|rules| rules.passes(tool))
     }
 
+    /// What `caller` may keep stored: its layer's quota, else the global one.
+    pub fn quota_of(&self, caller: &Caller) -> Quota {
+        self.callers
+            .get(&caller.id)
+            .and_then(|rules| rules.quota)
+            .unwrap_or(self.quota)
+    }
+
     /// Whether `caller` holds [`STORE_ADMIN`]: an `allow` entry spelled exactly so, globally or
     /// in the caller's layer, and no `deny` pattern matching it in either.
     pub fn is_store_admin(&self, caller: &Caller) -> bool {
@@ -174,6 +229,7 @@ impl Policy {
             callers,
             enable: Vec::new(),
             off: BTreeMap::new(),
+            quota: self.quota,
         }
     }
 

@@ -22,11 +22,19 @@
 //!   of two processes creating one name at once, exactly one succeeds.
 //! - A file that cannot be read back — corrupt JSON, an unknown format version, a sequence whose
 //!   name differs from the file's — is reported as a [`StorageError`], never a panic.
+//! - The directory is not trusted: a stored file is opened as a regular file only, without
+//!   following a link and without blocking, and refused past [`MAX_STORED_BYTES`] before it is
+//!   read ([`seq_check::regular_file`]). A FIFO, a link or a huge file is a broken entry.
+//! - What was read is kept, keyed by the file's identity (device, inode, size, modification and
+//!   change times): listing or loading the store again reads only the files that changed.
+//! - The look-alike check and the write hold an exclusive lock on `<data_dir>/sequences.lock` (`flock`),
+//!   so that two processes on one data directory cannot both store look-alike names.
 
 use crate::engine::SequenceSource;
+use seq_check::regular_file::{self, Links, ReadError};
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -43,11 +51,17 @@ pub const FORMAT: u32 = 1;
 /// levels per AST level); reading deeper would only risk the stack.
 pub const MAX_STORED_DEPTH: usize = 1024;
 
+/// The largest stored file read. A stored file holds the AST as JSON, a few times the text it
+/// was parsed from (at most [`seq_syntax::limits::MAX_FILE_BYTES`]).
+pub const MAX_STORED_BYTES: usize = 4 * seq_syntax::limits::MAX_FILE_BYTES;
+
 /// Temporary files older than this are taken for a crash's leftovers, whoever made them.
 pub const STALE_TEMP: Duration = Duration::from_secs(60);
 
 const EXTENSION: &str = ".json";
 const TEMP_EXTENSION: &str = ".tmp";
+/// The lock file of writes across processes, in the data directory beside `sequences/`.
+const LOCK_FILE: &str = "sequences.lock";
 
 /// Serializes writes within the process (see the module comment).
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
@@ -225,6 +239,13 @@ struct EnvelopeIn {
     sequence: serde_json::Value,
 }
 
+/// What one owner keeps stored ([`SequenceStorage::usage`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub sequences: u64,
+    pub bytes: u64,
+}
+
 /// A stored sequence's name and what reading it gave.
 pub type Loaded = (String, Result<Sequence, StorageError>);
 
@@ -265,6 +286,24 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
 
     /// Where a run in this process finds the stored sequences its `#name` calls name.
     fn source(&self) -> Arc<dyn SequenceSource>;
+
+    /// How many sequences `owner` has stored and how many bytes they take, leaving out the
+    /// one named `except` (which the write being considered would replace). Unreadable ones
+    /// count for no one.
+    fn usage(&self, owner: &str, except: &str) -> Result<Usage, StorageError> {
+        let mut usage = Usage::default();
+        for (name, read) in self.load_all_stored()? {
+            if let Ok(stored) = read
+                && name != except
+                && stored.owner.as_deref() == Some(owner)
+            {
+                usage.sequences += 1;
+                usage.bytes += encode(&stored.sequence, stored.owner.as_deref())
+                    .map_or(0, |bytes| bytes.len() as u64);
+            }
+        }
+        Ok(usage)
+    }
 
     /// Whether a sequence is stored under `name` (readable or not).
     fn exists(&self, name: &str) -> Result<bool, StorageError> {
@@ -330,11 +369,45 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
     }
 }
 
-/// The storage under one data directory. Cheap to clone.
+/// A file as `stat` sees it: equal identities mean the same bytes (writes always make a new
+/// file and rename it, so a change is a new inode; the times catch the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Identity {
+    #[cfg(unix)]
+    fn of(metadata: &fs::Metadata) -> Option<Identity> {
+        use std::os::unix::fs::MetadataExt;
+        metadata.is_file().then(|| Identity {
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            len: metadata.len(),
+            mtime: (metadata.mtime(), metadata.mtime_nsec()),
+            ctime: (metadata.ctime(), metadata.ctime_nsec()),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_metadata: &fs::Metadata) -> Option<Identity> {
+        None
+    }
+}
+
+/// The stored sequences read so far, by name, with the identity of the file each came from.
+type Cache = HashMap<String, (Identity, Stored)>;
+
+/// The storage under one data directory. Cheap to clone; clones share what was read.
 #[derive(Clone)]
 pub struct Storage {
     dir: PathBuf,
     hook: Option<WriteHook>,
+    cache: Arc<Mutex<Cache>>,
 }
 
 impl fmt::Debug for Storage {
@@ -352,6 +425,7 @@ impl Storage {
         Storage {
             dir: data_dir.as_ref().join("sequences"),
             hook: None,
+            cache: Arc::default(),
         }
     }
 
@@ -447,6 +521,70 @@ impl Storage {
         }
     }
 
+    /// Holds the exclusive lock of the data directory's writers, across processes, until the
+    /// returned file is dropped.
+    #[cfg(unix)]
+    fn lock_across_processes(&self) -> Result<File, StorageError> {
+        let path = self.dir.parent().unwrap_or(&self.dir).join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|error| self.io(&path, error))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|error| self.io(&path, error.into()))?;
+        Ok(file)
+    }
+
+    #[cfg(not(unix))]
+    fn lock_across_processes(&self) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    /// The stored sequence `name` read from `path`, through the cache when the file is the one
+    /// read before.
+    fn read_stored(&self, name: &str, path: &Path) -> Result<Option<Stored>, StorageError> {
+        let cache = || self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let seen = path.symlink_metadata().ok().as_ref().and_then(Identity::of);
+        if let Some(seen) = seen
+            && let Some((identity, stored)) = cache().get(name)
+            && *identity == seen
+        {
+            return Ok(Some(stored.clone()));
+        }
+        let read = match regular_file::read_with_metadata(path, MAX_STORED_BYTES, Links::Refuse) {
+            Ok(read) => read,
+            Err(error) if error.is_not_found() => {
+                cache().remove(name);
+                return Ok(None);
+            }
+            Err(error) => {
+                cache().remove(name);
+                return Err(match error {
+                    ReadError::Io(error) => self.io(path, error),
+                    ReadError::NotRegular(_) | ReadError::TooLarge { .. } => {
+                        StorageError::Corrupt {
+                            name: name.to_owned(),
+                            detail: error.to_string(),
+                        }
+                    }
+                });
+            }
+        };
+        let decoded = decode(name, &read.bytes);
+        match (&decoded, Identity::of(&read.metadata)) {
+            (Ok(stored), Some(identity)) => {
+                cache().insert(name.to_owned(), (identity, stored.clone()));
+            }
+            (Ok(_) | Err(_), _) => {
+                cache().remove(name);
+            }
+        }
+        decoded.map(Some)
+    }
+
     fn io(&self, path: &Path, error: io::Error) -> StorageError {
         StorageError::Io {
             path: path.to_path_buf(),
@@ -459,6 +597,22 @@ impl SequenceStorage for Storage {
     fn location(&self) -> String {
         let data_dir = self.dir.parent().unwrap_or(&self.dir);
         format!("the data directory {}", data_dir.display())
+    }
+
+    /// The files' sizes, as read (through the cache).
+    fn usage(&self, owner: &str, except: &str) -> Result<Usage, StorageError> {
+        let mut usage = Usage::default();
+        for (name, read) in self.load_all_stored()? {
+            if let Ok(stored) = read
+                && name != except
+                && stored.owner.as_deref() == Some(owner)
+            {
+                let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+                usage.sequences += 1;
+                usage.bytes += cache.get(&name).map_or(0, |(identity, _)| identity.len);
+            }
+        }
+        Ok(usage)
     }
 
     /// A file of that name, readable or not.
@@ -483,6 +637,8 @@ impl SequenceStorage for Storage {
         let bytes = encode(sequence, owner)?;
         let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
         fs::create_dir_all(&self.dir).map_err(|error| self.io(&self.dir, error))?;
+        // The look-alike check and the publishing are one step for every process.
+        let _across = self.lock_across_processes()?;
         self.remove_stale_temps();
         if !replace && self.exists(name)? {
             return Err(StorageError::Exists {
@@ -529,12 +685,7 @@ impl SequenceStorage for Storage {
 
     fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError> {
         let path = self.path_of(name)?;
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(StorageError::Io { path, error }),
-        };
-        decode(name, &bytes).map(Some)
+        self.read_stored(name, &path)
     }
 
     fn delete(&self, name: &str) -> Result<(), StorageError> {
@@ -569,6 +720,10 @@ impl SequenceStorage for Storage {
             }
         }
         names.sort();
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|name, _| names.binary_search(name).is_ok());
         Ok(names
             .into_iter()
             .map(|name| {

@@ -1,0 +1,221 @@
+//! Storage that trusts nothing in its directory: a FIFO, a link or a huge file is a broken entry
+//! (listed with its reason, never a hang, never read whole); what was read is reused while the
+//! file is unchanged; callers have a quota.
+
+#![allow(clippy::unwrap_used, reason = "tests may unwrap")]
+
+use seq_exec::policy::{Policy, Quota, Rules};
+use seq_exec::seq_tools::{SeqConfig, StorageTools};
+use seq_exec::storage::{MAX_STORED_BYTES, SequenceStorage, Storage, StorageError};
+use seq_exec::{Caller, Reason};
+use seq_syntax::ast::Sequence;
+use serde_json::{Value, json};
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+fn sequence(name: &str) -> Sequence {
+    let text = json!({
+        "name": name,
+        "groups": [{"name": "one", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
+    })
+    .to_string();
+    seq_syntax::parse(&text).sequence.unwrap()
+}
+
+fn sequences_dir(data: &Path) -> std::path::PathBuf {
+    let dir = data.join("sequences");
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn mkfifo(path: &Path) {
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+}
+
+/// The reason each broken entry is listed with, by name.
+fn broken(storage: &Storage) -> Vec<(String, String)> {
+    storage
+        .list()
+        .unwrap()
+        .broken
+        .into_iter()
+        .map(|b| (b.name, b.error.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_fifo_a_link_and_a_huge_file_are_broken_entries_never_read() {
+    let data = tempfile::tempdir().unwrap();
+    let storage = Storage::new(data.path());
+    storage.put(&sequence("good"), false).unwrap();
+    let dir = sequences_dir(data.path());
+    mkfifo(&dir.join("fifo.json"));
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.json")).unwrap();
+    // A link to a good file is refused too: stored files are never links.
+    std::os::unix::fs::symlink(dir.join("good.json"), dir.join("linked.json")).unwrap();
+    // Sparse: its size says too big, and it is never read (reading it would take gigabytes).
+    let huge = fs::File::create(dir.join("huge.json")).unwrap();
+    huge.set_len(u64::try_from(MAX_STORED_BYTES).unwrap() * 8)
+        .unwrap();
+
+    let listing = storage.list().unwrap();
+    assert_eq!(
+        listing
+            .sequences
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
+        ["good"]
+    );
+    let reasons = broken(&storage);
+    let reason = |name: &str| {
+        reasons
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r.clone())
+            .unwrap()
+    };
+    assert!(
+        reason("fifo").contains("it is a FIFO, not a regular file"),
+        "{reasons:?}"
+    );
+    assert!(reason("zero").contains("a symbolic link"), "{reasons:?}");
+    assert!(reason("linked").contains("a symbolic link"), "{reasons:?}");
+    assert!(
+        reason("huge").contains("more than the 256 MiB"),
+        "{reasons:?}"
+    );
+    // Each is an error when asked for by name, not a hang or an allocation.
+    for name in ["fifo", "zero", "huge"] {
+        assert!(matches!(
+            storage.get(name),
+            Err(StorageError::Corrupt { .. })
+        ));
+        assert!(storage.exists(name).unwrap());
+    }
+    // And the readable ones are what a check or a run is given.
+    assert_eq!(storage.readable().unwrap().len(), 1);
+}
+
+#[test]
+fn what_was_read_is_read_again_only_when_the_file_changes() {
+    let data = tempfile::tempdir().unwrap();
+    let storage = Storage::new(data.path());
+    storage.put(&sequence("one"), false).unwrap();
+    assert_eq!(storage.readable().unwrap().len(), 1);
+    // Replaced behind the storage's back (a new file, as every write makes): read afresh.
+    let path = storage.path_of("one").unwrap();
+    let text = json!({
+        "name": "one",
+        "groups": [{"name": "two", "tools": r#"{"tool":"echo","args":{"value":"ho"}} ;"#}]
+    })
+    .to_string();
+    let changed = seq_syntax::parse(&text).sequence.unwrap();
+    Storage::new(data.path()).put(&changed, true).unwrap();
+    assert_eq!(storage.get("one").unwrap(), Some(changed));
+    // Broken in place: reported, not served from what was read before.
+    fs::write(&path, b"{not json").unwrap();
+    assert!(matches!(
+        storage.get("one"),
+        Err(StorageError::Corrupt { .. })
+    ));
+    fs::remove_file(&path).unwrap();
+    assert_eq!(storage.get("one").unwrap(), None);
+    assert!(storage.list().unwrap().sequences.is_empty());
+}
+
+fn tools_with(data: &Path, policy: Policy) -> StorageTools {
+    let root = data.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let mut config = SeqConfig::new(Storage::new(data), &root);
+    config.policy = Arc::new(policy);
+    StorageTools::new(config)
+}
+
+fn create(tools: &StorageTools, who: &str, name: &str) -> Result<Value, seq_exec::ToolError> {
+    let args = json!({
+        "name": name,
+        "groups": [{"name": "one", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
+    });
+    tools
+        .call_blocking("seq_create", &args, Some(&Caller::new(who)))
+        .result
+}
+
+#[test]
+fn a_caller_past_its_quota_is_refused_naming_the_limit() {
+    let data = tempfile::tempdir().unwrap();
+    let policy = Policy {
+        quota: Quota {
+            sequences: 2,
+            bytes: 1 << 20,
+        },
+        ..Policy::allow_all()
+    }
+    .for_caller(
+        "small",
+        Rules {
+            quota: Some(Quota {
+                sequences: 100,
+                bytes: 10,
+            }),
+            ..Rules::default()
+        },
+    );
+    let tools = tools_with(data.path(), policy);
+    create(&tools, "alice", "a1").unwrap();
+    create(&tools, "alice", "a2").unwrap();
+    let refused = create(&tools, "alice", "a3").unwrap_err();
+    assert_eq!(refused.reason, Reason::Failed);
+    assert!(
+        refused
+            .to_string()
+            .contains("already owns 2 stored sequences, the quota of 2 per caller"),
+        "{refused}"
+    );
+    // Replacing one of them stays within it; another caller has a quota of its own.
+    let args = json!({"name": "a1", "replace": true,
+        "groups": [{"name": "one", "tools": r#"{"tool":"echo","args":{"value":"ho"}} ;"#}]});
+    tools
+        .call_blocking("seq_create", &args, Some(&Caller::new("alice")))
+        .result
+        .unwrap();
+    create(&tools, "bob", "b1").unwrap();
+    // A caller's own layer sets its quota: 10 bytes hold no sequence.
+    let refused = create(&tools, "small", "s1").unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("past the quota of 10 bytes per caller"),
+        "{refused}"
+    );
+    // The command line's own (ownerless) sequences count for no one.
+    tools.storage().put(&sequence("local"), false).unwrap();
+    create(&tools, "bob", "b2").unwrap();
+}
+
+#[test]
+fn the_default_quota_and_the_policy_file_spelling() {
+    assert_eq!(
+        Quota::default(),
+        Quota {
+            sequences: 1000,
+            bytes: 64 * 1024 * 1024
+        }
+    );
+    let policy: Policy = serde_json::from_value(json!({
+        "quota": {"sequences": 5},
+        "callers": {"bot": {"quota": {"sequences": 1, "bytes": 4096}}}
+    }))
+    .unwrap();
+    assert_eq!(policy.quota_of(&Caller::new("someone")).sequences, 5);
+    assert_eq!(policy.quota_of(&Caller::new("someone")).bytes, 64 << 20);
+    assert_eq!(policy.quota_of(&Caller::new("bot")).bytes, 4096);
+    assert!(serde_json::from_value::<Policy>(json!({"quota": {"count": 5}})).is_err());
+}

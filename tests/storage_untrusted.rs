@@ -1,0 +1,175 @@
+//! The command line against a data directory it does not trust and files it is named: a FIFO
+//! among the stored sequences is listed as unreadable (never a hang), a huge named file is
+//! refused before it is read, two `seqc create` processes storing look-alike names leave exactly
+//! one, and a root and a data directory may not contain each other either way.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
+
+mod common;
+
+use common::{scratch, seqc, status, stderr, stdout};
+use std::path::Path;
+use std::process::Stdio;
+
+fn write_sequence(path: &Path, name: &str) {
+    let text = serde_json::json!({
+        "name": name,
+        "groups": [{"name": "g", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
+    });
+    std::fs::write(path, text.to_string()).unwrap();
+}
+
+#[test]
+fn a_fifo_among_the_stored_sequences_is_listed_as_unreadable() {
+    let dir = scratch("fifo_in_store");
+    let data = dir.join("data");
+    let file = dir.join("good.json");
+    write_sequence(&file, "good");
+    let data_arg = data.to_str().unwrap();
+    let created = seqc(&["create", file.to_str().unwrap(), "--data-dir", data_arg]);
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        data.join("sequences/pipe.json"),
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+
+    // Each of these returns (with nobody ever writing the FIFO, a plain read would block).
+    let listed = seqc(&["list", "--data-dir", data_arg]);
+    assert_eq!(status(&listed), 0, "{}", stderr(&listed));
+    let out = stdout(&listed);
+    assert!(out.contains("good "), "{out}");
+    assert!(
+        out.contains("pipe  unreadable: the stored sequence `pipe` cannot be read: it is a FIFO, not a regular file"),
+        "{out}"
+    );
+    let run = seqc(&["run", "#pipe", "--data-dir", data_arg]);
+    assert_ne!(status(&run), 0);
+    assert!(stderr(&run).contains("it is a FIFO"), "{}", stderr(&run));
+    let ran = seqc(&["run", "#good", "--data-dir", data_arg]);
+    assert_eq!(status(&ran), 0, "{}", stderr(&ran));
+}
+
+#[test]
+fn a_huge_named_file_is_refused_before_it_is_read() {
+    let dir = scratch("huge_named_file");
+    let big = dir.join("big.json");
+    // Sparse: 3 GB by its size, nothing on disk; read whole it would take 3 GB of memory.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let data = dir.join("data");
+    for args in [
+        vec!["check", big.to_str().unwrap()],
+        vec!["run", big.to_str().unwrap()],
+        vec![
+            "create",
+            big.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+    ] {
+        let refused = seqc(&args);
+        assert_eq!(status(&refused), 2, "{args:?}: {}", stderr(&refused));
+        assert!(
+            stderr(&refused)
+                .contains("it is 3221225472 bytes, more than the 64 MiB a sequence file may have"),
+            "{args:?}: {}",
+            stderr(&refused)
+        );
+    }
+}
+
+/// Two processes, each storing one of two names that look alike (`look` and `lоok` with a
+/// Cyrillic `о`), started together many times: exactly one of each pair is stored.
+#[test]
+fn two_processes_storing_look_alike_names_leave_exactly_one() {
+    let dir = scratch("look_alike_race");
+    for round in 0..20 {
+        let data = dir.join(format!("data{round}"));
+        let names = [format!("look{round}"), format!("l\u{43e}ok{round}")];
+        let children: Vec<_> = names
+            .iter()
+            .enumerate()
+            .map(|(at, name)| {
+                let file = dir.join(format!("{round}-{at}.json"));
+                write_sequence(&file, name);
+                common::command()
+                    .args(["create", file.to_str().unwrap(), "--data-dir"])
+                    .arg(&data)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let outputs: Vec<_> = children
+            .into_iter()
+            .map(|child| child.wait_with_output().unwrap())
+            .collect();
+        let won = outputs.iter().filter(|o| o.status.success()).count();
+        assert_eq!(won, 1, "round {round}: {outputs:?}");
+        let lost = outputs.iter().find(|o| !o.status.success()).unwrap();
+        assert!(
+            String::from_utf8_lossy(&lost.stderr).contains("looks like the stored sequence"),
+            "{}",
+            String::from_utf8_lossy(&lost.stderr)
+        );
+        let stored = std::fs::read_dir(data.join("sequences"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".json")
+            })
+            .count();
+        assert_eq!(stored, 1, "round {round}");
+    }
+}
+
+#[test]
+fn a_root_inside_the_data_directory_is_refused_too() {
+    let dir = scratch("root_inside_data");
+    let data = dir.join("data");
+    let inside = data.join("sequences");
+    std::fs::create_dir_all(&inside).unwrap();
+    let refused = seqc(&[
+        "mcp",
+        "--root",
+        inside.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(status(&refused), 2);
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert_eq!(
+        stderr(&refused),
+        format!(
+            "seqc: --root {} is inside the data directory {}: the file tools could rewrite the \
+             stored sequences; give a --root outside the data directory\n",
+            canonical(&inside),
+            canonical(&data)
+        )
+    );
+    // The other way is refused as before.
+    let outer = seqc(&[
+        "mcp",
+        "--root",
+        dir.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(status(&outer), 2);
+    assert!(
+        stderr(&outer).contains("contains the data directory"),
+        "{}",
+        stderr(&outer)
+    );
+}
