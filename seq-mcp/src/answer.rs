@@ -127,7 +127,11 @@ fn cut_schema() -> Value {
 fn as_object(value: Value) -> JsonObject {
     match value {
         Value::Object(object) => object,
-        other => {
+        other @ (Value::Null
+        | Value::Bool(_)
+        | Value::Number(_)
+        | Value::String(_)
+        | Value::Array(_)) => {
             let mut object = Map::new();
             object.insert("result".to_owned(), other);
             object
@@ -245,12 +249,18 @@ fn fit_within(structured: &mut Value, tool: &str, budget: usize) -> Vec<Cut> {
             continue;
         };
         let before = json_len(node);
-        *node = match node {
+        let shortened = match node {
             Value::String(text) if !is_value(&pointer, tool) => {
                 Value::String(format!("{} …", prefix(text, KEPT_TEXT_BYTES)))
             }
-            _ => Value::Null,
+            Value::String(_)
+            | Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::Array(_)
+            | Value::Object(_) => Value::Null,
         };
+        *node = shortened;
         size = size.saturating_sub(before.saturating_sub(json_len(node)));
         cut.push(Cut { pointer, bytes });
     }
@@ -408,7 +418,13 @@ fn summary(tool: &str, structured: &Value, cut: &[Cut]) -> String {
                         None => format!("`{group}.{slot}` ({} bytes)", json_len(value)),
                     }
                 })),
-                other => listed.push(format!("`{group}` ({} bytes)", json_len(other))),
+                other @ (Value::Null
+                | Value::Bool(_)
+                | Value::Number(_)
+                | Value::String(_)
+                | Value::Array(_)) => {
+                    listed.push(format!("`{group}` ({} bytes)", json_len(other)));
+                }
             }
         }
     }
