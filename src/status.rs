@@ -2,6 +2,7 @@
 //! the one-line reports on stderr, and stdout written as a pipe expects. Every command uses
 //! these; they use no command.
 
+use seq_syntax::printable::{Lines, printable};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -29,13 +30,23 @@ impl From<Status> for ExitCode {
 /// Reports a problem of the command itself (not of the input) on stderr, in one line.
 pub fn trouble(message: impl std::fmt::Display) -> Status {
     // If stderr is gone there is nobody left to tell; the exit status still says it.
-    let _ = writeln!(io::stderr().lock(), "seqc: {message}");
+    let message = message.to_string();
+    let _ = writeln!(
+        io::stderr().lock(),
+        "seqc: {}",
+        printable(&message, Lines::Kept)
+    );
     Status::Trouble
 }
 
 /// Reports something the user should know that does not stop the command, in one line on stderr.
 pub fn warn(message: impl std::fmt::Display) {
-    let _ = writeln!(io::stderr().lock(), "seqc: warning: {message}");
+    let message = message.to_string();
+    let _ = writeln!(
+        io::stderr().lock(),
+        "seqc: warning: {}",
+        printable(&message, Lines::Kept)
+    );
 }
 
 /// Writes a command's output to stdout and turns the outcome into a status. A reader that

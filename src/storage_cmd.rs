@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use seq_exec::seq_tools::{Finding, SEQ_DELETE, SEQ_LIST, SeqConfig, StorageTools};
 use seq_exec::storage::SequenceStorage;
 use seq_exec::{Reason, ToolError};
+use seq_syntax::printable::{Lines, printable};
 use serde_json::{Value, json};
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -237,11 +238,13 @@ pub fn list(args: &ListArgs) -> Status {
 
 /// `NAME  GROUPS, ITEMS  DESCRIPTION`, names padded to one column; unreadable entries say why.
 fn write_table(out: &mut dyn Write, rows: &[Value]) -> io::Result<()> {
+    // Names, descriptions and errors are stored text: escaped, each on its one line.
     let text = |row: &Value, field: &str| {
-        row.get(field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
+        printable(
+            row.get(field).and_then(Value::as_str).unwrap_or_default(),
+            Lines::Escaped,
+        )
+        .into_owned()
     };
     let width = rows
         .iter()

@@ -518,6 +518,87 @@ fn the_tools_list_of_seqc_mcp() {
     }
 }
 
+/// The TypeScript SDK's `Client.callTool` checks every answer's structured content against the
+/// tool's `outputSchema`, failures included: each seq tool's successes and failures pass (a
+/// refused sequence's diagnostics and a failed run's report arrive, not -32602). A run's answer
+/// carries each value once, and past the message bound leaves the largest values out, saying so.
+#[test]
+fn the_typescript_client_accepts_every_answer_against_its_schema() {
+    installed(
+        "node_modules/@modelcontextprotocol/sdk/package.json",
+        "run `npm ci --prefix tests/mcp`",
+    );
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let output = Command::new("node")
+        .arg(mcp_dir().join("schema-client.mjs"))
+        .args([common::SEQC, &root, data.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
+    let brief = |is_error: bool, keys: &[&str]| json!({"is_error": is_error, "keys": keys});
+    let failure = brief(true, &["error"]);
+    let expected = [
+        ("create_broken", brief(true, &["diagnostics", "error"])),
+        (
+            "create_fails",
+            brief(false, &["groups", "items", "name", "warnings"]),
+        ),
+        ("run_fails", brief(true, &["error", "report"])),
+        (
+            "create_big",
+            brief(false, &["groups", "items", "name", "warnings"]),
+        ),
+        ("run_big", brief(false, &["groups", "ok", "out"])),
+        (
+            "create_huge",
+            brief(false, &["groups", "items", "name", "warnings"]),
+        ),
+        ("run_huge", brief(false, &["cut", "groups", "ok", "out"])),
+        ("run_missing", failure.clone()),
+        ("run_bad_args", brief(true, &["error", "report"])),
+        ("call_fails", failure.clone()),
+        ("call_big", brief(false, &["g"])),
+        ("list", brief(false, &["result"])),
+        ("delete_missing", failure.clone()),
+        ("delete", brief(false, &["deleted"])),
+        ("create_bad_args", failure),
+    ];
+    for (call, want) in expected {
+        let got = &seen[call];
+        assert_eq!(got["thrown"], Value::Null, "{call}: {got}");
+        assert_eq!(got["is_error"], want["is_error"], "{call}: {got}");
+        assert_eq!(got["keys"], want["keys"], "{call}: {got}");
+    }
+    assert!(
+        !seen["create_broken"]["codes"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{seen}"
+    );
+    assert_eq!(seen["run_fails"]["report_ok"], false, "{seen}");
+    // A 5 MB slot: the value once, the text a summary.
+    let big = &seen["run_big"];
+    assert_eq!(big["value_bytes"], 5_000_000, "{big}");
+    let bytes = big["bytes"].as_u64().unwrap();
+    assert!(bytes < 6_000_000, "the answer is {bytes} bytes");
+    assert!(
+        big["text"]
+            .as_str()
+            .unwrap()
+            .contains("`g.big` (5000002 bytes)"),
+        "{big}"
+    );
+    // Four of them: within the bound, the values left out listed.
+    let huge = &seen["run_huge"];
+    let bytes = huge["bytes"].as_u64().unwrap();
+    assert!(bytes < 16 * 1024 * 1024, "the answer is {bytes} bytes");
+    assert_eq!(huge["cut"].as_array().unwrap().len(), 2, "{huge}");
+    assert_eq!(huge["kept"], 2, "{huge}");
+}
+
 #[test]
 fn a_policy_file_enables_only_tools_that_are_off() {
     let (_dir, root) = root();

@@ -381,3 +381,45 @@ fn an_unreadable_stored_file_is_listed_and_left_out() {
         stderr(&ran)
     );
 }
+
+/// Stored text and what a command printed reach the terminal escaped, as `ls` and `git` show
+/// such names: a description that erases the line and writes the clipboard (OSC 52), and a
+/// command whose stderr does the same, show their escapes and send none.
+#[test]
+fn stored_text_and_command_output_are_shown_escaped() {
+    let data = tempfile::tempdir().unwrap();
+    let file = data.path().join("hostile.json");
+    let command = r"printf 'bad\033]52;c;eA==\007\n' >&2; exit 4";
+    let tools = serde_json::json!({"tool": "cmd_run", "args": {"command": command}}).to_string();
+    let sequence = serde_json::json!({
+        "name": "hostile",
+        "description": "tidy\u{1b}[2K\r\u{1b}]52;c;ZWNobyBwd25lZA==\u{7} up",
+        "groups": [{"name": "g", "tools": format!("{tools};")}],
+    });
+    std::fs::write(&file, sequence.to_string()).unwrap();
+    let created = seqc(data.path(), &["create", file.to_str().unwrap()]);
+    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    let controls = |text: &str| text.chars().any(|c| c.is_control() && c != '\n');
+
+    let human = seqc(data.path(), &["list"]);
+    assert!(!controls(stdout(&human)), "{:?}", stdout(&human));
+    assert!(
+        stdout(&human).contains(r"tidy\e[2K\r\e]52;c;ZWNobyBwd25lZA==\x07 up"),
+        "{}",
+        stdout(&human)
+    );
+    // JSON says it with JSON's own escapes.
+    assert_eq!(
+        listed(data.path())[0]["description"],
+        sequence["description"]
+    );
+
+    let ran = seqc(data.path(), &["run", "#hostile"]);
+    assert_eq!(status(&ran), 1, "{}", stderr(&ran));
+    assert!(!controls(stderr(&ran)), "{:?}", stderr(&ran));
+    assert!(
+        stderr(&ran).contains(r"bad\e]52;c;eA==\x07"),
+        "{}",
+        stderr(&ran)
+    );
+}

@@ -374,11 +374,24 @@ impl SeqTools {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> SeqOutcome {
+        self.call_observed(name, args, caller, cancel, None).await
+    }
+
+    /// [`SeqTools::call_cancellable`] whose `seq_run`, when it runs in process, tells
+    /// `observer` as its groups and items start and finish.
+    pub async fn call_observed(
+        &self,
+        name: &str,
+        args: Value,
+        caller: &Caller,
+        cancel: &CancellationToken,
+        observer: Option<&dyn crate::engine::Observer>,
+    ) -> SeqOutcome {
         if let Err(error) = self.admit(name, &args, caller) {
             return SeqOutcome::of(Err(error));
         }
         match name {
-            SEQ_RUN => self.run(&args, caller, cancel).await,
+            SEQ_RUN => self.run(&args, caller, cancel, observer).await,
             SEQ_CALL | SEQ_WHEN_CALL => {
                 SeqOutcome::of(self.call_target(name, &args, caller, cancel).await)
             }

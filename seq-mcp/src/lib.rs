@@ -7,11 +7,13 @@
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
 //! - [`http`]: the same server over streamable HTTP (`--http`), with bearer tokens
 //!   ([`token`]) naming the caller.
-//! - [`progress`]: a heartbeat of progress notifications while a call asking for them runs.
+//! - [`progress`]: progress notifications as a run's items and groups finish, and a heartbeat.
+//! - [`answer`]: a tool's outcome as an MCP answer, and the output schemas that say so.
 //! - [`bound`]: messages past the line bound answered with an error, not dropped.
 //! - [`framing`]: every request answered: parse errors, invalid requests and invalid params.
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
 
+pub mod answer;
 pub mod bound;
 mod child;
 mod connection;

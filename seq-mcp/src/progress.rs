@@ -1,51 +1,138 @@
-//! Progress of a long `tools/call`: when the request carries `_meta.progressToken`, a heartbeat
-//! `notifications/progress` every [`HEARTBEAT`] while the call runs, so that a client whose
-//! request timeout resets on progress (the TypeScript SDK's `resetTimeoutOnProgress`) keeps
-//! waiting for a long run instead of giving up on it. `progress` is the seconds elapsed (it
-//! must grow with each notification), the message says what is still running.
+//! Progress of a long `tools/call`: when the request carries `_meta.progressToken`, a
+//! `notifications/progress` as each item and group of the run finishes (the run's own groups;
+//! `seq_run` in process), and a heartbeat every [`HEARTBEAT`] while nothing finishes, so that a
+//! client whose request timeout resets on progress (the TypeScript SDK's
+//! `resetTimeoutOnProgress`) keeps waiting for a long run instead of giving up on it.
+//!
+//! `progress` counts the items finished; it must grow with each notification, so a group's end
+//! or a heartbeat after the `n`th item says `n + k/(k+1)` for its `k`th since (always below the
+//! next item's `n + 1`). The message says what finished, or what is still running.
 
 use rmcp::RoleServer;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
+use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, ItemStatus, Observer};
 use std::time::Duration;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-/// How often a running call says it is still running: below the shortest request timeouts
-/// clients use in practice, and well below the 10 s a client may wait between notifications.
+/// How often a running call says it is still running when nothing finished: below the
+/// shortest request timeouts clients use in practice, and well below the 10 s a client may
+/// wait between notifications.
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 
-/// The heartbeat of one call; it stops when dropped (the call answered or was dropped).
-#[derive(Debug)]
-pub struct Heartbeat(Option<tokio::task::JoinHandle<()>>);
+/// Something that finished.
+enum Finished {
+    Item(String),
+    Group(String),
+}
 
-impl Heartbeat {
-    /// Starts beating for `tool` if the request asked for progress.
-    pub fn start(context: &RequestContext<RoleServer>, tool: &str) -> Heartbeat {
+/// The progress of one call; it stops when dropped (the call answered or was dropped).
+#[derive(Debug)]
+pub struct Progress {
+    events: Option<UnboundedSender<Finished>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Starts reporting for `tool` if the request asked for progress.
+    pub fn start(context: &RequestContext<RoleServer>, tool: &str) -> Progress {
         let Some(token) = context.meta.get_progress_token() else {
-            return Heartbeat(None);
+            return Progress {
+                events: None,
+                task: None,
+            };
         };
         let peer = context.peer.clone();
         let tool = tool.to_owned();
+        let (events, mut received) = unbounded_channel();
         let started = tokio::time::Instant::now();
-        Heartbeat(Some(tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let mut ticks = tokio::time::interval_at(started + HEARTBEAT, HEARTBEAT);
+            let (mut items, mut since) = (0u32, 0u32);
             loop {
-                ticks.tick().await;
-                let elapsed = started.elapsed().as_secs_f64().floor();
-                let message = format!("`{tool}` is still running ({elapsed} s)");
-                let beat =
-                    ProgressNotificationParam::new(token.clone(), elapsed).with_message(message);
+                let message = tokio::select! {
+                    event = received.recv() => match event {
+                        Some(Finished::Item(message)) => {
+                            items += 1;
+                            since = 0;
+                            message
+                        }
+                        Some(Finished::Group(message)) => {
+                            since += 1;
+                            message
+                        }
+                        None => break,
+                    },
+                    _ = ticks.tick() => {
+                        since += 1;
+                        let elapsed = started.elapsed().as_secs();
+                        format!("`{tool}` is still running ({elapsed} s)")
+                    }
+                };
+                ticks.reset();
+                let progress = f64::from(items) + f64::from(since) / f64::from(since + 1);
+                let note =
+                    ProgressNotificationParam::new(token.clone(), progress).with_message(message);
                 // A client that went away needs no more.
-                if peer.notify_progress(beat).await.is_err() {
+                if peer.notify_progress(note).await.is_err() {
                     break;
                 }
             }
-        })))
+        });
+        Progress {
+            events: Some(events),
+            task: Some(task),
+        }
+    }
+
+    /// The run's observer, when the request asked for progress.
+    pub fn observer(&self) -> Option<&dyn Observer> {
+        self.events.as_ref().map(|_| self as &dyn Observer)
+    }
+
+    fn send(&self, finished: Finished) {
+        if let Some(events) = &self.events {
+            // The task ends only when the client went away: nobody to tell then.
+            let _ = events.send(finished);
+        }
     }
 }
 
-impl Drop for Heartbeat {
+impl Observer for Progress {
+    fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
+        let status = match report.status {
+            ItemStatus::Ok => "succeeded",
+            ItemStatus::Failed => "failed",
+            ItemStatus::Skipped => "was skipped",
+            ItemStatus::Degraded => "degraded to its fallback",
+            ItemStatus::Caught => "failed and was caught",
+            ItemStatus::Cancelled => "was cancelled",
+        };
+        self.send(Finished::Item(format!(
+            "item {} `{}` of group `{group}` {status}",
+            index + 1,
+            report.tool
+        )));
+    }
+
+    fn group_finished(&self, report: &GroupReport) {
+        let status = match report.status {
+            GroupStatus::Ran => "ran",
+            GroupStatus::Skipped => "was skipped",
+            GroupStatus::Failed => "failed",
+            GroupStatus::Partial => "partly failed",
+            GroupStatus::Cancelled => "was cancelled",
+        };
+        self.send(Finished::Group(format!(
+            "group `{}` {status} in {} ms",
+            report.name, report.duration_ms
+        )));
+    }
+}
+
+impl Drop for Progress {
     fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
+        if let Some(task) = self.task.take() {
             task.abort();
         }
     }

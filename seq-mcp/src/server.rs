@@ -6,18 +6,14 @@
 //!   allows), so that an agent can write a sequence without guessing.
 //! - `tools/call` runs [`SeqTools::call_full`] for the one calling identity the server was
 //!   started for; the engine applies the policy again at every dispatch, at every depth.
-//! - A success is `structuredContent`: the tool's value when it is an object, else
-//!   `{"result": value}`; its JSON is also the text content. A failure is `isError: true` with the
-//!   [`ToolError`] rendered as text and `structuredContent` `{"error": {field, reason, detail,
-//!   hint}, "diagnostics": [...], "report": {...}}` — `diagnostics` (from `seq_create`: each
-//!   finding's `severity`, `code`, `message`, `line`/`column` or `excerpt` or `sequence`, `hint`)
-//!   and `report` (from `seq_run`) only when there are any.
+//! - Answers and their `outputSchema`s are shaped in [`crate::answer`]: a success's value or a
+//!   failure's `{error, diagnostics, report}`, each value once, within the message bound.
 
 use crate::host::{Combined, McpHost};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
-    JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
@@ -28,12 +24,10 @@ use seq_check::{Catalog, ParallelSafety, ToolDef};
 use seq_exec::builtin::{BuiltinHost, OutputSink};
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
-use seq_exec::seq_tools::{
-    self, Remote, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqOutcome, SeqTools,
-};
+use seq_exec::seq_tools::{self, Remote, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqTools};
 use seq_exec::storage::SequenceStorage;
-use seq_exec::{Caller, ToolError, ToolHost};
-use serde_json::{Map, Value, json};
+use seq_exec::{Caller, ToolHost};
+use serde_json::{Value, json};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -227,14 +221,7 @@ impl SeqServer {
         let tool = Tool::new(def.name.clone(), description, schema)
             .with_annotations(annotations(&def.name));
         // What `seq_run` answers is the report: its schema is derived from the report's types.
-        let report;
-        let output = if def.name == SEQ_RUN {
-            report = seq_exec::engine::report_schema();
-            Some(&report)
-        } else {
-            def.output.as_ref()
-        };
-        match output_schema(output) {
+        match crate::answer::output_schema(&def.name, def.output.as_ref()) {
             Some(output) => tool.with_raw_output_schema(Arc::new(output)),
             None => tool,
         }
@@ -293,6 +280,7 @@ impl SeqServer {
         request: CallToolRequestParams,
         caller: &Caller,
         cancel: &CancellationToken,
+        observer: Option<&dyn seq_exec::engine::Observer>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
         if seq_tools::definition(&name).is_none() {
@@ -304,9 +292,9 @@ impl SeqServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let outcome = self
             .tools
-            .call_cancellable(&name, args, caller, cancel)
+            .call_observed(&name, args, caller, cancel, observer)
             .await;
-        Ok(to_result(outcome))
+        Ok(crate::answer::to_result(&name, outcome))
     }
 }
 
@@ -344,21 +332,12 @@ impl OutputSink for Stderr {
     fn send(&self, text: &str) -> std::io::Result<()> {
         use std::io::Write;
         let mut err = std::io::stderr().lock();
-        writeln!(err, "{text}")?;
+        writeln!(
+            err,
+            "{}",
+            seq_syntax::printable::printable(text, seq_syntax::printable::Lines::Kept)
+        )?;
         err.flush()
-    }
-}
-
-/// MCP's `outputSchema` of a result schema, as [`to_result`] shapes the structured content: an
-/// object result as it is, any other under `result`. A result that may or may not be an object
-/// (several types, or none) has no schema here: a client checks every success against it.
-fn output_schema(output: Option<&Value>) -> Option<JsonObject> {
-    let output = output?.as_object()?;
-    match output.get("type")?.as_str()? {
-        "object" => Some(output.clone()),
-        _ => json!({"type": "object", "properties": {"result": output}, "required": ["result"]})
-            .as_object()
-            .cloned(),
     }
 }
 
@@ -461,43 +440,6 @@ pub fn annotations(name: &str) -> ToolAnnotations {
         .open_world(open_world)
 }
 
-/// A seq tool's outcome as an MCP result (module comment).
-pub fn to_result(outcome: SeqOutcome) -> CallToolResult {
-    match outcome.result {
-        Ok(value) => {
-            let structured = if value.is_object() {
-                value
-            } else {
-                json!({ "result": value })
-            };
-            CallToolResult::structured(structured)
-        }
-        Err(error) => {
-            let mut structured = Map::new();
-            structured.insert("error".to_owned(), json!(error));
-            if !outcome.diagnostics.is_empty() {
-                structured.insert("diagnostics".to_owned(), json!(outcome.diagnostics));
-            }
-            if let Some(report) = &outcome.report {
-                structured.insert("report".to_owned(), json!(report));
-            }
-            // A client that reads only text gets the findings as lines.
-            let text = render(&error) + &seq_tools::finding_lines(&outcome.diagnostics);
-            let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(Value::Object(structured));
-            result
-        }
-    }
-}
-
-/// `reason `field`: detail` and the hint on its own line.
-fn render(error: &ToolError) -> String {
-    match &error.hint {
-        Some(hint) => format!("{error}\nhint: {hint}"),
-        None => error.to_string(),
-    }
-}
-
 impl ServerHandler for SeqServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
@@ -540,8 +482,8 @@ impl ServerHandler for SeqServer {
         let cancel = CancellationToken::new();
         let caller = self.caller_of(&context);
         let ended = SeqServer::session_ended(&context);
-        let _heartbeat = crate::progress::Heartbeat::start(&context, &request.name);
-        let answer = self.answer(request, &caller, &cancel);
+        let progress = crate::progress::Progress::start(&context, &request.name);
+        let answer = self.answer(request, &caller, &cancel, progress.observer());
         tokio::pin!(answer);
         tokio::select! {
             biased;

@@ -240,7 +240,7 @@ async fn the_example_in_seq_creates_description_is_accepted_and_runs() {
 }
 
 /// Every seq tool whose result has one schema declares it as `outputSchema`, shaped as the
-/// structured content is (a non-object under `result`).
+/// structured content is (a non-object under `result`), or a failure.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_seq_tools_declare_their_result_schemas() {
     let s = session(Policy::allow_all(), None).await;
@@ -254,12 +254,15 @@ async fn the_seq_tools_declare_their_result_schemas() {
             .as_ref()
             .map(|schema| Value::Object(schema.as_ref().clone()))
     };
+    // A success or a failure (`{error, ...}`), both objects.
+    let list = output("seq_list").unwrap();
+    assert_eq!(list["type"], "object");
+    assert_eq!(list["anyOf"][0]["properties"]["result"]["type"], "array");
+    assert_eq!(list["anyOf"][1]["required"], json!(["error"]));
+    let run = output("seq_run").unwrap();
+    assert_eq!(run["anyOf"][0], json!({"$ref": "#/$defs/RunReport"}));
     assert_eq!(
-        output("seq_list").unwrap()["properties"]["result"]["type"],
-        "array"
-    );
-    assert_eq!(
-        output("seq_run").unwrap()["required"],
+        run["$defs"]["RunReport"]["required"],
         json!(["ok", "groups", "out"])
     );
     assert_eq!(output("seq_when_call"), None);

@@ -26,6 +26,7 @@ pub mod kind;
 pub mod limits;
 mod lower;
 pub mod names;
+pub mod printable;
 pub mod reference;
 pub mod shell;
 pub mod span;

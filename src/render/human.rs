@@ -7,6 +7,7 @@ use super::SourceFile;
 use super::Totals;
 use super::excerpt::Excerpt;
 use ariadne::{Color, Config, Fmt, IndexType, Label, Report, ReportKind, Source};
+use seq_syntax::printable::{Lines, printable};
 use seq_syntax::{Diagnostic, LineIndex, Severity, Span};
 use std::io::{self, Write};
 use std::ops::Range;
@@ -143,7 +144,13 @@ fn write_report(
     }
     let severity = diagnostic.severity.as_str();
     let head = format!("{severity}[{}]", diagnostic.code);
-    writeln!(out, "{}: {}", head.fg(tint), diagnostic.message)?;
+    // A message may quote what a file holds: escaped.
+    writeln!(
+        out,
+        "{}: {}",
+        head.fg(tint),
+        printable(&diagnostic.message, Lines::Kept)
+    )?;
     out.write_all(&body)
 }
 

@@ -17,6 +17,7 @@ use seq_exec::Observer;
 use seq_exec::builtin::{OutputSink, Stdout};
 use seq_exec::engine::{CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus};
 use seq_syntax::ast::{Group, Sequence};
+use seq_syntax::printable::{Lines, printable};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -46,7 +47,7 @@ struct Plain {
 impl Plain {
     fn line(&self, line: &str) {
         // A live view that cannot be written is not worth stopping the run for.
-        let _ = writeln!(io::stderr().lock(), "{line}");
+        let _ = writeln!(io::stderr().lock(), "{}", printable(line, Lines::Kept));
     }
 }
 
@@ -95,7 +96,7 @@ impl Running {
 
 impl Spinners {
     fn line(&self, line: &str) {
-        let _ = self.multi.println(line);
+        let _ = self.multi.println(printable(line, Lines::Kept));
     }
 
     fn with_group(&self, group: &str, f: impl FnOnce(&mut Running)) {

@@ -10,6 +10,7 @@
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{RunReport, ToolError};
 use seq_syntax::ast::Sequence;
+use seq_syntax::printable::{Lines, printable};
 use std::io::{self, Write};
 use std::time::Duration;
 
@@ -114,9 +115,14 @@ fn counts(sequence: &Sequence, report: &RunReport) -> String {
 }
 
 fn failure(out: &mut dyn Write, place: &str, error: &ToolError) -> io::Result<()> {
-    writeln!(out, "  {place}: {error}")?;
+    // A tool's error quotes what the tool said (a command's stderr): escaped.
+    writeln!(
+        out,
+        "  {place}: {}",
+        printable(&error.to_string(), Lines::Kept)
+    )?;
     if let Some(hint) = &error.hint {
-        writeln!(out, "    hint: {hint}")?;
+        writeln!(out, "    hint: {}", printable(hint, Lines::Kept))?;
     }
     Ok(())
 }

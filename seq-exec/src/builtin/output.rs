@@ -2,7 +2,8 @@
 //! (a test that captures lines, the command line's live view that interleaves them with
 //! progress).
 
-use std::io::{self, Write};
+use seq_syntax::printable::{Lines, printable};
+use std::io::{self, IsTerminal, Write};
 use std::sync::{Mutex, PoisonError};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -13,14 +14,19 @@ pub trait OutputSink: Send + Sync {
 }
 
 /// The process's standard output: one line per send, flushed, so that the lines come before a
-/// report printed after the run.
+/// report printed after the run. On a terminal, control characters are escaped (as `ls` does):
+/// a line may quote what a command printed; piped, the lines are passed on as sent.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stdout;
 
 impl OutputSink for Stdout {
     fn send(&self, text: &str) -> io::Result<()> {
         let mut out = io::stdout().lock();
-        writeln!(out, "{text}")?;
+        if out.is_terminal() {
+            writeln!(out, "{}", printable(text, Lines::Kept))?;
+        } else {
+            writeln!(out, "{text}")?;
+        }
         out.flush()
     }
 }

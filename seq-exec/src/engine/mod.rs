@@ -55,7 +55,8 @@ pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{
     AttemptTime, CalledGroup, EachReport, ElementReport, GroupReport, GroupStatus, ItemReport,
-    ItemStatus, MAX_REPORTED_CALL_DEPTH, MAX_REPORTED_ELEMENTS, RunReport, report_schema,
+    ItemStatus, MAX_REPORTED_CALL_DEPTH, MAX_REPORTED_ELEMENTS, RunReport, error_schema,
+    report_schema,
 };
 pub use stack::Stack;
 
@@ -132,6 +133,36 @@ pub trait Observer: Send + Sync {
     fn item_started(&self, _group: &str, _index: usize, _tool: &str) {}
     fn item_finished(&self, _group: &str, _index: usize, _report: &ItemReport) {}
     fn group_finished(&self, _report: &GroupReport) {}
+}
+
+/// The engine's observer and a run's, told the same in that order.
+struct Both<'a>(Option<&'a dyn Observer>, &'a dyn Observer);
+
+impl Observer for Both<'_> {
+    fn group_started(&self, sequence: &str, group: &str, parallel: bool) {
+        if let Some(engine) = self.0 {
+            engine.group_started(sequence, group, parallel);
+        }
+        self.1.group_started(sequence, group, parallel);
+    }
+    fn item_started(&self, group: &str, index: usize, tool: &str) {
+        if let Some(engine) = self.0 {
+            engine.item_started(group, index, tool);
+        }
+        self.1.item_started(group, index, tool);
+    }
+    fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
+        if let Some(engine) = self.0 {
+            engine.item_finished(group, index, report);
+        }
+        self.1.item_finished(group, index, report);
+    }
+    fn group_finished(&self, report: &GroupReport) {
+        if let Some(engine) = self.0 {
+            engine.group_finished(report);
+        }
+        self.1.group_finished(report);
+    }
 }
 
 /// Runs sequences against a host.
@@ -263,10 +294,34 @@ impl Engine {
         cancel: &CancellationToken,
         driver: &dyn Driver,
     ) -> RunReport {
+        self.run_observed(sequence, owner, args, caller, cancel, driver, None)
+            .await
+    }
+
+    /// [`Engine::run_driven`] told to `observer` too, as the engine's own observer is: a run's
+    /// own watcher (an MCP request's progress), beside the engine's.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a run's parts, as `run_driven` takes them, and its watcher"
+    )]
+    pub async fn run_observed(
+        &self,
+        sequence: &Sequence,
+        owner: Option<&str>,
+        args: Map<String, Value>,
+        caller: &Caller,
+        cancel: &CancellationToken,
+        driver: &dyn Driver,
+        observer: Option<&dyn Observer>,
+    ) -> RunReport {
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
         let clock = driver.clock();
-        let cx = self.cx(caller, cancel, &output, driver, &budget, &clock);
+        let both = observer.map(|run| Both(self.observer.as_deref(), run));
+        let mut cx = self.cx(caller, cancel, &output, driver, &budget, &clock);
+        if let Some(both) = &both {
+            cx.observer = Some(both);
+        }
         let bottom =
             Stack::default().enter_sequence(&sequence.name.value, owner, self.limits.max_depth);
         let mut report = match bottom {

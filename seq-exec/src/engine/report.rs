@@ -49,7 +49,8 @@ pub struct GroupReport {
     /// `started_ms` of a report, called groups' included).
     #[serde(default)]
     pub started_ms: u64,
-    /// The slots this group set.
+    /// The slots this group set. Over MCP, left out: the run's `out` holds them, once.
+    #[serde(default)]
     pub out: Map<String, Value>,
     pub items: Vec<ItemReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -314,6 +315,12 @@ fn untime_items(items: &mut [ItemReport]) {
 /// descriptions): `seq_run`'s output schema.
 pub fn report_schema() -> Value {
     schemars::schema_for!(RunReport).to_value()
+}
+
+/// The JSON Schema of [`ToolError`], derived as [`report_schema`] is: the `error` of a failed
+/// call's structured answer.
+pub fn error_schema() -> Value {
+    schemars::schema_for!(ToolError).to_value()
 }
 
 fn is_zero_usize(n: &usize) -> bool {

@@ -3,7 +3,7 @@
 use super::findings::{self, Finding, Origin};
 use super::{RemoteRun, SeqOutcome, SeqTools, StorageTools, storage_error};
 use crate::builtin::args;
-use crate::engine::{CancellationToken, GroupStatus, InProcess, RunReport};
+use crate::engine::{CancellationToken, GroupStatus, InProcess, Observer, RunReport};
 use crate::error::{Reason, ToolError};
 use crate::host::Caller;
 use crate::storage::StorageError;
@@ -20,6 +20,7 @@ impl SeqTools {
         args: &Value,
         caller: &Caller,
         cancel: &CancellationToken,
+        observer: Option<&dyn Observer>,
     ) -> SeqOutcome {
         let name = match args::string(args, "name") {
             Ok(name) => name,
@@ -84,13 +85,14 @@ impl SeqTools {
             }
             None => {
                 self.engine
-                    .run_driven(
+                    .run_observed(
                         &sequence,
                         owner.as_deref(),
                         run_args,
                         caller,
                         cancel,
                         &InProcess,
+                        observer,
                     )
                     .await
             }

@@ -1,0 +1,521 @@
+//! A seq tool's outcome as an MCP answer, and the `outputSchema` that says what those answers
+//! are: one home for both, so that every answer sent validates against the schema listed (a
+//! client such as the TypeScript SDK checks failures against it too, and refuses what does not
+//! match).
+//!
+//! - A success is `structuredContent`: the tool's value when it is an object, else
+//!   `{"result": value}`.
+//! - A failure is `isError: true` with `structuredContent` `{"error": {field, reason, detail,
+//!   hint}, "diagnostics": [...], "report": {...}}` — `diagnostics` (from `seq_create`) and
+//!   `report` (from `seq_run`) only when there are any — and the error rendered as text.
+//! - Each value once: a run's report holds the slots in its `out` only (the groups' own `out`,
+//!   the same values, are left out), and the text content of the tools that carry values
+//!   (`seq_run`, `seq_call`, `seq_when_call`) is a summary pointing at the structured content,
+//!   not its JSON again. The other tools' text is their JSON when that is short.
+//! - Within the message bound: when the structured content would pass [`ANSWER_BYTES`], the
+//!   largest values are left out (a value as `null`, a long text shortened), largest first,
+//!   until it fits; `cut` lists each one's JSON pointer and size.
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_exec::ToolError;
+use seq_exec::seq_tools::{self, SeqOutcome};
+use serde_json::{Map, Value, json};
+
+/// The most bytes of structured content an answer carries: 10 MiB, less room for the envelope
+/// and the text content. Below the 16 MiB line bound ([`crate::bound`]) and below the 10 MiB
+/// the TypeScript SDK's stdio client reads at most, which closes the connection past it.
+pub const ANSWER_BYTES: usize = 10 * 1024 * 1024 - 256 * 1024;
+
+/// The longest text content; the structured content always has the whole answer.
+const TEXT_BYTES: usize = 64 * 1024;
+
+/// A text anywhere in an answer longer than this may be shortened to fit the bound.
+const LONG_TEXT_BYTES: usize = 64 * 1024;
+
+/// What is kept of a shortened text.
+const KEPT_TEXT_BYTES: usize = 1024;
+
+/// The tools whose answers carry the values of runs.
+fn carries_values(tool: &str) -> bool {
+    matches!(tool, SEQ_RUN | SEQ_CALL | SEQ_WHEN_CALL)
+}
+
+/// MCP's `outputSchema` for `tool`, whose result has the schema `result` (`seq_run`: the
+/// report's): a success as [`to_result`] shapes it, or a failure. `None` for a result that may
+/// or may not be an object (several types, or none): no schema can say its success.
+pub fn output_schema(tool: &str, result: Option<&Value>) -> Option<JsonObject> {
+    let success = if tool == SEQ_RUN {
+        let mut report = as_object(seq_exec::engine::report_schema());
+        if let Some(Value::Object(properties)) = report.get_mut("properties") {
+            properties.insert("cut".to_owned(), cut_schema());
+        }
+        report
+    } else {
+        let result = result?.as_object()?;
+        match result.get("type")?.as_str()? {
+            "object" => result.clone(),
+            _ => as_object(
+                json!({"type": "object", "properties": {"result": result}, "required": ["result"]}),
+            ),
+        }
+    };
+    Some(with_failure(success, tool == SEQ_RUN))
+}
+
+/// `{"type": "object", "anyOf": [success, failure]}`, the definitions of both at the top, where
+/// their references point. The run's failure says its `error` and `report` in full (the
+/// report's definitions are there already); the other tools' say only what every failure has,
+/// which keeps `tools/list` short.
+fn with_failure(mut success: JsonObject, is_run: bool) -> JsonObject {
+    let dialect = success.remove("$schema");
+    let mut defs = match success.remove("$defs") {
+        Some(Value::Object(defs)) => defs,
+        Some(_) | None => Map::new(),
+    };
+    let (success, failure) = if is_run {
+        let mut error = as_object(seq_exec::engine::error_schema());
+        error.remove("$schema");
+        if let Some(Value::Object(more)) = error.remove("$defs") {
+            for (name, def) in more {
+                defs.entry(name).or_insert(def);
+            }
+        }
+        defs.entry("ToolError").or_insert(Value::Object(error));
+        defs.insert("RunReport".to_owned(), Value::Object(success));
+        let failure = json!({
+            "type": "object",
+            "properties": {
+                "error": {"$ref": "#/$defs/ToolError"},
+                "report": {"$ref": "#/$defs/RunReport"},
+                "cut": {"type": "array"},
+            },
+            "required": ["error"],
+        });
+        (json!({"$ref": "#/$defs/RunReport"}), failure)
+    } else {
+        let failure = json!({
+            "type": "object",
+            "properties": {
+                "error": {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]},
+                "diagnostics": {"type": "array", "items": {"type": "object"}},
+            },
+            "required": ["error"],
+        });
+        (Value::Object(success), failure)
+    };
+    let mut schema = Map::new();
+    if let Some(dialect) = dialect {
+        schema.insert("$schema".to_owned(), dialect);
+    }
+    schema.insert("type".to_owned(), json!("object"));
+    schema.insert("anyOf".to_owned(), json!([success, failure]));
+    if !defs.is_empty() {
+        schema.insert("$defs".to_owned(), Value::Object(defs));
+    }
+    schema
+}
+
+fn cut_schema() -> Value {
+    json!({
+        "type": "array",
+        "description": "Left out of this answer to stay within the message bound, largest first: each value's JSON pointer and size. A value left out is null, a long text shortened.",
+        "items": {"type": "object", "properties": {"pointer": {"type": "string"}, "bytes": {"type": "integer"}}, "required": ["pointer", "bytes"]},
+    })
+}
+
+fn as_object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        other @ (Value::Null
+        | Value::Bool(_)
+        | Value::Number(_)
+        | Value::String(_)
+        | Value::Array(_)) => {
+            let mut object = Map::new();
+            object.insert("result".to_owned(), other);
+            object
+        }
+    }
+}
+
+/// `tool`'s outcome as an MCP result (module comment).
+pub fn to_result(tool: &str, outcome: SeqOutcome) -> CallToolResult {
+    match outcome.result {
+        Ok(value) => {
+            let mut structured = if value.is_object() {
+                value
+            } else {
+                json!({ "result": value })
+            };
+            if tool == SEQ_RUN {
+                once(&mut structured);
+            }
+            let cut = fit(&mut structured, tool);
+            let text = if carries_values(tool) {
+                summary(tool, &structured, &cut)
+            } else {
+                copy(&structured)
+            };
+            if tool == SEQ_RUN && !cut.is_empty() {
+                insert_cut(&mut structured, &cut);
+            }
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(structured);
+            result
+        }
+        Err(error) => {
+            let mut structured = Map::new();
+            structured.insert("error".to_owned(), json!(error));
+            if !outcome.diagnostics.is_empty() {
+                structured.insert("diagnostics".to_owned(), json!(outcome.diagnostics));
+            }
+            if let Some(report) = &outcome.report {
+                let mut report = json!(report);
+                once(&mut report);
+                structured.insert("report".to_owned(), report);
+            }
+            let mut structured = Value::Object(structured);
+            let cut = fit(&mut structured, tool);
+            // A client that reads only text gets the findings as lines.
+            let mut text = render(&error) + &seq_tools::finding_lines(&outcome.diagnostics);
+            if !cut.is_empty() {
+                text.push_str(&cut_line(&cut));
+                insert_cut(&mut structured, &cut);
+            }
+            let mut result = CallToolResult::error(vec![ContentBlock::text(bounded(text))]);
+            result.structured_content = Some(structured);
+            result
+        }
+    }
+}
+
+/// `reason `field`: detail` and the hint on its own line.
+fn render(error: &ToolError) -> String {
+    match &error.hint {
+        Some(hint) => format!("{error}\nhint: {hint}"),
+        None => error.to_string(),
+    }
+}
+
+/// A report with each slot's value once: in the run's `out`, not again in its group's.
+fn once(report: &mut Value) {
+    if let Some(Value::Array(groups)) = report.get_mut("groups") {
+        for group in groups.iter_mut().filter_map(Value::as_object_mut) {
+            group.remove("out");
+        }
+    }
+}
+
+/// Something left out of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Cut {
+    pointer: String,
+    bytes: usize,
+}
+
+fn insert_cut(structured: &mut Value, cut: &[Cut]) {
+    let listed: Vec<Value> = cut
+        .iter()
+        .map(|c| json!({"pointer": c.pointer, "bytes": c.bytes}))
+        .collect();
+    if let Some(object) = structured.as_object_mut() {
+        object.insert("cut".to_owned(), Value::Array(listed));
+    }
+}
+
+/// Leaves out the largest values of `structured` until it is within [`ANSWER_BYTES`]: the
+/// values of slots and output channels, and texts longer than [`LONG_TEXT_BYTES`] anywhere.
+fn fit(structured: &mut Value, tool: &str) -> Vec<Cut> {
+    fit_within(structured, tool, ANSWER_BYTES)
+}
+
+fn fit_within(structured: &mut Value, tool: &str, budget: usize) -> Vec<Cut> {
+    let mut size = json_len(structured);
+    if size <= budget {
+        return Vec::new();
+    }
+    let mut candidates = Vec::new();
+    values(structured, tool, &mut candidates);
+    long_texts(structured, String::new(), &mut candidates);
+    candidates.sort_by_key(|(pointer, bytes)| (std::cmp::Reverse(*bytes), pointer.clone()));
+    candidates.dedup_by(|a, b| a.0 == b.0);
+    let mut cut = Vec::new();
+    for (pointer, bytes) in candidates {
+        if size <= budget {
+            break;
+        }
+        let Some(node) = structured.pointer_mut(&pointer) else {
+            continue;
+        };
+        let before = json_len(node);
+        let shortened = match node {
+            Value::String(text) if !is_value(&pointer, tool) => {
+                Value::String(format!("{} …", prefix(text, KEPT_TEXT_BYTES)))
+            }
+            Value::String(_)
+            | Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::Array(_)
+            | Value::Object(_) => Value::Null,
+        };
+        *node = shortened;
+        size = size.saturating_sub(before.saturating_sub(json_len(node)));
+        cut.push(Cut { pointer, bytes });
+    }
+    cut
+}
+
+/// Where the values of slots and output channels are in `tool`'s structured content: a
+/// report's `out.GROUP.SLOT` and `output.CHANNEL` (under `report` in a failure), a call's
+/// `GROUP.SLOT`.
+fn values(structured: &Value, tool: &str, found: &mut Vec<(String, usize)>) {
+    let mut at = |base: &str, node: Option<&Value>, depth: usize| {
+        let Some(Value::Object(members)) = node else {
+            return;
+        };
+        for (key, value) in members {
+            let pointer = format!("{base}/{}", escape(key));
+            match (depth, value) {
+                (2, Value::Object(slots)) => {
+                    for (slot, value) in slots {
+                        found.push((format!("{pointer}/{}", escape(slot)), json_len(value)));
+                    }
+                }
+                _ => found.push((pointer, json_len(value))),
+            }
+        }
+    };
+    if tool == SEQ_RUN {
+        at("/out", structured.get("out"), 2);
+        at("/output", structured.get("output"), 1);
+    } else if carries_values(tool) {
+        at("", Some(structured), 2);
+    }
+    if let Some(report) = structured.get("report") {
+        at("/report/out", report.get("out"), 2);
+        at("/report/output", report.get("output"), 1);
+    }
+}
+
+/// Whether `pointer` names a value (left out as `null`) rather than a text (shortened).
+fn is_value(pointer: &str, tool: &str) -> bool {
+    let depth = pointer.matches('/').count();
+    pointer.starts_with("/out/")
+        || pointer.starts_with("/output/")
+        || pointer.starts_with("/report/out/")
+        || pointer.starts_with("/report/output/")
+        || (carries_values(tool) && tool != SEQ_RUN && depth <= 2)
+}
+
+/// Every text longer than [`LONG_TEXT_BYTES`] in `node`, with its pointer.
+fn long_texts(node: &Value, pointer: String, found: &mut Vec<(String, usize)>) {
+    match node {
+        Value::String(text) if text.len() > LONG_TEXT_BYTES => found.push((pointer, text.len())),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                long_texts(item, format!("{pointer}/{i}"), found);
+            }
+        }
+        Value::Object(members) => {
+            for (key, value) in members {
+                long_texts(value, format!("{pointer}/{}", escape(key)), found);
+            }
+        }
+        Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// A key as a JSON pointer writes it.
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn json_len(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(0, |bytes| bytes.len())
+}
+
+/// The longest start of `text` within `bytes`, on a character boundary.
+fn prefix(text: &str, bytes: usize) -> &str {
+    let mut end = bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn bounded(text: String) -> String {
+    if text.len() <= TEXT_BYTES {
+        return text;
+    }
+    format!(
+        "{} … ({} bytes; the whole is in the structured content)",
+        prefix(&text, TEXT_BYTES),
+        text.len()
+    )
+}
+
+/// The text of a management tool's answer: its JSON, when short.
+fn copy(structured: &Value) -> String {
+    let text = structured.to_string();
+    if text.len() <= TEXT_BYTES {
+        return text;
+    }
+    format!(
+        "The answer is {} bytes of JSON, in the structured content.",
+        text.len()
+    )
+}
+
+fn cut_line(cut: &[Cut]) -> String {
+    let listed: Vec<String> = cut
+        .iter()
+        .map(|c| format!("{} ({} bytes)", c.pointer, c.bytes))
+        .collect();
+    format!(
+        "\nLeft out to stay within the message bound: {}.",
+        listed.join(", ")
+    )
+}
+
+/// The text of a run's or a call's answer: what happened, which slots hold values and how
+/// large, without the values (the structured content has them, once).
+fn summary(tool: &str, structured: &Value, cut: &[Cut]) -> String {
+    let mut text = String::new();
+    let slots = if tool == SEQ_RUN {
+        text.push_str("The run succeeded.");
+        if let Some(Value::Array(groups)) = structured.get("groups") {
+            let listed: Vec<String> = groups
+                .iter()
+                .map(|g| {
+                    format!(
+                        "`{}` {}",
+                        g.get("name").and_then(Value::as_str).unwrap_or_default(),
+                        g.get("status").and_then(Value::as_str).unwrap_or_default()
+                    )
+                })
+                .collect();
+            if !listed.is_empty() {
+                text.push_str(&format!(" Groups: {}.", listed.join(", ")));
+            }
+        }
+        structured.get("out")
+    } else if structured.is_null() || structured.get("result").is_some_and(Value::is_null) {
+        None
+    } else {
+        Some(structured)
+    };
+    let mut listed = Vec::new();
+    if let Some(Value::Object(groups)) = slots {
+        for (group, slots) in groups {
+            match slots {
+                Value::Object(slots) => listed.extend(slots.iter().map(|(slot, value)| {
+                    let base = if tool == SEQ_RUN { "/out" } else { "" };
+                    let pointer = format!("{base}/{}/{}", escape(group), escape(slot));
+                    match cut.iter().find(|c| c.pointer == pointer) {
+                        Some(c) => format!("`{group}.{slot}` ({} bytes, left out)", c.bytes),
+                        None => format!("`{group}.{slot}` ({} bytes)", json_len(value)),
+                    }
+                })),
+                other @ (Value::Null
+                | Value::Bool(_)
+                | Value::Number(_)
+                | Value::String(_)
+                | Value::Array(_)) => {
+                    listed.push(format!("`{group}` ({} bytes)", json_len(other)));
+                }
+            }
+        }
+    }
+    if listed.is_empty() {
+        text.push_str(" No slot was set.");
+    } else {
+        text.push_str(&format!(" Slots set: {}.", listed.join(", ")));
+    }
+    if tool == SEQ_RUN
+        && let Some(Value::Object(channels)) = structured.get("output")
+    {
+        let sent: Vec<String> = channels
+            .iter()
+            .map(|(channel, lines)| {
+                let count = lines
+                    .get("lines")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                format!("`{channel}` {count} lines")
+            })
+            .collect();
+        if !sent.is_empty() {
+            text.push_str(&format!(" Output: {}.", sent.join(", ")));
+        }
+    }
+    text.push_str(" The values are in this answer's structured content, once.");
+    if !cut.is_empty() {
+        text.push_str(&cut_line(cut));
+    }
+    bounded(text.trim_start().to_owned())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_values_are_cut_first_until_the_answer_fits() {
+        let mut report = json!({
+            "ok": true,
+            "groups": [{"name": "g", "status": "ran", "items": [{"tool": "cmd_run", "status": "failed",
+                "error": {"reason": "failed", "detail": "e".repeat(3000)}}]}],
+            "out": {"g": {"big": "x".repeat(5000), "mid": "y".repeat(2000), "small": 1}},
+        });
+        let cut = fit_within(&mut report, SEQ_RUN, 6000);
+        assert_eq!(
+            cut,
+            vec![Cut {
+                pointer: "/out/g/big".to_owned(),
+                bytes: 5002
+            }]
+        );
+        assert_eq!(report["out"]["g"]["big"], Value::Null);
+        assert_eq!(report["out"]["g"]["small"], 1);
+        let cut = fit_within(&mut report, SEQ_RUN, 4000);
+        assert_eq!(cut.len(), 1, "{cut:?}");
+        assert_eq!(report["out"]["g"]["mid"], Value::Null);
+    }
+
+    #[test]
+    fn a_long_text_outside_the_values_is_shortened() {
+        let detail = "e".repeat(LONG_TEXT_BYTES + 10);
+        let mut failure = json!({"error": {"reason": "failed", "detail": detail}});
+        let cut = fit_within(&mut failure, SEQ_RUN, 4096);
+        assert_eq!(cut[0].pointer, "/error/detail");
+        let kept = failure["error"]["detail"].as_str().unwrap();
+        assert!(
+            kept.len() < 2 * KEPT_TEXT_BYTES && kept.ends_with('…'),
+            "{kept}"
+        );
+    }
+
+    #[test]
+    fn every_seq_tool_schema_is_an_object_with_a_failure() {
+        for def in seq_tools::definitions() {
+            let Some(schema) = output_schema(&def.name, def.output.as_ref()) else {
+                continue;
+            };
+            assert_eq!(schema["type"], "object", "{}", def.name);
+            assert_eq!(
+                schema["anyOf"][1]["required"],
+                json!(["error"]),
+                "{}",
+                def.name
+            );
+            assert!(
+                schema["anyOf"][1]["properties"]["error"].is_object(),
+                "{}",
+                def.name
+            );
+        }
+    }
+}
