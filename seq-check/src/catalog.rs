@@ -9,7 +9,7 @@ mod load;
 mod schema;
 
 pub use builtin::{
-    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, GUIDE_EXAMPLE, HOST_TOOLS, JQ,
+    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, GUIDE_EXAMPLE, GUIDE_JQ, HOST_TOOLS, JQ,
     OUTPUT_STDOUT, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
     SLEEP,
 };
@@ -260,11 +260,12 @@ mod tests {
         // A guide a model reads whole, before the tool list the server appends (the whole
         // tools/list stays under 32 KB: tests/mcp.rs).
         assert!(
-            create.description.len() <= 3500,
+            create.description.len() <= 4200,
             "{}",
             create.description.len()
         );
         assert!(create.description.contains(GUIDE_EXAMPLE));
+        assert!(create.description.contains(GUIDE_JQ));
         assert_eq!(
             create.raw_parameters["properties"]["groups"]["items"],
             seq_syntax::fields::schema::group()

@@ -239,6 +239,32 @@ async fn the_example_in_seq_creates_description_is_accepted_and_runs() {
     );
 }
 
+/// The guide's `jq` item, quoted as a `tools` string in `seq_create`'s `groups`, is stored
+/// without a finding and gives what its filter says.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_jq_quoting_example_in_seq_creates_description_is_accepted_and_runs() {
+    let s = session(Policy::allow_all(), None).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
+    let example = seq_check::catalog::GUIDE_JQ;
+    assert!(create.description.as_deref().unwrap().contains(example));
+    let sequence = format!(
+        r#"{{"name":"names","groups":[{{"name":"g","in":{{"rows":"array"}},"out":{{"csv":"string"}},{example}}}]}}"#
+    );
+    let created = call(&s, "seq_create", serde_json::from_str(&sequence).unwrap()).await;
+    assert_eq!(created.is_error, Some(false), "{created:?}");
+    assert_eq!(created.structured_content.unwrap()["warnings"], json!([]));
+    let rows = json!([{"name": "a"}, {"name": "b"}]);
+    let run = call(
+        &s,
+        "seq_run",
+        json!({"name": "names", "args": {"rows": rows}}),
+    )
+    .await;
+    assert_eq!(run.is_error, Some(false), "{run:?}");
+    assert_eq!(run.structured_content.unwrap()["out"]["g"]["csv"], "a,b");
+}
+
 /// Every seq tool whose result has one schema declares it as `outputSchema`, shaped as the
 /// structured content is (a non-object under `result`), or a failure.
 #[tokio::test(flavor = "multi_thread")]

@@ -173,6 +173,10 @@ fn seq_create(mut def: ToolDef) -> ToolDef {
 /// the test that stores and runs it.
 pub const GUIDE_EXAMPLE: &str = r#"{"name":"notes","groups":[{"name":"gather","in":{"file":"string"},"out":{"names":"any","text":"string"},"tools":"{\"tool\":\"files_list\",\"args\":{\"path\":\".\"},\"as\":\"names\"}; {\"tool\":\"files_read\",\"args\":{\"path\":$args.file},\"as\":\"text\"};"},{"name":"report","in":{"file":"string"},"out":{"g":"object"},"parallel":false,"tools":"{\"tool\":\"seq_call\",\"args\":{\"target\":\"gather\",\"args\":{\"file\":$args.file}},\"as\":\"g\"}; {\"tool\":\"output_send__stdout\",\"args\":{\"text\":\"${args.file}: $out.g.text\"}};"}]}"#;
 
+/// A `jq` item as written in a `tools` string of `seq_create`'s `groups` (quotes escaped twice):
+/// the guide's example of that quoting, which a test checks.
+pub const GUIDE_JQ: &str = r#""tools":"{\"tool\":\"jq\",\"args\":{\"filter\":\"map(.name) | join(\\\",\\\")\",\"input\":$args.rows},\"as\":\"csv\"};""#;
+
 /// `seq_create`'s description: the language in brief (the schema has every field).
 fn seq_create_guide() -> String {
     format!(
@@ -188,7 +192,8 @@ fn seq_create_guide() -> String {
          their order, and tools that are not parallel-safe never run concurrently (put one \
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
-         type, in a string it is text; `${{args.x}}`/`${{out.x}}` delimit it (`\"${{args.f}}.txt\"`). \
+         type, in a string it is text; `${{args.x}}`, `${{out.x}}`, `${{each}}`, `${{each_index}}` \
+         delimit it (`\"${{args.f}}.txt\"`). \
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.env == \\\"prod\\\" && !$args.dry`; `==` `!=` `<` `<=` `>` `>=` `contains`, then \
          `!` `&&` `||`, parentheses; `true` `false` `null` are literals) skips it when false; an \
@@ -202,7 +207,8 @@ fn seq_create_guide() -> String {
          another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
          `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
          `$out.SLOT.x`. An `array` slot collects the values written to it, in item order \
-         (`files_list` into it: `[[\"a.txt\"]]`). `\"each\": $args.hosts` (or a literal \
+         (`files_list` into it: `[[\"a.txt\"]]`; an `any` slot keeps it as it is; an `each` \
+         item adds one per element). `\"each\": $args.hosts` (or a literal \
          array) runs an item once per element: in its `args` `$each` is the element \
          (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets one result \
          per element in element order (`null` for a failure `continue` tolerates), e.g. \
@@ -212,7 +218,14 @@ fn seq_create_guide() -> String {
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
          or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries; \
-         `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure."
+         `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure \
+         into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
+         unset and an item reading it fails: test it in `seq_when_call` (`$out.e != null`). \
+         A `jq` filter is a literal (`$args.x` in it is refused, `$x` is jq's): pass values in \
+         `input` (`{{\"x\": $args.x}}`, read `.x`). A `\"` in a filter is `\\\\\\\"` in `tools`: \
+         `{GUIDE_JQ}`. A run returns every declared slot its groups set (`out`: `{{group: \
+         {{slot: value}}}}`; a called group's only in its caller's slot); a `skipped` group's \
+         `when` was false."
     )
 }
 

@@ -1,18 +1,22 @@
 //! jq filters, for the built-in `jq` tool (on jaq): the pure library a filter may call
 //! (`library`), the compile whose errors point into the filter's text ([`compile`]), and the
-//! result type a filter makes evident ([`result_type`]). Evaluation, which needs bounds and a
+//! result type a filter makes evident ([`result_type`]; a `jq` item's, [`item_result`]). Evaluation, which needs bounds and a
 //! thread, is the engine's (seq-exec's `builtin::jq`); it compiles with [`compile`] too, so the
 //! check and the run know the same names.
 
 mod library;
+mod pieces;
 mod types;
 
 pub use library::{IMPURE_DEFS, IMPURE_NATIVES};
+pub use pieces::{Piece, pieces};
 pub use types::result_type;
 
+use crate::catalog::JsonType;
 use jaq_core::DataT;
 use jaq_core::load::{self, Arena, File, Loader};
 use jaq_json::Val;
+use seq_syntax::ast::{Item, Value, ValueKind};
 use std::ops::Range;
 
 /// A filter's mistake, at its bytes in the filter's text.
@@ -186,3 +190,29 @@ fn unknown(filter: &str, name: &str, what: jaq_core::compile::Undefined) -> Prob
 
 #[cfg(test)]
 mod tests;
+
+/// What a `jq` item's literal filter evidently gives, on its literal `input` when it has one.
+pub fn item_result(item: &Item) -> Option<JsonType> {
+    let ValueKind::String(filter) = &item.arg(seq_syntax::jq::FILTER)?.kind else {
+        return None;
+    };
+    let input = match item.arg(seq_syntax::jq::INPUT) {
+        None => Some(JsonType::Null),
+        Some(value) => literal_type(value),
+    };
+    result_type(filter.as_literal()?, input)
+}
+
+/// The JSON type of a value written in `args`; `None` for a bare reference.
+fn literal_type(value: &Value) -> Option<JsonType> {
+    Some(match &value.kind {
+        ValueKind::Null => JsonType::Null,
+        ValueKind::Bool(_) => JsonType::Boolean,
+        ValueKind::Number(n) if n.is_f64() => JsonType::Number,
+        ValueKind::Number(_) => JsonType::Integer,
+        ValueKind::String(_) => JsonType::String,
+        ValueKind::Array(_) => JsonType::Array,
+        ValueKind::Object(_) => JsonType::Object,
+        ValueKind::Ref(_) => return None,
+    })
+}

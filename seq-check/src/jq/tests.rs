@@ -89,3 +89,35 @@ fn evident_result_types() {
         assert_eq!(result_type(filter, None), expected, "{filter}");
     }
 }
+
+#[test]
+fn pieces_cover_words_variables_literals_and_interpolations() {
+    let filter = r#"if .n > 1 then map(.a) as $x | "v \(.b)" else 2 end"#;
+    let shown: Vec<(&str, Piece)> = pieces(filter)
+        .into_iter()
+        .map(|(range, piece)| (&filter[range], piece))
+        .collect();
+    use Piece::*;
+    assert_eq!(
+        shown,
+        [
+            ("if", Keyword),
+            (".n", Field),
+            (">", Operator),
+            ("1", Number),
+            ("then", Keyword),
+            ("map", Function),
+            (".a", Field),
+            ("as", Keyword),
+            ("$x", Variable),
+            ("|", Operator),
+            ("\"v \\", String),
+            (".b", Field),
+            ("\"", String),
+            ("else", Keyword),
+            ("2", Number),
+            ("end", Keyword),
+        ]
+    );
+    assert_eq!(pieces("map(("), []);
+}

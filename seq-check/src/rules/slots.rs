@@ -5,7 +5,7 @@
 use super::types::member_references;
 use super::{Cx, fix};
 use crate::catalog::{Catalog, JsonType};
-use seq_syntax::ast::{CompactString, Item, Root, Type, Value, ValueKind};
+use seq_syntax::ast::{CompactString, Item, Root, Type};
 use seq_syntax::diagnostic::{Edit, did_you_mean};
 use seq_syntax::kind::JsonKind;
 use seq_syntax::names::is_slot_name;
@@ -279,7 +279,7 @@ fn result_type(cx: &Cx<'_>, item: &Item) -> Type {
 fn returned(cx: &Cx<'_>, item: &Item) -> Option<JsonType> {
     let tool = item.tool.value.as_str();
     if tool == seq_syntax::jq::TOOL {
-        return jq_returns(item);
+        return crate::jq::item_result(item);
     }
     if Catalog::is_call(tool) {
         return Some(JsonType::Object);
@@ -458,30 +458,4 @@ fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, ty: Type, offer: bool)
         }
         Some(_) | None => d,
     }
-}
-
-/// What a `jq` item's literal filter evidently gives, on its literal `input` when it has one.
-fn jq_returns(item: &Item) -> Option<JsonType> {
-    let ValueKind::String(filter) = &item.arg(seq_syntax::jq::FILTER)?.kind else {
-        return None;
-    };
-    let input = match item.arg(seq_syntax::jq::INPUT) {
-        None => Some(JsonType::Null),
-        Some(value) => literal_type(value),
-    };
-    crate::jq::result_type(filter.as_literal()?, input)
-}
-
-/// The JSON type of a value written in `args`; `None` for a bare reference.
-fn literal_type(value: &Value) -> Option<JsonType> {
-    Some(match &value.kind {
-        ValueKind::Null => JsonType::Null,
-        ValueKind::Bool(_) => JsonType::Boolean,
-        ValueKind::Number(n) if n.is_f64() => JsonType::Number,
-        ValueKind::Number(_) => JsonType::Integer,
-        ValueKind::String(_) => JsonType::String,
-        ValueKind::Array(_) => JsonType::Array,
-        ValueKind::Object(_) => JsonType::Object,
-        ValueKind::Ref(_) => return None,
-    })
 }

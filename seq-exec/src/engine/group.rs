@@ -118,9 +118,12 @@ pub(crate) async fn run(
     let started = mark.instant();
     let observer = cx.observer.filter(|_| observe);
     let after = predecessors(group);
-    // Whether items really run side by side: a parallel group of one item, or whose items all
-    // send to one channel, reports false.
-    let parallel = group.is_parallel() && after.iter().filter(|p| p.is_none()).count() > 1;
+    // Whether tool runs really go side by side: a parallel group of several items that do not
+    // wait for each other, or with an `each` item (its elements run side by side). A group of
+    // one plain item, or whose items all send to one channel, reports false.
+    let independent = after.iter().filter(|p| p.is_none()).count();
+    let parallel =
+        group.is_parallel() && (independent > 1 || group.items.iter().any(|i| i.each.is_some()));
     if let Some(observer) = observer {
         observer.group_started(&sequence.name.value, &group.name.value, parallel);
     }

@@ -40,9 +40,10 @@ pub struct RunReport {
 pub struct GroupReport {
     pub name: String,
     pub status: GroupStatus,
-    /// Whether items ran side by side: a parallel group with at least two items that
-    /// do not wait for each other. A serial group, a group of one item, or one whose items all
-    /// send to one output channel (kept in order) says false.
+    /// Whether tool runs went side by side: a parallel group with at least two items that
+    /// do not wait for each other, or with an `each` item (whose elements run side by side). A
+    /// serial group, a group of one plain item, or one whose items all send to one output
+    /// channel (kept in order) says false.
     pub parallel: bool,
     pub duration_ms: u64,
     /// When the group started: milliseconds from the run's start (one clock for every

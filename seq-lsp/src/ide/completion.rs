@@ -200,6 +200,14 @@ impl<'a> Work<'a> {
             (Place::Value(_), [key::GROUPS, "[]", key::IN | key::OUT, _]) => {
                 self.values(site, Type::NAMES, "a slot type")
             }
+            // Inside an input's declaration object.
+            (Place::Key, [key::GROUPS, "[]", key::IN, _]) => self.fields(site, fields::INPUT),
+            (Place::Value(_), [key::GROUPS, "[]", key::IN, _, key::TYPE]) => {
+                self.values(site, Type::NAMES, "a slot type")
+            }
+            (Place::Value(_), [key::GROUPS, "[]", key::IN, _, key::REQUIRED]) => {
+                self.booleans(site)
+            }
             (Place::Value(_), [key::GROUPS, "[]", key::ON_ERROR]) => {
                 self.values(site, OnError::NAMES, "`on_error`")
             }

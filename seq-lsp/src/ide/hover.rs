@@ -6,9 +6,9 @@ use super::index::{Def, Name};
 use super::text::Embedded;
 use seq_check::{ParallelSafety, ToolDef};
 use seq_syntax::Span;
-use seq_syntax::ast::{Group, Root, Sequence, SlotDecl};
+use seq_syntax::ast::{Group, Root, Sequence, SlotDecl, Value, ValueKind};
 use seq_syntax::duration;
-use seq_syntax::fields::{Field, GROUP, Level, SEQUENCE, key};
+use seq_syntax::fields::{Field, GROUP, INPUT, Level, SEQUENCE, key};
 use seq_syntax::json::Mode;
 use seq_syntax::json::cursor::{Kind, Place, Seg, context, tokenize};
 use std::fmt::Write;
@@ -41,6 +41,18 @@ pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
             let group = sequence(analysis, *file)?.groups.get(*group)?;
             Some(slot_markdown("output", group.outputs.get(*slot)?, group))
         }
+        Name::Element {
+            file,
+            group,
+            item,
+            root,
+        } => {
+            let group = sequence(analysis, *file)?.groups.get(*group)?;
+            let each = item
+                .and_then(|i| group.items.get(i))
+                .and_then(|i| i.each.as_ref());
+            Some(element_markdown(*root, each))
+        }
         Name::Undeclared {
             file,
             group,
@@ -70,6 +82,85 @@ fn undeclared_markdown(root: Root, slot: &str, group: &Group) -> String {
         code(&group.name.value),
         code(slot)
     )
+}
+
+/// `$each` / `$each_index`: what they are, and the element's type when `each` shows it.
+fn element_markdown(root: Root, each: Option<&Value>) -> String {
+    let Some(each) = each else {
+        return format!(
+            "```\n${}\n```\n\nRead only in the `args` of an item with `each`: the element that run of the item is for, or its place.",
+            root.as_str()
+        );
+    };
+    if root == Root::EachIndex {
+        return "```\n$each_index: integer\n```\n\nThe place of the element this run of the item is for, in its `each` array, from 0.".to_owned();
+    }
+    let (ty, of) = match &each.kind {
+        ValueKind::Array(elements) => (
+            literal_element_type(elements),
+            format!("the {} elements written in `each`", elements.len()),
+        ),
+        ValueKind::Ref(reference) => (
+            "any",
+            format!("an element of {}", code(&reference.to_string())),
+        ),
+        ValueKind::Null
+        | ValueKind::Bool(_)
+        | ValueKind::Number(_)
+        | ValueKind::String(_)
+        | ValueKind::Object(_) => ("any", "an element of `each`".to_owned()),
+    };
+    format!(
+        "```\n$each: {ty}\n```\n\nThe element this run of the item is for: {of}. The item runs once per element; its `as` slot gets the results in element order."
+    )
+}
+
+/// The one type of literal elements (`integer` and `number` together are `number`), else `any`.
+fn literal_element_type(elements: &[Value]) -> &'static str {
+    let kind = |value: &Value| match &value.kind {
+        ValueKind::Null => Some("null"),
+        ValueKind::Bool(_) => Some("bool"),
+        ValueKind::Number(n) if n.is_f64() => Some("number"),
+        ValueKind::Number(_) => Some("integer"),
+        ValueKind::String(_) => Some("string"),
+        ValueKind::Array(_) => Some("array"),
+        ValueKind::Object(_) => Some("object"),
+        ValueKind::Ref(_) => None,
+    };
+    let mut kinds = elements.iter().map(kind);
+    let Some(Some(mut one)) = kinds.next() else {
+        return "any";
+    };
+    for next in kinds {
+        one = match (one, next) {
+            (a, Some(b)) if a == b => a,
+            ("integer" | "number", Some("integer" | "number")) => "number",
+            _ => return "any",
+        };
+    }
+    one
+}
+
+/// Hover over a `jq` item's literal `filter`: the type the checker derives for its result, and
+/// the tool's own text from the catalog.
+pub(crate) fn filter_at(analysis: &Analysis, file: usize, offset: u32) -> Option<(Span, String)> {
+    let sequence = sequence(analysis, file)?;
+    let (item, filter) = sequence
+        .groups
+        .iter()
+        .flat_map(|g| &g.items)
+        .filter(|item| item.tool.value == seq_syntax::jq::TOOL)
+        .find_map(|item| {
+            let filter = item.arg(seq_syntax::jq::FILTER)?;
+            let literal = matches!(&filter.kind, ValueKind::String(t) if t.as_literal().is_some());
+            (literal && filter.span.contains(offset)).then_some((item, filter))
+        })?;
+    let result = seq_check::jq::item_result(item).map_or("unknown until it runs", |t| t.as_str());
+    let mut text = format!("```\n(jq filter) result: {result}\n```");
+    if let Some(tool) = analysis.catalog.get(seq_syntax::jq::TOOL) {
+        write!(text, "\n\n{}", tool.description).ok();
+    }
+    Some((filter.span, text))
 }
 
 fn sequence(analysis: &Analysis, file: usize) -> Option<&Sequence> {
@@ -231,6 +322,12 @@ pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)
     let level: &'static [Field] = match cx.path.as_slice() {
         [] => SEQUENCE,
         [Seg::Key(groups), Seg::Index(_)] if groups == key::GROUPS => GROUP,
+        [
+            Seg::Key(groups),
+            Seg::Index(_),
+            Seg::Key(inputs),
+            Seg::Key(_),
+        ] if groups == key::GROUPS && inputs == key::IN => INPUT,
         _ => return None,
     };
     let field = level.iter().find(|f| f.name == key)?;

@@ -41,6 +41,14 @@ pub(crate) enum Name {
     Def(Def),
     /// An item's `tool`: defined by the catalog, not by a file.
     Tool(String),
+    /// `$each` or `$each_index` in item `item` of a group (`None`: outside any item, where
+    /// they are an error).
+    Element {
+        file: usize,
+        group: usize,
+        item: Option<usize>,
+        root: Root,
+    },
     /// `$args.x` or `$out.x` naming a slot its group does not declare.
     Undeclared {
         file: usize,
@@ -93,6 +101,7 @@ impl Index {
                 sequences: &sequences,
                 by_name: &by_name,
                 out: &mut occurrences,
+                item: None,
             };
             builder.sequence();
         }
@@ -153,6 +162,8 @@ struct Builder<'a> {
     sequences: &'a [Option<&'a Sequence>],
     by_name: &'a HashMap<String, usize>,
     out: &'a mut Vec<Occurrence>,
+    /// The item whose fields are being read, for `$each`.
+    item: Option<usize>,
 }
 
 impl Builder<'_> {
@@ -245,8 +256,10 @@ impl Builder<'_> {
                 self.value(g, group, &member.value, 1);
             }
         }
-        for item in &group.items {
+        for (i, item) in group.items.iter().enumerate() {
+            self.item = Some(i);
             self.item(g, group, item);
+            self.item = None;
         }
     }
 
@@ -268,8 +281,23 @@ impl Builder<'_> {
         let slots = match reference.root.value {
             Root::Args => &group.inputs,
             Root::Out => &group.outputs,
-            // The element names no declaration.
-            Root::Each | Root::EachIndex => return,
+            // The element names no declaration: hover says what it is.
+            Root::Each | Root::EachIndex => {
+                let element = Name::Element {
+                    file,
+                    group: g,
+                    item: self.item,
+                    root: reference.root.value,
+                };
+                // `$each` or the whole `${each}`; before a path, up to the root's end.
+                let span = if reference.path.is_empty() {
+                    reference.span
+                } else {
+                    Span::new(reference.span.start, reference.root.span.end)
+                };
+                self.push(span, span, element, false, depth);
+                return;
+            }
         };
         let region = Span::new(reference.span.start, reference.slot.span.end);
         let Some(slot) = slots.iter().position(|s| s.name.value == name) else {
@@ -333,6 +361,9 @@ impl Builder<'_> {
             for member in &args.value {
                 self.value(g, group, &member.value, 2);
             }
+        }
+        if let Some(each) = &item.each {
+            self.value(g, group, each, 2);
         }
         if Catalog::is_call(tool) {
             let target = item.arg("target").or_else(|| item.arg("group"));

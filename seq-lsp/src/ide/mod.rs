@@ -215,12 +215,14 @@ pub enum TokenKind {
     String,
     /// LSP `number`.
     Number,
-    /// `true`, `false`, `null`: LSP `keyword`.
+    /// `true`, `false`, `null`, and a jq filter's keywords (`if`, `as`): LSP `keyword`.
     Keyword,
+    /// A jq variable in a filter (`$x`): LSP `variable`.
+    Variable,
 }
 
 impl TokenKind {
-    pub const ALL: [TokenKind; 11] = [
+    pub const ALL: [TokenKind; 12] = [
         TokenKind::RefRoot,
         TokenKind::Input,
         TokenKind::Output,
@@ -232,6 +234,7 @@ impl TokenKind {
         TokenKind::String,
         TokenKind::Number,
         TokenKind::Keyword,
+        TokenKind::Variable,
     ];
 
     /// The standard LSP semantic token type (`SemanticTokenType`'s string) for this kind.
@@ -239,7 +242,7 @@ impl TokenKind {
         match self {
             TokenKind::RefRoot => "namespace",
             TokenKind::Input => "parameter",
-            TokenKind::Output => "variable",
+            TokenKind::Output | TokenKind::Variable => "variable",
             TokenKind::Field | TokenKind::Key => "property",
             TokenKind::Index | TokenKind::Number => "number",
             TokenKind::Operator => "operator",
@@ -331,7 +334,10 @@ impl Analysis {
     /// - an item's `tool` value: the tool's description, parameters and parallel safety from the
     ///   catalog;
     /// - a slot (`in`/`out` keys, `$args.x`/`$out.x` — on the root or the slot —, `as` values,
-    ///   call argument keys, `fallback` keys): its declared type and group.
+    ///   call argument keys, `fallback` keys): its declared type and group;
+    /// - `$each` / `$each_index`: what they are, and the element's type when `each` shows it;
+    /// - a `jq` item's literal `filter`: the result type the checker derives, and the tool;
+    /// - a field's key (of the file, a group, an input declaration): what the field is.
     pub fn hover(&self, file: FileId, offset: u32) -> Option<Hover> {
         if let Some(occurrence) = self.index().at(file.index(), offset) {
             let markdown = hover::markdown(self, &occurrence.name)?;
@@ -339,6 +345,9 @@ impl Analysis {
                 span: occurrence.span,
                 markdown,
             });
+        }
+        if let Some((span, markdown)) = hover::filter_at(self, file.index(), offset) {
+            return Some(Hover { span, markdown });
         }
         let (field, span) = hover::field_at(self.text(file)?, offset)?;
         Some(Hover {
@@ -403,8 +412,9 @@ impl Analysis {
     }
 
     /// Completions at `offset`, worked out from the text around the cursor (so they work while
-    /// the file is broken): field names at each level (file, group, item, a tool's arguments, a
-    /// called group's inputs), enumeration values (`on_error`, `missing`, slot types, booleans),
+    /// the file is broken): field names at each level (file, group, item, an input's
+    /// declaration object, a tool's arguments, a called group's inputs), enumeration values
+    /// (`on_error`, `missing`, slot types, booleans),
     /// `$args.`/`$out.` slots of the enclosing group, tool names (and whole items with the
     /// tool's required arguments, as snippets, between items), group and `#sequence` names in
     /// `target`, sequence names in `seq_run`'s `name`, `out` slots in `as`.
@@ -425,7 +435,9 @@ impl Analysis {
 
     /// Tokens of the languages inside strings: the items of `tools` strings (keys, tool names,
     /// strings, numbers, literals, references), group `when` conditions and `seq_when_call`'s
-    /// `when` argument (operands and operators). References are split into root, slot and path.
+    /// `when` argument (operands and operators), and a `jq` item's literal `filter` (its
+    /// functions, fields, variables, literals and operators). References are split into root,
+    /// slot and path.
     pub fn semantic_tokens(&self, file: FileId) -> Vec<SemanticToken> {
         self.text(file)
             .map_or_else(Vec::new, tokens::semantic_tokens)
@@ -466,7 +478,7 @@ fn defs_at(index: &Index, file: FileId, offset: u32) -> Vec<Def> {
         .into_iter()
         .filter_map(|o| match o.name {
             Name::Def(def) => Some(def),
-            Name::Tool(_) | Name::Undeclared { .. } => None,
+            Name::Tool(_) | Name::Undeclared { .. } | Name::Element { .. } => None,
         })
         .collect()
 }

@@ -27,6 +27,10 @@ pub(crate) fn target(
         Name::Undeclared { slot, .. } => Err(RenameError::new(format!(
             "`{slot}` is declared nowhere: declare it in the group first"
         ))),
+        Name::Element { root, .. } => Err(RenameError::new(format!(
+            "`${}` is the language's own name for the element, not a name of this file",
+            root.as_str()
+        ))),
     }
 }
 

@@ -6,6 +6,7 @@
 use super::text::{Embedded, Shift};
 use super::{SemanticToken, TokenKind};
 use seq_check::catalog::SEQ_WHEN_CALL;
+use seq_check::jq::Piece;
 use seq_syntax::Span;
 use seq_syntax::ast::{Condition, ConditionKind, OperandKind, Reference, Root, Segment};
 use seq_syntax::condition::parse_condition;
@@ -79,9 +80,12 @@ impl Tokens {
                 .iter()
                 .find(|m| key_text(text, &root, m) == key::TOOL)
                 .and_then(|m| string_token(text, root.range(&m.value.span)));
-            let when_call = tool
-                .as_ref()
-                .is_some_and(|t| text.get(t.body()) == Some(SEQ_WHEN_CALL));
+            let tool_is = |name: &str| {
+                tool.as_ref()
+                    .is_some_and(|t| text.get(t.body()) == Some(name))
+            };
+            let when_call = tool_is(SEQ_WHEN_CALL);
+            let jq = tool_is(seq_syntax::jq::TOOL);
             for member in members {
                 self.key(&item, member);
                 match key_text(text, &root, member).as_str() {
@@ -95,6 +99,12 @@ impl Tokens {
                                 && key_text(text, &root, arg) == "when"
                                 && matches!(arg.value.kind, NodeKind::String(_));
                             let span = item.span(&arg.value.span);
+                            let filter = jq
+                                && key_text(text, &root, arg) == seq_syntax::jq::FILTER
+                                && matches!(arg.value.kind, NodeKind::String(_));
+                            if filter && self.filter(file, span) {
+                                continue;
+                            }
                             match condition.then(|| Embedded::item_string(file, span)) {
                                 Some(Some(condition)) => self.condition(&condition),
                                 Some(None) => self.push(span, TokenKind::String),
@@ -106,6 +116,32 @@ impl Tokens {
                 }
             }
         }
+    }
+
+    /// A `jq` item's literal filter, piece by piece; false (nothing pushed) when it does not
+    /// lex or interpolates a reference, which the checker reports.
+    fn filter(&mut self, file: &str, literal: Span) -> bool {
+        let Some(filter) = Embedded::item_string(file, literal) else {
+            return false;
+        };
+        let (template, _) = parse_template(&filter.text, &filter);
+        let pieces = seq_check::jq::pieces(&filter.text);
+        if template.references().next().is_some() || pieces.is_empty() {
+            return false;
+        }
+        for (range, piece) in pieces {
+            let kind = match piece {
+                Piece::Keyword => TokenKind::Keyword,
+                Piece::Function => TokenKind::Tool,
+                Piece::Field => TokenKind::Field,
+                Piece::Variable => TokenKind::Variable,
+                Piece::Number => TokenKind::Number,
+                Piece::String => TokenKind::String,
+                Piece::Operator => TokenKind::Operator,
+            };
+            self.push(filter.span_of(range), kind);
+        }
+        true
     }
 
     fn key(&mut self, item: &Item<'_>, member: &seq_syntax::json::Member<'_>) {

@@ -1,3 +1,3 @@
 //! The fields of each level, from their one table in seq-syntax.
 
-pub(super) use seq_syntax::fields::{Field, GROUP, ITEM, SEQUENCE as FILE};
+pub(super) use seq_syntax::fields::{Field, GROUP, INPUT, ITEM, SEQUENCE as FILE};
