@@ -323,6 +323,10 @@ fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, Stri
     Ok(root)
 }
 
+/// After a signal, how long the calls being answered get to wind down: a durable run is
+/// cancelled through the admin API, which may not know it yet.
+const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// `seqc mcp`: serves until the client closes stdin.
 pub fn serve(args: &ServeArgs) -> Status {
     // In durable mode the data directory holds nothing, so the root may contain it.
@@ -383,8 +387,11 @@ pub fn serve(args: &ServeArgs) -> Status {
         };
         // A signal ends every session as the client closing it does: every run is cancelled.
         let runs = server.session_token();
+        let answering = server.clone();
         let served = match http {
-            Some((addr, access)) => serve_http(server, addr, access, &args.http, stop).await,
+            Some((addr, access)) => {
+                serve_http(server, addr, access, &args.http, stop.clone()).await
+            }
             None => tokio::select! {
                 served = server.serve_stdio() => served,
                 () = stop.cancelled() => {
@@ -393,6 +400,11 @@ pub fn serve(args: &ServeArgs) -> Status {
                 }
             },
         };
+        if stop.is_cancelled() {
+            // The cancelled runs wind down (a durable one is cancelled on its server) before
+            // the runtime goes; a second signal does not wait.
+            let _ = tokio::time::timeout(WIND_DOWN, answering.calls_ended()).await;
+        }
         mcp.shutdown().await;
         match served {
             Ok(()) => Status::Clean,
