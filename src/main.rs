@@ -14,6 +14,7 @@ mod mcp;
 mod render;
 mod run;
 mod runs;
+mod signals;
 mod status;
 mod storage_cmd;
 mod stored;

@@ -3,11 +3,13 @@
 //! The logic is in `seq-mcp`; this reads flags and reports.
 
 use crate::files::reason;
+use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, trouble, warn};
 use crate::stored::DataDirArg;
 use clap::Args;
 use seq_check::ToolDef;
 use seq_exec::Caller;
+use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
 use seq_mcp::http::{Access, HttpOptions};
 use seq_mcp::server::Stderr;
@@ -305,23 +307,18 @@ fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, Stri
     Ok(root)
 }
 
+/// After a signal, how long the calls being answered get to wind down: a durable run is
+/// cancelled through the admin API, which may not know it yet.
+const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// `seqc mcp`: serves until the client closes stdin.
 pub fn serve(args: &ServeArgs) -> Status {
-    // As for `seqc run`: orphans of the runs' commands come back to seqc, to be stopped.
-    let _ = seq_exec::builtin::become_subreaper();
     // In durable mode the data directory holds nothing, so the root may contain it.
     let data = args.data.resolve();
     let guarded = args.restate.is_none().then_some(data.as_path());
     let root = match serve_root(args.root.as_deref(), guarded) {
         Ok(root) => root,
         Err(message) => return trouble(message),
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return trouble(format_args!("cannot start the runtime: {}", reason(&error))),
     };
     let policy = match serve_policy(&args.rights) {
         Ok(policy) => Arc::new(policy),
@@ -334,7 +331,12 @@ pub fn serve(args: &ServeArgs) -> Status {
         },
         None => None,
     };
-    runtime.block_on(async {
+    let runtime = match Runtime::start(OnSignal::Cancel("stopping: the runs are cancelled")) {
+        Ok(runtime) => runtime,
+        Err(status) => return status,
+    };
+    let stop = runtime.stop();
+    let status = runtime.block_on(async {
         let mcp = match connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
             Ok(mcp) => mcp,
             Err(status) => return status,
@@ -367,26 +369,44 @@ pub fn serve(args: &ServeArgs) -> Status {
                 Arc::new(Stderr),
             ),
         };
+        // A signal ends every session as the client closing it does: every run is cancelled.
+        let runs = server.session_token();
+        let answering = server.clone();
         let served = match http {
-            Some((addr, access)) => serve_http(server, addr, access, &args.http).await,
-            None => server.serve_stdio().await,
+            Some((addr, access)) => {
+                serve_http(server, addr, access, &args.http, stop.clone()).await
+            }
+            None => tokio::select! {
+                served = server.serve_stdio() => served,
+                () = stop.cancelled() => {
+                    runs.cancel();
+                    Ok(())
+                }
+            },
         };
+        if stop.is_cancelled() {
+            // The cancelled runs wind down (a durable one is cancelled on its server) before
+            // the runtime goes; a second signal does not wait.
+            let _ = tokio::time::timeout(WIND_DOWN, answering.calls_ended()).await;
+        }
         mcp.shutdown().await;
-        // Whatever the runs' commands left winding down is killed before seqc exits.
-        seq_exec::builtin::kill_all_now();
         match served {
             Ok(()) => Status::Clean,
             Err(error) => trouble(error),
         }
-    })
+    });
+    // Whatever the runs' commands left winding down is killed before seqc exits; after a
+    // signal, once the cancelled runs' commands had their grace.
+    runtime.finish(status)
 }
 
-/// Serves over HTTP until SIGINT or SIGTERM.
+/// Serves over HTTP until `stop` (a signal).
 async fn serve_http(
     server: SeqServer,
     addr: std::net::SocketAddr,
     access: Access,
     args: &HttpArgs,
+    stop: CancellationToken,
 ) -> Result<(), seq_mcp::server::ServeError> {
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|error| {
         seq_mcp::server::ServeError::new(format!("cannot listen on {addr}: {}", reason(&error)))
@@ -399,22 +419,5 @@ async fn serve_http(
         "seqc mcp: serving MCP at http://{bound}{}",
         seq_mcp::http::PATH
     );
-    let stop = seq_exec::engine::CancellationToken::new();
-    let on_signal = stop.clone();
-    tokio::spawn(async move {
-        let terminate = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut signal) => {
-                    signal.recv().await;
-                }
-                Err(_) => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = terminate => {}
-        }
-        on_signal.cancel();
-    });
     seq_mcp::http::serve(server, listener, options, stop).await
 }

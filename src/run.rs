@@ -12,12 +12,12 @@ mod summary;
 use crate::files::reason;
 use crate::host::{policy, root};
 use crate::mcp::{McpArgs, Notices};
+use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, emit, trouble};
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_check::Catalog;
 use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
-use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{SeqConfig, SeqHost, StorageTools};
 use seq_exec::storage::{SequenceStorage, Storage};
@@ -27,10 +27,9 @@ use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 #[derive(Debug, Args)]
@@ -95,9 +94,6 @@ pub enum RunFormat {
 }
 
 pub fn run(args: &RunArgs) -> Status {
-    // Orphans of the run's commands (double forks, `setsid`) come back to seqc, which stops
-    // them with their item. Not fatal where unsupported: the item's cookie still finds them.
-    let _ = seq_exec::builtin::become_subreaper();
     let run_args = match parse_args(args.args.as_deref()) {
         Ok(run_args) => run_args,
         Err(message) => return trouble(message),
@@ -115,12 +111,9 @@ pub fn run(args: &RunArgs) -> Status {
             return Status::Trouble;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match Runtime::start(OnSignal::Cancel("cancelling the run")) {
         Ok(runtime) => runtime,
-        Err(error) => return trouble(format_args!("cannot start the runtime: {error}")),
+        Err(status) => return status,
     };
     let policy = Arc::new(policy(&args.allow, &args.deny));
     // The servers' live tools join the catalog, so the check sees them as the run will.
@@ -130,16 +123,16 @@ pub fn run(args: &RunArgs) -> Status {
         Notices::Kept,
     )) {
         Ok(mcp) => mcp,
-        Err(status) => return status,
+        Err(status) => return runtime.finish(status),
     };
     catalog.merge(mcp.definitions());
     let status = run_with(args, run_args, root, catalog, policy, &mcp, &runtime);
     runtime.block_on(mcp.shutdown());
-    // What the run's commands left winding down (in their grace) is killed before seqc exits.
-    seq_exec::builtin::kill_all_now();
     // What happened to the servers (one stopped mid-run, say), after the run's own output.
     crate::mcp::report(&mcp);
-    status
+    // What the run's commands left winding down (in their grace) is killed before seqc exits;
+    // after a signal, once the cancelled run's commands had their grace.
+    runtime.finish(status)
 }
 
 fn run_with(
@@ -149,7 +142,7 @@ fn run_with(
     catalog: Catalog,
     policy: Arc<Policy>,
     mcp: &Arc<McpHost>,
-    runtime: &tokio::runtime::Runtime,
+    runtime: &Runtime,
 ) -> Status {
     if let Some(ingress) = &args.restate {
         // Durable: the stored sequences are the engine's.
@@ -203,25 +196,16 @@ fn run_with(
         engine = engine.with_observer(observer);
     }
     let caller = Caller::new(args.caller.clone());
-    let cancel = CancellationToken::new();
-    let received = Arc::new(AtomicU8::new(0));
-    match runtime.block_on(async { Signals::listen() }) {
-        Ok(signals) => {
-            runtime.spawn(signals.watch(cancel.clone(), Arc::clone(&received)));
-        }
-        Err(error) => crate::status::warn(format_args!(
-            "SIGINT and SIGTERM will not cancel the run: {error}"
-        )),
-    }
+    let cancel = runtime.stop();
     let started = Instant::now();
     let report = runtime.block_on(engine.run_cancellable(&sequence, run_args, &caller, &cancel));
     let elapsed = started.elapsed();
 
-    let status = match received.load(Ordering::SeqCst) {
-        SIGINT_STATUS => Status::Interrupted,
-        SIGTERM_STATUS => Status::Terminated,
-        _ if report.ok => Status::Clean,
-        _ => Status::Failed,
+    // After a signal the status is the signal's (`Runtime::finish`).
+    let status = if report.ok {
+        Status::Clean
+    } else {
+        Status::Failed
     };
     print_report(args, status, &sequence, &report, elapsed)
 }
@@ -254,50 +238,6 @@ fn print_report(
             // The summary is for whoever watches stderr; if it is gone, the status still tells.
             let _ = summary::render(&mut io::stderr().lock(), sequence, report, elapsed);
             status
-        }
-    }
-}
-
-const SIGINT_STATUS: u8 = Status::Interrupted as u8;
-const SIGTERM_STATUS: u8 = Status::Terminated as u8;
-
-/// SIGINT and SIGTERM while a run runs (docs/reference.md, "Cancellation"): the first cancels
-/// the run, which winds down and reports; a second exits at once, killing what still runs.
-struct Signals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    /// Registered before the run starts, so that no early signal is lost to the default action.
-    fn listen() -> io::Result<Signals> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-        })
-    }
-
-    async fn watch(mut self, cancel: CancellationToken, received: Arc<AtomicU8>) {
-        loop {
-            let status = tokio::select! {
-                Some(()) = self.interrupt.recv() => SIGINT_STATUS,
-                Some(()) = self.terminate.recv() => SIGTERM_STATUS,
-                else => return,
-            };
-            if received
-                .compare_exchange(0, status, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-            {
-                let _ = writeln!(
-                    io::stderr().lock(),
-                    "seqc: cancelling the run; send the signal again to stop at once"
-                );
-                cancel.cancel();
-            } else {
-                seq_exec::builtin::kill_all_now();
-                std::process::exit(i32::from(status));
-            }
         }
     }
 }

@@ -15,9 +15,11 @@ pub enum Status {
     Failed = 1,
     /// The command could not do its job: bad usage, unreadable input, broken output.
     Trouble = 2,
-    /// `seqc run` was cancelled by SIGINT (128 + 2, as shells report it).
+    /// Stopped by SIGHUP (128 + 1, as shells report it): what ran was cancelled first.
+    HungUp = 129,
+    /// Stopped by SIGINT (128 + 2).
     Interrupted = 130,
-    /// `seqc run` was cancelled by SIGTERM (128 + 15).
+    /// Stopped by SIGTERM (128 + 15).
     Terminated = 143,
 }
 

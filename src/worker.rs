@@ -2,13 +2,15 @@
 //! servers' tools.
 
 use crate::mcp::{McpArgs, Notices, PolicyArgs};
+use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, trouble};
 use clap::Args;
 use seq_exec::ToolHost;
 use seq_exec::builtin::BuiltinHost;
-use seq_mcp::Combined;
+use seq_exec::policy::Policy;
+use seq_mcp::{Combined, McpHost};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Debug, Args)]
@@ -29,6 +31,12 @@ pub struct WorkerArgs {
     /// directory].
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Serve only requests signed by the Restate server whose request identity public key
+    /// this is (`publickeyv1_…`, printed by the server for its `request-identity-private-key-pem-file`);
+    /// any other request is refused (repeatable: any of the keys given). Without it the worker
+    /// serves whoever reaches its address.
+    #[arg(long = "identity-key", value_name = "KEY")]
+    pub identity_keys: Vec<String>,
     /// The upper bound of what any run may do on this worker, whoever submits it: the options
     /// of `seqc mcp`, with the same safe default (no `cmd_run`, no `files_write` unless
     /// enabled). Each run is held besides to the policy its submitting server sent with it.
@@ -39,65 +47,79 @@ pub struct WorkerArgs {
 }
 
 pub fn run(args: &WorkerArgs) -> Status {
-    // As for `seqc run`: orphans of the items' commands come back to the worker.
-    let _ = seq_exec::builtin::become_subreaper();
     let root = match crate::host::root(args.root.as_deref()) {
         Ok(root) => root,
         Err(message) => return trouble(message),
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return trouble(format_args!("cannot start the runtime: {error}")),
     };
     // The worker's own bound: anyone who reaches the Restate ingress can submit a run.
     let policy = match crate::mcp::serve_policy(&args.rights) {
         Ok(policy) => Arc::new(policy),
         Err(message) => return trouble(message),
     };
-    let mcp = match runtime.block_on(crate::mcp::connect(
-        &args.mcp,
-        Arc::clone(&policy),
-        Notices::AsTheyCome,
-    )) {
+    let runtime = match Runtime::start(OnSignal::Abandon) {
+        Ok(runtime) => runtime,
+        Err(status) => return status,
+    };
+    let stop = runtime.stop();
+    let status = runtime.block_on(async {
+        tokio::select! {
+            status = serve(args, &root, policy) => status,
+            // The attempts in flight are dropped with the runtime, in `finish`.
+            () = stop.cancelled() => Status::Clean,
+        }
+    });
+    runtime.finish(status)
+}
+
+/// Connects the `--mcp` servers, listens, registers, and serves until the listener fails.
+async fn serve(args: &WorkerArgs, root: &Path, policy: Arc<Policy>) -> Status {
+    let mcp = match crate::mcp::connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
         Ok(mcp) => mcp,
         Err(status) => return status,
     };
-    if let Err(message) = crate::mcp::known_patterns(&policy, &mcp) {
-        runtime.block_on(mcp.shutdown());
+    let status = serve_with(args, root, policy, &mcp).await;
+    mcp.shutdown().await;
+    status
+}
+
+async fn serve_with(
+    args: &WorkerArgs,
+    root: &Path,
+    policy: Arc<Policy>,
+    mcp: &Arc<McpHost>,
+) -> Status {
+    if let Err(message) = crate::mcp::known_patterns(&policy, mcp) {
         return trouble(message);
     }
     let host: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
-        Arc::new(BuiltinHost::new(&root).with_policy(policy)),
-        Arc::clone(&mcp) as Arc<dyn ToolHost>,
+        Arc::new(BuiltinHost::new(root).with_policy(policy)),
+        Arc::clone(mcp) as Arc<dyn ToolHost>,
     ]));
-    let endpoint = args
+    let endpoint = match seq_restate::endpoint(seq_restate::SeqRun::new(host), &args.identity_keys)
+    {
+        Ok(endpoint) => endpoint,
+        Err(error) => return trouble(error),
+    };
+    let advertised = args
         .advertise
         .clone()
         .unwrap_or_else(|| format!("http://{}", args.listen));
-    let status = runtime.block_on(async {
-        let listener = match seq_restate::bind(args.listen) {
-            Ok(listener) => listener,
-            Err(error) => {
-                return trouble(format_args!("cannot listen at {}: {error}", args.listen));
-            }
-        };
-        let serving = tokio::spawn(seq_restate::serve(listener, seq_restate::SeqRun::new(host)));
-        if let Some(admin) = &args.register {
-            if let Err(error) = seq_restate::register(admin, &endpoint).await {
-                serving.abort();
-                return trouble(error);
-            }
-            eprintln!("seqc: worker at {endpoint} registered with {admin}");
+    let listener = match seq_restate::bind(args.listen) {
+        Ok(listener) => listener,
+        Err(error) => {
+            return trouble(format_args!("cannot listen at {}: {error}", args.listen));
         }
-        match serving.await {
-            Ok(()) => Status::Clean,
-            Err(error) => trouble(format_args!("the worker stopped: {error}")),
+    };
+    let serving = tokio::spawn(seq_restate::serve(listener, endpoint));
+    if let Some(admin) = &args.register {
+        if let Err(error) = seq_restate::register(admin, &advertised).await {
+            serving.abort();
+            return trouble(error);
         }
-    });
-    runtime.block_on(mcp.shutdown());
-    seq_exec::builtin::kill_all_now();
-    status
+        eprintln!("seqc: worker at {advertised} registered with {admin}");
+    }
+    match serving.await {
+        Ok(()) => Status::Clean,
+        Err(error) => trouble(format_args!("the worker stopped: {error}")),
+    }
 }

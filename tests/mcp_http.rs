@@ -106,7 +106,7 @@ fn typescript_clients_with_two_tokens_are_two_callers() {
         !running
     });
     assert!(gone, "the command of a run whose session ended still runs");
-    assert_eq!(stop(server), Some(0));
+    assert_eq!(stop(server), Some(143));
     let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
     assert_eq!(seen["server"], "seqc");
     assert_eq!(
@@ -172,7 +172,7 @@ fn a_python_client_with_a_token_creates_and_runs() {
         .args([&url, token])
         .output()
         .unwrap();
-    assert_eq!(stop(server), Some(0));
+    assert_eq!(stop(server), Some(143));
     assert!(output.status.success(), "{}", text(&output.stderr));
     let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
     assert_eq!(seen["server"], "seqc");
@@ -208,7 +208,7 @@ fn progress_keeps_a_long_run_alive_for_a_client_with_a_short_timeout() {
         .arg(&url)
         .output()
         .unwrap();
-    assert_eq!(stop(server), Some(0));
+    assert_eq!(stop(server), Some(143));
     assert!(output.status.success(), "{}", text(&output.stderr));
     let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
     assert_eq!(seen["create_error"], false, "{seen}");
@@ -254,7 +254,7 @@ fn the_conformance_suite_server_scenarios_pass() {
         .arg(results.path())
         .output()
         .unwrap();
-    assert_eq!(stop(server), Some(0));
+    assert_eq!(stop(server), Some(143));
     assert!(
         output.status.success(),
         "{}\n{}",

@@ -48,6 +48,9 @@ pub struct SeqServer {
     /// Cancelled when the client closes the session (its end of stdin): every run stops then,
     /// without waiting for rmcp's drain of in-flight answers.
     session: CancellationToken,
+    /// How many `tools/call`s are being answered, so that a server that stops can wait for
+    /// its cancelled runs to wind down ([`SeqServer::calls_ended`]).
+    calls: Arc<tokio::sync::watch::Sender<usize>>,
 }
 
 impl std::fmt::Debug for SeqServer {
@@ -92,6 +95,7 @@ impl SeqServer {
             policy,
             downstream,
             session: CancellationToken::new(),
+            calls: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
     }
 
@@ -142,6 +146,14 @@ impl SeqServer {
     /// Cancelled when serving ends: every run of every session stops then.
     pub fn session_token(&self) -> CancellationToken {
         self.session.clone()
+    }
+
+    /// Waits until no `tools/call` is being answered (after [`SeqServer::session_token`] is
+    /// cancelled: every run winds down, and a durable one is cancelled on its server).
+    pub async fn calls_ended(&self) {
+        let mut calls = self.calls.subscribe();
+        // The sender lives in `self`: the wait cannot fail.
+        let _ = calls.wait_for(|&calls| calls == 0).await;
     }
 
     /// Serves on stdin and stdout until the client closes them.
@@ -295,6 +307,22 @@ impl SeqServer {
             .call_observed(&name, args, caller, cancel, observer)
             .await;
         Ok(crate::answer::to_result(&name, outcome))
+    }
+}
+
+/// One `tools/call` being answered, counted while it lives.
+struct Answering(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Answering {
+    fn start(calls: &Arc<tokio::sync::watch::Sender<usize>>) -> Answering {
+        calls.send_modify(|calls| *calls += 1);
+        Answering(Arc::clone(calls))
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.send_modify(|calls| *calls = calls.saturating_sub(1));
     }
 }
 
@@ -479,6 +507,7 @@ impl ServerHandler for SeqServer {
         // rmcp cancels `context.ct` on `notifications/cancelled` for this request (and once the
         // session has ended); the session token comes first when the client closes stdin. The
         // run then winds down and still answers, with its report saying `cancelled`.
+        let _answering = Answering::start(&self.calls);
         let cancel = CancellationToken::new();
         let caller = self.caller_of(&context);
         let ended = SeqServer::session_ended(&context);

@@ -31,5 +31,5 @@ pub use journal::{ENTRY_LIMIT, Journaled};
 pub use remote::{Submitter, fresh_id};
 pub use store::{INDEX_KEY, PutAnswer, PutRequest, RestateStorage, SeqIndex, SeqStore};
 pub use submit::{SubmitError, submit};
-pub use worker::{WorkerError, bind, register, serve};
+pub use worker::{WorkerError, bind, endpoint, register, serve};
 pub use workflow::{SeqItem, SeqRun};

@@ -22,17 +22,32 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
-/// Serves the `SeqRun` workflow and its `SeqItem` service, and the storage's `SeqStore` and
-/// `SeqIndex` objects, on `listener` until SIGINT. The first two have an inactivity timeout of
-/// their own ([`SeqRun::inactivity_timeout`]), whatever the server's default.
-pub async fn serve(listener: TcpListener, workflow: SeqRun) {
+/// The worker's endpoint: the `SeqRun` workflow and its `SeqItem` service, and the storage's
+/// `SeqStore` and `SeqIndex` objects. The first two have an inactivity timeout of their own
+/// ([`SeqRun::inactivity_timeout`]), whatever the server's default. With `identity_keys`
+/// (`publickeyv1_…`, the public halves of the Restate servers' request signing keys), only
+/// requests signed by one of those servers are served; any other is refused (401).
+pub fn endpoint(workflow: SeqRun, identity_keys: &[String]) -> Result<Endpoint, WorkerError> {
     let options = ServiceOptions::new().inactivity_timeout(workflow.inactivity_timeout());
     let items = workflow.items().into_service_definition();
-    let endpoint = Endpoint::builder()
+    let mut builder = Endpoint::builder()
         .bind(workflow.into_service_definition().options(options.clone()))
-        .bind(items.options(options));
-    HttpServer::new(endpoint.bind(SeqStore).bind(SeqIndex).build())
-        .serve(listener)
+        .bind(items.options(options))
+        .bind(SeqStore)
+        .bind(SeqIndex);
+    for key in identity_keys {
+        builder = builder.identity_key(key).map_err(|error| {
+            WorkerError(format!("the identity key `{key}` is not one: {error}"))
+        })?;
+    }
+    Ok(builder.build())
+}
+
+/// Serves `endpoint` on `listener` until the future is dropped (the SDK's own serving would
+/// stop on SIGINT, and only once its connections closed).
+pub async fn serve(listener: TcpListener, endpoint: Endpoint) {
+    HttpServer::new(endpoint)
+        .serve_with_cancel(listener, std::future::pending::<()>())
         .await;
 }
 

@@ -2,6 +2,7 @@
 //! its report printed as a local run's.
 
 use super::{RunArgs, RunFormat, print_report};
+use crate::signals::Runtime;
 use crate::status::{Status, emit, trouble};
 use seq_restate::RunInput;
 use seq_syntax::ast::Sequence;
@@ -15,7 +16,7 @@ pub(super) fn run(
     sequence: &Sequence,
     stored: Vec<Sequence>,
     run_args: Map<String, Value>,
-    runtime: &tokio::runtime::Runtime,
+    runtime: &Runtime,
 ) -> Status {
     let run_id = args.run_id.clone().unwrap_or_else(seq_restate::fresh_id);
     // The run carries every sequence its `#name` calls may reach, as they are now: a replay
@@ -38,9 +39,25 @@ pub(super) fn run(
         );
     }
     let started = Instant::now();
-    let report = match runtime.block_on(seq_restate::submit(ingress, &run_id, &input)) {
-        Ok(report) => report,
-        Err(error) => return trouble(format_args!("durable run `{run_id}`: {error}")),
+    let stop = runtime.stop();
+    let submitted = runtime.block_on(async {
+        tokio::select! {
+            submitted = seq_restate::submit(ingress, &run_id, &input) => Some(submitted),
+            () = stop.cancelled() => None,
+        }
+    });
+    let report = match submitted {
+        Some(Ok(report)) => report,
+        Some(Err(error)) => return trouble(format_args!("durable run `{run_id}`: {error}")),
+        // The run is the Restate server's: stopping seqc stops only the wait for it.
+        None => {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "seqc: durable run `{run_id}` goes on at {ingress}; `seqc cancel --restate \
+                 ADMIN_URL {run_id}` stops it"
+            );
+            return Status::Failed;
+        }
     };
     let elapsed = started.elapsed();
     // What the sequence printed (on the workers), as a local run prints it.

@@ -61,6 +61,8 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
         .kill_on_drop(true);
     #[cfg(unix)]
     shell.process_group(0);
+    #[cfg(target_os = "linux")]
+    procs::die_with_parent(&mut shell);
     // Dropped when this call ends or is dropped (finished, failed, timed out, cancelled): the
     // item's processes are stopped then, also those the command left running.
     let mut tracked = Tracked::new();

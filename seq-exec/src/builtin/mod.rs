@@ -27,7 +27,7 @@ mod root;
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use jq::running as jq_running;
 pub use output::{Captured, OutputSink, Stdout};
-pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items};
+pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items, wait_stopped};
 pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_under};
 
 use crate::error::{Reason, ToolError};

@@ -23,7 +23,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The environment variable that marks an item's processes.
@@ -95,6 +95,38 @@ pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Sets the parent-death signal (Linux's `PR_SET_PDEATHSIG`) of the command `command` starts to
+/// SIGKILL: if seqc is killed outright (SIGKILL, a crash), where nothing of it runs to stop the
+/// item, the shell dies with it. The signal is not inherited through fork, so only the shell is
+/// covered; its own children are orphaned then (docs/reference.md, "Cancellation").
+///
+/// The kernel sends it when the *thread* that started the child ends: commands are started on
+/// the runtime's threads (or the one blocked on it), which live as long as seqc runs.
+#[cfg(target_os = "linux")]
+pub(super) fn die_with_parent(command: &mut tokio::process::Command) {
+    let parent = rustix::process::getpid();
+    #[allow(
+        unsafe_code,
+        reason = "the only way to act in the child between fork and exec; see SAFETY"
+    )]
+    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
+    // calls are allowed: it makes two system calls (prctl, getppid) through rustix, which
+    // neither allocates nor takes locks, and builds an `io::Error` from a raw errno, which does
+    // not allocate either.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // seqc died between the fork and the prctl: the signal will never come.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::from_raw_os_error(
+                    rustix::io::Errno::SRCH.raw_os_error(),
+                ));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// SIGKILL to the processes of every item still running or winding down: for a process that
 /// exits now (a second SIGINT) and cannot wait for the grace.
 pub fn kill_all_now() {
@@ -119,6 +151,27 @@ pub fn live_items() -> usize {
     live().lock().map_or(0, |live| live.len())
 }
 
+/// Waits up to `within` for every item started to have ended and its processes to have been
+/// killed after their grace; whether they all were. A process that stops its runs (a signal to
+/// seqc) waits here so that their commands get the grace a cancellation gives them.
+pub fn wait_stopped(within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    let Ok(mut live) = live().lock() else {
+        return false;
+    };
+    while !live.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        live = match ended().wait_timeout(live, left) {
+            Ok((live, _)) => live,
+            Err(_) => return false,
+        };
+    }
+    true
+}
+
 #[derive(Debug)]
 struct Job {
     cookie: String,
@@ -136,6 +189,12 @@ enum Signal {
 fn live() -> &'static Mutex<HashMap<String, Option<i32>>> {
     static LIVE: OnceLock<Mutex<HashMap<String, Option<i32>>>> = OnceLock::new();
     LIVE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Notified whenever items leave [`live`].
+fn ended() -> &'static Condvar {
+    static KILLED: Condvar = Condvar::new();
+    &KILLED
 }
 
 fn killer() -> Option<&'static Sender<Job>> {
@@ -200,6 +259,7 @@ fn killer_loop(receiver: &Receiver<Job>) {
             if let Ok(mut live) = live().lock() {
                 live.remove(&job.cookie);
             }
+            ended().notify_all();
         }
         unreaped.retain(|&(give_up, pid)| give_up > now && !reaped(pid));
     }
