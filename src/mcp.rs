@@ -322,7 +322,8 @@ fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, Stri
 }
 
 /// `seqc mcp`: serves until the client closes stdin.
-pub fn serve(args: &ServeArgs) -> Status {
+/// `traces`: where the runs' spans go, when the environment asks for traces.
+pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
     // As for `seqc run`: orphans of the runs' commands come back to seqc, to be stopped.
     let _ = seq_exec::builtin::become_subreaper();
     // In durable mode the data directory holds nothing, so the root may contain it.
@@ -382,6 +383,10 @@ pub fn serve(args: &ServeArgs) -> Status {
                 downstream,
                 Arc::new(Stderr),
             ),
+        };
+        let server = match traces {
+            Some(traces) => server.with_recorder(traces),
+            None => server,
         };
         let served = match http {
             Some((addr, access)) => serve_http(server, addr, access, &args.http).await,

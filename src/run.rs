@@ -17,7 +17,7 @@ use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_check::Catalog;
 use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
-use seq_exec::engine::CancellationToken;
+use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder as _};
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{SeqConfig, SeqHost, StorageTools};
 use seq_exec::storage::{SequenceStorage, Storage};
@@ -31,7 +31,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -94,7 +94,8 @@ pub enum RunFormat {
     Json,
 }
 
-pub fn run(args: &RunArgs) -> Status {
+/// `traces`: where the run's spans go, when the environment asks for traces.
+pub fn run(args: &RunArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
     // Orphans of the run's commands (double forks, `setsid`) come back to seqc, which stops
     // them with their item. Not fatal where unsupported: the item's cookie still finds them.
     let _ = seq_exec::builtin::become_subreaper();
@@ -133,7 +134,16 @@ pub fn run(args: &RunArgs) -> Status {
         Err(status) => return status,
     };
     catalog.merge(mcp.definitions());
-    let status = run_with(args, run_args, root, catalog, policy, &mcp, &runtime);
+    let status = run_with(
+        args,
+        run_args,
+        root,
+        catalog,
+        policy,
+        &mcp,
+        &runtime,
+        traces.as_deref(),
+    );
     runtime.block_on(mcp.shutdown());
     // What the run's commands left winding down (in their grace) is killed before seqc exits.
     seq_exec::builtin::kill_all_now();
@@ -142,6 +152,10 @@ pub fn run(args: &RunArgs) -> Status {
     status
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "what `run` set up, each part used once"
+)]
 fn run_with(
     args: &RunArgs,
     run_args: Map<String, Value>,
@@ -150,6 +164,7 @@ fn run_with(
     policy: Arc<Policy>,
     mcp: &Arc<McpHost>,
     runtime: &tokio::runtime::Runtime,
+    traces: Option<&seq_trace::Traces>,
 ) -> Status {
     if let Some(ingress) = &args.restate {
         // Durable: the stored sequences are the engine's.
@@ -214,8 +229,19 @@ fn run_with(
         )),
     }
     let started = Instant::now();
+    let started_at = SystemTime::now();
     let report = runtime.block_on(engine.run_cancellable(&sequence, run_args, &caller, &cancel));
     let elapsed = started.elapsed();
+    // A durable run's spans are the worker's to export, where it ran.
+    if let Some(traces) = traces {
+        traces.finished(&FinishedRun {
+            sequence: &sequence.name.value,
+            caller: &caller,
+            started: started_at,
+            report: &report,
+            traceparent: None,
+        });
+    }
 
     let status = match received.load(Ordering::SeqCst) {
         SIGINT_STATUS => Status::Interrupted,

@@ -38,7 +38,8 @@ pub struct WorkerArgs {
     pub mcp: McpArgs,
 }
 
-pub fn run(args: &WorkerArgs) -> Status {
+/// `traces`: where the runs' spans go, when the environment asks for traces.
+pub fn run(args: &WorkerArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
     // As for `seqc run`: orphans of the items' commands come back to the worker.
     let _ = seq_exec::builtin::become_subreaper();
     let root = match crate::host::root(args.root.as_deref()) {
@@ -84,7 +85,11 @@ pub fn run(args: &WorkerArgs) -> Status {
                 return trouble(format_args!("cannot listen at {}: {error}", args.listen));
             }
         };
-        let serving = tokio::spawn(seq_restate::serve(listener, seq_restate::SeqRun::new(host)));
+        let mut runs = seq_restate::SeqRun::new(host);
+        if let Some(traces) = traces {
+            runs = runs.with_recorder(traces);
+        }
+        let serving = tokio::spawn(seq_restate::serve(listener, runs));
         if let Some(admin) = &args.register {
             if let Err(error) = seq_restate::register(admin, &endpoint).await {
                 serving.abort();

@@ -26,7 +26,7 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL, result_shape};
 use seq_check::{Catalog, ParallelSafety, ToolDef};
 use seq_exec::builtin::{BuiltinHost, OutputSink};
-use seq_exec::engine::CancellationToken;
+use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{
     self, Remote, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqOutcome, SeqTools,
@@ -39,6 +39,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::SystemTime;
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// Lists the tools a sequence may use here (the server's downstream tools).
@@ -54,6 +55,8 @@ pub struct SeqServer {
     /// Cancelled when the client closes the session (its end of stdin): every run stops then,
     /// without waiting for rmcp's drain of in-flight answers.
     session: CancellationToken,
+    /// Where the reports of `seq_run`'s runs go once they end (their traces).
+    recorder: Option<Arc<dyn RunRecorder>>,
 }
 
 impl std::fmt::Debug for SeqServer {
@@ -98,6 +101,7 @@ impl SeqServer {
             policy,
             downstream,
             session: CancellationToken::new(),
+            recorder: None,
         }
     }
 
@@ -142,6 +146,13 @@ impl SeqServer {
     /// `seq_when_call` are then not listed.
     pub fn with_remote(mut self, remote: Arc<dyn Remote>) -> SeqServer {
         self.tools = self.tools.with_remote(remote);
+        self
+    }
+
+    /// Hands every `seq_run`'s report to `recorder` once the run ends, with the
+    /// `_meta.traceparent` of the request that started it.
+    pub fn with_recorder(mut self, recorder: Arc<dyn RunRecorder>) -> SeqServer {
+        self.recorder = Some(recorder);
         self
     }
 
@@ -293,6 +304,7 @@ impl SeqServer {
         request: CallToolRequestParams,
         caller: &Caller,
         cancel: &CancellationToken,
+        traceparent: Option<&str>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
         if seq_tools::definition(&name).is_none() {
@@ -302,10 +314,27 @@ impl SeqServer {
             ));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
+        let sequence = args
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let started = SystemTime::now();
         let outcome = self
             .tools
             .call_cancellable(&name, args, caller, cancel)
             .await;
+        if let (Some(recorder), Some(report), true) =
+            (&self.recorder, &outcome.report, name == SEQ_RUN)
+        {
+            recorder.finished(&FinishedRun {
+                sequence: &sequence,
+                caller,
+                started,
+                report,
+                traceparent,
+            });
+        }
         Ok(to_result(outcome))
     }
 }
@@ -541,7 +570,9 @@ impl ServerHandler for SeqServer {
         let caller = self.caller_of(&context);
         let ended = SeqServer::session_ended(&context);
         let _heartbeat = crate::progress::Heartbeat::start(&context, &request.name);
-        let answer = self.answer(request, &caller, &cancel);
+        // W3C trace context from `_meta`: the run joins the client's trace.
+        let traceparent = context.meta.get("traceparent").and_then(Value::as_str);
+        let answer = self.answer(request, &caller, &cancel, traceparent);
         tokio::pin!(answer);
         tokio::select! {
             biased;
