@@ -7,7 +7,7 @@
 //! endpoint configured, [`Traces::from_env`] installs nothing and no run records anything.
 //!
 //! - [`tree`]: a report as spans (names, parents, times, attributes).
-//! - [`env`]: what the environment asks for.
+//! - [`mod@env`]: what the environment asks for.
 
 pub mod env;
 pub mod tree;

@@ -319,3 +319,102 @@ pub fn item_status(status: ItemStatus) -> &'static str {
         ItemStatus::Cancelled => "cancelled",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+    use seq_exec::engine::RunReport;
+    use std::sync::{Arc, Mutex};
+
+    /// Keeps what it is given.
+    #[derive(Clone, Debug, Default)]
+    struct Kept(Arc<Mutex<Vec<SpanData>>>);
+
+    impl SpanExporter for Kept {
+        async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+            self.0.lock().unwrap().extend(batch);
+            Ok(())
+        }
+    }
+
+    fn report() -> RunReport {
+        serde_json::from_value(serde_json::json!({
+            "ok": false, "out": {},
+            "groups": [{"name": "g", "status": "failed", "parallel": false,
+                "started_ms": 5, "duration_ms": 20, "out": {},
+                "error": {"reason": "timeout", "detail": "the group ran out of time"},
+                "items": [{"tool": "sleep", "status": "cancelled",
+                    "started_ms": 6, "duration_ms": 19}]}]
+        }))
+        .unwrap()
+    }
+
+    /// The spans of `report` recorded under `traceparent`, in the order they ended.
+    fn recorded(traceparent: Option<&str>) -> Vec<SpanData> {
+        let kept = Kept::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(kept.clone())
+            .build();
+        let report = report();
+        record(
+            &provider.tracer("test"),
+            &FinishedRun {
+                sequence: "s",
+                caller: &seq_exec::Caller::new("me"),
+                started: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000),
+                report: &report,
+                traceparent,
+            },
+        );
+        kept.0.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn spans_take_the_reports_times_and_statuses() {
+        let spans = recorded(None);
+        let names: Vec<&str> = spans.iter().map(|span| span.name.as_ref()).collect();
+        assert_eq!(names, ["item sleep", "group g", "run s"]);
+        let at =
+            |ms| SystemTime::UNIX_EPOCH + Duration::from_secs(1_000) + Duration::from_millis(ms);
+        let [item, group, run] = &spans[..] else {
+            panic!("{spans:?}")
+        };
+        assert_eq!((group.start_time, group.end_time), (at(5), at(25)));
+        assert_eq!((item.start_time, item.end_time), (at(6), at(25)));
+        assert_eq!((run.start_time, run.end_time), (at(0), at(25)));
+        assert_eq!(item.parent_span_id, group.span_context.span_id());
+        assert_eq!(group.parent_span_id, run.span_context.span_id());
+        assert_eq!(
+            group.status,
+            Status::error("timeout: the group ran out of time")
+        );
+        assert_eq!(item.status, Status::error("the item failed"));
+        assert!(
+            group
+                .attributes
+                .contains(&KeyValue::new(key::REASON, "timeout"))
+        );
+    }
+
+    #[test]
+    fn a_traceparent_is_the_runs_parent_and_a_malformed_one_is_ignored() {
+        let spans = recorded(Some(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        ));
+        let run = spans.last().unwrap();
+        assert_eq!(
+            run.span_context.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert_eq!(run.parent_span_id.to_string(), "00f067aa0ba902b7");
+        assert!(run.parent_span_is_remote);
+
+        let spans = recorded(Some("00-not-a-trace"));
+        let run = spans.last().unwrap();
+        assert_eq!(run.parent_span_id, opentelemetry::trace::SpanId::INVALID);
+        assert!(run.span_context.is_valid());
+    }
+}
