@@ -93,13 +93,15 @@ pub fn run() -> ExitCode {
         Command::Graph(args) => crate::graph::run(&args),
         Command::Timeline(args) => crate::timeline::run(&args),
         Command::Lsp => crate::lsp::run(),
-        Command::Run(args) => crate::run::run(&args),
+        Command::Run(args) => crate::traces::with_traces(|traces| crate::run::run(&args, traces)),
         Command::Create(args) => crate::storage_cmd::create(&args),
         Command::List(args) => crate::storage_cmd::list(&args),
         Command::Delete(args) => crate::storage_cmd::delete(&args),
-        Command::Mcp(args) => crate::mcp::serve(&args),
+        Command::Mcp(args) => crate::traces::with_traces(|traces| crate::mcp::serve(&args, traces)),
         Command::Token => crate::mcp::token(),
-        Command::Worker(args) => crate::worker::run(&args),
+        Command::Worker(args) => {
+            crate::traces::with_traces(|traces| crate::worker::run(&args, traces))
+        }
         Command::Runs(args) => crate::runs::runs(&args),
         Command::Cancel(args) => crate::runs::cancel(&args),
     };

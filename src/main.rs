@@ -19,6 +19,7 @@ mod status;
 mod storage_cmd;
 mod stored;
 mod timeline;
+mod traces;
 mod worker;
 
 fn main() -> std::process::ExitCode {

@@ -312,7 +312,8 @@ fn serve_root(given: Option<&Path>, data: Option<&Path>) -> Result<PathBuf, Stri
 const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// `seqc mcp`: serves until the client closes stdin.
-pub fn serve(args: &ServeArgs) -> Status {
+/// `traces`: where the runs' spans go, when the environment asks for traces.
+pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
     // In durable mode the data directory holds nothing, so the root may contain it.
     let data = args.data.resolve();
     let guarded = args.restate.is_none().then_some(data.as_path());
@@ -368,6 +369,10 @@ pub fn serve(args: &ServeArgs) -> Status {
                 downstream,
                 Arc::new(Stderr),
             ),
+        };
+        let server = match traces {
+            Some(traces) => server.with_recorder(traces),
+            None => server,
         };
         // A signal ends every session as the client closing it does: every run is cancelled.
         let runs = server.session_token();

@@ -18,6 +18,7 @@ use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_check::Catalog;
 use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
+use seq_exec::engine::{FinishedRun, RunRecorder as _};
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{SeqConfig, SeqHost, StorageTools};
 use seq_exec::storage::{SequenceStorage, Storage};
@@ -30,7 +31,7 @@ use serde_json::{Map, Value};
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -93,7 +94,8 @@ pub enum RunFormat {
     Json,
 }
 
-pub fn run(args: &RunArgs) -> Status {
+/// `traces`: where the run's spans go, when the environment asks for traces.
+pub fn run(args: &RunArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
     let run_args = match parse_args(args.args.as_deref()) {
         Ok(run_args) => run_args,
         Err(message) => return trouble(message),
@@ -126,7 +128,16 @@ pub fn run(args: &RunArgs) -> Status {
         Err(status) => return runtime.finish(status),
     };
     catalog.merge(mcp.definitions());
-    let status = run_with(args, run_args, root, catalog, policy, &mcp, &runtime);
+    let status = run_with(
+        args,
+        run_args,
+        root,
+        catalog,
+        policy,
+        &mcp,
+        &runtime,
+        traces.as_deref(),
+    );
     runtime.block_on(mcp.shutdown());
     // What happened to the servers (one stopped mid-run, say), after the run's own output.
     crate::mcp::report(&mcp);
@@ -135,6 +146,10 @@ pub fn run(args: &RunArgs) -> Status {
     runtime.finish(status)
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "what `run` set up, each part used once"
+)]
 fn run_with(
     args: &RunArgs,
     run_args: Map<String, Value>,
@@ -143,6 +158,7 @@ fn run_with(
     policy: Arc<Policy>,
     mcp: &Arc<McpHost>,
     runtime: &Runtime,
+    traces: Option<&seq_trace::Traces>,
 ) -> Status {
     if let Some(ingress) = &args.restate {
         // Durable: the stored sequences are the engine's.
@@ -198,8 +214,19 @@ fn run_with(
     let caller = Caller::new(args.caller.clone());
     let cancel = runtime.stop();
     let started = Instant::now();
+    let started_at = SystemTime::now();
     let report = runtime.block_on(engine.run_cancellable(&sequence, run_args, &caller, &cancel));
     let elapsed = started.elapsed();
+    // A durable run's spans are the worker's to export, where it ran.
+    if let Some(traces) = traces {
+        traces.finished(&FinishedRun {
+            sequence: &sequence.name.value,
+            caller: &caller,
+            started: started_at,
+            report: &report,
+            traceparent: None,
+        });
+    }
 
     // After a signal the status is the signal's (`Runtime::finish`).
     let status = if report.ok {

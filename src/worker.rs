@@ -46,7 +46,8 @@ pub struct WorkerArgs {
     pub mcp: McpArgs,
 }
 
-pub fn run(args: &WorkerArgs) -> Status {
+/// `traces`: where the runs' spans go, when the environment asks for traces.
+pub fn run(args: &WorkerArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
     let root = match crate::host::root(args.root.as_deref()) {
         Ok(root) => root,
         Err(message) => return trouble(message),
@@ -63,7 +64,7 @@ pub fn run(args: &WorkerArgs) -> Status {
     let stop = runtime.stop();
     let status = runtime.block_on(async {
         tokio::select! {
-            status = serve(args, &root, policy) => status,
+            status = serve(args, &root, policy, traces) => status,
             // The attempts in flight are dropped with the runtime, in `finish`.
             () = stop.cancelled() => Status::Clean,
         }
@@ -72,12 +73,17 @@ pub fn run(args: &WorkerArgs) -> Status {
 }
 
 /// Connects the `--mcp` servers, listens, registers, and serves until the listener fails.
-async fn serve(args: &WorkerArgs, root: &Path, policy: Arc<Policy>) -> Status {
+async fn serve(
+    args: &WorkerArgs,
+    root: &Path,
+    policy: Arc<Policy>,
+    traces: Option<Arc<seq_trace::Traces>>,
+) -> Status {
     let mcp = match crate::mcp::connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
         Ok(mcp) => mcp,
         Err(status) => return status,
     };
-    let status = serve_with(args, root, policy, &mcp).await;
+    let status = serve_with(args, root, policy, &mcp, traces).await;
     mcp.shutdown().await;
     status
 }
@@ -87,6 +93,7 @@ async fn serve_with(
     root: &Path,
     policy: Arc<Policy>,
     mcp: &Arc<McpHost>,
+    traces: Option<Arc<seq_trace::Traces>>,
 ) -> Status {
     if let Err(message) = crate::mcp::known_patterns(&policy, mcp) {
         return trouble(message);
@@ -95,8 +102,11 @@ async fn serve_with(
         Arc::new(BuiltinHost::new(root).with_policy(policy)),
         Arc::clone(mcp) as Arc<dyn ToolHost>,
     ]));
-    let endpoint = match seq_restate::endpoint(seq_restate::SeqRun::new(host), &args.identity_keys)
-    {
+    let mut runs = seq_restate::SeqRun::new(host);
+    if let Some(traces) = traces {
+        runs = runs.with_recorder(traces);
+    }
+    let endpoint = match seq_restate::endpoint(runs, &args.identity_keys) {
         Ok(endpoint) => endpoint,
         Err(error) => return trouble(error),
     };

@@ -22,7 +22,7 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL, result_shape};
 use seq_check::{Catalog, ParallelSafety, ToolDef};
 use seq_exec::builtin::{BuiltinHost, OutputSink};
-use seq_exec::engine::CancellationToken;
+use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
 use seq_exec::policy::Policy;
 use seq_exec::seq_tools::{self, Remote, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqTools};
 use seq_exec::storage::SequenceStorage;
@@ -33,6 +33,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::SystemTime;
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// Lists the tools a sequence may use here (the server's downstream tools).
@@ -51,6 +52,8 @@ pub struct SeqServer {
     /// How many `tools/call`s are being answered, so that a server that stops can wait for
     /// its cancelled runs to wind down ([`SeqServer::calls_ended`]).
     calls: Arc<tokio::sync::watch::Sender<usize>>,
+    /// Where the reports of `seq_run`'s runs go once they end (their traces).
+    recorder: Option<Arc<dyn RunRecorder>>,
 }
 
 impl std::fmt::Debug for SeqServer {
@@ -96,6 +99,7 @@ impl SeqServer {
             downstream,
             session: CancellationToken::new(),
             calls: Arc::new(tokio::sync::watch::Sender::new(0)),
+            recorder: None,
         }
     }
 
@@ -140,6 +144,13 @@ impl SeqServer {
     /// `seq_when_call` are then not listed.
     pub fn with_remote(mut self, remote: Arc<dyn Remote>) -> SeqServer {
         self.tools = self.tools.with_remote(remote);
+        self
+    }
+
+    /// Hands every `seq_run`'s report to `recorder` once the run ends, with the
+    /// `_meta.traceparent` of the request that started it.
+    pub fn with_recorder(mut self, recorder: Arc<dyn RunRecorder>) -> SeqServer {
+        self.recorder = Some(recorder);
         self
     }
 
@@ -293,6 +304,7 @@ impl SeqServer {
         caller: &Caller,
         cancel: &CancellationToken,
         observer: Option<&dyn seq_exec::engine::Observer>,
+        traceparent: Option<&str>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
         if seq_tools::definition(&name).is_none() {
@@ -302,10 +314,27 @@ impl SeqServer {
             ));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
+        let sequence = args
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let started = SystemTime::now();
         let outcome = self
             .tools
             .call_observed(&name, args, caller, cancel, observer)
             .await;
+        if let (Some(recorder), Some(report), true) =
+            (&self.recorder, &outcome.report, name == SEQ_RUN)
+        {
+            recorder.finished(&FinishedRun {
+                sequence: &sequence,
+                caller,
+                started,
+                report,
+                traceparent,
+            });
+        }
         Ok(crate::answer::to_result(&name, outcome))
     }
 }
@@ -512,7 +541,9 @@ impl ServerHandler for SeqServer {
         let caller = self.caller_of(&context);
         let ended = SeqServer::session_ended(&context);
         let progress = crate::progress::Progress::start(&context, &request.name);
-        let answer = self.answer(request, &caller, &cancel, progress.observer());
+        // W3C trace context from `_meta`: the run joins the client's trace.
+        let traceparent = context.meta.get("traceparent").and_then(Value::as_str);
+        let answer = self.answer(request, &caller, &cancel, progress.observer(), traceparent);
         tokio::pin!(answer);
         tokio::select! {
             biased;

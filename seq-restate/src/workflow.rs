@@ -11,7 +11,9 @@ use crate::input::{AttemptInput, Snapshot, WorkflowInput};
 use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, now, within, within_entry_limit};
 use restate_sdk::prelude::*;
 use seq_check::{Catalog, ToolDef};
-use seq_exec::engine::{Attempt, CancellationToken, Deadline, Driver, with_idempotency_key};
+use seq_exec::engine::{
+    Attempt, CancellationToken, Deadline, Driver, FinishedRun, RunRecorder, with_idempotency_key,
+};
 use seq_exec::policy::Policy;
 use seq_exec::{BoxFuture, Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
 use serde_json::Value;
@@ -89,6 +91,8 @@ fn rechecked(input: &crate::input::RunInput, catalog: &Catalog) -> Option<RunRep
 pub struct SeqRun {
     host: Arc<dyn ToolHost>,
     limits: Limits,
+    /// Where the reports of the runs submitted here go once they end (their traces).
+    recorder: Option<Arc<dyn RunRecorder>>,
 }
 
 impl std::fmt::Debug for SeqRun {
@@ -104,7 +108,15 @@ impl SeqRun {
         SeqRun {
             host,
             limits: Limits::default(),
+            recorder: None,
         }
+    }
+
+    /// Hands the report of every run submitted here (not the `#name` calls it runs as runs of
+    /// their own: they are in its report) to `recorder` once the run ends.
+    pub fn with_recorder(mut self, recorder: Arc<dyn RunRecorder>) -> SeqRun {
+        self.recorder = Some(recorder);
+        self
     }
 
     pub fn with_limits(mut self, limits: Limits) -> SeqRun {
@@ -148,6 +160,7 @@ impl SeqRun {
             .with_limits(self.limits.clone());
         let caller = Caller::new(input.caller);
         let cancel = CancellationToken::new();
+        let submitted = called.is_none();
         let (root, stack, started) = match called {
             Some(called) => (
                 called.root,
@@ -213,6 +226,15 @@ impl SeqRun {
                     .await
             }
         };
+        if let (Some(recorder), true) = (&self.recorder, submitted) {
+            recorder.finished(&FinishedRun {
+                sequence: &input.sequence.name.value,
+                caller: &caller,
+                started: std::time::UNIX_EPOCH + std::time::Duration::from_millis(started),
+                report: &report,
+                traceparent: None,
+            });
+        }
         Ok(Json(report))
     }
 }

@@ -12,14 +12,16 @@ pub const SEQC: &str = env!("CARGO_BIN_EXE_seqc");
 /// The package's directory, where every `seqc` of these tests starts.
 pub const PACKAGE: &str = env!("CARGO_MANIFEST_DIR");
 
-/// `seqc`, started from the package's directory, inheriting neither a data directory nor
-/// `NO_COLOR` from the environment the tests run in.
+/// `seqc`, started from the package's directory, inheriting neither a data directory,
+/// `NO_COLOR` nor an OTLP endpoint (traces) from the environment the tests run in.
 pub fn command() -> Command {
     let mut command = Command::new(SEQC);
     command
         .current_dir(PACKAGE)
         .env_remove("SEQC_DATA_DIR")
-        .env_remove("NO_COLOR");
+        .env_remove("NO_COLOR")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
     command
 }
 

@@ -36,6 +36,7 @@ mod dispatch;
 mod driver;
 mod each;
 mod eval;
+mod finished;
 mod group;
 mod item;
 mod output_log;
@@ -51,6 +52,7 @@ pub use driver::{
     Attempt, Called, Deadline, Driver, InProcess, Step, idempotency_key, with_idempotency_key,
 };
 pub use eval::ConditionScope;
+pub use finished::{FinishedRun, RunRecorder};
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
 pub use render::render_text;
 pub use report::{
