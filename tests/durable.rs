@@ -8,8 +8,6 @@
 //!   by side as child invocations, or of a timed group: the run finishes on the other worker, the
 //!   items that had completed are not run again, the interrupted one is, and a group's timeout
 //!   runs from the group's start, not from the replay's;
-//! - a worker killed during a retry's pause: the run finishes on the other worker after the
-//!   whole pause, the failed attempt not run again;
 //! - a run id submitted twice runs once;
 //! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children, also
 //!   those of a run it called, and a serial step at once, also in a run it called;
@@ -285,75 +283,6 @@ fn a_run_survives_its_worker_being_killed_in_an_each_item() {
     // In process, with the marker already there, nothing waits.
     let here_dir = tempfile::tempdir().unwrap();
     std::fs::write(here_dir.path().join("marker"), "").unwrap();
-    let here = local(
-        data.path(),
-        &[
-            file,
-            "--args",
-            &args(here_dir.path()),
-            "--root",
-            here_dir.path().to_str().unwrap(),
-        ],
-    );
-    assert_eq!(status(&here), 0, "{}", stderr(&here));
-    assert_eq!(report(&here), there);
-}
-
-/// Two workers share one address; a serial step fails once and is retried after a
-/// `retry_delay` of 3 s, and the worker that ran the failed attempt is killed during the pause
-/// (a durable timer). The other worker finishes the run: the failed attempt is not run again,
-/// the retry starts a whole pause after the first attempt on the run's clock, and the report
-/// shows the retry as an uninterrupted local run's does.
-#[test]
-fn a_run_survives_its_worker_being_killed_during_a_retry_pause() {
-    let restate = Restate::start();
-    let root = tempfile::tempdir().unwrap();
-    let addr = localhost(free_port());
-    let first = restate.worker(addr, root.path());
-    let second = restate.worker(addr, root.path());
-    let data = tempfile::tempdir().unwrap();
-    let file = "tests/fixtures/durable/crash-pause.json";
-    let args = |dir: &Path| serde_json::json!({"dir": dir.to_str().unwrap()}).to_string();
-    let run = restate.submit(
-        data.path(),
-        &[
-            file,
-            "--args",
-            &args(root.path()),
-            "--run-id",
-            "crash-pause",
-        ],
-    );
-    // The clock read before the pause's timer is journaled once the failed attempt is.
-    let pausing = "SELECT count(*) AS n FROM sys_journal WHERE name LIKE 'steps/0/pause/%'";
-    wait_for(Duration::from_secs(60), "the pause began", || {
-        query(&restate.admin, pausing)[0]["n"] == 1
-    });
-    kill_the_worker_of(&root.path().join("marker"), [first.0.id(), second.0.id()]);
-    let output = run.wait_with_output().unwrap();
-    drop((first, second));
-    assert_eq!(status(&output), 0, "{}", stderr(&output));
-    let timed: Value =
-        serde_json::from_str(common::stdout(&output).lines().last().unwrap_or_default()).unwrap();
-    let attempts = &timed["groups"][0]["items"][0]["attempts"];
-    let started = |i: usize| attempts[i]["started_ms"].as_u64().unwrap();
-    assert!(started(1) >= started(0) + 3000, "{timed}");
-    let there = report(&output);
-    let item = &there["groups"][0]["items"][0];
-    assert_eq!(item["status"], "ok", "{there}");
-    assert_eq!(item["retries"], 1, "{there}");
-    assert_eq!(item["failed_attempts"][0]["reason"], "failed", "{there}");
-    let lines = evidence_lines(root.path());
-    assert_eq!(
-        lines,
-        [
-            "attempt crash-pause/#crash_pause/steps/0/0",
-            "attempt crash-pause/#crash_pause/steps/0/1"
-        ],
-        "{lines:?}"
-    );
-    // In process, with the marker absent, the same retry.
-    let here_dir = tempfile::tempdir().unwrap();
     let here = local(
         data.path(),
         &[
