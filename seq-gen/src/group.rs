@@ -184,7 +184,7 @@ impl Items<'_> {
     fn files_list(&mut self) {
         let path = format!("\"{}\"", self.rng.pick(LIST_PATHS));
         let args = self.object(&[("path", &path)]);
-        let output = self.rng.chance(70).then(|| self.slot("array", false));
+        let output = self.rng.chance(70).then(|| self.slot("any", false));
         self.push("files_list", &args, output, false);
     }
 
