@@ -86,3 +86,44 @@ fn a_file_that_is_no_report_is_said_so() {
     );
     assert!(!dir.path().join("out.svg").exists());
 }
+
+#[test]
+fn a_real_each_draws_its_elements_under_its_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("each.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "each", "groups": [{"name": "g", "out": {"r": "array"}, "on_error": "continue",
+            "tools": "{\"tool\": \"sleep\", \"each\": [1, 2, -1], \"args\": {\"ms\": $each}, \"as\": \"r\"} ;"}]}"#,
+    )
+    .unwrap();
+    let drawn = dir.path().join("run.svg");
+    let output = common::command()
+        .arg("run")
+        .arg(&file)
+        .arg("--timeline")
+        .arg(&drawn)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let svg = std::fs::read_to_string(&drawn).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let labels: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("label"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert_eq!(labels, ["g", "1 sleep ×3", "[0]", "[1]", "[2]"], "{svg}");
+    // The element given a negative pause failed; the others did not.
+    let failed = doc
+        .descendants()
+        .filter(|n| n.attribute("data-depth") == Some("2"))
+        .filter(|n| {
+            n.attribute("class")
+                .is_some_and(|c| c.starts_with("row item failed"))
+        })
+        .count();
+    assert_eq!(failed, 1, "{svg}");
+}

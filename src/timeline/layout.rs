@@ -4,7 +4,9 @@
 //! SVG is drawn from these rows by `svg`.
 
 use seq_exec::RunReport;
-use seq_exec::engine::{CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus};
+use seq_exec::engine::{
+    CalledGroup, EachReport, ElementReport, GroupReport, GroupStatus, ItemReport, ItemStatus,
+};
 
 /// A group with more items than this shows its most telling ones (failures first, then the
 /// slowest) and the rest as one aggregate row.
@@ -25,7 +27,7 @@ pub enum Kind {
     Aggregate,
 }
 
-/// A part of a row's bar: an attempt of a retried item (an `each` element would be one too).
+/// A part of a row's bar: an attempt of a retried item.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sub {
     pub started_ms: u64,
@@ -145,13 +147,16 @@ fn item_rows(
     critical: Option<usize>,
     end_ms: u64,
 ) {
-    let shown = shown(items, critical);
+    let shown = shown(items.iter().map(|i| (i.status, i.duration_ms)), critical);
     for (index, item) in items.iter().enumerate() {
         if !shown.contains(&index) {
             continue;
         }
         let on_path = critical == Some(index);
         rows.push(item_row(item, index, depth, on_path));
+        if let Some(each) = &item.each {
+            element_rows(rows, each, depth + 1, on_path, end_ms);
+        }
         let next = on_path.then(|| critical_called(&item.called)).flatten();
         for (c, called) in item.called.iter().enumerate() {
             called_rows(rows, called, depth + 1, next == Some(c), end_ms);
@@ -236,16 +241,37 @@ fn item_row(item: &ItemReport, index: usize, depth: usize, critical: bool) -> Ro
         1 => " · 1 retry".to_owned(),
         n => format!(" · {n} retries"),
     };
+    let each = match &item.each {
+        Some(each) => format!(
+            " · each over {}: {} ok{}",
+            plural(each.count, "element"),
+            each.ok,
+            [
+                (each.failed, "failed"),
+                (each.skipped, "skipped"),
+                (each.cancelled, "cancelled")
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, word)| format!(", {n} {word}"))
+            .collect::<String>()
+        ),
+        None => String::new(),
+    };
+    let times = match &item.each {
+        Some(each) => format!(" ×{}", each.count),
+        None => String::new(),
+    };
     Row {
         depth,
-        label: format!("{} {}", index + 1, item.tool),
+        label: format!("{} {}{times}", index + 1, item.tool),
         kind: Kind::Item(item.status),
         started_ms: item.started_ms,
         duration_ms: item.duration_ms,
         subs,
         critical,
         detail: format!(
-            "item {} {} · {} · {}{retries}{}",
+            "item {} {} · {} · {}{retries}{each}{}",
             index + 1,
             item.tool,
             item_status(item.status),
@@ -256,20 +282,116 @@ fn item_row(item: &ItemReport, index: usize, depth: usize, critical: bool) -> Ro
     }
 }
 
-/// The items drawn one per row: all of them up to the bound; past it the one on the slowest
-/// path, the failures, then the slowest, in item order.
-fn shown(items: &[ItemReport], critical: Option<usize>) -> Vec<usize> {
-    if items.len() <= MAX_ITEM_ROWS {
-        return (0..items.len()).collect();
+/// The rows of an `each` item's elements, under it: each element's run as an item's is drawn,
+/// bounded as items are; elements past what the report keeps are counted in the last row.
+fn element_rows(rows: &mut Vec<Row>, each: &EachReport, depth: usize, on_path: bool, end: u64) {
+    let elements = &each.elements;
+    let critical = on_path.then(|| last_to_end(elements)).flatten();
+    let shown = shown(elements.iter().map(|e| (e.status, e.duration_ms)), critical);
+    for &index in &shown {
+        let element = &elements[index];
+        rows.push(element_row(
+            element,
+            index,
+            each.count,
+            depth,
+            critical == Some(index),
+        ));
     }
-    let mut ranked: Vec<usize> = (0..items.len()).collect();
+    let unreported = if each.elements_omitted > 0 {
+        format!(" · {} more not reported", each.elements_omitted)
+    } else {
+        String::new()
+    };
+    if shown.len() < elements.len() {
+        let rest: Vec<&ElementReport> = elements
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !shown.contains(i))
+            .map(|(_, e)| e)
+            .collect();
+        let spans: Vec<(u64, u64)> = rest.iter().map(|e| (e.started_ms, e.duration_ms)).collect();
+        let statuses = status_counts(rest.iter().map(|e| e.status));
+        rows.push(aggregate(
+            depth,
+            format!("{} more elements ({statuses}){unreported}", rest.len()),
+            &spans,
+            end,
+        ));
+    } else if each.elements_omitted > 0 {
+        rows.push(Row {
+            depth,
+            label: format!("{} elements not reported", each.elements_omitted),
+            kind: Kind::Aggregate,
+            started_ms: 0,
+            duration_ms: 0,
+            subs: Vec::new(),
+            critical: false,
+            detail: format!(
+                "{} elements past the first {} are counted in the item, not reported one by one",
+                each.elements_omitted,
+                elements.len()
+            ),
+            profile: Vec::new(),
+        });
+    }
+}
+
+fn element_row(
+    element: &ElementReport,
+    index: usize,
+    count: usize,
+    depth: usize,
+    critical: bool,
+) -> Row {
+    let retries = match element.retries {
+        0 => String::new(),
+        1 => " · 1 retry".to_owned(),
+        n => format!(" · {n} retries"),
+    };
+    Row {
+        depth,
+        label: format!("[{index}]"),
+        kind: Kind::Item(element.status),
+        started_ms: element.started_ms,
+        duration_ms: element.duration_ms,
+        subs: Vec::new(),
+        critical,
+        detail: format!(
+            "element {index} of {count} ($each_index {index}) · {} · {}{retries}{}",
+            item_status(element.status),
+            span_text(element.started_ms, element.duration_ms),
+            error_text(element.error.as_ref())
+        ),
+        profile: Vec::new(),
+    }
+}
+
+/// The element that ended last: the one its item waited for.
+fn last_to_end(elements: &[ElementReport]) -> Option<usize> {
+    elements
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.duration_ms > 0)
+        .max_by_key(|(i, e)| (end(e.started_ms, e.duration_ms), std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
+}
+
+/// The rows drawn one each, of runs given as `(status, duration_ms)`: all of them up to the
+/// bound; past it the one on the slowest path, the failures, then the slowest, in order.
+fn shown(runs: impl Iterator<Item = (ItemStatus, u64)>, critical: Option<usize>) -> Vec<usize> {
+    let runs: Vec<(ItemStatus, u64)> = runs.collect();
+    if runs.len() <= MAX_ITEM_ROWS {
+        return (0..runs.len()).collect();
+    }
+    let mut ranked: Vec<usize> = (0..runs.len()).collect();
     ranked.sort_by_key(|&i| {
-        let item = &items[i];
-        let telling = !matches!(item.status, ItemStatus::Ok);
+        let (status, duration_ms) = runs[i];
+        let telling = !matches!(status, ItemStatus::Ok);
         (
             std::cmp::Reverse(critical == Some(i)),
             std::cmp::Reverse(telling),
-            std::cmp::Reverse(item.duration_ms),
+            std::cmp::Reverse(duration_ms),
             i,
         )
     });

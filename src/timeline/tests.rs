@@ -82,6 +82,31 @@ fn retrying() -> RunReport {
     }))
 }
 
+/// A parallel `each` over `count` elements of which the report keeps the first `kept`, every
+/// seventh failed after a retry.
+fn looping(count: u64, kept: u64) -> RunReport {
+    let elements: Vec<Value> = (0..kept)
+        .map(|i| {
+            if i % 7 == 3 {
+                json!({"status": "failed", "started_ms": 1 + i, "duration_ms": 30, "retries": 1,
+                       "failed_attempts": [{"reason": "timeout"}],
+                       "error": {"reason": "failed", "detail": "exit status 1"}})
+            } else {
+                json!({"status": "ok", "started_ms": 1 + i, "duration_ms": 20 + (i * 13) % 90})
+            }
+        })
+        .collect();
+    let failed = (0..count).filter(|i| i % 7 == 3).count();
+    report(json!({
+        "ok": true, "out": {},
+        "groups": [{"name": "per file", "status": "ran", "parallel": true, "started_ms": 0,
+                    "duration_ms": 200, "out": {},
+                    "items": [{"tool": "files_read", "status": "ok", "started_ms": 1, "duration_ms": 198,
+                               "each": {"count": count, "ok": count as usize - failed, "failed": failed,
+                                        "elements": elements, "elements_omitted": count - kept}}]}]
+    }))
+}
+
 /// The SVG as XML: every element whose `class` has `class`.
 fn with_class<'a>(doc: &'a roxmltree::Document<'_>, class: &str) -> Vec<roxmltree::Node<'a, 'a>> {
     doc.descendants()
@@ -285,4 +310,58 @@ fn a_report_is_read_from_what_saves_one() {
     let error = read_report(r#"{"rows": []}"#).unwrap_err();
     assert!(error.contains("not a run report"), "{error}");
     assert!(read_report("nothing").unwrap_err().starts_with("not JSON"));
+}
+
+#[test]
+fn each_elements_are_rows_under_their_item() {
+    let chart = layout::chart(&looping(5, 5));
+    let labels: Vec<&str> = chart.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "per file",
+            "1 files_read ×5",
+            "[0]",
+            "[1]",
+            "[2]",
+            "[3]",
+            "[4]"
+        ]
+    );
+    assert!(
+        chart.rows[1]
+            .detail
+            .contains("each over 5 elements: 4 ok, 1 failed")
+    );
+    let failed = &chart.rows[5];
+    assert_eq!(failed.kind, Kind::Item(ItemStatus::Failed));
+    assert!(
+        failed.detail.contains("1 retry") && failed.detail.contains("exit status 1"),
+        "{}",
+        failed.detail
+    );
+    // The item is on the slowest path, and so is the element it waited for.
+    assert!(chart.rows[1].critical);
+    assert_eq!(chart.rows.iter().filter(|r| r.critical).count(), 2);
+    let pixmap = pixels(&draw(&looping(5, 5)), "each");
+    assert!(
+        count(&pixmap, (0xd1, 0x45, 0x3b)) > 20,
+        "the failed element"
+    );
+}
+
+#[test]
+fn many_elements_are_the_telling_ones_and_an_aggregate() {
+    let chart = layout::chart(&looping(1000, 100));
+    let elements = chart.rows.iter().filter(|r| r.depth == 2).count();
+    assert_eq!(elements, SHOWN_WHEN_AGGREGATED + 1, "shown, then the rest");
+    let last = chart.rows.last().unwrap();
+    assert_eq!(last.kind, Kind::Aggregate);
+    assert!(
+        last.label.starts_with("88 more elements (")
+            && last.label.ends_with("900 more not reported"),
+        "{}",
+        last.label
+    );
+    roxmltree::Document::parse(&draw(&looping(1000, 100))).unwrap();
 }

@@ -56,7 +56,18 @@ pub(crate) fn whole_number(args: &Value, name: &str) -> Result<u64, ToolError> {
             .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
             .map(|f| f as u64)
     });
-    number.ok_or_else(|| wrong_type(name, "a non-negative whole number", value))
+    number.ok_or_else(|| match value {
+        // A number of the wrong sort: say which, as "not a number" would read as nonsense.
+        Value::Number(n) => ToolError::new(
+            Reason::Type,
+            format!("`{name}` must be a non-negative whole number, not {n}"),
+        )
+        .with_field(name)
+        .with_hint(format!("pass a non-negative whole number as `{name}`")),
+        Value::Null | Value::Bool(_) | Value::String(_) | Value::Array(_) | Value::Object(_) => {
+            wrong_type(name, "a non-negative whole number", value)
+        }
+    })
 }
 
 /// A lenient boolean (`true`, `"true"`, `1` alike); absent is `false`.
