@@ -74,10 +74,8 @@ pub fn live_definitions(args: &McpArgs) -> Result<Vec<ToolDef>, Status> {
     if !args.any() {
         return Ok(Vec::new());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| trouble(format_args!("cannot start the runtime: {}", reason(&error))))?;
+    // A signal stops the servers started here and ends the check.
+    let runtime = Runtime::start(OnSignal::Exit)?;
     runtime.block_on(async {
         let policy = Arc::new(Policy::allow_all());
         let mcp = connect(args, policy, Notices::AsTheyCome).await?;

@@ -1,5 +1,6 @@
 //! `seqc runs` and `seqc cancel`: durable runs seen from outside, through the Restate admin API.
 
+use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, emit, trouble};
 use clap::{Args, ValueEnum};
 
@@ -31,11 +32,9 @@ pub struct CancelArgs {
     pub run_id: String,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Status> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| trouble(format_args!("cannot start the runtime: {error}")))
+/// A signal ends these commands at once: they only ask the Restate server.
+fn runtime() -> Result<Runtime, Status> {
+    Runtime::start(OnSignal::Exit)
 }
 
 pub fn runs(args: &RunsArgs) -> Status {

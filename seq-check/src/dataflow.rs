@@ -71,6 +71,14 @@ enum Unwritten<'a> {
     CalleeWhen { callee: &'a str, when: Span },
     /// `on_error: continue`.
     Continue { on_error: Span },
+    /// `on_error: continue` over an `each` whose array may be absent: failed elements leave
+    /// `null`, but with no array the item fails whole.
+    /// `input`: the group input it reads, when it is one.
+    EachAbsent {
+        on_error: Span,
+        each: Span,
+        input: Option<&'a str>,
+    },
     /// `missing: skip`, and the tool may be missing.
     MissingSkip { missing: Span },
     /// `missing: degrade` with no fallback for the slot.
@@ -79,6 +87,29 @@ enum Unwritten<'a> {
     Caught { error_as: Span },
     /// The slot is the item's `error_as`: written only when the item fails.
     OnFailure { error_as: Span },
+}
+
+/// Whether an `each` value is sure to be an array when the item runs: a literal array, or an
+/// input declared `array` that is required or has a default (both are checked before anything
+/// runs).
+fn always_array(group: &Group, each: &Value) -> bool {
+    match &each.kind {
+        ValueKind::Array(_) => true,
+        ValueKind::Ref(reference) => {
+            reference.root.value == Root::Args
+                && reference.path.is_empty()
+                && group.input(&reference.slot.value).is_some_and(|input| {
+                    input.ty.value == Type::Array
+                        && (input.default.is_some()
+                            || input.required.as_ref().is_some_and(|r| r.value))
+                })
+        }
+        ValueKind::Null
+        | ValueKind::Bool(_)
+        | ValueKind::Number(_)
+        | ValueKind::String(_)
+        | ValueKind::Object(_) => false,
+    }
 }
 
 /// A writer that may not write: which item, and why.
@@ -115,6 +146,7 @@ impl<'a> Slot<'a> {
                 Unwritten::WhenCall { .. }
                     | Unwritten::CalleeWhen { .. }
                     | Unwritten::Continue { .. }
+                    | Unwritten::EachAbsent { .. }
                     | Unwritten::Caught { .. }
                     | Unwritten::OnFailure { .. }
             )
@@ -252,12 +284,33 @@ impl<'a> Flow<'a> {
                 error_as: error_as.span,
             });
         }
+        // An `each` item's failed elements leave `null` in place, so under `continue` it still
+        // writes its slot, unless its array itself may be absent.
         if let Some(on_error) = &group.on_error
             && on_error.value == OnError::Continue
         {
-            return Some(Unwritten::Continue {
-                on_error: on_error.span,
-            });
+            return match &item.each {
+                Some(each) if always_array(group, each) => None,
+                Some(each) => Some(Unwritten::EachAbsent {
+                    on_error: on_error.span,
+                    each: each.span,
+                    input: match &each.kind {
+                        ValueKind::Ref(r) if r.root.value == Root::Args && r.path.is_empty() => {
+                            Some(r.slot.value.as_str())
+                        }
+                        ValueKind::Null
+                        | ValueKind::Bool(_)
+                        | ValueKind::Number(_)
+                        | ValueKind::String(_)
+                        | ValueKind::Ref(_)
+                        | ValueKind::Array(_)
+                        | ValueKind::Object(_) => None,
+                    },
+                }),
+                None => Some(Unwritten::Continue {
+                    on_error: on_error.span,
+                }),
+            };
         }
         let may_be_missing = match target {
             Some((CallTarget::Group(_), _)) => false,

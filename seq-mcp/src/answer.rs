@@ -11,7 +11,8 @@
 //! - Each value once: a run's report holds the slots in its `out` only (the groups' own `out`,
 //!   the same values, are left out), and the text content of the tools that carry values
 //!   (`seq_run`, `seq_call`, `seq_when_call`) is a summary pointing at the structured content,
-//!   not its JSON again. The other tools' text is their JSON when that is short.
+//!   with the values' JSON only when they are small. The other tools' text is their JSON when
+//!   that is short.
 //! - Within the message bound: when the structured content would pass [`ANSWER_BYTES`], the
 //!   largest values are left out (a value as `null`, a long text shortened), largest first,
 //!   until it fits; `cut` lists each one's JSON pointer and size.
@@ -29,6 +30,11 @@ pub const ANSWER_BYTES: usize = 10 * 1024 * 1024 - 256 * 1024;
 
 /// The longest text content; the structured content always has the whole answer.
 const TEXT_BYTES: usize = 64 * 1024;
+
+/// Values up to this size are also in a run's or call's text content, as JSON: a client that
+/// shows a model only the text still shows them; larger ones are there once, in the structured
+/// content.
+const VALUES_IN_TEXT_BYTES: usize = 16 * 1024;
 
 /// A text anywhere in an answer longer than this may be shortened to fit the bound.
 const LONG_TEXT_BYTES: usize = 64 * 1024;
@@ -450,7 +456,15 @@ fn summary(tool: &str, structured: &Value, cut: &[Cut]) -> String {
             text.push_str(&format!(" Output: {}.", sent.join(", ")));
         }
     }
-    text.push_str(" The values are in this answer's structured content, once.");
+    // Small values are also written out, for a client that shows a model only the text.
+    match slots.map(|v| (v, json_len(v))) {
+        Some((values, bytes)) if bytes <= VALUES_IN_TEXT_BYTES && cut.is_empty() => {
+            text.push_str(&format!(" Values: {values}"));
+        }
+        Some(_) | None => {
+            text.push_str(" The values are in this answer's structured content, once.")
+        }
+    }
     if !cut.is_empty() {
         text.push_str(&cut_line(cut));
     }

@@ -193,7 +193,7 @@ fn seq_create_guide() -> String {
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
          type, in a string it is text; `${{args.x}}`, `${{out.x}}`, `${{each}}`, `${{each_index}}` \
-         delimit it (`\"${{args.f}}.txt\"`). \
+         delimit it, paths too (`\"${{args.f}}.txt\"`, `${{out.r.stdout}}`). \
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.env == \\\"prod\\\" && !$args.dry`; `==` `!=` `<` `<=` `>` `>=` `contains`, then \
          `!` `&&` `||`, parentheses; `true` `false` `null` are literals) skips it when false; an \
@@ -213,7 +213,9 @@ fn seq_create_guide() -> String {
          (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets one result \
          per element in element order (`null` for a failure `continue` tolerates), e.g. \
          `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
-         A group's `max_parallel: N` bounds the runs in flight. A non-zero exit fails `cmd_run`; `stdout` \
+         Elements run side by side as items do, so in a `parallel: false` group one at a \
+         time; a parallel group's `max_parallel: N` bounds the runs in flight (call it with \
+         `seq_call` to use its results). A non-zero exit fails `cmd_run`; `stdout` \
          keeps its final newline. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
@@ -526,7 +528,8 @@ fn definitions() -> Vec<ToolDef> {
             SEQ_WHEN_CALL,
             "Like `seq_call`, but evaluates `when` first, in the caller's scope (called directly, \
              `$args` are this call's `args`): when it is false the call is skipped and writes no \
-             slot; a condition that cannot be evaluated is an error, never false.",
+             slot and its `args` are not read (so they may read a slot that only the true case \
+             sets); a condition that cannot be evaluated is an error, never false.",
             &[
                 req(
                     "target",

@@ -131,6 +131,14 @@ fn writer_text(writer: &Writer<'_>, slot: &str) -> String {
         Unwritten::Continue { .. } => {
             format!("{item} may fail, and `on_error: continue` goes on without `{slot}`")
         }
+        Unwritten::EachAbsent { input, .. } => format!(
+            "{item} fails whole when {} (failed elements only leave `null`), and \
+             `on_error: continue` goes on without `{slot}`",
+            match input {
+                Some(input) => format!("`$args.{input}` is not passed"),
+                None => "its `each` is not an array".to_owned(),
+            }
+        ),
         Unwritten::MissingSkip { .. } => {
             format!("{item} is skipped when `{tool}` is not registered (`missing: skip`)")
         }
@@ -174,6 +182,16 @@ fn skip_help(skip: Unwritten<'_>, slot: &str, guard: &str) -> String {
             "use `on_error: abort` or `retry`, or read it in the `args` of a `seq_when_call` \
              whose `when` is `{guard}`"
         ),
+        Unwritten::EachAbsent { input, .. } => match input {
+            Some(input) => format!(
+                "declare `{input}` as `{{\"type\": \"array\", \"required\": true}}` or give it a \
+                 `default`, so that the array is always there; or read `{slot}` in the `args` of a \
+                 `seq_when_call` whose `when` is `{guard}`"
+            ),
+            None => format!(
+                "read `{slot}` in the `args` of a `seq_when_call` whose `when` is `{guard}`"
+            ),
+        },
         Unwritten::MissingSkip { .. } => {
             format!("use `missing: fail`, or `degrade` with a `fallback` for `{slot}`")
         }
@@ -189,6 +207,7 @@ fn skip_span(skip: Unwritten<'_>) -> Option<Span> {
         Unwritten::WhenCall { when } => when,
         Unwritten::CalleeWhen { when, .. } => Some(when),
         Unwritten::Continue { on_error } => Some(on_error),
+        Unwritten::EachAbsent { each, .. } => Some(each),
         Unwritten::MissingSkip { missing } | Unwritten::NoFallback { missing } => Some(missing),
         Unwritten::Caught { error_as } | Unwritten::OnFailure { error_as } => Some(error_as),
     }
