@@ -75,7 +75,6 @@ enum Unwritten<'a> {
     /// `null`, but with no array the item fails whole.
     /// `input`: the group input it reads, when it is one.
     EachAbsent {
-        on_error: Span,
         each: Span,
         input: Option<&'a str>,
     },
@@ -292,7 +291,6 @@ impl<'a> Flow<'a> {
             return match &item.each {
                 Some(each) if always_array(group, each) => None,
                 Some(each) => Some(Unwritten::EachAbsent {
-                    on_error: on_error.span,
                     each: each.span,
                     input: match &each.kind {
                         ValueKind::Ref(r) if r.root.value == Root::Args && r.path.is_empty() => {
