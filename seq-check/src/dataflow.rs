@@ -74,10 +74,7 @@ enum Unwritten<'a> {
     /// `on_error: continue` over an `each` whose array may be absent: failed elements leave
     /// `null`, but with no array the item fails whole.
     /// `input`: the group input it reads, when it is one.
-    EachAbsent {
-        each: Span,
-        input: Option<&'a str>,
-    },
+    EachAbsent { each: Span, input: Option<&'a str> },
     /// `missing: skip`, and the tool may be missing.
     MissingSkip { missing: Span },
     /// `missing: degrade` with no fallback for the slot.

@@ -62,6 +62,23 @@ pub struct Policy {
     /// What each caller may keep stored (a caller's layer may set its own).
     #[serde(default, skip_serializing_if = "Quota::is_default")]
     pub quota: Quota,
+    /// `seqc mcp --http` as an OAuth resource server: access tokens from this issuer, for this
+    /// resource, name callers by their `scope`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthSettings>,
+}
+
+/// The authorization server whose access tokens `seqc mcp --http` accepts, and what it is to it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSettings {
+    /// The issuer (`iss`), whose metadata names its keys.
+    pub issuer: String,
+    /// This server's URL as the issuer knows it: the audience (`aud`) its tokens must carry.
+    pub resource: String,
+    /// The issuer's keys (JWKS), when its metadata is not to be asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
 }
 
 /// How many stored sequences one caller may own, and how many bytes their files may take in
@@ -116,6 +133,9 @@ pub struct Rules {
     /// A caller's layer only: this caller's quota, in place of the global one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<Quota>,
+    /// A caller's layer only: the OAuth scope that makes an access token this caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 impl Policy {
@@ -230,6 +250,7 @@ impl Policy {
             enable: Vec::new(),
             off: BTreeMap::new(),
             quota: self.quota,
+            oauth: None,
         }
     }
 

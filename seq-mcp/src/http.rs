@@ -14,6 +14,7 @@
 //! rmcp validates `Host` and `Origin` (DNS-rebinding protection) against [`HttpOptions`]'s
 //! lists and bounds the request body.
 
+use crate::oauth::{METADATA_PATH, OAuth, Refusal};
 use crate::server::{SeqServer, ServeError};
 use crate::token::Tokens;
 use bytes::Bytes;
@@ -113,12 +114,18 @@ struct Gate {
 
 impl Gate {
     async fn handle(&self, mut request: Request<Incoming>) -> Response<Body> {
+        if let Some(oauth) = self.oauth()
+            && request.uri().path().starts_with(METADATA_PATH)
+            && request.method() == Method::GET
+        {
+            return metadata(oauth);
+        }
         if request.uri().path() != PATH {
             return plain(StatusCode::NOT_FOUND, format!("MCP is served at {PATH}"));
         }
-        let caller = match self.caller(&request) {
+        let caller = match self.caller(&request).await {
             Ok(caller) => caller,
-            Err(refusal) => return refusal.answer(),
+            Err(refusal) => return refusal.answer(self.oauth()),
         };
         let session = request
             .headers()
@@ -190,8 +197,15 @@ impl Gate {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    fn oauth(&self) -> Option<&OAuth> {
+        match &self.access {
+            Access::Open(_) => None,
+            Access::Tokens(tokens) => tokens.oauth.as_deref(),
+        }
+    }
+
     /// The request's caller, or why it has none.
-    fn caller(&self, request: &Request<Incoming>) -> Result<Caller, Unauthorized> {
+    async fn caller(&self, request: &Request<Incoming>) -> Result<Caller, Unauthorized> {
         let tokens = match &self.access {
             Access::Open(caller) => return Ok(caller.clone()),
             Access::Tokens(tokens) => tokens,
@@ -206,33 +220,83 @@ impl Gate {
         let Some(token) = presented else {
             return Err(Unauthorized::NoToken);
         };
-        tokens
-            .caller(token)
-            .cloned()
-            .ok_or(Unauthorized::WrongToken)
+        if let Some(caller) = tokens.caller(token) {
+            return Ok(caller.clone());
+        }
+        match &tokens.oauth {
+            Some(oauth) => oauth.caller(token).await.map_err(Unauthorized::OAuth),
+            None => Err(Unauthorized::WrongToken),
+        }
     }
 }
 
-/// Why a request has no caller: answered 401.
-#[derive(Clone, Copy, Debug)]
+/// Why a request has no caller: answered 401 (403 for a valid access token that names no
+/// caller, or several).
+#[derive(Clone, Debug)]
 enum Unauthorized {
     NoToken,
     WrongToken,
+    OAuth(Refusal),
 }
 
 impl Unauthorized {
-    fn answer(self) -> Response<Body> {
-        match self {
-            Unauthorized::NoToken => unauthorized(
-                "Bearer realm=\"seqc\"",
-                "this server needs `Authorization: Bearer TOKEN`",
+    /// The answer, whose challenge names the resource metadata when OAuth is configured.
+    fn answer(self, oauth: Option<&OAuth>) -> Response<Body> {
+        let challenge = |error: Option<&str>| match oauth {
+            Some(oauth) => oauth.challenge(error),
+            None => match error {
+                Some(error) => format!("Bearer realm=\"seqc\", error=\"{error}\""),
+                None => "Bearer realm=\"seqc\"".to_owned(),
+            },
+        };
+        let (status, error, text) = match self {
+            Unauthorized::NoToken => (
+                StatusCode::UNAUTHORIZED,
+                None,
+                "this server needs `Authorization: Bearer TOKEN`".to_owned(),
             ),
-            Unauthorized::WrongToken => unauthorized(
-                "Bearer realm=\"seqc\", error=\"invalid_token\"",
-                "the bearer token names no caller here",
+            Unauthorized::WrongToken => (
+                StatusCode::UNAUTHORIZED,
+                Some("invalid_token"),
+                "the bearer token names no caller here".to_owned(),
             ),
+            Unauthorized::OAuth(Refusal::Invalid(why)) => (
+                StatusCode::UNAUTHORIZED,
+                Some("invalid_token"),
+                format!("the bearer token names no caller here: {why}"),
+            ),
+            Unauthorized::OAuth(Refusal::NoCallerScope) => (
+                StatusCode::FORBIDDEN,
+                Some("insufficient_scope"),
+                "the access token has no scope that is a caller here".to_owned(),
+            ),
+            Unauthorized::OAuth(Refusal::SeveralCallers(callers)) => (
+                StatusCode::FORBIDDEN,
+                Some("insufficient_scope"),
+                format!(
+                    "the access token's scopes name several callers ({}): ask for one",
+                    callers.join(", ")
+                ),
+            ),
+        };
+        let mut response = plain(status, text);
+        if let Ok(value) = HeaderValue::from_str(&challenge(error)) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
         }
+        response
     }
+}
+
+/// The protected resource metadata document.
+fn metadata(oauth: &OAuth) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(oauth.metadata().to_string())).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {
@@ -241,15 +305,6 @@ fn plain(status: StatusCode, text: String) -> Response<Body> {
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
-
-fn unauthorized(challenge: &'static str, text: &str) -> Response<Body> {
-    let mut response = plain(StatusCode::UNAUTHORIZED, text.to_owned());
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
     );
     response
 }

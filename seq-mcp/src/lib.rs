@@ -21,6 +21,7 @@ pub mod convert;
 pub mod framing;
 pub mod host;
 pub mod http;
+pub mod oauth;
 pub mod progress;
 pub mod report;
 pub mod server;

@@ -2,11 +2,13 @@
 //! its SHA-256 (`"callers": {"alice": {"token_sha256": "…"}}`), never the token itself, so the
 //! file can be read by those who run the service without handing out anyone's identity.
 
+use crate::oauth::OAuth;
 use seq_exec::Caller;
 use seq_exec::policy::Policy;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 /// Bytes of randomness in a fresh token (256 bits).
 const TOKEN_BYTES: usize = 32;
@@ -33,10 +35,12 @@ fn hex(bytes: &[u8]) -> String {
         })
 }
 
-/// Which caller a token is: the policy's `token_sha256` entries.
+/// Which caller a token is: the policy's `token_sha256` entries, and the OAuth access tokens
+/// of the issuer it names.
 #[derive(Clone, Debug, Default)]
 pub struct Tokens {
     by_hash: HashMap<String, Caller>,
+    pub oauth: Option<Arc<OAuth>>,
 }
 
 impl Tokens {
@@ -63,11 +67,12 @@ impl Tokens {
                 ));
             }
         }
-        Ok(Tokens { by_hash })
+        let oauth = OAuth::from_policy(policy)?.map(Arc::new);
+        Ok(Tokens { by_hash, oauth })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_hash.is_empty()
+        self.by_hash.is_empty() && self.oauth.is_none()
     }
 
     /// The caller whose token this is.
