@@ -173,3 +173,26 @@ fn a_root_inside_the_data_directory_is_refused_too() {
         stderr(&outer)
     );
 }
+
+#[test]
+fn a_sequences_directory_linked_into_the_root_is_refused() {
+    let dir = scratch("sequences_linked_into_root");
+    let root = dir.join("root");
+    let data = dir.join("data");
+    std::fs::create_dir_all(root.join("stash")).unwrap();
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::symlink(root.join("stash"), data.join("sequences")).unwrap();
+    let refused = seqc(&[
+        "mcp",
+        "--root",
+        root.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("which is inside --root"),
+        "{}",
+        stderr(&refused)
+    );
+}
