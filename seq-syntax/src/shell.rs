@@ -93,9 +93,13 @@ pub enum Uncertain {
     /// After a `'` inside a `${...}` that stands in double quotes: dash and bash read it
     /// differently.
     QuoteInQuotedBrace,
-    /// In arithmetic (`$((...))`, `((...))`): the shell evaluates a value's text as an
-    /// expression, and bash runs `$(...)` inside array subscripts.
+    /// In arithmetic (`$((...))`, `((...))`, `$[...]`, a `${X:OFFSET}` or `${A[INDEX]}`): the
+    /// shell evaluates a value's text as an expression, and bash runs `$(...)` inside array
+    /// subscripts.
     Arithmetic,
+    /// Inside an unquoted `${X=...}` or `${X:=...}`: the value is assigned, then the expansion
+    /// is split into words and globbed.
+    AssignedUnquoted,
 }
 
 impl Uncertain {
@@ -108,7 +112,12 @@ impl Uncertain {
             Uncertain::QuoteInQuotedBrace => {
                 "after a `'` inside a `${...}` that stands in double quotes"
             }
-            Uncertain::Arithmetic => "inside shell arithmetic (`$((...))` or `((...))`)",
+            Uncertain::Arithmetic => {
+                "inside shell arithmetic (`$((...))`, `((...))`, `$[...]`, `${X:OFFSET}` or `${A[INDEX]}`)"
+            }
+            Uncertain::AssignedUnquoted => {
+                "inside an unquoted `${X=...}` or `${X:=...}`, whose result is split and globbed"
+            }
         }
     }
 
@@ -126,6 +135,9 @@ impl Uncertain {
             }
             Uncertain::Arithmetic => {
                 "check the value is a number first, or compute without the shell; a value never becomes an expression"
+            }
+            Uncertain::AssignedUnquoted => {
+                "quote the whole expansion and the value inside it: `\"${X:=\"$args.v\"}\"`"
             }
         }
     }
@@ -210,6 +222,9 @@ pub fn scan(parts: &[TemplatePart]) -> Scanned {
                 }
             }
             TemplatePart::Ref(_) => {
+                if let (Some(Frame::Brace(_)), Some(brace)) = (scan.top(), scan.braces.last_mut()) {
+                    brace.value();
+                }
                 let context = scan.context();
                 let reparse = match context {
                     Ok(context) => scan.reparse(context),
@@ -230,6 +245,80 @@ pub fn scan(parts: &[TemplatePart]) -> Scanned {
         refs,
         unclosed: scan.unclosed(),
         word_ends: scan.word_ends,
+    }
+}
+
+/// How far a `${...}` has been read, for the operators that make it arithmetic or an assignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BraceAt {
+    /// In the parameter's name; `true` before its first character.
+    Name(bool),
+    /// Right after a `:` following the name.
+    Colon,
+    /// Past the operator.
+    Operand,
+}
+
+/// One `${...}` open (kept beside its [`Frame::Brace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Brace {
+    at: BraceAt,
+    /// In double quotes.
+    quoted: bool,
+    /// A subscript or an offset: what follows is arithmetic.
+    arithmetic: bool,
+    /// `=` or `:=`: the value is assigned, and the expansion is what it assigned.
+    assigns: bool,
+}
+
+impl Brace {
+    fn new(quoted: bool) -> Brace {
+        Brace {
+            at: BraceAt::Name(true),
+            quoted,
+            arithmetic: false,
+            assigns: false,
+        }
+    }
+
+    /// A value standing in the braces' own text: as the name or right after `:`, it would be
+    /// read as a name or an offset, never as plain text.
+    fn value(&mut self) {
+        match self.at {
+            BraceAt::Name(_) | BraceAt::Colon => self.arithmetic = true,
+            BraceAt::Operand => {}
+        }
+        self.at = BraceAt::Operand;
+    }
+
+    /// Reads `c`, an unescaped character of the braces' own text.
+    fn read(&mut self, c: char) {
+        match self.at {
+            BraceAt::Name(first) => {
+                let special = first && matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-');
+                if c.is_ascii_alphanumeric() || c == '_' || special {
+                    self.at = BraceAt::Name(false);
+                    return;
+                }
+                self.at = BraceAt::Operand;
+                match c {
+                    '[' => self.arithmetic = true,
+                    ':' => self.at = BraceAt::Colon,
+                    '=' => self.assigns = true,
+                    _ => {}
+                }
+            }
+            BraceAt::Colon => {
+                self.at = BraceAt::Operand;
+                match c {
+                    '=' => self.assigns = true,
+                    '-' | '?' | '+' => {}
+                    // `${X:OFFSET}`: the offset is an arithmetic expression.
+                    _ => self.arithmetic = true,
+                }
+            }
+            BraceAt::Operand => {}
+        }
     }
 }
 
@@ -276,6 +365,8 @@ struct Scan {
     heredoc: bool,
     /// The scan met something it cannot follow for certain: every later reference is refused.
     lost: Option<Uncertain>,
+    /// One per [`Frame::Brace`] on the stack, in order.
+    braces: Vec<Brace>,
     /// One per command level: the top, then each `$(...)` or `(...)` open.
     commands: Vec<Command>,
     word_ends: Vec<WordEnd>,
@@ -294,6 +385,7 @@ impl Default for Scan {
             opened: false,
             heredoc: false,
             lost: None,
+            braces: Vec::new(),
             commands: vec![Command::default()],
             word_ends: Vec::new(),
             at: WordEnd::End,
@@ -333,8 +425,11 @@ impl Scan {
         if self.escaped {
             return Err(Problem::Uncertain(Uncertain::AfterBackslash));
         }
-        if self.stack.contains(&Frame::Arith) {
+        if self.stack.contains(&Frame::Arith) || self.braces.iter().any(|b| b.arithmetic) {
             return Err(Problem::Uncertain(Uncertain::Arithmetic));
+        }
+        if self.braces.iter().any(|b| b.assigns && !b.quoted) {
+            return Err(Problem::Uncertain(Uncertain::AssignedUnquoted));
         }
         match self.top() {
             None | Some(Frame::Paren(_) | Frame::Brace(false)) => Ok(Context::Word),
@@ -412,9 +507,18 @@ impl Scan {
     }
 
     fn push(&mut self, frame: Frame) {
-        if let Frame::Paren(_) = frame {
-            self.commands.push(Command::default());
-            self.opened = true;
+        match frame {
+            Frame::Paren(_) => {
+                self.commands.push(Command::default());
+                self.opened = true;
+            }
+            Frame::Brace(quoted) => self.braces.push(Brace::new(quoted)),
+            Frame::Arith
+            | Frame::Double
+            | Frame::Single
+            | Frame::Backquote
+            | Frame::DollarQuote
+            | Frame::Comment => {}
         }
         self.stack.push(frame);
     }
@@ -519,6 +623,11 @@ impl Scan {
                     '`' => self.push(Frame::Backquote),
                     '(' if dollar => self.push(Frame::Paren(true)),
                     '{' if dollar => self.push(Frame::Brace(true)),
+                    // bash's old `$[...]` arithmetic: nothing after it is certain.
+                    '[' if dollar => {
+                        self.lost.get_or_insert(Uncertain::Arithmetic);
+                        self.literal(c);
+                    }
                     '$' => {
                         self.dollar = true;
                         self.literal(c);
@@ -531,10 +640,16 @@ impl Scan {
                     self.literal(c);
                     return;
                 }
+                if c != '}'
+                    && let Some(brace) = self.braces.last_mut()
+                {
+                    brace.read(c);
+                }
                 match c {
                     '\\' => self.escaped = true,
                     '}' => {
                         self.stack.pop();
+                        self.braces.pop();
                     }
                     '"' => self.push(Frame::Double),
                     // Inside `"${X#'a'}"` bash reads a quote, dash a letter (and `:-` both a
@@ -594,6 +709,10 @@ impl Scan {
                         self.word_start = true;
                     }
                     '{' if dollar => self.push(Frame::Brace(false)),
+                    '[' if dollar => {
+                        self.lost.get_or_insert(Uncertain::Arithmetic);
+                        self.literal(c);
+                    }
                     '$' => {
                         self.dollar = true;
                         self.literal(c);
@@ -868,6 +987,37 @@ mod tests {
             uncertain(Uncertain::Arithmetic)
         );
         assert_eq!(scan("((n = $args.v))"), uncertain(Uncertain::Arithmetic));
+        // bash evaluates offsets, subscripts and `$[...]` as arithmetic.
+        assert_eq!(
+            scan("X=abc; echo ${X:$args.v}"),
+            uncertain(Uncertain::Arithmetic)
+        );
+        assert_eq!(
+            scan("echo \"${X:\"$args.v\"}\""),
+            uncertain(Uncertain::Arithmetic)
+        );
+        assert_eq!(scan("echo ${A[$args.v]}"), uncertain(Uncertain::Arithmetic));
+        assert_eq!(scan("echo $[$args.v]"), uncertain(Uncertain::Arithmetic));
+        assert_eq!(
+            scan("echo \"$[1]\" $args.v"),
+            uncertain(Uncertain::Arithmetic)
+        );
+        // The other operators are not: `:-` and friends, lengths, special parameters.
+        assert_eq!(scan("printf %s ${X:-$args.v} ${#X} ${@}"), Ok(vec![Word]));
+        assert_eq!(
+            scan("printf %s ${X: -$args.v}"),
+            uncertain(Uncertain::Arithmetic)
+        );
+        // An assigning expansion unquoted is split and globbed after it assigns.
+        assert_eq!(
+            scan("echo ${X:=$args.v}"),
+            uncertain(Uncertain::AssignedUnquoted)
+        );
+        assert_eq!(
+            scan("echo ${X=\"$args.v\"}"),
+            uncertain(Uncertain::AssignedUnquoted)
+        );
+        assert_eq!(scan("echo \"${X:=\"$args.v\"}\""), Ok(vec![Double]));
         assert_eq!(scan("echo $( (ls) ) $args.v"), Ok(vec![Word]));
         assert_eq!(scan("echo ${X"), Err(Problem::Unclosed(Opener::Brace)));
     }
