@@ -69,7 +69,7 @@ fn call_item(target: &str) -> String {
 
 /// `input` submitted straight to the ingress as run `id`, awaited: the run's report.
 fn run_at_ingress(restate: &Restate, id: &str, input: &Value) -> Value {
-    let (status, body) = post(&restate.ingress, &format!("/SeqRun/{id}/run"), input);
+    let (status, body) = post(&restate.ingress, &format!("/SeqRun/{id}/run"), Some(input));
     assert_eq!(status, 200, "{body}");
     serde_json::from_str(&body).unwrap_or_else(|error| panic!("{error}: {body}"))
 }

@@ -7,7 +7,9 @@
 //! - of two servers creating one name at once, exactly one stores it;
 //! - a sequence that would break a stored one (a cycle through it) is refused;
 //! - a durable `seq_run` answers the report a local `seq_run` gives;
-//! - a cancelled `seq_run` request cancels its durable run.
+//! - a cancelled `seq_run` request cancels its durable run;
+//! - a request straight to the `SeqStore` object naming another caller's sequence is refused as
+//!   the seq tools refuse it.
 
 #![allow(
     clippy::unwrap_used,
@@ -21,7 +23,7 @@ mod restate;
 mod session;
 
 use common::{status, stderr};
-use restate::{Restate, Setup, evidence_lines, query, wait_for};
+use restate::{Restate, Setup, evidence_lines, post, query, wait_for};
 use serde_json::{Value, json};
 use session::Session;
 use std::path::Path;
@@ -282,4 +284,50 @@ fn a_cancelled_seq_run_request_cancels_the_durable_run() {
     // MCP: a cancelled request gets no answer; the session goes on.
     let listed = session.call("seq_list", json!({}));
     assert!(!failed(&listed), "{listed}");
+}
+
+/// `SeqStore/HANDLER` of the sequence `name`, straight at the ingress: its answer, as JSON.
+fn store_request(restate: &Restate, name: &str, handler: &str, body: Option<&Value>) -> Value {
+    let (status, answer) = post(
+        &restate.ingress,
+        &format!("/SeqStore/{name}/{handler}"),
+        body,
+    );
+    assert_eq!(status, 200, "{handler}: {answer}");
+    serde_json::from_str(&answer).unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+/// Whoever reaches the ingress can ask the `SeqStore` object directly, without the seq tools:
+/// a request on behalf of `b` does not replace or delete `a`'s sequence, and what is stored
+/// stays `a`'s; `a`'s own request deletes it.
+#[test]
+fn the_storage_in_the_engine_refuses_to_change_another_callers_sequence() {
+    let Setup {
+        restate,
+        root,
+        worker: _worker,
+        ..
+    } = Setup::start();
+    let mut a = durable(&restate, "a", root.path());
+    let created = a.call("seq_create", one_group("mine", &echo("hello")));
+    assert!(!failed(&created), "{created}");
+    let stored = store_request(&restate, "mine", "get", None);
+    let mut envelope: Value = serde_json::from_str(stored.as_str().unwrap()).unwrap();
+    assert_eq!(envelope["owner"], "a", "{envelope}");
+
+    envelope["owner"] = json!("b");
+    envelope["sequence"]["description"]["value"] = json!("Taken over.");
+    let put = json!({"envelope": envelope.to_string(), "replace": true});
+    let answer = store_request(&restate, "mine", "put", Some(&put));
+    assert_eq!(answer, json!({"answer": "not_owner", "owner": "a"}));
+    assert_eq!(store_request(&restate, "mine", "get", None), stored);
+
+    let answer = store_request(&restate, "mine", "delete", Some(&json!({"caller": "b"})));
+    assert_eq!(answer, json!({"answer": "not_owner", "owner": "a"}));
+    assert_eq!(store_request(&restate, "mine", "get", None), stored);
+
+    let answer = store_request(&restate, "mine", "delete", Some(&json!({"caller": "a"})));
+    assert_eq!(answer, json!({"answer": "deleted"}));
+    let listed = a.call("seq_list", json!({}));
+    assert_eq!(listed["structuredContent"]["result"], json!([]), "{listed}");
 }

@@ -213,7 +213,11 @@ impl StorageTools {
         {
             self.may_change(name, caller, "delete")?;
         }
-        self.storage().delete(name).map_err(storage_error)?;
+        // Asked again by a storage that checks owners itself (one others reach directly).
+        let admin = caller.is_some_and(|caller| self.policy().is_store_admin(caller));
+        self.storage()
+            .delete_as(name, caller.map(|c| c.id.as_str()), admin)
+            .map_err(storage_error)?;
         Ok(json!({"deleted": name}))
     }
 
@@ -480,6 +484,11 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
         StorageError::NotFound { .. } => ToolError::new(Reason::NotFound, detail)
             .with_field("name")
             .with_hint("`seq_list` shows the stored sequences"),
+        StorageError::NotOwner { .. } => ToolError::new(Reason::Unauthorized, detail)
+            .with_field("name")
+            .with_hint(format!(
+                "choose another name, or ask for the store administrator permission (`{STORE_ADMIN}`)"
+            )),
         StorageError::Corrupt { .. } | StorageError::UnknownFormat { .. } => {
             ToolError::new(Reason::Failed, detail).with_field("name").with_hint(
                 "create the sequence again with `seq_create` and `replace: true`, or delete it",

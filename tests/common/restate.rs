@@ -60,16 +60,20 @@ pub fn query(admin: &str, sql: &str) -> Vec<Value> {
     rows["rows"].as_array().cloned().unwrap_or_default()
 }
 
-/// `POST path` with the JSON `body` at `base` (`http://HOST:PORT`, the ingress), over
+/// `POST path` at `base` (`http://HOST:PORT`, the ingress) with the JSON `body` if any, over
 /// HTTP/1.0 (the answer is not chunked): the status code and the answer's body.
-pub fn post(base: &str, path: &str, body: &Value) -> (u16, String) {
+pub fn post(base: &str, path: &str, body: Option<&Value>) -> (u16, String) {
     let addr: SocketAddr = base.trim_start_matches("http://").parse().unwrap();
-    let body = body.to_string();
+    // A handler without input refuses a content type.
+    let (kind, body) = match body {
+        Some(body) => ("content-type: application/json\r\n", body.to_string()),
+        None => ("", String::new()),
+    };
     let mut stream = TcpStream::connect(addr).unwrap();
     write!(
         stream,
-        "POST {path} HTTP/1.0\r\nHost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.0\r\nHost: {addr}\r\n{kind}accept: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
