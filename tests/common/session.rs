@@ -11,15 +11,21 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 /// `seqc mcp` over stdio, initialized; killed when dropped.
 pub struct Session {
     child: Child,
-    stdin: ChildStdin,
+    /// Taken when the session is closed.
+    stdin: Option<ChildStdin>,
     lines: Lines<BufReader<ChildStdout>>,
     next_id: u64,
 }
 
 impl Session {
     pub fn start(args: &[&str], data: Option<&Path>) -> Session {
+        Session::start_with(args, data, &[])
+    }
+
+    /// [`Session::start`] with the variables `env` set.
+    pub fn start_with(args: &[&str], data: Option<&Path>, env: &[(&str, &str)]) -> Session {
         let mut command = common::command();
-        command.arg("mcp").args(args);
+        command.arg("mcp").args(args).envs(env.iter().copied());
         if let Some(data) = data {
             command.arg("--data-dir").arg(data);
         }
@@ -33,7 +39,7 @@ impl Session {
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut session = Session {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
             next_id: 0,
         };
@@ -52,13 +58,13 @@ impl Session {
         self.next_id += 1;
         let message =
             json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
-        writeln!(self.stdin, "{message}").unwrap();
+        writeln!(self.stdin.as_mut().unwrap(), "{message}").unwrap();
         self.next_id
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        writeln!(self.stdin, "{message}").unwrap();
+        writeln!(self.stdin.as_mut().unwrap(), "{message}").unwrap();
     }
 
     /// The `result` (or `error`) of request `id`.
@@ -84,6 +90,13 @@ impl Session {
             json!({"name": tool, "arguments": arguments, "_meta": meta}),
         );
         self.answer(id)
+    }
+
+    /// Ends the session as a client does (stdin closed) and waits for the server to exit:
+    /// what it exports at exit is out then.
+    pub fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().unwrap()
     }
 
     /// Calls `tool`: its result.
