@@ -69,27 +69,6 @@ fn a_run_draws_its_timeline_and_its_saved_report_draws_the_same() {
     assert_eq!(std::fs::read_to_string(&again).unwrap(), svg);
 }
 
-#[test]
-fn a_file_that_is_no_report_is_said_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let saved = dir.path().join("report.json");
-    std::fs::write(&saved, r#"{"rows": []}"#).unwrap();
-    let output = common::command()
-        .arg("timeline")
-        .arg(&saved)
-        .arg("-o")
-        .arg(dir.path().join("out.svg"))
-        .output()
-        .unwrap();
-    assert_eq!(status(&output), 2);
-    assert!(
-        stderr(&output).contains("not a run report"),
-        "{}",
-        stderr(&output)
-    );
-    assert!(!dir.path().join("out.svg").exists());
-}
-
 /// A durable run's report (`seqc run --restate --format json`, on a real Restate server) draws
 /// as a local one's does: a band per group, a row per item, the retried item's attempts, the
 /// called group nested under its call.
@@ -177,4 +156,25 @@ fn a_durable_runs_saved_report_draws_its_timeline() {
         .filter(|p| (p.red(), p.green(), p.blue()) != (255, 255, 255))
         .count();
     assert!(painted > 1000, "{painted} pixels painted");
+}
+
+#[test]
+fn a_file_that_is_no_report_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("report.json");
+    std::fs::write(&saved, r#"{"rows": []}"#).unwrap();
+    let output = common::command()
+        .arg("timeline")
+        .arg(&saved)
+        .arg("-o")
+        .arg(dir.path().join("out.svg"))
+        .output()
+        .unwrap();
+    assert_eq!(status(&output), 2);
+    assert!(
+        stderr(&output).contains("not a run report"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.path().join("out.svg").exists());
 }
