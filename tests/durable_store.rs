@@ -7,7 +7,9 @@
 //! - of two servers creating one name at once, exactly one stores it;
 //! - a sequence that would break a stored one (a cycle through it) is refused;
 //! - a durable `seq_run` answers the report a local `seq_run` gives;
-//! - a cancelled `seq_run` request cancels its durable run.
+//! - a cancelled `seq_run` request cancels its durable run;
+//! - a request straight to the `SeqStore` object naming another caller's sequence is refused as
+//!   the seq tools refuse it.
 
 #![allow(
     clippy::unwrap_used,
@@ -17,133 +19,41 @@
 mod common;
 #[path = "common/restate.rs"]
 mod restate;
+#[path = "common/session.rs"]
+mod session;
 
 use common::{status, stderr};
-use restate::{Restate, Setup, evidence_lines, query, wait_for};
+use restate::{Restate, Setup, evidence_lines, post, query, wait_for};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Lines, Write};
+use session::Session;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Duration;
 
-/// `seqc mcp` over stdio, initialized; killed when dropped.
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    next_id: u64,
+/// `seqc mcp --restate` on `restate`'s storage for `caller`, with `cmd_run` on.
+fn durable(restate: &Restate, caller: &str, root: &Path) -> Session {
+    Session::start(
+        &[
+            "--restate",
+            &restate.ingress,
+            "--restate-admin",
+            &restate.admin,
+            "--caller",
+            caller,
+            "--enable",
+            "cmd_run",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+        None,
+    )
 }
 
-impl Session {
-    /// `seqc mcp --restate` on `restate`'s storage for `caller`, with `cmd_run` on.
-    fn durable(restate: &Restate, caller: &str, root: &Path) -> Session {
-        Session::start(
-            &[
-                "--restate",
-                &restate.ingress,
-                "--restate-admin",
-                &restate.admin,
-                "--caller",
-                caller,
-                "--enable",
-                "cmd_run",
-                "--root",
-                root.to_str().unwrap(),
-            ],
-            None,
-        )
-    }
-
-    /// `seqc mcp` on the data directory `data`, runs in process.
-    fn local(data: &Path, root: &Path) -> Session {
-        Session::start(
-            &["--caller", "a", "--root", root.to_str().unwrap()],
-            Some(data),
-        )
-    }
-
-    fn start(args: &[&str], data: Option<&Path>) -> Session {
-        let mut command = common::command();
-        command.arg("mcp").args(args);
-        if let Some(data) = data {
-            command.arg("--data-dir").arg(data);
-        }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut session = Session {
-            child,
-            stdin,
-            lines,
-            next_id: 0,
-        };
-        let id = session.send(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "test", "version": "0"}}),
-        );
-        session.answer(id);
-        session.notify("notifications/initialized", json!({}));
-        session
-    }
-
-    /// Sends a request; its id.
-    fn send(&mut self, method: &str, params: Value) -> u64 {
-        self.next_id += 1;
-        let message =
-            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
-        writeln!(self.stdin, "{message}").unwrap();
-        self.next_id
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        writeln!(self.stdin, "{message}").unwrap();
-    }
-
-    /// The `result` (or `error`) of request `id`.
-    fn answer(&mut self, id: u64) -> Value {
-        loop {
-            let line = self.lines.next().unwrap().unwrap();
-            let answer: Value = serde_json::from_str(&line).unwrap();
-            if answer["id"] == id {
-                return answer.get("result").unwrap_or(&answer["error"]).clone();
-            }
-        }
-    }
-
-    /// Sends `tools/call` of `tool`; its id.
-    fn send_call(&mut self, tool: &str, arguments: Value) -> u64 {
-        self.send("tools/call", json!({"name": tool, "arguments": arguments}))
-    }
-
-    /// Calls `tool`: its result.
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        let id = self.send_call(tool, arguments);
-        self.answer(id)
-    }
-
-    fn tools(&mut self) -> Vec<String> {
-        let id = self.send("tools/list", json!({}));
-        self.answer(id)["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|tool| tool["name"].as_str().unwrap().to_owned())
-            .collect()
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `seqc mcp` on the data directory `data`, runs in process.
+fn local(data: &Path, root: &Path) -> Session {
+    Session::start(
+        &["--caller", "a", "--root", root.to_str().unwrap()],
+        Some(data),
+    )
 }
 
 /// `seq_create`'s arguments for a sequence of one group running `tools`.
@@ -191,8 +101,8 @@ fn mcp_servers_and_the_command_line_share_the_storage_in_the_engine() {
         data,
         worker: _worker,
     } = Setup::start();
-    let mut a = Session::durable(&restate, "a", root.path());
-    let mut b = Session::durable(&restate, "b", root.path());
+    let mut a = durable(&restate, "a", root.path());
+    let mut b = durable(&restate, "b", root.path());
 
     let greet = one_group("greet", &echo("hello"));
     let created = a.call("seq_create", greet.clone());
@@ -209,7 +119,7 @@ fn mcp_servers_and_the_command_line_share_the_storage_in_the_engine() {
 
     let durable = b.call("seq_run", json!({"name": "greet", "args": {"who": "b"}}));
     assert!(!failed(&durable), "{durable}");
-    let mut local = Session::local(data.path(), root.path());
+    let mut local = local(data.path(), root.path());
     assert!(!failed(&local.call("seq_create", greet)));
     let here = local.call("seq_run", json!({"name": "greet", "args": {"who": "b"}}));
     assert_eq!(run_report(&durable), run_report(&here));
@@ -261,8 +171,8 @@ fn of_two_creators_of_one_name_exactly_one_wins() {
         ..
     } = Setup::start();
     let mut sessions = [
-        Session::durable(&restate, "a", root.path()),
-        Session::durable(&restate, "b", root.path()),
+        durable(&restate, "a", root.path()),
+        durable(&restate, "b", root.path()),
     ];
     for round in 0..5 {
         let name = format!("race{round}");
@@ -305,10 +215,10 @@ fn a_sequence_that_would_break_a_stored_one_is_refused() {
         worker: _worker,
         ..
     } = Setup::start();
-    let mut a = Session::durable(&restate, "a", root.path());
+    let mut a = durable(&restate, "a", root.path());
     let created = a.call("seq_create", one_group("a", &call_of("b")));
     assert!(!failed(&created), "{created}");
-    let mut other = Session::durable(&restate, "b", root.path());
+    let mut other = durable(&restate, "b", root.path());
     let refused = other.call("seq_create", one_group("b", &call_of("a")));
     assert!(failed(&refused), "{refused}");
     let findings = refused["structuredContent"]["diagnostics"]
@@ -341,7 +251,7 @@ fn a_cancelled_seq_run_request_cancels_the_durable_run() {
         worker: _worker,
         ..
     } = Setup::start();
-    let mut session = Session::durable(&restate, "a", root.path());
+    let mut session = durable(&restate, "a", root.path());
     // `file` is read under the server's root.
     std::fs::copy(
         Path::new(common::PACKAGE).join("tests/fixtures/durable/long.json"),
@@ -374,4 +284,50 @@ fn a_cancelled_seq_run_request_cancels_the_durable_run() {
     // MCP: a cancelled request gets no answer; the session goes on.
     let listed = session.call("seq_list", json!({}));
     assert!(!failed(&listed), "{listed}");
+}
+
+/// `SeqStore/HANDLER` of the sequence `name`, straight at the ingress: its answer, as JSON.
+fn store_request(restate: &Restate, name: &str, handler: &str, body: Option<&Value>) -> Value {
+    let (status, answer) = post(
+        &restate.ingress,
+        &format!("/SeqStore/{name}/{handler}"),
+        body,
+    );
+    assert_eq!(status, 200, "{handler}: {answer}");
+    serde_json::from_str(&answer).unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+/// Whoever reaches the ingress can ask the `SeqStore` object directly, without the seq tools:
+/// a request on behalf of `b` does not replace or delete `a`'s sequence, and what is stored
+/// stays `a`'s; `a`'s own request deletes it.
+#[test]
+fn the_storage_in_the_engine_refuses_to_change_another_callers_sequence() {
+    let Setup {
+        restate,
+        root,
+        worker: _worker,
+        ..
+    } = Setup::start();
+    let mut a = durable(&restate, "a", root.path());
+    let created = a.call("seq_create", one_group("mine", &echo("hello")));
+    assert!(!failed(&created), "{created}");
+    let stored = store_request(&restate, "mine", "get", None);
+    let mut envelope: Value = serde_json::from_str(stored.as_str().unwrap()).unwrap();
+    assert_eq!(envelope["owner"], "a", "{envelope}");
+
+    envelope["owner"] = json!("b");
+    envelope["sequence"]["description"]["value"] = json!("Taken over.");
+    let put = json!({"envelope": envelope.to_string(), "replace": true});
+    let answer = store_request(&restate, "mine", "put", Some(&put));
+    assert_eq!(answer, json!({"answer": "not_owner", "owner": "a"}));
+    assert_eq!(store_request(&restate, "mine", "get", None), stored);
+
+    let answer = store_request(&restate, "mine", "delete", Some(&json!({"caller": "b"})));
+    assert_eq!(answer, json!({"answer": "not_owner", "owner": "a"}));
+    assert_eq!(store_request(&restate, "mine", "get", None), stored);
+
+    let answer = store_request(&restate, "mine", "delete", Some(&json!({"caller": "a"})));
+    assert_eq!(answer, json!({"answer": "deleted"}));
+    let listed = a.call("seq_list", json!({}));
+    assert_eq!(listed["structuredContent"]["result"], json!([]), "{listed}");
 }

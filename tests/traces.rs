@@ -1,11 +1,15 @@
-//! Traces over OTLP/HTTP (docs/reference.md, "Traces"): `seqc run` and `seqc mcp` export their
-//! runs' spans to a real receiver, which decodes them with the official OTLP protobuf
+//! Traces over OTLP/HTTP (docs/reference.md, "Traces"): `seqc run`, `seqc mcp` and `seqc worker`
+//! (a durable run on a real Restate server) export their runs' spans to a real receiver, which decodes them with the official OTLP protobuf
 //! definitions (tests/traces/receiver.py, on opentelemetry-proto from tests/mcp/requirements.txt)
 //! and dumps them as JSON once seqc has exited.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 mod common;
+#[path = "common/restate.rs"]
+mod restate;
+#[path = "common/session.rs"]
+mod session;
 
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -289,4 +293,74 @@ fn without_an_endpoint_nothing_is_exported() {
         .unwrap();
     assert!(ran.status.success(), "{}", common::stderr(&ran));
     assert_eq!(receiver.spans(), Vec::<Value>::new());
+}
+
+/// A durable run asked for over `seqc mcp --restate` with a `traceparent`: the trace context
+/// travels in the run's input, and the worker that runs it exports the run's spans under it,
+/// with the tree a local run's spans have; the MCP server, which only submitted it, exports none.
+#[test]
+fn a_durable_run_exports_its_span_tree_from_the_worker_under_the_traceparent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let file = write_sequence(dir.path());
+    let receiver = Receiver::start();
+    let endpoint = receiver.endpoint();
+    let otel = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_SERVICE_NAME", "traced-test"),
+    ];
+    let server = restate::Restate::start();
+    let mut worker = server.worker_with(
+        restate::localhost(restate::free_port()),
+        &root,
+        &["--enable", "cmd_run"],
+        &otel,
+    );
+    let created = common::command()
+        .arg("create")
+        .arg(&file)
+        .args(["--restate", &server.ingress])
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{}", common::stderr(&created));
+    let mut session = session::Session::start_with(
+        &[
+            "--restate",
+            &server.ingress,
+            "--restate-admin",
+            &server.admin,
+            "--enable",
+            "cmd_run",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+        None,
+        &otel,
+    );
+    let answer = session.call_with_meta(
+        "seq_run",
+        json!({"name": "traced"}),
+        json!({"traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01")}),
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert!(session.close().success());
+    // The worker exports what it holds when it stops (SIGTERM, as a service manager stops it).
+    let pid = rustix::process::Pid::from_child(&worker.0);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    worker.0.wait().unwrap();
+
+    let spans = receiver.spans();
+    let runs: Vec<&Value> = spans
+        .iter()
+        .filter(|span| span["name"] == "run traced")
+        .collect();
+    assert_eq!(runs.len(), 1, "one run span, the worker's: {spans:?}");
+    assert_eq!(runs[0]["trace_id"], TRACE_ID);
+    assert_eq!(runs[0]["parent_span_id"], PARENT_ID);
+    for span in &spans {
+        assert_eq!(span["service"], "traced-test", "{span}");
+        assert_eq!(span["trace_id"], TRACE_ID, "{span}");
+    }
+    insta::assert_json_snapshot!(tree(&spans));
 }

@@ -213,7 +213,11 @@ impl StorageTools {
         {
             self.may_change(name, caller, "delete")?;
         }
-        self.storage().delete(name).map_err(storage_error)?;
+        // Asked again by a storage that checks owners itself (one others reach directly).
+        let admin = caller.is_some_and(|caller| self.policy().is_store_admin(caller));
+        self.storage()
+            .delete_as(name, caller.map(|c| c.id.as_str()), admin)
+            .map_err(storage_error)?;
         Ok(json!({"deleted": name}))
     }
 
@@ -279,6 +283,9 @@ pub struct RemoteRun<'a> {
     /// This server's policy for the caller and every owner above ([`Policy::effective_for`]):
     /// where the run goes, every dispatch is held to it as well as to that place's own bound.
     pub policy: Policy,
+    /// The W3C `traceparent` of the request that asked for the run, if any: where the run
+    /// goes, its spans are exported under it.
+    pub traceparent: Option<&'a str>,
 }
 
 /// All six tools.
@@ -306,6 +313,11 @@ impl SeqTools {
     pub fn with_remote(mut self, remote: Arc<dyn Remote>) -> SeqTools {
         self.remote = Some(remote);
         self
+    }
+
+    /// Whether `seq_run` runs elsewhere (a durable engine), which then reports its runs itself.
+    pub fn runs_elsewhere(&self) -> bool {
+        self.remote.is_some()
     }
 
     /// Whether the seq tool `name` is offered here (all six, unless runs are remote).
@@ -374,11 +386,13 @@ impl SeqTools {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> SeqOutcome {
-        self.call_observed(name, args, caller, cancel, None).await
+        self.call_observed(name, args, caller, cancel, None, None)
+            .await
     }
 
     /// [`SeqTools::call_cancellable`] whose `seq_run`, when it runs in process, tells
-    /// `observer` as its groups and items start and finish.
+    /// `observer` as its groups and items start and finish; run elsewhere, it takes
+    /// `traceparent` (the request's W3C trace context) with it, so that its spans join that trace.
     pub async fn call_observed(
         &self,
         name: &str,
@@ -386,12 +400,13 @@ impl SeqTools {
         caller: &Caller,
         cancel: &CancellationToken,
         observer: Option<&dyn crate::engine::Observer>,
+        traceparent: Option<&str>,
     ) -> SeqOutcome {
         if let Err(error) = self.admit(name, &args, caller) {
             return SeqOutcome::of(Err(error));
         }
         match name {
-            SEQ_RUN => self.run(&args, caller, cancel, observer).await,
+            SEQ_RUN => self.run(&args, caller, cancel, observer, traceparent).await,
             SEQ_CALL | SEQ_WHEN_CALL => {
                 SeqOutcome::of(self.call_target(name, &args, caller, cancel).await)
             }
@@ -480,6 +495,11 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
         StorageError::NotFound { .. } => ToolError::new(Reason::NotFound, detail)
             .with_field("name")
             .with_hint("`seq_list` shows the stored sequences"),
+        StorageError::NotOwner { .. } => ToolError::new(Reason::Unauthorized, detail)
+            .with_field("name")
+            .with_hint(format!(
+                "choose another name, or ask for the store administrator permission (`{STORE_ADMIN}`)"
+            )),
         StorageError::Corrupt { .. } | StorageError::UnknownFormat { .. } => {
             ToolError::new(Reason::Failed, detail).with_field("name").with_hint(
                 "create the sequence again with `seq_create` and `replace: true`, or delete it",

@@ -98,6 +98,14 @@ pub enum StorageError {
     NotFound {
         name: String,
     },
+    /// Replacing or deleting a sequence another caller owns (or an ownerless one), refused by
+    /// a storage that checks owners itself.
+    NotOwner {
+        name: String,
+        /// Who owns it (`None`: ownerless).
+        owner: Option<String>,
+        caller: String,
+    },
     /// The file is not JSON of the stored shape, or holds another sequence's name.
     Corrupt {
         name: String,
@@ -134,6 +142,20 @@ impl fmt::Display for StorageError {
                 "`{name}` looks like the stored sequence `{stored}` but is another name"
             ),
             StorageError::NotFound { name } => write!(f, "no stored sequence is named `{name}`"),
+            StorageError::NotOwner {
+                name,
+                owner,
+                caller,
+            } => match owner {
+                Some(owner) => write!(
+                    f,
+                    "`{name}` belongs to `{owner}`; caller `{caller}` may not change it"
+                ),
+                None => write!(
+                    f,
+                    "`{name}` has no owner; caller `{caller}` may not change it"
+                ),
+            },
             StorageError::Corrupt { name, detail } => {
                 write!(f, "the stored sequence `{name}` cannot be read: {detail}")
             }
@@ -280,6 +302,28 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
 
     /// Deletes the stored sequence `name`.
     fn delete(&self, name: &str) -> Result<(), StorageError>;
+
+    /// [`SequenceStorage::put_owned`] on behalf of `owner` (`None`: the command line's user),
+    /// who holds the store administrator permission if `admin`. A storage others can reach
+    /// without the seq tools (the engine-held one) asks again itself whether the writer may
+    /// replace what is stored, and refuses with [`StorageError::NotOwner`]; on disk, where
+    /// only the seq tools write, this is `put_owned`.
+    fn put_as(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: Option<&str>,
+        admin: bool,
+    ) -> Result<(), StorageError> {
+        let _ = admin;
+        self.put_owned(sequence, replace, owner)
+    }
+
+    /// [`SequenceStorage::delete`] on behalf of `caller`, as [`SequenceStorage::put_as`].
+    fn delete_as(&self, name: &str, caller: Option<&str>, admin: bool) -> Result<(), StorageError> {
+        let _ = (caller, admin);
+        self.delete(name)
+    }
 
     /// Every stored sequence, read, with its owner, sorted by name.
     fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError>;
@@ -804,6 +848,33 @@ pub fn encode(sequence: &Sequence, owner: Option<&str>) -> Result<Vec<u8>, Stora
         name: sequence.name.value.to_string(),
         detail: error.to_string(),
     })
+}
+
+/// The owner an envelope [`encode`] wrote names (`None`: ownerless), read without reading its
+/// sequence; an envelope that is not one is an error.
+pub fn owner_of(name: &str, bytes: &[u8]) -> Result<Option<String>, StorageError> {
+    #[derive(Deserialize)]
+    struct Owner {
+        #[serde(default)]
+        owner: Option<String>,
+        #[serde(rename = "sequence")]
+        _sequence: serde::de::IgnoredAny,
+    }
+    let corrupt = |detail: String| StorageError::Corrupt {
+        name: name.to_owned(),
+        detail,
+    };
+    let depth = nesting(bytes);
+    if depth > MAX_STORED_DEPTH {
+        return Err(corrupt(format!(
+            "it nests {depth} levels deep, more than {MAX_STORED_DEPTH}"
+        )));
+    }
+    let mut reader = serde_json::Deserializer::from_slice(bytes);
+    reader.disable_recursion_limit();
+    Owner::deserialize(&mut reader)
+        .and_then(|envelope| reader.end().map(|()| envelope.owner))
+        .map_err(|error| corrupt(error.to_string()))
 }
 
 /// What [`encode`] wrote for the sequence `name`, read back: a corrupt or foreign envelope, or

@@ -5,7 +5,8 @@
 
 use seq_exec::SequenceSource;
 use seq_exec::storage::{
-    FORMAT, SequenceStorage, Storage, StorageError, Summary, WriteStage, check_name,
+    FORMAT, SequenceStorage, Storage, StorageError, Summary, WriteStage, check_name, encode,
+    owner_of,
 };
 use seq_syntax::ast::Sequence;
 use serde_json::json;
@@ -353,4 +354,36 @@ fn create_never_overwrites_a_sequence_that_appears_meanwhile() {
         ["s.json"],
         "no temporary file is left"
     );
+}
+
+/// The owner an envelope names is read without its sequence: also one nested past serde_json's
+/// default depth; a text that is no envelope is an error, never a guess.
+#[test]
+fn an_envelopes_owner_is_read_alone() {
+    let greet = sequence("greet", "hello");
+    let owned = encode(&greet, Some("alice")).unwrap();
+    assert_eq!(owner_of("greet", &owned).unwrap().as_deref(), Some("alice"));
+    let ownerless = encode(&greet, None).unwrap();
+    assert_eq!(owner_of("greet", &ownerless).unwrap(), None);
+    let deep = format!(
+        r#"{{"format": 1, "owner": "bob", "sequence": {}1{}}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    assert_eq!(
+        owner_of("deep", deep.as_bytes()).unwrap().as_deref(),
+        Some("bob")
+    );
+    for broken in [
+        &b"{"[..],
+        b"[]",
+        br#"{"owner": "bob"}"#,
+        br#"{"owner": 1, "sequence": {}}"#,
+    ] {
+        assert!(
+            matches!(owner_of("x", broken), Err(StorageError::Corrupt { .. })),
+            "{}",
+            String::from_utf8_lossy(broken)
+        );
+    }
 }

@@ -322,11 +322,15 @@ impl SeqServer {
         let started = SystemTime::now();
         let outcome = self
             .tools
-            .call_observed(&name, args, caller, cancel, observer)
+            .call_observed(&name, args, caller, cancel, observer, traceparent)
             .await;
-        if let (Some(recorder), Some(report), true) =
-            (&self.recorder, &outcome.report, name == SEQ_RUN)
-        {
+        // A run made elsewhere took the traceparent with it: its spans are exported there.
+        if let (Some(recorder), Some(report), true, false) = (
+            &self.recorder,
+            &outcome.report,
+            name == SEQ_RUN,
+            self.tools.runs_elsewhere(),
+        ) {
             recorder.finished(&FinishedRun {
                 sequence: &sequence,
                 caller,

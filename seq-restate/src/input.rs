@@ -33,6 +33,10 @@ pub struct RunInput {
     /// caller and for every owner on the stack.
     #[serde(default)]
     pub policy: Policy,
+    /// The W3C `traceparent` the run was asked for under (an MCP request's
+    /// `_meta.traceparent`): the worker exports the run's spans in that trace, under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// What a `SeqRun` workflow is given: a run, and, for a `#name` call that another run made as

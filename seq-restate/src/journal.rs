@@ -341,6 +341,8 @@ impl Driver for Journaled<'_> {
                 args: call.args.clone(),
                 caller: self.caller.id.clone(),
                 policy: self.policy.clone(),
+                // A called run's spans are its caller's (it is in its caller's report).
+                traceparent: None,
             },
             called: Some(CalledFrom {
                 root: self.root.to_owned(),

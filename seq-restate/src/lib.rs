@@ -29,7 +29,10 @@ pub use admin::{AdminError, RunRow, cancel, runs};
 pub use input::{AttemptInput, CalledFrom, RunInput, WorkflowInput};
 pub use journal::{ENTRY_LIMIT, Journaled};
 pub use remote::{Submitter, fresh_id};
-pub use store::{INDEX_KEY, PutAnswer, PutRequest, RestateStorage, SeqIndex, SeqStore};
+pub use store::{
+    DeleteAnswer, DeleteRequest, INDEX_KEY, PutAnswer, PutRequest, RestateStorage, SeqIndex,
+    SeqStore,
+};
 pub use submit::{SubmitError, submit};
 pub use worker::{WorkerError, bind, endpoint, register, serve};
 pub use workflow::{SeqItem, SeqRun};

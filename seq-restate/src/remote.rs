@@ -45,6 +45,7 @@ impl Submitter {
             args: run.args,
             caller: run.caller.id.clone(),
             policy: run.policy,
+            traceparent: run.traceparent.map(str::to_owned),
         };
         let submitted = submit(&self.ingress, &run_id, &input);
         let mut submitted = std::pin::pin!(submitted);

@@ -33,12 +33,40 @@ pub const INDEX_KEY: &str = "all";
 /// The state key of a [`SeqStore`] object's envelope.
 const ENVELOPE: &str = "envelope";
 
-/// What `SeqStore/put` is given.
+/// What `SeqStore/put` is given. The writer is the owner the envelope names (none: the
+/// command line's user).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PutRequest {
     /// The envelope, as [`storage::encode`] wrote it.
     pub envelope: String,
     pub replace: bool,
+    /// Whether the writer holds the store administrator permission.
+    #[serde(default)]
+    pub admin: bool,
+}
+
+/// What `SeqStore/delete` is given: on whose behalf.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeleteRequest {
+    /// The caller deleting (absent: the command line's user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
+    /// Whether the caller holds the store administrator permission.
+    #[serde(default)]
+    pub admin: bool,
+}
+
+/// What `SeqStore/delete` answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum DeleteAnswer {
+    Deleted,
+    /// No sequence has this name.
+    Absent,
+    /// The sequence is `owner`'s (`None`: ownerless), not the caller's.
+    NotOwner {
+        owner: Option<String>,
+    },
 }
 
 /// What `SeqStore/put` answers.
@@ -52,6 +80,29 @@ pub enum PutAnswer {
     Confusable {
         stored: String,
     },
+    /// The stored sequence is `owner`'s (`None`: ownerless), not the writer's.
+    NotOwner {
+        owner: Option<String>,
+    },
+}
+
+/// Whether `writer` (`None`: the command line's user) may replace or delete the stored
+/// `envelope`: the rule the seq tools apply before they write (its owner may, a store
+/// administrator may, an ownerless one only an administrator), asked again here because a
+/// request may reach the object without them. Refused: the stored owner.
+fn refused(
+    name: &str,
+    envelope: &str,
+    writer: Option<&str>,
+    admin: bool,
+) -> Option<Option<String>> {
+    let writer = writer?;
+    if admin {
+        return None;
+    }
+    // An envelope that cannot be read has no owner anyone can prove.
+    let owner = storage::owner_of(name, envelope.as_bytes()).unwrap_or(None);
+    (owner.as_deref() != Some(writer)).then_some(owner)
 }
 
 /// One stored sequence, keyed by its name.
@@ -68,10 +119,22 @@ impl SeqStore {
         ctx: ObjectContext<'_>,
         request: Json<PutRequest>,
     ) -> HandlerResult<Json<PutAnswer>> {
-        let PutRequest { envelope, replace } = request.into_inner();
-        let exists = ctx.get::<String>(ENVELOPE).await?.is_some();
+        let PutRequest {
+            envelope,
+            replace,
+            admin,
+        } = request.into_inner();
+        let stored = ctx.get::<String>(ENVELOPE).await?;
+        let exists = stored.is_some();
         if exists && !replace {
             return Ok(Json(PutAnswer::Exists));
+        }
+        if let Some(stored) = &stored {
+            let writer = storage::owner_of(ctx.key(), envelope.as_bytes())
+                .map_err(|error| TerminalError::new_with_code(400, error.to_string()))?;
+            if let Some(owner) = refused(ctx.key(), stored, writer.as_deref(), admin) {
+                return Ok(Json(PutAnswer::NotOwner { owner }));
+            }
         }
         if !exists {
             let Json(look_alike) = ctx
@@ -93,18 +156,26 @@ impl SeqStore {
         Ok(ctx.get::<String>(ENVELOPE).await?)
     }
 
-    /// Deletes the sequence; `false` when there was none.
+    /// Deletes the sequence on behalf of the request's caller.
     #[handler]
-    async fn delete(&self, ctx: ObjectContext<'_>) -> HandlerResult<bool> {
-        if ctx.get::<String>(ENVELOPE).await?.is_none() {
-            return Ok(false);
+    async fn delete(
+        &self,
+        ctx: ObjectContext<'_>,
+        request: Json<DeleteRequest>,
+    ) -> HandlerResult<Json<DeleteAnswer>> {
+        let DeleteRequest { caller, admin } = request.into_inner();
+        let Some(stored) = ctx.get::<String>(ENVELOPE).await? else {
+            return Ok(Json(DeleteAnswer::Absent));
+        };
+        if let Some(owner) = refused(ctx.key(), &stored, caller.as_deref(), admin) {
+            return Ok(Json(DeleteAnswer::NotOwner { owner }));
         }
         ctx.clear(ENVELOPE);
         ctx.object_client::<SeqIndexClient>(INDEX_KEY)
             .remove(ctx.key().to_owned())
             .call()
             .await?;
-        Ok(true)
+        Ok(Json(DeleteAnswer::Deleted))
     }
 }
 
@@ -284,6 +355,16 @@ impl SequenceStorage for RestateStorage {
         replace: bool,
         owner: Option<&str>,
     ) -> Result<(), StorageError> {
+        self.put_as(sequence, replace, owner, false)
+    }
+
+    fn put_as(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: Option<&str>,
+        admin: bool,
+    ) -> Result<(), StorageError> {
         let name = sequence.name.value.as_str();
         checked_name(name)?;
         let envelope = String::from_utf8(storage::encode(sequence, owner)?).map_err(|error| {
@@ -292,8 +373,12 @@ impl SequenceStorage for RestateStorage {
                 detail: error.to_string(),
             }
         })?;
-        let body = serde_json::to_vec(&PutRequest { envelope, replace })
-            .map_err(|error| self.unreachable(error))?;
+        let body = serde_json::to_vec(&PutRequest {
+            envelope,
+            replace,
+            admin,
+        })
+        .map_err(|error| self.unreachable(error))?;
         let answer = self.block_on(self.post("SeqStore", name, "put", body))?;
         let answer: PutAnswer = serde_json::from_slice(&answer)
             .map_err(|error| self.unreachable(format_args!("SeqStore/put: {error}")))?;
@@ -306,16 +391,35 @@ impl SequenceStorage for RestateStorage {
                 name: name.to_owned(),
                 stored,
             }),
+            PutAnswer::NotOwner { owner: stored } => Err(StorageError::NotOwner {
+                name: name.to_owned(),
+                owner: stored,
+                caller: owner.unwrap_or_default().to_owned(),
+            }),
         }
     }
 
     fn delete(&self, name: &str) -> Result<(), StorageError> {
+        self.delete_as(name, None, false)
+    }
+
+    fn delete_as(&self, name: &str, caller: Option<&str>, admin: bool) -> Result<(), StorageError> {
         checked_name(name)?;
-        let answer = self.block_on(self.post("SeqStore", name, "delete", Vec::new()))?;
-        match serde_json::from_slice::<bool>(&answer) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(StorageError::NotFound {
+        let request = DeleteRequest {
+            caller: caller.map(str::to_owned),
+            admin,
+        };
+        let body = serde_json::to_vec(&request).map_err(|error| self.unreachable(error))?;
+        let answer = self.block_on(self.post("SeqStore", name, "delete", body))?;
+        match serde_json::from_slice::<DeleteAnswer>(&answer) {
+            Ok(DeleteAnswer::Deleted) => Ok(()),
+            Ok(DeleteAnswer::Absent) => Err(StorageError::NotFound {
                 name: name.to_owned(),
+            }),
+            Ok(DeleteAnswer::NotOwner { owner }) => Err(StorageError::NotOwner {
+                name: name.to_owned(),
+                owner,
+                caller: caller.unwrap_or_default().to_owned(),
             }),
             Err(error) => Err(self.unreachable(format_args!("SeqStore/delete: {error}"))),
         }

@@ -149,7 +149,11 @@ impl SeqRun {
         ctx: WorkflowContext<'_>,
         input: Json<WorkflowInput>,
     ) -> HandlerResult<Json<RunReport>> {
-        let WorkflowInput { run: input, called } = input.into_inner();
+        let WorkflowInput {
+            run: mut input,
+            called,
+        } = input.into_inner();
+        let traceparent = input.traceparent.take();
         if let Some(refused) = rechecked(&input, &Catalog::builtin()) {
             return Ok(Json(refused));
         }
@@ -232,7 +236,7 @@ impl SeqRun {
                 caller: &caller,
                 started: std::time::UNIX_EPOCH + std::time::Duration::from_millis(started),
                 report: &report,
-                traceparent: None,
+                traceparent: traceparent.as_deref(),
             });
         }
         Ok(Json(report))

@@ -31,6 +31,7 @@ pub(super) fn run(
         args: run_args,
         caller: args.caller.clone(),
         policy: super::policy(&args.allow, &args.deny),
+        traceparent: None,
     };
     if args.format == RunFormat::Human {
         let _ = writeln!(

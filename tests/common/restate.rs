@@ -60,6 +60,30 @@ pub fn query(admin: &str, sql: &str) -> Vec<Value> {
     rows["rows"].as_array().cloned().unwrap_or_default()
 }
 
+/// `POST path` at `base` (`http://HOST:PORT`, the ingress) with the JSON `body` if any, over
+/// HTTP/1.0 (the answer is not chunked): the status code and the answer's body.
+pub fn post(base: &str, path: &str, body: Option<&Value>) -> (u16, String) {
+    let addr: SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+    // A handler without input refuses a content type.
+    let (kind, body) = match body {
+        Some(body) => ("content-type: application/json\r\n", body.to_string()),
+        None => ("", String::new()),
+    };
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.0\r\nHost: {addr}\r\n{kind}accept: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, body.to_owned())
+}
+
 /// Waits up to `within` for `ready`.
 pub fn wait_for(within: Duration, what: &str, mut ready: impl FnMut() -> bool) {
     let started = Instant::now();
@@ -160,15 +184,32 @@ impl Restate {
     /// A worker listening at `addr`, its commands running in `root`, registered once it says
     /// so.
     pub fn worker(&self, addr: SocketAddr, root: &Path) -> Process {
+        // The tests' sequences run commands and write files: a worker allows neither unless
+        // told.
+        self.worker_with(
+            addr,
+            root,
+            &["--enable", "cmd_run", "--enable", "files_write"],
+            &[],
+        )
+    }
+
+    /// A worker as [`Restate::worker`] starts one, with `options` (its policy) and `env`.
+    pub fn worker_with(
+        &self,
+        addr: SocketAddr,
+        root: &Path,
+        options: &[&str],
+        env: &[(&str, &str)],
+    ) -> Process {
         let log = root.join(format!("worker-{}.log", free_port()));
         let mut child = common::command()
             .args(["worker", "--listen", &addr.to_string(), "--register"])
             .arg(&self.admin)
             .arg("--root")
             .arg(root)
-            // The tests' sequences run commands and write files: a worker allows neither unless
-            // told.
-            .args(["--enable", "cmd_run", "--enable", "files_write"])
+            .args(options)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()

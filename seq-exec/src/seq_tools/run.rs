@@ -21,6 +21,7 @@ impl SeqTools {
         caller: &Caller,
         cancel: &CancellationToken,
         observer: Option<&dyn Observer>,
+        traceparent: Option<&str>,
     ) -> SeqOutcome {
         let name = match args::string(args, "name") {
             Ok(name) => name,
@@ -77,6 +78,7 @@ impl SeqTools {
                     owners,
                     args: run_args,
                     caller,
+                    traceparent,
                 };
                 match remote.run(run, cancel).await {
                     Ok(report) => report,
