@@ -442,14 +442,19 @@ fn summary(tool: &str, structured: &Value, cut: &[Cut]) -> String {
     if tool == SEQ_RUN
         && let Some(Value::Object(channels)) = structured.get("output")
     {
+        // `{channel: [lines], "dropped": N}`.
         let sent: Vec<String> = channels
             .iter()
-            .map(|(channel, lines)| {
-                let count = lines
-                    .get("lines")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
-                format!("`{channel}` {count} lines")
+            .map(|(channel, lines)| match lines {
+                Value::Number(dropped) if channel == "dropped" => {
+                    format!("{dropped} lines dropped past the bound")
+                }
+                Value::Array(lines) => format!("`{channel}` {} lines", lines.len()),
+                Value::Null
+                | Value::Bool(_)
+                | Value::Number(_)
+                | Value::String(_)
+                | Value::Object(_) => format!("`{channel}`"),
             })
             .collect();
         if !sent.is_empty() {
@@ -497,6 +502,17 @@ mod tests {
         let cut = fit_within(&mut report, SEQ_RUN, 4000);
         assert_eq!(cut.len(), 1, "{cut:?}");
         assert_eq!(report["out"]["g"]["mid"], Value::Null);
+    }
+
+    #[test]
+    fn a_runs_summary_counts_its_output_lines_and_writes_small_values() {
+        let report = json!({"ok": true, "groups": [{"name": "g", "status": "ran"}],
+            "out": {"g": {"n": 3}},
+            "output": {"stdout": ["one", "two"], "dropped": 4}});
+        let text = summary(SEQ_RUN, &report, &[]);
+        assert!(text.contains("`stdout` 2 lines"), "{text}");
+        assert!(text.contains("4 lines dropped past the bound"), "{text}");
+        assert!(text.ends_with(r#"Values: {"g":{"n":3}}"#), "{text}");
     }
 
     #[test]
