@@ -110,6 +110,9 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
         // Parallel groups whose items run side by side as child invocations: a tolerated
         // failure, `array` slots in item order, a retry.
         ("tests/fixtures/durable/parallel.json", "{}"),
+        // An `each` item's failed elements caught by `error_as`, side by side (as child
+        // invocations, under `max_parallel`) and in turn after a retry.
+        ("tests/fixtures/durable/each-caught.json", "{}"),
         // Sequences in the differential generator's words (seq_gen::differential):
         // group calls, `when`, `missing` skip and degrade, a tool no host has, `$out` read
         // back, retries spent, a group not reached.

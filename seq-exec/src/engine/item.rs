@@ -35,9 +35,14 @@ pub(crate) struct ItemRun {
     /// Boxed: an `ItemRun` is moved through the poll frame of every nested call, whose stack
     /// the bound on nesting (`Limits::max_nested_groups`) is measured against.
     pub report: Box<ItemReport>,
-    /// `(slot, what to write, its charge to the run's budget)`.
-    pub write: Option<(String, Write, Held)>,
+    /// The `as` slot's write: `(slot, what to write, its charge to the run's budget)`.
+    pub write: Option<SlotWrite>,
+    /// The `error_as` slot's write, when a failure was caught.
+    pub caught: Option<SlotWrite>,
 }
+
+/// `(slot, what to write, its charge to the run's budget)`.
+pub(crate) type SlotWrite = (String, Write, Held);
 
 impl ItemRun {
     pub fn failed(&self) -> bool {
@@ -148,8 +153,8 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
     // Set in place: a report moved whole would take stack in every nested call's poll.
     run.report.started_ms = mark.started_ms;
     run.report.duration_ms = mark.duration_ms();
-    // An element of an `each` item is never caught alone (the checker refuses `error_as` there).
-    if run.failed() && scope.each.is_none() {
+    // An element of an `each` item is caught alone: its item collects the errors.
+    if run.failed() {
         caught(g, item, &mut run);
     }
     run
@@ -184,9 +189,10 @@ fn pause_before<'a>(
     })
 }
 
-/// A failed item with `error_as`: its error goes to that slot as an object `{reason, detail,
-/// field, hint}` (each present, `null` when the error has none), and the item is `caught`.
-/// Its `as` slot stays unset.
+/// A failed item (or element of an `each` item) with `error_as`: its error goes to that slot as
+/// an object `{reason, detail, field, hint}` (each present, `null` when the error has none),
+/// and the item is `caught`. Its `as` slot stays unset. An element's error is held here for
+/// its item, which writes the errors of all its elements together.
 fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
     let (Some(slot), Some(error)) = (&item.error_as, &run.report.error) else {
         return;
@@ -207,7 +213,7 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
         return;
     }
     let slot = slot.value.as_str();
-    let write = if g.collects(slot) {
+    let write = if g.collects(slot) || item.each.is_some() {
         Write::Value(value)
     } else {
         match values::admit(
@@ -219,7 +225,7 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
         }
     };
     run.report.status = ItemStatus::Caught;
-    run.write = Some((slot.to_owned(), write, held));
+    run.caught = Some((slot.to_owned(), write, held));
 }
 
 /// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`
@@ -399,5 +405,6 @@ fn finish(
             ..ItemReport::new(item.tool.value.as_str(), status, error)
         }),
         write: write.map(|(slot, write, held)| (slot.to_owned(), write, held)),
+        caught: None,
     }
 }
