@@ -104,9 +104,14 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         // What an earlier attempt called is not what this one did.
         called.clear();
         let this = g.cx.clock.mark();
-        let outcome = attempt(g, index, retries, item, scope, &mut called).await;
+        let mut began = None;
+        let outcome = attempt(g, index, retries, item, scope, &mut called, &mut began).await;
+        // A durable driver's journaled start: a replay reports when the attempt first ran.
+        let started_ms = began
+            .and_then(|at| g.cx.clock.offset_of(at))
+            .unwrap_or(this.started_ms);
         attempts.push(AttemptTime {
-            started_ms: this.started_ms,
+            started_ms,
             duration_ms: this.duration_ms(),
         });
         let failure = match outcome {
@@ -146,13 +151,16 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         std::mem::take(&mut p.of(element).failed_attempts)
     });
     run.report.called = called;
+    let first = attempts.first().map_or(mark.started_ms, |a| a.started_ms);
     // One attempt's time is the item's own.
     if attempts.len() > 1 {
         run.report.attempts = attempts;
     }
-    // Set in place: a report moved whole would take stack in every nested call's poll.
-    run.report.started_ms = mark.started_ms;
-    run.report.duration_ms = mark.duration_ms();
+    // Set in place: a report moved whole would take stack in every nested call's poll. The
+    // item began no later than its first attempt (on a replay, earlier than the replay).
+    run.report.started_ms = mark.started_ms.min(first);
+    run.report.duration_ms =
+        mark.duration_ms() + mark.started_ms.saturating_sub(run.report.started_ms);
     // An element of an `each` item is caught alone: its item collects the errors.
     if run.failed() {
         caught(g, item, &mut run);
@@ -238,6 +246,7 @@ async fn attempt(
     item: &Item,
     scope: Scope<'_>,
     called: &mut Vec<CalledGroup>,
+    began: &mut Option<u64>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
     let step = Step {
@@ -260,7 +269,7 @@ async fn attempt(
         Ok(args) => args,
         Err(error) => return Err(failed_early(g, step, error).await),
     };
-    let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout).await?;
+    let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout, began).await?;
     // The arguments are let go with the call; the result is held from now on.
     drop(budget);
     let mut held = Held::none(g.cx.budget);
