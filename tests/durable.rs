@@ -8,6 +8,8 @@
 //!   by side as child invocations, or of a timed group: the run finishes on the other worker, the
 //!   items that had completed are not run again, the interrupted one is, and a group's timeout
 //!   runs from the group's start, not from the replay's;
+//! - a worker killed during a retry's pause (a durable timer): the run finishes on the other
+//!   worker, the failed attempt not run again and the pause neither shortened nor repeated;
 //! - a run id submitted twice runs once;
 //! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children, also
 //!   those of a run it called, and a serial step at once, also in a run it called;
@@ -110,6 +112,9 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
         // Parallel groups whose items run side by side as child invocations: a tolerated
         // failure, `array` slots in item order, a retry.
         ("tests/fixtures/durable/parallel.json", "{}"),
+        // An `each` item's failed elements caught by `error_as`, side by side (as child
+        // invocations, under `max_parallel`) and in turn after a retry.
+        ("tests/fixtures/durable/each-caught.json", "{}"),
         // Sequences in the differential generator's words (seq_gen::differential):
         // group calls, `when`, `missing` skip and degrade, a tool no host has, `$out` read
         // back, retries spent, a group not reached.
@@ -295,6 +300,74 @@ fn a_run_survives_its_worker_being_killed_in_an_each_item() {
     );
     assert_eq!(status(&here), 0, "{}", stderr(&here));
     assert_eq!(report(&here), there);
+}
+
+/// Two workers share one address; a serial step fails once and is retried after a
+/// `retry_delay` of 3 s. Once the journal holds the pause's durable timer, the worker that ran
+/// the failed attempt is killed. The other worker finishes the run: the failed attempt is not
+/// run again, the retry runs once, and it starts a whole pause after the first attempt, by the
+/// attempts' own start times in the report (journaled with their outcomes, so the replay on
+/// the other worker reports when the first attempt ran, not when it was replayed).
+#[test]
+fn a_worker_killed_during_a_retry_pause_neither_shortens_nor_repeats_it() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let addr = localhost(free_port());
+    let first = restate.worker(addr, root.path());
+    let second = restate.worker(addr, root.path());
+    let data = tempfile::tempdir().unwrap();
+    let file = "tests/fixtures/durable/crash-pause.json";
+    let args = |dir: &Path| serde_json::json!({"dir": dir.to_str().unwrap()}).to_string();
+    let run = restate.submit(
+        data.path(),
+        &[
+            file,
+            "--args",
+            &args(root.path()),
+            "--run-id",
+            "crash-pause",
+        ],
+    );
+    // The pause is under way once its timer (a `Sleep` command) follows the clock read it is
+    // measured from (`steps/0/pause/1`) in the run's journal.
+    let pausing = "SELECT count(*) AS n FROM sys_journal s JOIN sys_journal p ON s.id = p.id \
+         WHERE p.name = 'steps/0/pause/1' AND s.entry_type = 'Command: Sleep' \
+         AND s.index > p.index";
+    wait_for(
+        Duration::from_secs(60),
+        "the pause's timer is journaled",
+        || {
+            query(&restate.admin, pausing)
+                .first()
+                .and_then(|row| row["n"].as_u64())
+                .is_some_and(|n| n >= 1)
+        },
+    );
+    kill_the_worker_of(&root.path().join("marker"), [first.0.id(), second.0.id()]);
+    let output = run.wait_with_output().unwrap();
+    drop((first, second));
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let timed: Value =
+        serde_json::from_str(common::stdout(&output).lines().last().unwrap_or_default()).unwrap();
+    let item = &timed["groups"][0]["items"][0];
+    assert_eq!(item["status"], "ok", "{timed}");
+    assert_eq!(item["retries"], 1, "{timed}");
+    assert_eq!(item["failed_attempts"][0]["reason"], "failed", "{timed}");
+    let attempts = item["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{timed}");
+    let started = |i: usize| attempts[i]["started_ms"].as_u64().unwrap();
+    // Not shortened: the retry came at least the whole delay after the first attempt began.
+    assert!(started(1) >= started(0) + 3000, "{timed}");
+    // Not repeated: one failed attempt, one retry, each run once.
+    let lines = evidence_lines(root.path());
+    assert_eq!(
+        lines,
+        [
+            "attempt crash-pause/#crash_pause/steps/0/0",
+            "attempt crash-pause/#crash_pause/steps/0/1"
+        ],
+        "{lines:?}"
+    );
 }
 
 /// Two workers share one address; a serial group of a 10 s timeout runs four steps, and the

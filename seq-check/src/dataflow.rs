@@ -275,7 +275,10 @@ impl<'a> Flow<'a> {
                 when: when.span,
             });
         }
-        if let Some(error_as) = &item.error_as {
+        // An `each` item's caught elements leave `null` at their places: the slot is written.
+        if let Some(error_as) = &item.error_as
+            && item.each.is_none()
+        {
             return Some(Unwritten::Caught {
                 error_as: error_as.span,
             });

@@ -227,3 +227,68 @@ async fn an_any_slot_holds_the_error() {
     assert_eq!(report.groups[0].items[0].status, ItemStatus::Caught);
     assert!(matches!(report.out["g"]["e"], Value::Object(_)));
 }
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_an_each_item_catches_no_element() {
+    let host = ScriptedHost::new();
+    let dropped = Arc::new(AtomicBool::new(false));
+    host.add_simple("hang", hangs(dropped.clone()));
+    let source = MemorySource::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![group(
+                json!({"name": "g", "out": {"r": "array", "e": "array"}}),
+                &[r#"{"tool":"hang","each":[1,2],"as":"r","error_as":"e"}"#],
+            )],
+        ),
+    );
+    let cancel = CancellationToken::new();
+    let engine = engine(&host, &source);
+    let caller = alice();
+    let run = engine.run_cancellable(&seq, Map::new(), &caller, &cancel);
+    let stop = async {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        cancel.cancel();
+    };
+    let (report, ()) = tokio::join!(run, stop);
+    assert!(report.cancelled && !report.ok);
+    let g = &report.groups[0];
+    assert_eq!(g.status, GroupStatus::Cancelled);
+    assert_eq!(g.items[0].status, ItemStatus::Cancelled);
+    assert!(g.out.is_empty(), "{:?}", g.out);
+    assert!(dropped.load(Ordering::SeqCst));
+}
+
+#[tokio::test(start_paused = true)]
+async fn missing_comes_before_an_each_items_error_as() {
+    let host = ScriptedHost::new();
+    let source = MemorySource::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "skipped", "missing": "skip", "out": {"e": "array"}}),
+                    &[r#"{"tool":"absent","each":[1,2],"error_as":"e"}"#],
+                ),
+                group(
+                    json!({"name": "failing", "out": {"e": "array"}}),
+                    &[r#"{"tool":"absent","each":[1,2],"error_as":"e"}"#],
+                ),
+            ],
+        ),
+    );
+    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    assert!(report.ok, "{report:#?}");
+    // `missing: skip` applies first: nothing is caught, nothing written.
+    assert_eq!(report.groups[0].items[0].status, ItemStatus::Ok);
+    assert!(report.groups[0].out.is_empty());
+    // `missing: fail` fails each element, and `error_as` catches each.
+    assert_eq!(report.groups[1].items[0].status, ItemStatus::Caught);
+    assert_eq!(report.groups[1].out["e"][0]["reason"], json!("not_found"));
+    assert_eq!(report.groups[1].out["e"][1]["reason"], json!("not_found"));
+    assert_eq!(report.groups[1].status, GroupStatus::Ran);
+}

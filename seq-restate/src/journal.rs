@@ -130,8 +130,12 @@ impl<'ctx> Journaled<'ctx> {
             let guard = ctx.sleep(guard);
             let run = ctx
                 .run(move || async move {
+                    // Journaled with the outcome: a replay reports when the attempt first ran.
+                    let began = now();
                     let outcome = within(deadline, with_idempotency_key(key, work)).await;
-                    Ok(Json(outcome.map(|a| within_entry_limit(tool, a, limit))))
+                    Ok(Json(outcome.map(|a| {
+                        within_entry_limit(tool, a, limit).began_at(began)
+                    })))
                 })
                 .name(step.name());
             let mut run = std::pin::pin!(run);
@@ -167,6 +171,7 @@ impl<'ctx> Journaled<'ctx> {
                     "the attempt ended at a deadline it did not have",
                 )),
                 missing: false,
+                started_at: None,
             },
         }
     }
@@ -245,6 +250,7 @@ impl Journaled<'_> {
         Attempt {
             outcome: Err(error),
             missing: false,
+            started_at: None,
         }
     }
 }
@@ -551,6 +557,7 @@ pub(crate) fn within_entry_limit(tool: &str, attempt: Attempt, limit: usize) -> 
         )
         .with_hint("make the tool return less: write large output to a file and pass its path")),
         missing: false,
+        started_at: attempt.started_at,
     }
 }
 
@@ -565,6 +572,7 @@ mod tests {
         let big = Attempt {
             outcome: Ok(Value::String("x".repeat(100))),
             missing: false,
+            started_at: None,
         };
         let kept = within_entry_limit("echo", big.clone(), 1000);
         assert_eq!(kept, big);
@@ -581,6 +589,7 @@ mod tests {
         let done = Attempt {
             outcome: Ok(Value::from(1)),
             missing: false,
+            started_at: None,
         };
         let quick = within(Some(now() + 60_000), std::future::ready(done.clone())).await;
         assert_eq!(quick, Outcome::Done(done.clone()));

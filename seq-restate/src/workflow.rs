@@ -309,6 +309,8 @@ impl SeqItem {
         )
         .with_limits(self.limits.clone());
         let attempt = engine.attempt(&caller, &stack, &tool, args, &cancel);
+        // The handler's answer is journaled by the run: a replay reports this start.
+        let began = crate::journal::now();
         let work = within(deadline, with_idempotency_key(key, attempt));
         let mut work = std::pin::pin!(work);
         // The one durable future this handler awaits, beside the work: it is how Restate's
@@ -321,13 +323,14 @@ impl SeqItem {
                 Err(error) if error.code() == 409 => Outcome::Done(Attempt {
                     outcome: Err(ToolError::new(Reason::Cancelled, "the run was cancelled")),
                     missing: false,
+                    started_at: None,
                 }),
                 // A tool with a longer `timeout` of its own.
                 Ok(()) | Err(_) => work.await,
             },
         };
         Ok(Json(outcome.map(|attempt| {
-            within_entry_limit(&tool, attempt, ENTRY_LIMIT)
+            within_entry_limit(&tool, attempt, ENTRY_LIMIT).began_at(began)
         })))
     }
 }

@@ -118,7 +118,7 @@ codes! {
     ErrorAsUndeclared = "E0540", Error, "`error_as` writes an undeclared slot";
     ErrorAsType = "E0541", Error, "`error_as` slot cannot hold the error";
     PauseWithoutRetry = "E0542", Error, "retry pause without `on_error: retry`";
-    ErrorAsEach = "E0543", Error, "`error_as` on an `each` item";
+    ErrorAsEachSlot = "E0543", Error, "`error_as` of an `each` item into a slot not an array";
     DefaultType = "E0544", Error, "input default of the wrong type";
     RequiredWithDefault = "E0545", Error, "input both `required` and with a `default`";
     CallLeavesOutRequired = "E0546", Error, "call leaves out a required input";

@@ -383,7 +383,7 @@ pub const ITEM: &[Field] = &[
         false,
         Ty::Slot,
         None,
-        "An `object` slot for the item's final error; the item is then `caught` and the group goes on (not on an `each` item: call a group per element instead).",
+        "An `object` slot for the item's final error; the item is then `caught` and the group goes on. On an `each` item, an `array` slot: each failed element's error at its place, `null` at the others; unset when none failed.",
     ),
     field(
         Level::Item,

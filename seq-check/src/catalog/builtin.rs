@@ -222,7 +222,9 @@ fn seq_create_guide() -> String {
          or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries; \
          `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure \
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
-         unset and an item reading it fails: test it in `seq_when_call` (`$out.e != null`). \
+         unset and an item reading it fails: test it in `seq_when_call` (`$out.e != null`); \
+         on an `each` item SLOT is an `array` slot: each failed element's error at its \
+         place, `null` at the others (and in `as`). \
          A `jq` filter is a literal (`$args.x` in it is refused, `$x` is jq's): pass values in \
          `input` (`{{\"x\": $args.x}}`, read `.x`). A `\"` in a filter is `\\\\\\\"` in `tools`: \
          `{GUIDE_JQ}`. A run returns every declared slot its groups set (`out`: `{{group: \

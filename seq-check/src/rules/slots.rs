@@ -32,22 +32,15 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
     }
     for item in &cx.items {
         if let Some(error_as) = &item.item.error_as {
-            if item.item.each.is_some() {
-                out.push(
-                    Diagnostic::new(
-                        Code::ErrorAsEach,
-                        error_as.span,
-                        "`error_as` cannot catch the runs of an `each` item one by one",
-                    )
-                    .with_help(
-                        "move the tool into a group of its own whose item has `error_as`, and \
-                         call that group per element: `{\"tool\":\"seq_call\",\"each\":...,\
-                         \"args\":{\"target\":\"GROUP\",\"args\":{...}},\"as\":\"results\"}`",
-                    ),
-                );
-                continue;
-            }
-            error_slot(cx, error_as.value.as_str(), error_as.span, &writers, out);
+            let each = item.item.each.is_some();
+            error_slot(
+                cx,
+                error_as.value.as_str(),
+                error_as.span,
+                each,
+                &writers,
+                out,
+            );
         }
     }
     let mut offered_declaration = HashSet::new();
@@ -181,12 +174,14 @@ fn nested_list(name: &str, written: Span, declared: Span) -> Diagnostic {
     .maybe_incorrect()
 }
 
-/// `error_as`: a declared slot that holds the error object (`object` or `any`), with no other
-/// writer unless it collects (`array` collects, but an item's error is one object).
+/// `error_as`: a declared slot that holds the error object (`object` or `any`), or for an
+/// `each` item the errors of its elements (`array` or `any`), with no other writer unless it
+/// collects (`array` collects, but an item's error is one object).
 fn error_slot(
     cx: &Cx<'_>,
     name: &str,
     span: Span,
+    each: bool,
     writers: &HashMap<&str, Vec<Span>>,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -224,10 +219,43 @@ fn error_slot(
         out.push(d);
         return;
     };
-    match decl.ty.value {
-        Type::Object | Type::Any => {}
-        Type::String | Type::Number | Type::Integer | Type::Bool | Type::Array => {
-            out.push(
+    if each {
+        match decl.ty.value {
+            // An `array` slot collects: other writers add to it.
+            Type::Array => return,
+            Type::Any => {}
+            Type::String | Type::Number | Type::Integer | Type::Bool | Type::Object => {
+                out.push(
+                    Diagnostic::new(
+                        Code::ErrorAsEachSlot,
+                        span,
+                        format!(
+                            "`error_as` of an `each` item writes an array of errors, but slot \
+                             `{name}` is declared `{}`",
+                            decl.ty.value.as_str()
+                        ),
+                    )
+                    .with_label(decl.ty.span, "declared here")
+                    .with_help(format!(
+                        "declare `{name}` as `array`: it gets each failed element's error at \
+                         its place, `null` at the others"
+                    ))
+                    // Readers of the slot may expect the old type.
+                    .with_replacement(
+                        format!("declare `{name}` as `array`"),
+                        decl.ty.span,
+                        "array",
+                    )
+                    .maybe_incorrect(),
+                );
+                return;
+            }
+        }
+    } else {
+        match decl.ty.value {
+            Type::Object | Type::Any => {}
+            Type::String | Type::Number | Type::Integer | Type::Bool | Type::Array => {
+                out.push(
                 Diagnostic::new(
                     Code::ErrorAsType,
                     span,
@@ -247,7 +275,8 @@ fn error_slot(
                 )
                 .maybe_incorrect(),
             );
-            return;
+                return;
+            }
         }
     }
     if let Some(first) = writers.get(name).and_then(|w| w.first()).copied()

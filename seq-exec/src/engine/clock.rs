@@ -42,6 +42,15 @@ impl RunClock {
         }
     }
 
+    /// The offset of `epoch_ms` (milliseconds since the Unix epoch, a journaled reading) on a
+    /// durable run's axis; `None` on this process's clock, which has no such readings.
+    pub fn offset_of(&self, epoch_ms: u64) -> Option<u64> {
+        match self.origin {
+            Origin::Instant(_) => None,
+            Origin::Wall(at) => Some(epoch_ms.saturating_sub(at)),
+        }
+    }
+
     /// Something starting now: its `started_ms`, and a stopwatch for its `duration_ms`.
     pub fn mark(&self) -> Mark {
         Mark {
@@ -102,5 +111,13 @@ mod tests {
     fn a_wall_clock_origin_measures_from_its_reading() {
         let clock = RunClock::since_wall(wall_now().saturating_sub(5_000));
         assert!(clock.offset_ms() >= 5_000);
+    }
+
+    /// A journaled reading lands on a durable run's axis; this process's clock has none.
+    #[test]
+    fn a_reading_is_placed_on_a_durable_axis_only() {
+        assert_eq!(RunClock::since_wall(1_000).offset_of(4_500), Some(3_500));
+        assert_eq!(RunClock::since_wall(1_000).offset_of(500), Some(0));
+        assert_eq!(RunClock::start().offset_of(4_500), None);
     }
 }

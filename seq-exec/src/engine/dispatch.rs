@@ -90,6 +90,7 @@ pub(crate) async fn host_tool(
     args: Map<String, Value>,
     lock: &RwLock<()>,
     timeout: &ToolTimeout,
+    began: &mut Option<u64>,
 ) -> Result<Value, Failure> {
     if cx.cancel.is_cancelled() {
         return Err(super::call::cancelled_error().into());
@@ -103,13 +104,18 @@ pub(crate) async fn host_tool(
         .flatten();
     // The in-process driver's attempts are awaited here, without boxing them, nor copying the
     // arguments.
-    let Attempt { outcome, missing } = if cx.driver.intercepts() {
+    let Attempt {
+        outcome,
+        missing,
+        started_at,
+    } = if cx.driver.intercepts() {
         let shown = args.clone();
         let work = async move { attempt(cx, step.stack, tool, args, lock, timeout).await };
         cx.driver.attempt(step, &shown, Box::pin(work)).await
     } else {
         attempt(cx, step.stack, tool, args, lock, timeout).await
     };
+    *began = started_at;
     match outcome {
         Ok(value) => {
             cx.output.record(tool, sent.as_deref());
@@ -132,10 +138,12 @@ pub(crate) async fn attempt(
         Ok(value) => Attempt {
             outcome: Ok(value),
             missing: false,
+            started_at: None,
         },
         Err(failure) => Attempt {
             outcome: Err(failure.error),
             missing: failure.missing,
+            started_at: None,
         },
     }
 }

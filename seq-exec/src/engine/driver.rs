@@ -232,4 +232,19 @@ pub struct Attempt {
     /// `on_error`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub missing: bool,
+    /// When the attempt began (milliseconds since the Unix epoch), as a durable driver journals
+    /// it with the outcome: a replay then reports when the attempt first ran, not when it was
+    /// replayed. `None`: the engine's own reading stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<u64>,
+}
+
+impl Attempt {
+    /// The attempt, begun at `epoch_ms`.
+    pub fn began_at(self, epoch_ms: u64) -> Attempt {
+        Attempt {
+            started_at: Some(epoch_ms),
+            ..self
+        }
+    }
 }

@@ -5,7 +5,9 @@
 //! The results go to the item's slot in element order whatever the finishing order, `null`
 //! for an element whose failure the group tolerates (`on_error: continue`), so that they stay
 //! aligned with the elements. An empty array runs nothing and writes `[]`. Under `abort` the
-//! first failed element stops the others and fails the item. An array longer than
+//! first failed element stops the others and fails the item. With `error_as`, an element's
+//! failure is caught: its error goes to its place in the `error_as` slot (`null` for the
+//! others, the slot left unset when none failed), and the others run on. An array longer than
 //! [`MAX_EACH`] fails the item before any element runs.
 
 use super::budget::Held;
@@ -170,16 +172,20 @@ fn failed(item: &Item, error: ToolError) -> ItemRun {
             Some(error),
         )),
         write: None,
+        caught: None,
     }
 }
 
-/// The item's report and write from its elements' runs (`None`: not finished, stopped by a
+/// The item's report and writes from its elements' runs (`None`: not finished, stopped by a
 /// failure under `abort` or the run's cancellation).
 fn conclude(g: &GroupCx<'_>, item: &Item, runs: Vec<Option<(ItemRun, u64)>>) -> ItemRun {
     let count = runs.len();
     let mut each = EachReport::new(count);
     let mut values = Vec::with_capacity(count);
     let mut held: Option<Held> = None;
+    // The caught elements' errors, at their places (`None` while no element was caught).
+    let mut errors: Option<(Vec<Value>, Held)> = None;
+    let mut first_caught: Option<ToolError> = None;
     let mut failure: Option<ToolError> = None;
     let mut cancelled = false;
     let mut unfinished = false;
@@ -197,12 +203,28 @@ fn conclude(g: &GroupCx<'_>, item: &Item, runs: Vec<Option<(ItemRun, u64)>>) -> 
                 charge,
             )) => {
                 values.push(value);
-                match &mut held {
-                    Some(total) => total.absorb(charge),
-                    None => held = Some(charge),
-                }
+                absorb(&mut held, charge);
             }
             None => values.push(Value::Null),
+        }
+        if let Some((
+            _,
+            Write::Value(error) | Write::Fallback(error) | Write::Elements(error),
+            charge,
+        )) = run.caught.take()
+        {
+            let (list, total) =
+                errors.get_or_insert_with(|| (Vec::with_capacity(count), Held::none(g.cx.budget)));
+            list.resize(i, Value::Null);
+            list.push(error);
+            total.absorb(charge);
+            if first_caught.is_none() {
+                first_caught = run
+                    .report
+                    .error
+                    .clone()
+                    .map(|e| within(e, &format!("element {i}")));
+            }
         }
         cancelled |= run.cancelled();
         if run.failed() && failure.is_none() {
@@ -220,21 +242,23 @@ fn conclude(g: &GroupCx<'_>, item: &Item, runs: Vec<Option<(ItemRun, u64)>>) -> 
         ItemStatus::Failed
     } else if unfinished {
         ItemStatus::Cancelled
+    } else if errors.is_some() {
+        ItemStatus::Caught
     } else {
         ItemStatus::Ok
     };
     let error = match status {
         ItemStatus::Cancelled if failure.is_none() => Some(super::call::cancelled_error()),
+        ItemStatus::Caught => first_caught,
         ItemStatus::Ok
         | ItemStatus::Failed
         | ItemStatus::Skipped
         | ItemStatus::Degraded
-        | ItemStatus::Caught
         | ItemStatus::Cancelled => failure,
     };
     // Under `continue` the results stay aligned: a failed element is `null`. Under `abort` a
-    // failure fails the item, which writes nothing.
-    let tolerated = status == ItemStatus::Ok
+    // failure fails the item, which writes nothing; a caught one does not.
+    let tolerated = matches!(status, ItemStatus::Ok | ItemStatus::Caught)
         || (status == ItemStatus::Failed && g.group.on_error() == OnError::Continue);
     let write = match (&item.output, tolerated) {
         (Some(slot), true) => Some((
@@ -244,11 +268,30 @@ fn conclude(g: &GroupCx<'_>, item: &Item, runs: Vec<Option<(ItemRun, u64)>>) -> 
         )),
         (Some(_) | None, false) | (None, true) => None,
     };
+    let caught = match (&item.error_as, errors, tolerated) {
+        (Some(slot), Some((mut list, charge)), true) => {
+            list.resize(count, Value::Null);
+            Some((
+                slot.value.to_string(),
+                Write::Elements(Value::Array(list)),
+                charge,
+            ))
+        }
+        (Some(_) | None, Some(_) | None, true | false) => None,
+    };
     let mut report = ItemReport::new(item.tool.value.as_str(), status, error);
     report.each = Some(each);
     ItemRun {
         report: Box::new(report),
         write,
+        caught,
+    }
+}
+
+fn absorb(total: &mut Option<Held>, charge: Held) {
+    match total {
+        Some(total) => total.absorb(charge),
+        None => *total = Some(charge),
     }
 }
 

@@ -418,12 +418,17 @@ async fn serial_items(
             observer.item_finished(group_name, i, &run.report);
         }
         // Written at once, so that later items read it as `$out`.
-        if visible && let Some((slot, write, charge)) = run.write.take() {
-            apply(g, &mut scope.out, held, slot, write, charge);
-        } else if visible && let Some(slot) = &item.output {
-            scope
-                .unwritten
-                .insert(slot.value.to_string(), not_written(i, &run.report));
+        if visible {
+            if let Some((slot, write, charge)) = run.write.take() {
+                apply(g, &mut scope.out, held, slot, write, charge);
+            } else if let Some(slot) = &item.output {
+                scope
+                    .unwritten
+                    .insert(slot.value.to_string(), not_written(i, &run.report));
+            }
+            if let Some((slot, write, charge)) = run.caught.take() {
+                apply(g, &mut scope.out, held, slot, write, charge);
+            }
         }
         let stopping = stopping(g, &run, i);
         if let Some(slot) = runs.get_mut(i) {
@@ -526,7 +531,7 @@ fn conclude(
             .map_or("", |item| item.tool.value.as_str());
         let report = match run {
             Some(mut run) => {
-                if let Some((slot, write, charge)) = run.write.take() {
+                for (slot, write, charge) in run.write.take().into_iter().chain(run.caught.take()) {
                     apply(g, &mut out, held, slot, write, charge);
                 }
                 if let (true, Some(error)) = (run.failed(), &run.report.error) {

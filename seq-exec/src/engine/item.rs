@@ -35,9 +35,14 @@ pub(crate) struct ItemRun {
     /// Boxed: an `ItemRun` is moved through the poll frame of every nested call, whose stack
     /// the bound on nesting (`Limits::max_nested_groups`) is measured against.
     pub report: Box<ItemReport>,
-    /// `(slot, what to write, its charge to the run's budget)`.
-    pub write: Option<(String, Write, Held)>,
+    /// The `as` slot's write: `(slot, what to write, its charge to the run's budget)`.
+    pub write: Option<SlotWrite>,
+    /// The `error_as` slot's write, when a failure was caught.
+    pub caught: Option<SlotWrite>,
 }
+
+/// `(slot, what to write, its charge to the run's budget)`.
+pub(crate) type SlotWrite = (String, Write, Held);
 
 impl ItemRun {
     pub fn failed(&self) -> bool {
@@ -99,9 +104,14 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         // What an earlier attempt called is not what this one did.
         called.clear();
         let this = g.cx.clock.mark();
-        let outcome = attempt(g, index, retries, item, scope, &mut called).await;
+        let mut began = None;
+        let outcome = attempt(g, index, retries, item, scope, &mut called, &mut began).await;
+        // A durable driver's journaled start: a replay reports when the attempt first ran.
+        let started_ms = began
+            .and_then(|at| g.cx.clock.offset_of(at))
+            .unwrap_or(this.started_ms);
         attempts.push(AttemptTime {
-            started_ms: this.started_ms,
+            started_ms,
             duration_ms: this.duration_ms(),
         });
         let failure = match outcome {
@@ -141,15 +151,18 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         std::mem::take(&mut p.of(element).failed_attempts)
     });
     run.report.called = called;
+    let first = attempts.first().map_or(mark.started_ms, |a| a.started_ms);
     // One attempt's time is the item's own.
     if attempts.len() > 1 {
         run.report.attempts = attempts;
     }
-    // Set in place: a report moved whole would take stack in every nested call's poll.
-    run.report.started_ms = mark.started_ms;
-    run.report.duration_ms = mark.duration_ms();
-    // An element of an `each` item is never caught alone (the checker refuses `error_as` there).
-    if run.failed() && scope.each.is_none() {
+    // Set in place: a report moved whole would take stack in every nested call's poll. The
+    // item began no later than its first attempt (on a replay, earlier than the replay).
+    run.report.started_ms = mark.started_ms.min(first);
+    run.report.duration_ms =
+        mark.duration_ms() + mark.started_ms.saturating_sub(run.report.started_ms);
+    // An element of an `each` item is caught alone: its item collects the errors.
+    if run.failed() {
         caught(g, item, &mut run);
     }
     run
@@ -184,9 +197,10 @@ fn pause_before<'a>(
     })
 }
 
-/// A failed item with `error_as`: its error goes to that slot as an object `{reason, detail,
-/// field, hint}` (each present, `null` when the error has none), and the item is `caught`.
-/// Its `as` slot stays unset.
+/// A failed item (or element of an `each` item) with `error_as`: its error goes to that slot as
+/// an object `{reason, detail, field, hint}` (each present, `null` when the error has none),
+/// and the item is `caught`. Its `as` slot stays unset. An element's error is held here for
+/// its item, which writes the errors of all its elements together.
 fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
     let (Some(slot), Some(error)) = (&item.error_as, &run.report.error) else {
         return;
@@ -207,7 +221,7 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
         return;
     }
     let slot = slot.value.as_str();
-    let write = if g.collects(slot) {
+    let write = if g.collects(slot) || item.each.is_some() {
         Write::Value(value)
     } else {
         match values::admit(
@@ -219,7 +233,7 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
         }
     };
     run.report.status = ItemStatus::Caught;
-    run.write = Some((slot.to_owned(), write, held));
+    run.caught = Some((slot.to_owned(), write, held));
 }
 
 /// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`
@@ -232,6 +246,7 @@ async fn attempt(
     item: &Item,
     scope: Scope<'_>,
     called: &mut Vec<CalledGroup>,
+    began: &mut Option<u64>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
     let step = Step {
@@ -254,7 +269,7 @@ async fn attempt(
         Ok(args) => args,
         Err(error) => return Err(failed_early(g, step, error).await),
     };
-    let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout).await?;
+    let value = dispatch::host_tool(g.cx, step, args, &g.lock, &g.tool_timeout, began).await?;
     // The arguments are let go with the call; the result is held from now on.
     drop(budget);
     let mut held = Held::none(g.cx.budget);
@@ -399,5 +414,6 @@ fn finish(
             ..ItemReport::new(item.tool.value.as_str(), status, error)
         }),
         write: write.map(|(slot, write, held)| (slot.to_owned(), write, held)),
+        caught: None,
     }
 }

@@ -182,7 +182,7 @@ impl EachReport {
     pub(crate) fn push(&mut self, run: ItemReport, duration_ms: u64) {
         match run.status {
             ItemStatus::Ok => self.ok += 1,
-            // An element's failure is never caught one by one: `error_as` is an item's.
+            // A caught element failed all the same: its error is in the `error_as` slot.
             ItemStatus::Failed | ItemStatus::Caught => self.failed += 1,
             ItemStatus::Skipped | ItemStatus::Degraded => self.skipped += 1,
             ItemStatus::Cancelled => self.cancelled += 1,

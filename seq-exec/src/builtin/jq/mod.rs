@@ -8,6 +8,9 @@
 //! nothing is left computing. The same check bounds the stack a filter's recursion may take.
 //! The library is the checker's ([`seq_check::jq`]): the run knows exactly the names the check
 //! knows, none of which reads the environment, files, the clock or standard input.
+//!
+//! Compiling a filter compiles jaq's whole library with it, which costs far more than running a
+//! small filter: compiled filters are kept by their text ([`cache`]), a bounded number of them.
 
 use super::args;
 use crate::error::{Reason, ToolError};
@@ -20,6 +23,8 @@ use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+mod cache;
 
 /// The stack of a filter's thread. Only what is touched is committed.
 const THREAD_STACK: usize = 64 * 1024 * 1024;
@@ -148,18 +153,19 @@ fn failed(detail: impl Into<String>) -> ToolError {
 }
 
 fn evaluate(filter: &str, input: Value, stop: &AtomicBool) -> Result<Value, ToolError> {
-    let compiled = seq_check::jq::compile::<Bounded>(filter).map_err(|problems| {
-        let first = problems.first();
-        let detail = first.map_or_else(
-            || "the filter does not compile".to_owned(),
-            |p| format!("the filter does not compile: {}", p.message),
-        );
-        let error = failed(detail).with_field(seq_syntax::jq::FILTER);
-        match first {
-            Some(p) => error.with_hint(p.help.clone()),
-            None => error,
-        }
-    })?;
+    let compiled =
+        cache::compiled(filter, seq_check::jq::compile::<Bounded>).map_err(|problems| {
+            let first = problems.first();
+            let detail = first.map_or_else(
+                || "the filter does not compile".to_owned(),
+                |p| format!("the filter does not compile: {}", p.message),
+            );
+            let error = failed(detail).with_field(seq_syntax::jq::FILTER);
+            match first {
+                Some(p) => error.with_hint(p.help.clone()),
+                None => error,
+            }
+        })?;
     let input = Val::deserialize(input)
         .map_err(|e| failed(format!("the input is not JSON jq can read: {e}")))?;
     let guard = Guard {
