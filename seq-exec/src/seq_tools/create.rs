@@ -23,7 +23,7 @@ use crate::storage::{self, StorageError, Summary};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
 use serde_json::{Map, Value, json};
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 /// Which argument held the sequence: errors in it are reported on that field.
 #[derive(Clone, Copy)]
@@ -372,7 +372,7 @@ fn findings_of(admission: &seq_check::Admission, origin: &Origin<'_>) -> Vec<Fin
 
 /// The stored sequences a new one is checked against. Unreadable stored files are left out:
 /// `#name` calls cannot reach them either.
-fn stored_sequences(tools: &StorageTools) -> Result<Vec<Sequence>, Refusal> {
+fn stored_sequences(tools: &StorageTools) -> Result<Vec<Arc<Sequence>>, Refusal> {
     tools
         .storage()
         .readable()
