@@ -34,12 +34,13 @@
 //!   not grow with the store. A name read by itself (`get`, `#name`) is always checked against
 //!   its file; a file rewritten in place by another program, leaving the directory as it was, is
 //!   seen by the next load after the directory changes.
-//! - The look-alike check and the write (or removal) hold an exclusive lock on
+//! - The look-alike check, the quota check and the write (or removal) hold an exclusive lock on
 //!   `<data_dir>/sequences.lock` (`flock`), so that two processes on one data directory cannot
-//!   both store look-alike names; every writer counts its write in that file, so that the others
-//!   know to list the directory again.
+//!   both store look-alike names or together pass a caller's quota; every writer counts its
+//!   write in that file, so that the others know to list the directory again.
 
 use crate::engine::SequenceSource;
+use crate::policy::Quota;
 use seq_check::regular_file::{self, Links, ReadError};
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
@@ -129,6 +130,15 @@ pub enum StorageError {
         location: String,
         detail: String,
     },
+    /// Storing the sequence `name` would take `owner` past its quota: it owns `usage` besides
+    /// this name, and the write adds `adding` bytes.
+    OverQuota {
+        owner: String,
+        name: String,
+        usage: Usage,
+        adding: u64,
+        quota: Quota,
+    },
 }
 
 impl fmt::Display for StorageError {
@@ -156,6 +166,30 @@ impl fmt::Display for StorageError {
             }
             StorageError::Unavailable { location, detail } => {
                 write!(f, "cannot use the storage of {location}: {detail}")
+            }
+            StorageError::OverQuota {
+                owner,
+                name,
+                usage,
+                adding,
+                quota,
+            } => {
+                if usage.sequences >= quota.sequences {
+                    write!(
+                        f,
+                        "caller `{owner}` already owns {} stored sequences, the quota of {} per \
+                         caller",
+                        usage.sequences, quota.sequences
+                    )
+                } else {
+                    write!(
+                        f,
+                        "storing `{name}` ({adding} bytes) would take caller `{owner}` to {} \
+                         bytes of stored sequences, past the quota of {} bytes per caller",
+                        usage.bytes.saturating_add(*adding),
+                        quota.bytes
+                    )
+                }
             }
         }
     }
@@ -255,6 +289,27 @@ pub struct Usage {
     pub bytes: u64,
 }
 
+/// Refuses a write of `adding` bytes that would take `owner`, who keeps `usage` besides the
+/// sequence `name`, past `quota`: one more sequence past the count, or past the bytes.
+fn over_quota(
+    owner: &str,
+    name: &str,
+    usage: Usage,
+    adding: u64,
+    quota: Quota,
+) -> Result<(), StorageError> {
+    if usage.sequences >= quota.sequences || usage.bytes.saturating_add(adding) > quota.bytes {
+        return Err(StorageError::OverQuota {
+            owner: owner.to_owned(),
+            name: name.to_owned(),
+            usage,
+            adding,
+            quota,
+        });
+    }
+    Ok(())
+}
+
 /// A stored sequence's name and what reading it gave.
 pub type Loaded = (String, Result<Arc<Sequence>, StorageError>);
 
@@ -286,6 +341,24 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
         replace: bool,
         owner: Option<&str>,
     ) -> Result<(), StorageError>;
+
+    /// As [`Self::put_owned`] for `owner`, refused with [`StorageError::OverQuota`] when the
+    /// write would take `owner` past `quota` (counting what it owns but the sequence of this
+    /// name, which the write replaces). Here the check and the write are two steps; a storage
+    /// that can make them one (as [`Storage`] does across processes) does.
+    fn put_within(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: &str,
+        quota: Quota,
+    ) -> Result<(), StorageError> {
+        let name = sequence.name.value.as_str();
+        let usage = self.usage(owner, name)?;
+        let adding = encode(sequence, Some(owner))?.len() as u64;
+        over_quota(owner, name, usage, adding, quota)?;
+        self.put_owned(sequence, replace, Some(owner))
+    }
 
     /// Deletes the stored sequence `name`.
     fn delete(&self, name: &str) -> Result<(), StorageError>;
@@ -857,12 +930,13 @@ impl Storage {
         }
     }
 
-    /// Stores `sequence` (the module comment says how).
+    /// Stores `sequence` (the module comment says how), within `quota` when given one.
     fn write(
         &self,
         sequence: &Sequence,
         replace: bool,
         owner: Option<&str>,
+        quota: Option<Quota>,
     ) -> Result<(), StorageError> {
         let name = sequence.name.value.as_str();
         let target = self.path_of(name)?;
@@ -883,6 +957,10 @@ impl Storage {
             return Err(StorageError::Exists {
                 name: name.to_owned(),
             });
+        }
+        if let (Some(quota), Some(owner)) = (quota, owner) {
+            let usage = self.usage_in(&mut cache, owner, name);
+            over_quota(owner, name, usage, bytes.len() as u64, quota)?;
         }
         if let Some(stored) = self.look_alike(&cache, name) {
             return Err(StorageError::Confusable {
@@ -982,7 +1060,18 @@ impl SequenceStorage for Storage {
         replace: bool,
         owner: Option<&str>,
     ) -> Result<(), StorageError> {
-        self.write(sequence, replace, owner)
+        self.write(sequence, replace, owner, None)
+    }
+
+    /// The quota is checked under the lock across processes, with the write.
+    fn put_within(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: &str,
+        quota: Quota,
+    ) -> Result<(), StorageError> {
+        self.write(sequence, replace, Some(owner), Some(quota))
     }
 
     fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError> {

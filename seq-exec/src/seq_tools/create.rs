@@ -207,12 +207,17 @@ fn admit_into(
         }
         return Err((error, found));
     }
-    if let Some(caller) = caller {
-        within_quota(tools, sequence, caller).map_err(plain)?;
+    // The quota is asked with the write, in one step for every process on the store.
+    match caller {
+        Some(caller) => storage.put_within(
+            sequence,
+            replace,
+            &caller.id,
+            tools.config.policy.quota_of(caller),
+        ),
+        None => storage.put_owned(sequence, replace, None),
     }
-    storage
-        .put_owned(sequence, replace, caller.map(|c| c.id.as_str()))
-        .map_err(|e| plain(storage_error(e)))?;
+    .map_err(|e| plain(storage_error(e)))?;
     let summary = Summary::of(sequence);
     // Only errors are taken from other sequences, so what is left is this one's warnings.
     Ok((
@@ -224,47 +229,6 @@ fn admit_into(
         }),
         found,
     ))
-}
-
-/// Refuses a sequence that would take `caller` past its quota of stored sequences (count or
-/// bytes), counting what it owns but the one of this name, which the write replaces.
-fn within_quota(
-    tools: &StorageTools,
-    sequence: &Sequence,
-    caller: &Caller,
-) -> Result<(), ToolError> {
-    let quota = tools.config.policy.quota_of(caller);
-    let name = sequence.name.value.as_str();
-    let usage = tools
-        .storage()
-        .usage(&caller.id, name)
-        .map_err(storage_error)?;
-    let bytes = storage::encode(sequence, Some(&caller.id))
-        .map_err(storage_error)?
-        .len() as u64;
-    let over = if usage.sequences >= quota.sequences {
-        Some(format!(
-            "caller `{}` already owns {} stored sequences, the quota of {} per caller",
-            caller.id, usage.sequences, quota.sequences
-        ))
-    } else if usage.bytes.saturating_add(bytes) > quota.bytes {
-        Some(format!(
-            "storing `{name}` ({bytes} bytes) would take caller `{}` to {} bytes of stored \
-             sequences, past the quota of {} bytes per caller",
-            caller.id,
-            usage.bytes.saturating_add(bytes),
-            quota.bytes
-        ))
-    } else {
-        None
-    };
-    match over {
-        Some(message) => Err(ToolError::new(Reason::Failed, message).with_hint(
-            "delete stored sequences you no longer need (`seq_delete`), or ask whoever runs the \
-             server for a larger quota (`quota` in the policy file)",
-        )),
-        None => Ok(()),
-    }
 }
 
 /// The text and its parse, from `groups` or from `file` (exactly one of them).
