@@ -279,10 +279,26 @@ pub fn known_patterns(policy: &Policy, mcp: &McpHost) -> Result<(), String> {
     ))
 }
 
+/// The largest policy file read: callers by the thousand, each with its patterns and token.
+const MAX_POLICY_BYTES: usize = 1024 * 1024;
+
+/// The policy file, read as a file someone else may control: a regular file only, not through
+/// a link, without blocking (a FIFO is refused, never waited on), refused past
+/// [`MAX_POLICY_BYTES`] before it is read.
 fn read_policy(path: &Path) -> Result<Policy, String> {
+    use seq_check::regular_file::{self, Links, ReadError};
     let shown = path.display();
-    let bytes = std::fs::read(path)
-        .map_err(|error| format!("cannot read the policy file {shown}: {}", reason(&error)))?;
+    let bytes = regular_file::read(path, MAX_POLICY_BYTES, Links::Refuse).map_err(|error| {
+        let why = match error {
+            ReadError::Io(error) => reason(&error),
+            ReadError::TooLarge { size, .. } => format!(
+                "it is {size} bytes, more than the {} MiB a policy file may have",
+                MAX_POLICY_BYTES >> 20
+            ),
+            ReadError::NotRegular(_) => error.to_string(),
+        };
+        format!("cannot read the policy file {shown}: {why}")
+    })?;
     serde_json::from_slice(&bytes)
         .map_err(|error| format!("the policy file {shown} is not a policy: {error}"))
 }

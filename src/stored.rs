@@ -10,6 +10,7 @@ use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The variable that names the data directory when `--data-dir` is not given.
 pub const DATA_DIR_VAR: &str = "SEQC_DATA_DIR";
@@ -55,7 +56,7 @@ pub fn load(storage: &dyn SequenceStorage) -> Result<Vec<Sequence>, String> {
     let mut sequences = Vec::with_capacity(loaded.len());
     for (name, read) in loaded {
         match read {
-            Ok(sequence) => sequences.push(sequence),
+            Ok(sequence) => sequences.push(Arc::unwrap_or_clone(sequence)),
             Err(error) => warn(format_args!(
                 "stored sequence `{name}` is left out: {error}"
             )),

@@ -98,7 +98,7 @@ fn found_in(
         let caller = seq_exec::Caller::new("example");
         found.extend(seq_exec::seq_tools::unauthorized(
             &sequence,
-            &[],
+            &[] as &[seq_syntax::ast::Sequence],
             &policy,
             &caller,
         ));

@@ -1,8 +1,9 @@
 //! SIGINT, SIGTERM and SIGHUP to the commands that run things (docs/reference.md,
 //! "Cancellation"): `seqc run`, `seqc mcp` over stdio and over HTTP, and `seqc worker` stop
 //! what runs as a cancellation does, then exit with 128 plus the signal's number; `seqc lsp`
-//! exits so too. And SIGKILL, which nothing in seqc sees: the shell of a running `cmd_run`
-//! dies with seqc all the same, through its parent-death signal.
+//! exits so too. And SIGKILL, which nothing in seqc sees: the shell of a running `cmd_run`, and
+//! an MCP server seqc started as a client (`--mcp`), die with seqc all the same, through their
+//! parent-death signal.
 //!
 //! Each run's command records the processes it starts (its shell, a `sleep 300`, and a shell
 //! that would touch `MARK` two seconds on) in `pids`; the tests wait for that file, signal seqc,
@@ -469,4 +470,53 @@ fn a_command_shell_dies_with_seqc_killed_outright() {
     let _ = seqc.0.wait();
     let shell = started.pids[0];
     wait_for(PATIENCE, "the shell dies with seqc", || gone(shell));
+}
+
+/// An MCP server that seqc starts as a client (`--mcp`) dies with seqc killed outright too: here
+/// a "server" that records its process id and never answers, killed while seqc waits for it.
+#[test]
+fn a_downstream_mcp_server_dies_with_seqc_killed_outright() {
+    let scratch = Scratch::new();
+    let record = scratch.root.join("server.pid");
+    let server = format!(
+        "sh -c 'echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 300'",
+        record.display()
+    );
+    let mut seqc = Guard(
+        common::command()
+            .arg("run")
+            .arg(&scratch.file)
+            .arg("--root")
+            .arg(&scratch.root)
+            .arg("--data-dir")
+            .arg(scratch.data())
+            .arg("--mcp")
+            .arg(&server)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(PATIENCE, "the server records itself", || {
+        if let Ok(Some(status)) = seqc.0.try_wait() {
+            panic!("seqc exited with {status} before the server started");
+        }
+        record.is_file()
+    });
+    let pid: i32 = std::fs::read_to_string(&record)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Killed when this drops, should the test fail.
+    let _left = Started {
+        pids: vec![pid],
+        mark: String::new(),
+    };
+    signal(&seqc.0, Signal::KILL);
+    let _ = seqc.0.wait();
+    wait_for(PATIENCE, "the downstream server dies with seqc", || {
+        gone(pid)
+    });
 }

@@ -1,5 +1,6 @@
 //! `seqc check DIR` never blocks on, nor reads, a file that is not a regular one: a FIFO, a
-//! socket or a device named `*.json` is an error naming what it is, at once.
+//! socket or a device named `*.json` is an error naming what it is, at once; nor does `seqc mcp`
+//! on its policy file.
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
@@ -46,4 +47,66 @@ fn check_dir_refuses_fifos_sockets_and_devices_at_once() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr).replace(path.to_str().unwrap(), "DIR");
     insta::assert_snapshot!(stderr);
+}
+
+/// The policy file of `seqc mcp` (and `seqc worker`) is read as the stored sequences are: a
+/// FIFO, a link or a file past the bound is refused at start with its reason, never waited on.
+#[test]
+fn a_policy_file_that_is_not_a_plain_small_file_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let root = path.join("root");
+    std::fs::create_dir(&root).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(path.join("fifo.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(path.join("real.json"), "{}").unwrap();
+    std::os::unix::fs::symlink(path.join("real.json"), path.join("link.json")).unwrap();
+    // Sparse: its size says 2 MiB, nothing is on disk.
+    std::fs::File::create(path.join("big.json"))
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    for (file, reason) in [
+        ("fifo.json", "it is a FIFO, not a regular file"),
+        ("link.json", "it is a symbolic link, not a regular file"),
+        (
+            "big.json",
+            "it is 2097152 bytes, more than the 1 MiB a policy file may have",
+        ),
+    ] {
+        let started = Instant::now();
+        let mut child = common::command()
+            .args(["mcp", "--root"])
+            .arg(&root)
+            .arg("--data-dir")
+            .arg(path.join("data"))
+            .arg("--policy")
+            .arg(path.join(file))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Generous: the point is that it ends, not how fast (the machine is shared).
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("`seqc mcp` blocked on the policy file {file}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{file}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "cannot read the policy file {}",
+                path.join(file).display()
+            )) && stderr.contains(reason),
+            "{file}: {stderr}"
+        );
+    }
 }

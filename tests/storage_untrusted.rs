@@ -1,7 +1,8 @@
 //! The command line against a data directory it does not trust and files it is named: a FIFO
 //! among the stored sequences is listed as unreadable (never a hang), a huge named file is
 //! refused before it is read, two `seqc create` processes storing look-alike names leave exactly
-//! one, and a root and a data directory may not contain each other either way.
+//! one, two `seqc mcp` servers of one data directory never together take a caller past its
+//! quota, and a root and a data directory may not contain each other either way.
 
 #![allow(
     clippy::unwrap_used,
@@ -131,6 +132,125 @@ fn two_processes_storing_look_alike_names_leave_exactly_one() {
             })
             .count();
         assert_eq!(stored, 1, "round {round}");
+    }
+}
+
+/// A `seqc mcp` server on `data` for the caller `bob`, initialized: its stdin and its answers.
+struct Server {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Server {
+    fn start(data: &Path, root: &Path, policy: &Path) -> Server {
+        let mut child = common::command()
+            .args(["mcp", "--caller", "bob", "--root"])
+            .arg(root)
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--policy")
+            .arg(policy)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+        let mut server = Server {
+            child,
+            stdin,
+            lines,
+        };
+        server.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        );
+        server.answer();
+        server.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &serde_json::Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The next answer (this test asks one thing at a time).
+    fn answer(&mut self) -> serde_json::Value {
+        loop {
+            let line = self.lines.next().unwrap().unwrap();
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
+    }
+
+    fn stop(self) {
+        let Server {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+/// Two servers on one data directory, for one caller whose quota holds one more sequence, each
+/// asked to create one at the same moment, many times: exactly one is stored each time, and the
+/// other is refused for the quota (the check is made with the write, under the lock of the
+/// data directory).
+#[test]
+fn two_servers_never_take_a_caller_past_its_quota_together() {
+    let dir = scratch("quota_race");
+    let root = dir.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let policy = dir.join("policy.json");
+    std::fs::write(&policy, r#"{"quota": {"sequences": 1}}"#).unwrap();
+    for round in 0..20 {
+        let data = dir.join(format!("data{round}"));
+        let mut servers = [
+            Server::start(&data, &root, &policy),
+            Server::start(&data, &root, &policy),
+        ];
+        for (at, server) in servers.iter_mut().enumerate() {
+            server.send(
+                &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "seq_create", "arguments": {
+                    "name": format!("s{round}x{at}"),
+                    "groups": [{"name": "g", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
+                }}}),
+            );
+        }
+        let answers: Vec<serde_json::Value> = servers.iter_mut().map(Server::answer).collect();
+        let refused: Vec<&serde_json::Value> = answers
+            .iter()
+            .filter(|a| a["result"]["isError"] == serde_json::json!(true))
+            .collect();
+        assert_eq!(refused.len(), 1, "round {round}: {answers:#?}");
+        assert!(
+            refused[0]
+                .to_string()
+                .contains("already owns 1 stored sequences, the quota of 1"),
+            "round {round}: {}",
+            refused[0]
+        );
+        let stored = std::fs::read_dir(data.join("sequences"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".json")
+            })
+            .count();
+        assert_eq!(stored, 1, "round {round}");
+        for server in servers {
+            server.stop();
+        }
     }
 }
 

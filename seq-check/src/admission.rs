@@ -13,6 +13,7 @@ use crate::batch::check_into_store;
 use crate::catalog::Catalog;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
+use std::borrow::Borrow;
 
 /// What admitting a sequence found.
 #[derive(Clone, Debug, Default)]
@@ -41,7 +42,8 @@ impl Admission {
 }
 
 /// Admits a new sequence from its parse, among `stored` (every readable stored sequence; a
-/// stored one of the same name is replaced). Every rule runs on whatever the front end built,
+/// stored one of the same name is replaced), owned or shared (`Arc`): a store of thousands is
+/// borrowed, never copied. Every rule runs on whatever the front end built,
 /// also when the text has syntax errors, as `seqc check` does: one pass reports every mistake.
 ///
 /// ```
@@ -49,13 +51,13 @@ impl Admission {
 ///
 /// let text = r#"{"name": "demo", "groups": [{"name": "g", "timeout": 5,
 ///     "tools": "{\"tool\":\"ech\",\"args\":{}} ;"}]}"#;
-/// let admission = admit(seq_syntax::parse(text), &[], &Catalog::builtin());
+/// let admission = admit(seq_syntax::parse(text), &[] as &[seq_syntax::ast::Sequence], &Catalog::builtin());
 /// let codes: Vec<&str> = admission.own.iter().map(|d| d.code.as_str()).collect();
 /// // A shape error and an unknown tool, in one answer.
 /// assert_eq!(codes.len(), 2, "{codes:?}");
 /// assert!(admission.has_errors());
 /// ```
-pub fn admit(parse: Parse, stored: &[Sequence], catalog: &Catalog) -> Admission {
+pub fn admit<S: Borrow<Sequence>>(parse: Parse, stored: &[S], catalog: &Catalog) -> Admission {
     let Parse {
         sequence,
         diagnostics,
@@ -77,7 +79,11 @@ pub fn admit(parse: Parse, stored: &[Sequence], catalog: &Catalog) -> Admission 
 
 /// Admits a stored sequence again before it runs, among `stored` as it is now. A stored
 /// sequence was parsed when it was stored, so its diagnostics are the rules'.
-pub fn admit_stored(sequence: Sequence, stored: &[Sequence], catalog: &Catalog) -> Admission {
+pub fn admit_stored<S: Borrow<Sequence>>(
+    sequence: Sequence,
+    stored: &[S],
+    catalog: &Catalog,
+) -> Admission {
     admit(
         Parse {
             sequence: Some(sequence),

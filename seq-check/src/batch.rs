@@ -5,6 +5,7 @@ use crate::catalog::Catalog;
 use crate::{dataflow, graph, rules};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Code, Diagnostic};
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 /// One file's text, named by its path (or any label the caller likes).
@@ -202,6 +203,7 @@ impl StoreCheck {
 ///
 /// ```
 /// use seq_check::{Catalog, check_into_store};
+/// use seq_syntax::ast::Sequence;
 ///
 /// let parse = |text: &str| seq_syntax::parse(text).sequence.unwrap();
 /// let a = parse(r##"{"name": "a", "groups": [{"name": "g",
@@ -209,14 +211,18 @@ impl StoreCheck {
 /// let b = parse(r##"{"name": "b", "groups": [{"name": "g",
 ///     "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"#a\"}} ;"}]}"##);
 /// // `#a` alone calls a sequence that does not exist yet: a warning, not an error.
-/// let alone = check_into_store(&a, &[], &Catalog::builtin());
+/// let alone = check_into_store(&a, &[] as &[Sequence], &Catalog::builtin());
 /// assert!(!alone.has_errors());
 /// // `#b` closes a cycle through the stored `#a`: an error in both.
 /// let found = check_into_store(&b, &[a], &Catalog::builtin());
 /// assert_eq!(found.own[0].code.as_str(), "E0602");
 /// assert_eq!(found.caused[0].0, "a");
 /// ```
-pub fn check_into_store(sequence: &Sequence, stored: &[Sequence], catalog: &Catalog) -> StoreCheck {
+pub fn check_into_store<S: Borrow<Sequence>>(
+    sequence: &Sequence,
+    stored: &[S],
+    catalog: &Catalog,
+) -> StoreCheck {
     // Only the sequences joined to this one by calls can change its findings or get new ones
     // from it: checking those alone keeps a store of thousands as cheap as an empty one. What
     // the whole store's names decide (the suggestion for an unknown target) is checked whole.
@@ -231,13 +237,20 @@ pub fn check_into_store(sequence: &Sequence, stored: &[Sequence], catalog: &Cata
             return checked;
         }
     }
-    check_among(sequence, &stored.iter().collect::<Vec<_>>(), catalog)
+    check_among(
+        sequence,
+        &stored.iter().map(Borrow::borrow).collect::<Vec<_>>(),
+        catalog,
+    )
 }
 
 /// The stored sequences that call `sequence`'s name (directly or through others), and every
 /// sequence that these, it, or the stored one it replaces call: all that its findings, and the
 /// findings it may change, depend on.
-fn neighbourhood<'a>(sequence: &Sequence, stored: &'a [Sequence]) -> Vec<&'a Sequence> {
+fn neighbourhood<'a, S: Borrow<Sequence>>(
+    sequence: &Sequence,
+    stored: &'a [S],
+) -> Vec<&'a Sequence> {
     let calls = |s: &'a Sequence| -> Vec<&'a str> {
         s.groups
             .iter()
@@ -248,7 +261,7 @@ fn neighbourhood<'a>(sequence: &Sequence, stored: &'a [Sequence]) -> Vec<&'a Seq
     let mut index: HashMap<&str, usize> = HashMap::with_capacity(stored.len());
     let mut callers: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut callees = Vec::with_capacity(stored.len());
-    for (at, s) in stored.iter().enumerate() {
+    for (at, s) in stored.iter().map(Borrow::borrow).enumerate() {
         index.entry(s.name.value.as_str()).or_insert(at);
         let called = calls(s);
         for &name in &called {
@@ -266,7 +279,7 @@ fn neighbourhood<'a>(sequence: &Sequence, stored: &'a [Sequence]) -> Vec<&'a Seq
                 *slot = true;
                 pending.push(at);
                 if let Some(caller) = stored.get(at) {
-                    names.push(caller.name.value.as_str());
+                    names.push(caller.borrow().name.value.as_str());
                 }
             }
         }
@@ -300,7 +313,8 @@ fn neighbourhood<'a>(sequence: &Sequence, stored: &'a [Sequence]) -> Vec<&'a Seq
     stored
         .iter()
         .zip(keep)
-        .filter_map(|(s, kept)| kept.then_some(s))
+        .filter(|(_, kept)| *kept)
+        .map(|(s, _)| s.borrow())
         .collect()
 }
 

@@ -509,6 +509,10 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
             ToolError::new(Reason::Failed, detail)
                 .with_hint("check that the data directory exists and is writable")
         }
+        StorageError::OverQuota { .. } => ToolError::new(Reason::Failed, detail).with_hint(
+            "delete stored sequences you no longer need (`seq_delete`), or ask whoever runs the \
+             server for a larger quota (`quota` in the policy file)",
+        ),
         StorageError::Unavailable { .. } => ToolError::new(Reason::Failed, detail)
             .with_hint("check that the server is up and a `seqc worker` is registered with it"),
     }

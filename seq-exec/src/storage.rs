@@ -25,12 +25,22 @@
 //! - The directory is not trusted: a stored file is opened as a regular file only, without
 //!   following a link and without blocking, and refused past [`MAX_STORED_BYTES`] before it is
 //!   read ([`seq_check::regular_file`]). A FIFO, a link or a huge file is a broken entry.
-//! - What was read is kept, keyed by the file's identity (device, inode, size, modification and
-//!   change times): listing or loading the store again reads only the files that changed.
-//! - The look-alike check and the write hold an exclusive lock on `<data_dir>/sequences.lock` (`flock`),
-//!   so that two processes on one data directory cannot both store look-alike names.
+//! - What was read is kept, shared (`Arc`), keyed by the file's identity (device, inode, size,
+//!   modification and change times): listing or loading the store again reads only the files
+//!   that changed, and copies none.
+//! - The listing itself is kept too, with each name's look-alike skeleton: while nothing changed
+//!   in the directory since (its identity, and the writers' generation counted in the lock
+//!   file), loading the store neither lists nor stats it again, so that an operation's cost does
+//!   not grow with the store. A name read by itself (`get`, `#name`) is always checked against
+//!   its file; a file rewritten in place by another program, leaving the directory as it was, is
+//!   seen by the next load after the directory changes.
+//! - The look-alike check, the quota check and the write (or removal) hold an exclusive lock on
+//!   `<data_dir>/sequences.lock` (`flock`), so that two processes on one data directory cannot
+//!   both store look-alike names or together pass a caller's quota; every writer counts its
+//!   write in that file, so that the others know to list the directory again.
 
 use crate::engine::SequenceSource;
+use crate::policy::Quota;
 use seq_check::regular_file::{self, Links, ReadError};
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
@@ -128,6 +138,15 @@ pub enum StorageError {
         location: String,
         detail: String,
     },
+    /// Storing the sequence `name` would take `owner` past its quota: it owns `usage` besides
+    /// this name, and the write adds `adding` bytes.
+    OverQuota {
+        owner: String,
+        name: String,
+        usage: Usage,
+        adding: u64,
+        quota: Quota,
+    },
 }
 
 impl fmt::Display for StorageError {
@@ -169,6 +188,30 @@ impl fmt::Display for StorageError {
             }
             StorageError::Unavailable { location, detail } => {
                 write!(f, "cannot use the storage of {location}: {detail}")
+            }
+            StorageError::OverQuota {
+                owner,
+                name,
+                usage,
+                adding,
+                quota,
+            } => {
+                if usage.sequences >= quota.sequences {
+                    write!(
+                        f,
+                        "caller `{owner}` already owns {} stored sequences, the quota of {} per \
+                         caller",
+                        usage.sequences, quota.sequences
+                    )
+                } else {
+                    write!(
+                        f,
+                        "storing `{name}` ({adding} bytes) would take caller `{owner}` to {} \
+                         bytes of stored sequences, past the quota of {} bytes per caller",
+                        usage.bytes.saturating_add(*adding),
+                        quota.bytes
+                    )
+                }
             }
         }
     }
@@ -223,10 +266,10 @@ impl Summary {
     }
 }
 
-/// A stored sequence with its owner.
+/// A stored sequence with its owner. Cheap to clone: the sequence is shared.
 #[derive(Clone, Debug)]
 pub struct Stored {
-    pub sequence: Sequence,
+    pub sequence: Arc<Sequence>,
     /// `None` for an ownerless sequence (the module comment).
     pub owner: Option<String>,
 }
@@ -268,8 +311,29 @@ pub struct Usage {
     pub bytes: u64,
 }
 
+/// Refuses a write of `adding` bytes that would take `owner`, who keeps `usage` besides the
+/// sequence `name`, past `quota`: one more sequence past the count, or past the bytes.
+fn over_quota(
+    owner: &str,
+    name: &str,
+    usage: Usage,
+    adding: u64,
+    quota: Quota,
+) -> Result<(), StorageError> {
+    if usage.sequences >= quota.sequences || usage.bytes.saturating_add(adding) > quota.bytes {
+        return Err(StorageError::OverQuota {
+            owner: owner.to_owned(),
+            name: name.to_owned(),
+            usage,
+            adding,
+            quota,
+        });
+    }
+    Ok(())
+}
+
 /// A stored sequence's name and what reading it gave.
-pub type Loaded = (String, Result<Sequence, StorageError>);
+pub type Loaded = (String, Result<Arc<Sequence>, StorageError>);
 
 /// [`Loaded`] with the owner.
 pub type LoadedStored = (String, Result<Stored, StorageError>);
@@ -299,6 +363,25 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
         replace: bool,
         owner: Option<&str>,
     ) -> Result<(), StorageError>;
+
+    /// As [`Self::put_as`] for `owner`, refused with [`StorageError::OverQuota`] when the
+    /// write would take `owner` past `quota` (counting what it owns but the sequence of this
+    /// name, which the write replaces). Here the check and the write are two steps; a storage
+    /// that can make them one (as [`Storage`] does across processes) does.
+    fn put_within(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: &str,
+        quota: Quota,
+        admin: bool,
+    ) -> Result<(), StorageError> {
+        let name = sequence.name.value.as_str();
+        let usage = self.usage(owner, name)?;
+        let adding = encode(sequence, Some(owner))?.len() as u64;
+        over_quota(owner, name, usage, adding, quota)?;
+        self.put_as(sequence, replace, Some(owner), admin)
+    }
 
     /// Deletes the stored sequence `name`.
     fn delete(&self, name: &str) -> Result<(), StorageError>;
@@ -361,7 +444,9 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
 
     /// The stored sequence `name`, read afresh; `Ok(None)` when there is none.
     fn get(&self, name: &str) -> Result<Option<Sequence>, StorageError> {
-        Ok(self.get_stored(name)?.map(|stored| stored.sequence))
+        Ok(self
+            .get_stored(name)?
+            .map(|stored| Arc::unwrap_or_clone(stored.sequence)))
     }
 
     /// Stores `sequence` under its name without an owner.
@@ -402,9 +487,9 @@ pub trait SequenceStorage: fmt::Debug + Send + Sync {
             .collect())
     }
 
-    /// The readable stored sequences; the unreadable ones are left out (`#name` calls cannot
-    /// reach them either).
-    fn readable(&self) -> Result<Vec<Sequence>, StorageError> {
+    /// The readable stored sequences, shared; the unreadable ones are left out (`#name` calls
+    /// cannot reach them either).
+    fn readable(&self) -> Result<Vec<Arc<Sequence>>, StorageError> {
         Ok(self
             .load_all()?
             .into_iter()
@@ -425,10 +510,26 @@ struct Identity {
 }
 
 impl Identity {
-    #[cfg(unix)]
+    /// A regular file's.
     fn of(metadata: &fs::Metadata) -> Option<Identity> {
+        metadata
+            .is_file()
+            .then(|| Identity::stamp(metadata))
+            .flatten()
+    }
+
+    /// A directory's: an entry added, removed or renamed changes its times.
+    fn of_dir(metadata: &fs::Metadata) -> Option<Identity> {
+        metadata
+            .is_dir()
+            .then(|| Identity::stamp(metadata))
+            .flatten()
+    }
+
+    #[cfg(unix)]
+    fn stamp(metadata: &fs::Metadata) -> Option<Identity> {
         use std::os::unix::fs::MetadataExt;
-        metadata.is_file().then(|| Identity {
+        Some(Identity {
             dev: metadata.dev(),
             ino: metadata.ino(),
             len: metadata.len(),
@@ -438,13 +539,55 @@ impl Identity {
     }
 
     #[cfg(not(unix))]
-    fn of(_metadata: &fs::Metadata) -> Option<Identity> {
+    fn stamp(_metadata: &fs::Metadata) -> Option<Identity> {
         None
     }
 }
 
-/// The stored sequences read so far, by name, with the identity of the file each came from.
-type Cache = HashMap<String, (Identity, Stored)>;
+/// How long a directory must have been left alone for its times to tell that nothing changed
+/// since it was listed: on some kernels file times tick coarsely, and a change within the same
+/// tick as the one before leaves them as they were.
+const SETTLED: Duration = Duration::from_millis(100);
+
+/// A name listed in the directory: the stem of a `*.json` file.
+#[derive(Clone, Debug)]
+struct Name {
+    /// Its look-alike skeleton, computed once.
+    skeleton: String,
+    /// Whether it is a sequence name (files of other names are passed over).
+    valid: bool,
+}
+
+impl Name {
+    fn of(stem: &str) -> Name {
+        Name {
+            skeleton: seq_syntax::names::confusable_skeleton(stem),
+            valid: check_name(stem).is_ok(),
+        }
+    }
+}
+
+/// The directory's names as listed, and what tells that nothing changed since: the writers'
+/// generation (counted in the lock file) and the directory's identity, both as they were.
+#[derive(Debug)]
+struct Listed {
+    generation: Option<u64>,
+    dir: Option<Identity>,
+    /// Whether the directory had settled when listed, or was last changed by this process's
+    /// own write under the lock: only then do equal times mean an unchanged directory.
+    trusted: bool,
+    names: BTreeMap<String, Name>,
+    /// Whether temporary files were listed (the next write looks for leftovers).
+    temps: bool,
+}
+
+/// What was read: the stored sequences by name, with the identity of the file each came from,
+/// and the listing.
+#[derive(Debug, Default)]
+struct Cache {
+    read: HashMap<String, (Identity, Stored)>,
+    listed: Option<Listed>,
+}
 
 /// The storage under one data directory. Cheap to clone; clones share what was read.
 #[derive(Clone)]
@@ -493,15 +636,202 @@ impl Storage {
         Ok(self.dir.join(format!("{name}{EXTENSION}")))
     }
 
-    /// A stored name other than `name` that looks like it (the same UTS #39 skeleton).
-    fn look_alike(&self, name: &str) -> Option<String> {
-        let entries = fs::read_dir(&self.dir).ok()?;
-        let stored = entries.flatten().filter_map(|entry| {
-            let file = entry.file_name();
-            let stored = file.to_str()?.strip_suffix(EXTENSION)?;
-            (!stored.starts_with('.')).then(|| stored.to_owned())
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.dir.parent().unwrap_or(&self.dir).join(LOCK_FILE)
+    }
+
+    /// The writers' generation as the lock file counts it (0 without one); `None` when the
+    /// file cannot be read as this storage keeps it.
+    fn generation(&self) -> Option<u64> {
+        match regular_file::read(&self.lock_path(), 64, Links::Refuse) {
+            Ok(bytes) => Some(count_in(&bytes)),
+            Err(error) if error.is_not_found() => Some(0),
+            Err(_) => None,
+        }
+    }
+
+    /// Whether the listing kept is the directory as it is: no writer counted a write since and
+    /// the directory's identity is the same.
+    fn listing_is_current(&self, cache: &Cache) -> bool {
+        let Some(listed) = &cache.listed else {
+            return false;
+        };
+        listed.trusted
+            && self.generation() == listed.generation
+            && fs::metadata(&self.dir)
+                .ok()
+                .as_ref()
+                .and_then(Identity::of_dir)
+                == listed.dir
+    }
+
+    /// Makes the listing kept the directory's as it is, listing it again (and asking each
+    /// sequence file's identity, to forget what changed) only when something may have changed.
+    fn refresh(&self, cache: &mut Cache) -> Result<(), StorageError> {
+        if self.listing_is_current(cache) {
+            return Ok(());
+        }
+        let since = SystemTime::now();
+        let generation = self.generation();
+        let missing = |cache: &mut Cache| {
+            cache.listed = None;
+            cache.read.clear();
+        };
+        let dir = match fs::metadata(&self.dir) {
+            Ok(dir) => dir,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                missing(cache);
+                return Ok(());
+            }
+            Err(error) => return Err(self.io(&self.dir, error)),
+        };
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                missing(cache);
+                return Ok(());
+            }
+            Err(error) => return Err(self.io(&self.dir, error)),
+        };
+        let old = cache.listed.take();
+        let mut names = BTreeMap::new();
+        let mut temps = false;
+        for entry in entries {
+            let entry = entry.map_err(|error| self.io(&self.dir, error))?;
+            let file_name = entry.file_name();
+            let Some(file_name) = file_name.to_str() else {
+                continue;
+            };
+            if file_name.ends_with(TEMP_EXTENSION) {
+                temps = true;
+                continue;
+            }
+            let Some(stem) = file_name.strip_suffix(EXTENSION) else {
+                continue;
+            };
+            let name = old
+                .as_ref()
+                .and_then(|old| old.names.get(stem))
+                .cloned()
+                .unwrap_or_else(|| Name::of(stem));
+            if name.valid {
+                // A file that is not the one read is read again when it is asked for.
+                let identity = entry.metadata().ok().as_ref().and_then(Identity::of);
+                if cache
+                    .read
+                    .get(stem)
+                    .is_some_and(|(known, _)| Some(*known) != identity)
+                {
+                    cache.read.remove(stem);
+                }
+            }
+            names.insert(stem.to_owned(), name);
+        }
+        cache.read.retain(|name, _| names.contains_key(name));
+        let settled = dir
+            .modified()
+            .ok()
+            .and_then(|modified| since.duration_since(modified).ok())
+            .is_some_and(|age| age > SETTLED);
+        let dir = Identity::of_dir(&dir);
+        cache.listed = Some(Listed {
+            trusted: settled && generation.is_some() && dir.is_some(),
+            generation,
+            dir,
+            names,
+            temps,
         });
-        seq_syntax::names::looks_alike(name, stored)
+        Ok(())
+    }
+
+    /// Records this process's own write (or removal) of `name`, made under the lock across
+    /// processes: it is counted in the lock file, so that other processes list the directory
+    /// again, and the listing kept follows it without listing the directory again.
+    fn written(&self, cache: &mut Cache, lock: Option<&File>, name: &str, present: bool) {
+        cache.read.remove(name);
+        let generation = lock.and_then(count_write);
+        let dir = fs::metadata(&self.dir)
+            .ok()
+            .as_ref()
+            .and_then(Identity::of_dir);
+        match (cache.listed.as_mut(), generation, dir) {
+            (Some(listed), Some(generation), Some(dir)) => {
+                if present {
+                    listed
+                        .names
+                        .entry(name.to_owned())
+                        .or_insert_with(|| Name::of(name));
+                } else {
+                    listed.names.remove(name);
+                }
+                listed.generation = Some(generation);
+                listed.dir = Some(dir);
+                listed.trusted = true;
+            }
+            (None | Some(_), _, _) => cache.listed = None,
+        }
+    }
+
+    /// The stored sequences listed, each read (through the cache) or why it could not be.
+    fn loaded(&self, cache: &mut Cache) -> Vec<LoadedStored> {
+        let names: Vec<String> = cache
+            .listed
+            .iter()
+            .flat_map(|listed| &listed.names)
+            .filter(|(_, name)| name.valid)
+            .map(|(name, _)| name.clone())
+            .collect();
+        names
+            .into_iter()
+            .map(|name| {
+                let result = match cache.read.get(&name) {
+                    Some((_, stored)) => Ok(stored.clone()),
+                    None => {
+                        let path = self.dir.join(format!("{name}{EXTENSION}"));
+                        self.read_stored(cache, &name, &path).and_then(|found| {
+                            found.ok_or_else(|| StorageError::NotFound { name: name.clone() })
+                        })
+                    }
+                };
+                (name, result)
+            })
+            .collect()
+    }
+
+    /// What `owner` keeps stored, but the sequence `except`, from the listing kept: the files'
+    /// sizes, as read. Unreadable ones count for no one.
+    fn usage_in(&self, cache: &mut Cache, owner: &str, except: &str) -> Usage {
+        let mut usage = Usage::default();
+        for (name, read) in self.loaded(cache) {
+            if let Ok(stored) = read
+                && name != except
+                && stored.owner.as_deref() == Some(owner)
+            {
+                usage.sequences += 1;
+                usage.bytes += cache
+                    .read
+                    .get(&name)
+                    .map_or(0, |(identity, _)| identity.len);
+            }
+        }
+        usage
+    }
+
+    /// A listed name other than `name` that looks like it (the same UTS #39 skeleton).
+    fn look_alike(&self, cache: &Cache, name: &str) -> Option<String> {
+        let skeleton = seq_syntax::names::confusable_skeleton(name);
+        cache
+            .listed
+            .iter()
+            .flat_map(|listed| &listed.names)
+            .find(|(stored, listed)| {
+                !stored.starts_with('.') && *stored != name && listed.skeleton == skeleton
+            })
+            .map(|(stored, _)| stored.clone())
     }
 
     fn write_temp(&self, temp: &Path, bytes: &[u8]) -> Result<(), StorageError> {
@@ -537,13 +867,15 @@ impl Storage {
     }
 
     /// Removes temporary files left by a crash: this process's (none can be in flight while the
-    /// write lock is held) and anybody's older than [`STALE_TEMP`]. Best effort.
-    fn remove_stale_temps(&self) {
+    /// write lock is held) and anybody's older than [`STALE_TEMP`]. Best effort; returns
+    /// whether any temporary file is left.
+    fn remove_stale_temps(&self) -> bool {
         let Ok(entries) = fs::read_dir(&self.dir) else {
-            return;
+            return false;
         };
         let mine = format!(".{}-", std::process::id());
         let now = SystemTime::now();
+        let mut left = false;
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
@@ -559,17 +891,18 @@ impl Storage {
             let own = stem
                 .rfind(&mine)
                 .is_some_and(|at| stem.get(at + mine.len()..).is_some_and(is_digits));
-            if stale || own {
-                let _ = fs::remove_file(entry.path());
+            if !(stale || own) || fs::remove_file(entry.path()).is_err() {
+                left = true;
             }
         }
+        left
     }
 
     /// Holds the exclusive lock of the data directory's writers, across processes, until the
-    /// returned file is dropped.
+    /// returned file is dropped (`None` where there is no such lock).
     #[cfg(unix)]
-    fn lock_across_processes(&self) -> Result<File, StorageError> {
-        let path = self.dir.parent().unwrap_or(&self.dir).join(LOCK_FILE);
+    fn lock_across_processes(&self) -> Result<Option<File>, StorageError> {
+        let path = self.lock_path();
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -579,21 +912,25 @@ impl Storage {
             .map_err(|error| self.io(&path, error))?;
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|error| self.io(&path, error.into()))?;
-        Ok(file)
+        Ok(Some(file))
     }
 
     #[cfg(not(unix))]
-    fn lock_across_processes(&self) -> Result<(), StorageError> {
-        Ok(())
+    fn lock_across_processes(&self) -> Result<Option<File>, StorageError> {
+        Ok(None)
     }
 
     /// The stored sequence `name` read from `path`, through the cache when the file is the one
     /// read before.
-    fn read_stored(&self, name: &str, path: &Path) -> Result<Option<Stored>, StorageError> {
-        let cache = || self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+    fn read_stored(
+        &self,
+        cache: &mut Cache,
+        name: &str,
+        path: &Path,
+    ) -> Result<Option<Stored>, StorageError> {
         let seen = path.symlink_metadata().ok().as_ref().and_then(Identity::of);
         if let Some(seen) = seen
-            && let Some((identity, stored)) = cache().get(name)
+            && let Some((identity, stored)) = cache.read.get(name)
             && *identity == seen
         {
             return Ok(Some(stored.clone()));
@@ -601,11 +938,11 @@ impl Storage {
         let read = match regular_file::read_with_metadata(path, MAX_STORED_BYTES, Links::Refuse) {
             Ok(read) => read,
             Err(error) if error.is_not_found() => {
-                cache().remove(name);
+                cache.read.remove(name);
                 return Ok(None);
             }
             Err(error) => {
-                cache().remove(name);
+                cache.read.remove(name);
                 return Err(match error {
                     ReadError::Io(error) => self.io(path, error),
                     ReadError::NotRegular(_) | ReadError::TooLarge { .. } => {
@@ -620,10 +957,12 @@ impl Storage {
         let decoded = decode(name, &read.bytes);
         match (&decoded, Identity::of(&read.metadata)) {
             (Ok(stored), Some(identity)) => {
-                cache().insert(name.to_owned(), (identity, stored.clone()));
+                cache
+                    .read
+                    .insert(name.to_owned(), (identity, stored.clone()));
             }
             (Ok(_) | Err(_), _) => {
-                cache().remove(name);
+                cache.read.remove(name);
             }
         }
         decoded.map(Some)
@@ -635,61 +974,40 @@ impl Storage {
             error,
         }
     }
-}
 
-impl SequenceStorage for Storage {
-    fn location(&self) -> String {
-        let data_dir = self.dir.parent().unwrap_or(&self.dir);
-        format!("the data directory {}", data_dir.display())
-    }
-
-    /// The files' sizes, as read (through the cache).
-    fn usage(&self, owner: &str, except: &str) -> Result<Usage, StorageError> {
-        let mut usage = Usage::default();
-        for (name, read) in self.load_all_stored()? {
-            if let Ok(stored) = read
-                && name != except
-                && stored.owner.as_deref() == Some(owner)
-            {
-                let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-                usage.sequences += 1;
-                usage.bytes += cache.get(&name).map_or(0, |(identity, _)| identity.len);
-            }
-        }
-        Ok(usage)
-    }
-
-    /// A file of that name, readable or not.
-    fn exists(&self, name: &str) -> Result<bool, StorageError> {
-        let path = self.path_of(name)?;
-        match path.symlink_metadata() {
-            Ok(_) => Ok(true),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(error) => Err(StorageError::Io { path, error }),
-        }
-    }
-
-    /// Atomic (the module comment); without `replace`, published with a hard link.
-    fn put_owned(
+    /// Stores `sequence` (the module comment says how), within `quota` when given one.
+    fn write(
         &self,
         sequence: &Sequence,
         replace: bool,
         owner: Option<&str>,
+        quota: Option<Quota>,
     ) -> Result<(), StorageError> {
         let name = sequence.name.value.as_str();
         let target = self.path_of(name)?;
         let bytes = encode(sequence, owner)?;
         let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
         fs::create_dir_all(&self.dir).map_err(|error| self.io(&self.dir, error))?;
-        // The look-alike check and the publishing are one step for every process.
-        let _across = self.lock_across_processes()?;
-        self.remove_stale_temps();
+        // The checks and the publishing are one step for every process.
+        let across = self.lock_across_processes()?;
+        let mut cache = self.cache();
+        self.refresh(&mut cache)?;
+        if cache.listed.as_ref().is_none_or(|listed| listed.temps) {
+            let left = self.remove_stale_temps();
+            if let Some(listed) = cache.listed.as_mut() {
+                listed.temps = left;
+            }
+        }
         if !replace && self.exists(name)? {
             return Err(StorageError::Exists {
                 name: name.to_owned(),
             });
         }
-        if let Some(stored) = self.look_alike(name) {
+        if let (Some(quota), Some(owner)) = (quota, owner) {
+            let usage = self.usage_in(&mut cache, owner, name);
+            over_quota(owner, name, usage, bytes.len() as u64, quota)?;
+        }
+        if let Some(stored) = self.look_alike(&cache, name) {
             return Err(StorageError::Confusable {
                 name: name.to_owned(),
                 stored,
@@ -702,7 +1020,10 @@ impl SequenceStorage for Storage {
         ));
         match self.write_temp(&temp, &bytes) {
             Ok(()) => {}
-            Err(error @ StorageError::Interrupted { .. }) => return Err(error),
+            Err(error @ StorageError::Interrupted { .. }) => {
+                cache.listed = None;
+                return Err(error);
+            }
             Err(error) => {
                 // A real failure, not a crash: nothing is left behind.
                 let _ = fs::remove_file(&temp);
@@ -724,19 +1045,102 @@ impl SequenceStorage for Storage {
                 self.io(&target, error)
             });
         }
+        self.written(&mut cache, across.as_ref(), name, true);
         self.sync_dir()
+    }
+}
+
+/// The count of writes the lock file holds: its first eight bytes (0 when it has fewer).
+fn count_in(bytes: &[u8]) -> u64 {
+    bytes
+        .get(..8)
+        .and_then(|count| <[u8; 8]>::try_from(count).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// Counts one more write in the lock file, held: the new count, or `None` when it could not
+/// be counted.
+#[cfg(unix)]
+fn count_write(lock: &File) -> Option<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut count = [0u8; 8];
+    let known = lock.read_at(&mut count, 0).ok()?;
+    let next = count_in(count.get(..known).unwrap_or_default()).wrapping_add(1);
+    lock.write_all_at(&next.to_le_bytes(), 0).ok()?;
+    Some(next)
+}
+
+#[cfg(not(unix))]
+fn count_write(_lock: &File) -> Option<u64> {
+    None
+}
+
+impl SequenceStorage for Storage {
+    fn location(&self) -> String {
+        let data_dir = self.dir.parent().unwrap_or(&self.dir);
+        format!("the data directory {}", data_dir.display())
+    }
+
+    /// The files' sizes, as read (through the cache).
+    fn usage(&self, owner: &str, except: &str) -> Result<Usage, StorageError> {
+        let mut cache = self.cache();
+        self.refresh(&mut cache)?;
+        Ok(self.usage_in(&mut cache, owner, except))
+    }
+
+    /// A file of that name, readable or not.
+    fn exists(&self, name: &str) -> Result<bool, StorageError> {
+        let path = self.path_of(name)?;
+        match path.symlink_metadata() {
+            Ok(_) => Ok(true),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(StorageError::Io { path, error }),
+        }
+    }
+
+    /// Atomic (the module comment); without `replace`, published with a hard link.
+    fn put_owned(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: Option<&str>,
+    ) -> Result<(), StorageError> {
+        self.write(sequence, replace, owner, None)
+    }
+
+    /// The quota is checked under the lock across processes, with the write (owners were
+    /// checked by the seq tools: only they write here).
+    fn put_within(
+        &self,
+        sequence: &Sequence,
+        replace: bool,
+        owner: &str,
+        quota: Quota,
+        _admin: bool,
+    ) -> Result<(), StorageError> {
+        self.write(sequence, replace, Some(owner), Some(quota))
     }
 
     fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError> {
         let path = self.path_of(name)?;
-        self.read_stored(name, &path)
+        self.read_stored(&mut self.cache(), name, &path)
     }
 
     fn delete(&self, name: &str) -> Result<(), StorageError> {
         let path = self.path_of(name)?;
         let _lock = WRITE_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        // No data directory, no lock file: nothing to delete either.
+        let across = match self.lock_across_processes() {
+            Ok(across) => across,
+            Err(StorageError::Io { error, .. }) if error.kind() == io::ErrorKind::NotFound => None,
+            Err(error) => return Err(error),
+        };
+        let mut cache = self.cache();
         match fs::remove_file(&path) {
-            Ok(()) => self.sync_dir(),
+            Ok(()) => {
+                self.written(&mut cache, across.as_ref(), name, false);
+                self.sync_dir()
+            }
             Err(error) if error.kind() == io::ErrorKind::NotFound => Err(StorageError::NotFound {
                 name: name.to_owned(),
             }),
@@ -747,36 +1151,9 @@ impl SequenceStorage for Storage {
     /// Files that are not `<valid name>.json` (temporary files among them) are not the
     /// storage's and are passed over.
     fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError> {
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(error) => return Err(self.io(&self.dir, error)),
-        };
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|error| self.io(&self.dir, error))?;
-            let file_name = entry.file_name();
-            let Some(name) = file_name.to_str().and_then(|n| n.strip_suffix(EXTENSION)) else {
-                continue;
-            };
-            if check_name(name).is_ok() {
-                names.push(name.to_owned());
-            }
-        }
-        names.sort();
-        self.cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|name, _| names.binary_search(name).is_ok());
-        Ok(names
-            .into_iter()
-            .map(|name| {
-                let result = self.get_stored(&name).and_then(|found| {
-                    found.ok_or_else(|| StorageError::NotFound { name: name.clone() })
-                });
-                (name, result)
-            })
-            .collect())
+        let mut cache = self.cache();
+        self.refresh(&mut cache)?;
+        Ok(self.loaded(&mut cache))
     }
 
     fn source(&self) -> Arc<dyn SequenceSource> {
@@ -912,7 +1289,7 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Stored, StorageError> {
         )));
     }
     Ok(Stored {
-        sequence,
+        sequence: Arc::new(sequence),
         owner: envelope.owner,
     })
 }
@@ -921,11 +1298,11 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Stored, StorageError> {
 /// A file that cannot be read counts as absent here; `seq_run` and `seq_list` report why.
 impl SequenceSource for Storage {
     fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
-        self.get(name).ok().flatten().map(Arc::new)
+        Some(self.get_stored(name).ok().flatten()?.sequence)
     }
 
     fn owned(&self, name: &str) -> Option<(Arc<Sequence>, Option<String>)> {
         let stored = self.get_stored(name).ok().flatten()?;
-        Some((Arc::new(stored.sequence), stored.owner))
+        Some((stored.sequence, stored.owner))
     }
 }

@@ -130,6 +130,58 @@ fn what_was_read_is_read_again_only_when_the_file_changes() {
     assert!(storage.list().unwrap().sequences.is_empty());
 }
 
+/// The listing kept by one storage follows what another one (another process, say) and other
+/// programs do to the directory at once: the writers count their writes in the lock file, and
+/// any other change changes the directory.
+#[test]
+fn the_listing_kept_follows_every_change_to_the_directory() {
+    let data = tempfile::tempdir().unwrap();
+    let mine = Storage::new(data.path());
+    let theirs = Storage::new(data.path());
+    let names = |storage: &Storage| -> Vec<String> {
+        let listing = storage.list().unwrap();
+        listing
+            .sequences
+            .into_iter()
+            .map(|s| s.name)
+            .chain(
+                listing
+                    .broken
+                    .into_iter()
+                    .map(|b| format!("broken {}", b.name)),
+            )
+            .collect()
+    };
+    mine.put(&sequence("one"), false).unwrap();
+    assert_eq!(names(&mine), ["one"]);
+    theirs.put(&sequence("two"), false).unwrap();
+    assert_eq!(names(&mine), ["one", "two"]);
+    theirs.delete("one").unwrap();
+    assert_eq!(names(&mine), ["two"]);
+    // Replaced by another writer: the new one is read.
+    let text = json!({
+        "name": "two",
+        "groups": [{"name": "a", "tools": r#"{"tool":"echo","args":{"value":"ho"}} ;"#},
+                   {"name": "b", "tools": r#"{"tool":"echo","args":{"value":"ho"}} ;"#}]
+    })
+    .to_string();
+    theirs
+        .put(&seq_syntax::parse(&text).sequence.unwrap(), true)
+        .unwrap();
+    assert_eq!(mine.list().unwrap().sequences[0].groups, 2);
+    // Another program adds a file, and removes one.
+    fs::write(mine.dir().join("three.json"), b"{not json").unwrap();
+    assert_eq!(names(&mine), ["two", "broken three"]);
+    fs::remove_file(mine.dir().join("two.json")).unwrap();
+    assert_eq!(names(&mine), ["broken three"]);
+    // The look-alike check sees the names as they are.
+    theirs.put(&sequence("look"), false).unwrap();
+    assert!(matches!(
+        mine.put(&sequence("l\u{43e}ok"), false),
+        Err(StorageError::Confusable { .. })
+    ));
+}
+
 fn tools_with(data: &Path, policy: Policy) -> StorageTools {
     let root = data.join("root");
     fs::create_dir_all(&root).unwrap();

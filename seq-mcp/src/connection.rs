@@ -116,6 +116,9 @@ impl Connection {
                 if let Some(cwd) = cwd {
                     command.current_dir(cwd);
                 }
+                // Killed with seqc, as each command's shell is, when seqc is killed outright.
+                #[cfg(target_os = "linux")]
+                seq_exec::builtin::die_with_parent(&mut command);
                 let (child, pipe) =
                     BoundedChild::spawn(command).map_err(|error| ConnectError::Spawn {
                         server: spec.name.clone(),

@@ -27,6 +27,8 @@ mod root;
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use jq::running as jq_running;
 pub use output::{Captured, OutputSink, Stdout};
+#[cfg(target_os = "linux")]
+pub use procs::die_with_parent;
 pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items, wait_stopped};
 pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_under};
 

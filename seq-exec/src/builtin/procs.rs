@@ -95,15 +95,17 @@ pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Sets the parent-death signal (Linux's `PR_SET_PDEATHSIG`) of the command `command` starts to
-/// SIGKILL: if seqc is killed outright (SIGKILL, a crash), where nothing of it runs to stop the
-/// item, the shell dies with it. The signal is not inherited through fork, so only the shell is
-/// covered; its own children are orphaned then (docs/reference.md, "Cancellation").
+/// Sets the parent-death signal (Linux's `PR_SET_PDEATHSIG`) of the process `command` starts
+/// to SIGKILL: if seqc is killed outright (SIGKILL, a crash), where nothing of it runs to stop
+/// it, the process dies with it. Every child seqc starts has it: each command's shell, and each
+/// MCP server it starts as a client (`--mcp`). The signal is not inherited through fork, so
+/// only that process is covered; its own children are orphaned then (docs/reference.md,
+/// "Cancellation").
 ///
-/// The kernel sends it when the *thread* that started the child ends: commands are started on
+/// The kernel sends it when the *thread* that started the child ends: children are started on
 /// the runtime's threads (or the one blocked on it), which live as long as seqc runs.
 #[cfg(target_os = "linux")]
-pub(super) fn die_with_parent(command: &mut tokio::process::Command) {
+pub fn die_with_parent(command: &mut tokio::process::Command) {
     let parent = rustix::process::getpid();
     #[allow(
         unsafe_code,

@@ -23,7 +23,7 @@ use crate::storage::{self, StorageError, Summary};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
 use serde_json::{Map, Value, json};
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 /// Which argument held the sequence: errors in it are reported on that field.
 #[derive(Clone, Copy)]
@@ -207,14 +207,20 @@ fn admit_into(
         }
         return Err((error, found));
     }
-    if let Some(caller) = caller {
-        within_quota(tools, sequence, caller).map_err(plain)?;
-    }
-    // Asked again by a storage that checks owners itself (one others reach directly).
+    // The quota is asked with the write, in one step for every process on the store; owners
+    // are asked again by a storage that checks them itself (one others reach directly).
     let admin = caller.is_some_and(|caller| tools.policy().is_store_admin(caller));
-    storage
-        .put_as(sequence, replace, caller.map(|c| c.id.as_str()), admin)
-        .map_err(|e| plain(storage_error(e)))?;
+    match caller {
+        Some(caller) => storage.put_within(
+            sequence,
+            replace,
+            &caller.id,
+            tools.config.policy.quota_of(caller),
+            admin,
+        ),
+        None => storage.put_as(sequence, replace, None, admin),
+    }
+    .map_err(|e| plain(storage_error(e)))?;
     let summary = Summary::of(sequence);
     // Only errors are taken from other sequences, so what is left is this one's warnings.
     Ok((
@@ -226,47 +232,6 @@ fn admit_into(
         }),
         found,
     ))
-}
-
-/// Refuses a sequence that would take `caller` past its quota of stored sequences (count or
-/// bytes), counting what it owns but the one of this name, which the write replaces.
-fn within_quota(
-    tools: &StorageTools,
-    sequence: &Sequence,
-    caller: &Caller,
-) -> Result<(), ToolError> {
-    let quota = tools.config.policy.quota_of(caller);
-    let name = sequence.name.value.as_str();
-    let usage = tools
-        .storage()
-        .usage(&caller.id, name)
-        .map_err(storage_error)?;
-    let bytes = storage::encode(sequence, Some(&caller.id))
-        .map_err(storage_error)?
-        .len() as u64;
-    let over = if usage.sequences >= quota.sequences {
-        Some(format!(
-            "caller `{}` already owns {} stored sequences, the quota of {} per caller",
-            caller.id, usage.sequences, quota.sequences
-        ))
-    } else if usage.bytes.saturating_add(bytes) > quota.bytes {
-        Some(format!(
-            "storing `{name}` ({bytes} bytes) would take caller `{}` to {} bytes of stored \
-             sequences, past the quota of {} bytes per caller",
-            caller.id,
-            usage.bytes.saturating_add(bytes),
-            quota.bytes
-        ))
-    } else {
-        None
-    };
-    match over {
-        Some(message) => Err(ToolError::new(Reason::Failed, message).with_hint(
-            "delete stored sequences you no longer need (`seq_delete`), or ask whoever runs the \
-             server for a larger quota (`quota` in the policy file)",
-        )),
-        None => Ok(()),
-    }
 }
 
 /// The text and its parse, from `groups` or from `file` (exactly one of them).
@@ -374,7 +339,7 @@ fn findings_of(admission: &seq_check::Admission, origin: &Origin<'_>) -> Vec<Fin
 
 /// The stored sequences a new one is checked against. Unreadable stored files are left out:
 /// `#name` calls cannot reach them either.
-fn stored_sequences(tools: &StorageTools) -> Result<Vec<Sequence>, Refusal> {
+fn stored_sequences(tools: &StorageTools) -> Result<Vec<Arc<Sequence>>, Refusal> {
     tools
         .storage()
         .readable()

@@ -13,19 +13,23 @@ use crate::policy::Policy;
 use seq_check::entry::sequence_calls;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Code, Diagnostic};
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
 /// The diagnostics of the items of `sequence` that reach a tool `policy` refuses to `caller`.
 /// `stored` are the sequences `#name` calls resolve to (a stored one of the new sequence's name
 /// is the one being replaced, and is passed over).
-pub fn unauthorized(
+pub fn unauthorized<S: Borrow<Sequence>>(
     sequence: &Sequence,
-    stored: &[Sequence],
+    stored: &[S],
     policy: &Policy,
     caller: &Caller,
 ) -> Vec<Diagnostic> {
-    let mut by_name: HashMap<&str, &Sequence> =
-        stored.iter().map(|s| (s.name.value.as_str(), s)).collect();
+    let mut by_name: HashMap<&str, &Sequence> = stored
+        .iter()
+        .map(Borrow::borrow)
+        .map(|s: &Sequence| (s.name.value.as_str(), s))
+        .collect();
     by_name.insert(sequence.name.value.as_str(), sequence);
     let refused = |tool: &str| !policy.allows(caller, tool);
     let mut found = Vec::new();

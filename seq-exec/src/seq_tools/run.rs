@@ -74,7 +74,8 @@ impl SeqTools {
                     sequence: &sequence,
                     owner: owner.as_deref(),
                     policy: self.storage_tools.policy().effective_for(ids),
-                    sequences: stored,
+                    // The durable run carries its own copy.
+                    sequences: stored.iter().map(|s| Sequence::clone(s)).collect(),
                     owners,
                     args: run_args,
                     caller,
@@ -122,7 +123,7 @@ impl SeqTools {
         &self,
         name: &str,
         sequence: &Sequence,
-        stored: &[Sequence],
+        stored: &[Arc<Sequence>],
         caller: &Caller,
     ) -> Option<SeqOutcome> {
         let policy = self.storage_tools.policy();
@@ -185,7 +186,7 @@ impl SeqTools {
 struct Loaded {
     sequence: Sequence,
     owner: Option<String>,
-    stored: Vec<Sequence>,
+    stored: Vec<Arc<Sequence>>,
     owners: BTreeMap<String, String>,
 }
 
@@ -196,7 +197,7 @@ struct Loaded {
 fn load_checked(tools: &StorageTools, name: &str) -> Result<Loaded, Box<SeqOutcome>> {
     let refused = |error| Box::new(SeqOutcome::of(Err(storage_error(error))));
     let (sequence, owner) = match tools.storage().get_stored(name) {
-        Ok(Some(stored)) => (stored.sequence, stored.owner),
+        Ok(Some(stored)) => (Arc::unwrap_or_clone(stored.sequence), stored.owner),
         Ok(None) => {
             return Err(refused(StorageError::NotFound {
                 name: name.to_owned(),
@@ -205,7 +206,7 @@ fn load_checked(tools: &StorageTools, name: &str) -> Result<Loaded, Box<SeqOutco
         Err(error) => return Err(refused(error)),
     };
     let mut owners = BTreeMap::new();
-    let stored: Vec<Sequence> = tools
+    let stored: Vec<Arc<Sequence>> = tools
         .storage()
         .readable_stored()
         .map_err(refused)?
