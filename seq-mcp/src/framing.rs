@@ -56,13 +56,15 @@ pub fn judge(line: &[u8]) -> Verdict {
     let id = object.get("id");
     let usable_id = match id {
         None => None,
-        Some(id @ (Value::Number(_) | Value::String(_))) => Some(id.clone()),
-        Some(Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_)) => {
+        Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(id.clone()),
+        Some(id @ Value::String(_)) => Some(id.clone()),
+        // A fractional id (`1.5`) is no id rmcp keeps: answered here, with the null id.
+        Some(Value::Number(_) | Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_)) => {
             return Verdict::Answer(error_answer(
                 Value::Null,
                 INVALID_REQUEST,
                 "Invalid Request",
-                "`id` must be a string or a number",
+                "`id` must be a string or a whole number",
             ));
         }
     };
