@@ -377,8 +377,8 @@ impl SeqTools {
         self.call_observed(name, args, caller, cancel, None).await
     }
 
-    /// [`SeqTools::call_cancellable`] whose `seq_run`, when it runs in process, tells
-    /// `observer` as its groups and items start and finish.
+    /// [`SeqTools::call_cancellable`] whose run (`seq_run`, `seq_call`, `seq_when_call`), when
+    /// it runs in process, tells `observer` as its groups and items start and finish.
     pub async fn call_observed(
         &self,
         name: &str,
@@ -392,9 +392,10 @@ impl SeqTools {
         }
         match name {
             SEQ_RUN => self.run(&args, caller, cancel, observer).await,
-            SEQ_CALL | SEQ_WHEN_CALL => {
-                SeqOutcome::of(self.call_target(name, &args, caller, cancel).await)
-            }
+            SEQ_CALL | SEQ_WHEN_CALL => SeqOutcome::of(
+                self.call_target(name, &args, caller, cancel, observer)
+                    .await,
+            ),
             other => self.storage_tools.call(other, args, Some(caller)).await,
         }
     }
