@@ -232,6 +232,17 @@ impl SeqServer {
             .unwrap_or_default()
     }
 
+    /// Cancelled when the HTTP connection answering this request dropped and its client did not
+    /// come back in time ([`crate::http::Abandoned`]); over stdio, never.
+    fn abandoned(context: &RequestContext<RoleServer>) -> CancellationToken {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::http::Abandoned>())
+            .map(|abandoned| abandoned.0.clone())
+            .unwrap_or_default()
+    }
+
     fn tool(&self, def: ToolDef, caller: &Caller) -> Tool {
         let mut description = def.description.clone();
         if def.name == SEQ_CREATE {
@@ -540,6 +551,7 @@ impl ServerHandler for SeqServer {
         let cancel = CancellationToken::new();
         let caller = self.caller_of(&context);
         let ended = SeqServer::session_ended(&context);
+        let abandoned = SeqServer::abandoned(&context);
         let progress = crate::progress::Progress::start(&context, &request.name);
         // W3C trace context from `_meta`: the run joins the client's trace.
         let traceparent = context.meta.get("traceparent").and_then(Value::as_str);
@@ -552,6 +564,7 @@ impl ServerHandler for SeqServer {
                 () = context.ct.cancelled() => None,
                 () = self.session.cancelled() => None,
                 () = ended.cancelled() => None,
+                () = abandoned.cancelled() => None,
             };
             match finished {
                 Some(result) => result,
