@@ -165,6 +165,15 @@ pub struct HttpArgs {
     /// (repeatable); a request whose Origin is another is refused (403).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     pub allow_origins: Vec<String>,
+    /// How long a call whose connection dropped keeps running for its client to come back with
+    /// `Last-Event-ID` and get the answer; past it, the call is cancelled. 0 cancels at once.
+    #[arg(
+        long = "resume-window",
+        value_name = "SECONDS",
+        default_value_t = seq_mcp::resume::RESUME_WINDOW.as_secs(),
+        requires = "http"
+    )]
+    pub resume_window: u64,
 }
 
 /// `seqc token`: a fresh token and its hash.
@@ -432,7 +441,8 @@ async fn serve_http(
     })?;
     let bound = listener.local_addr().unwrap_or(addr);
     // The origins allowed carry the port actually bound (port 0 picks one).
-    let options = HttpOptions::new(access, bound, &args.allow_hosts, &args.allow_origins);
+    let options = HttpOptions::new(access, bound, &args.allow_hosts, &args.allow_origins)
+        .with_resume_window(std::time::Duration::from_secs(args.resume_window));
     // The address actually bound (port 0 picks one), for scripts and tests to read.
     eprintln!(
         "seqc mcp: serving MCP at http://{bound}{}",

@@ -10,6 +10,8 @@
 //! - a cancelled `seq_run` request cancels its durable run;
 //! - a request straight to the `SeqStore` object naming another caller's sequence is refused as
 //!   the seq tools refuse it.
+//! - two callers with tokens share one `seqc mcp --http --restate`: each runs durably and gets
+//!   its own report, and neither may replace or delete what the other stored.
 
 #![allow(
     clippy::unwrap_used,
@@ -17,6 +19,8 @@
 )]
 
 mod common;
+#[path = "common/http.rs"]
+mod http;
 #[path = "common/restate.rs"]
 mod restate;
 #[path = "common/session.rs"]
@@ -330,4 +334,92 @@ fn the_storage_in_the_engine_refuses_to_change_another_callers_sequence() {
     assert_eq!(answer, json!({"answer": "deleted"}));
     let listed = a.call("seq_list", json!({}));
     assert_eq!(listed["structuredContent"]["result"], json!([]), "{listed}");
+}
+
+/// Two callers, each with a token, share one `seqc mcp --http --restate`: both store and run
+/// sequences durably at once, each run answering its own report; the listing shows every
+/// sequence with its owner, and neither may replace or delete the other's.
+#[test]
+fn two_callers_with_tokens_share_one_durable_service_over_http() {
+    let Setup {
+        restate,
+        root,
+        data: _data,
+        worker: _worker,
+    } = Setup::start();
+    let (alice, bob) = ("alice-token-0123456789", "bob-token-9876543210");
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        json!({"callers": {
+            "alice": {"token_sha256": seq_mcp::token::sha256_hex(alice)},
+            "bob": {"token_sha256": seq_mcp::token::sha256_hex(bob)},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (server, url) = http::serve(&[
+        "--restate",
+        &restate.ingress,
+        "--restate-admin",
+        &restate.admin,
+        "--policy",
+        policy.to_str().unwrap(),
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    let mut a = http::Client::connect(&url, Some(alice));
+    let mut b = http::Client::connect(&url, Some(bob));
+    let created = a.call("seq_create", one_group("mine", &echo("hello")));
+    assert!(!failed(&created), "{created}");
+    let created = b.call("seq_create", one_group("yours", &echo("hi")));
+    assert!(!failed(&created), "{created}");
+
+    // Both run at once, on the Restate server, each answered its own report.
+    let (ran_a, ran_b) = std::thread::scope(|threads| {
+        let ran_a =
+            threads.spawn(|| a.call("seq_run", json!({"name": "mine", "args": {"who": "alice"}})));
+        let ran_b =
+            threads.spawn(|| b.call("seq_run", json!({"name": "yours", "args": {"who": "bob"}})));
+        (ran_a.join().unwrap(), ran_b.join().unwrap())
+    });
+    assert!(!failed(&ran_a), "{ran_a}");
+    assert!(!failed(&ran_b), "{ran_b}");
+    assert_eq!(run_report(&ran_a)["out"]["g"]["v"], "hello alice");
+    assert_eq!(run_report(&ran_b)["out"]["g"]["v"], "hi bob");
+    let durable = "SELECT count(*) AS n FROM sys_invocation \
+         WHERE target_service_name = 'SeqRun' AND status = 'completed'";
+    assert_eq!(query(&restate.admin, durable)[0]["n"], 2);
+
+    // One store: each lists both, with their owners.
+    for client in [&mut a, &mut b] {
+        let listed = client.call("seq_list", json!({}));
+        let rows = &listed["structuredContent"]["result"];
+        assert_eq!(rows[0]["name"], "mine", "{listed}");
+        assert_eq!(rows[0]["owner"], "alice", "{listed}");
+        assert_eq!(rows[1]["name"], "yours", "{listed}");
+        assert_eq!(rows[1]["owner"], "bob", "{listed}");
+    }
+
+    // Owners hold between the tokens' callers, both ways.
+    let mut replacing = one_group("mine", &echo("bob was here"));
+    replacing["replace"] = json!(true);
+    for (owner, tool, args) in [
+        ("alice", "seq_create", replacing),
+        ("alice", "seq_delete", json!({"name": "mine"})),
+        ("bob", "seq_delete", json!({"name": "yours"})),
+    ] {
+        let other = if owner == "alice" { &mut b } else { &mut a };
+        let refused = other.call(tool, args);
+        assert!(failed(&refused), "{tool}: {refused}");
+        let error = &refused["structuredContent"]["error"];
+        assert_eq!(error["reason"], "unauthorized", "{tool}: {refused}");
+        assert!(error.to_string().contains(owner), "{tool}: {refused}");
+    }
+    let again = a.call("seq_run", json!({"name": "mine", "args": {"who": "alice"}}));
+    assert_eq!(run_report(&again)["out"]["g"]["v"], "hello alice");
+    let deleted = b.call("seq_delete", json!({"name": "yours"}));
+    assert!(!failed(&deleted), "{deleted}");
+    assert_eq!(http::stop(server), Some(143));
 }

@@ -1,6 +1,8 @@
 //! `seqc mcp --http`: the service over streamable HTTP, driven by the TypeScript SDK's client
 //! (tests/mcp/http-client.mjs, pinned in tests/mcp/package-lock.json), with bearer tokens
-//! naming the callers; and the addresses it refuses to serve without tokens.
+//! naming the callers; and the addresses it refuses to serve without tokens. Faults over a raw
+//! connection: a dropped connection, a deleted session, a client coming back with
+//! `Last-Event-ID`.
 
 #![allow(
     clippy::unwrap_used,
@@ -8,45 +10,18 @@
 )]
 
 mod common;
+#[path = "common/http.rs"]
+mod http;
 
 use common::text;
+use http::{serve, stop};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 fn mcp_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
-}
-
-/// `seqc mcp --http 127.0.0.1:0 ARGS`, started, and the URL it printed once listening.
-fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = common::command()
-        .args(["mcp", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines.next().expect("seqc says where it serves").unwrap();
-        if let Some(url) = line.strip_prefix("seqc mcp: serving MCP at ") {
-            break url.to_owned();
-        }
-    };
-    // The rest of stderr (the runs' output lines) is read away, so that seqc never blocks on it.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, url)
-}
-
-/// SIGTERM, then its exit status.
-fn stop(mut child: Child) -> Option<i32> {
-    let pid = rustix::process::Pid::from_child(&child);
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    child.wait().unwrap().code()
 }
 
 #[test]
@@ -295,4 +270,152 @@ fn seqc_token_prints_a_token_and_its_hash() {
             seq_mcp::token::sha256_hex(token)
         )
     );
+}
+
+/// Waits (up to a deadline that only a broken server reaches) for `ready`.
+fn eventually(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}: not within 90 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether process `pid` is gone (or a zombie, its parent not having waited yet).
+fn gone(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .map_or(true, |stat| stat.contains(") Z "))
+}
+
+/// A server without tokens, `cmd_run` on, in a root whose `slow.sh` writes its pid to `pid`
+/// and then outlives any test unless stopped; `seq_create`d as `slow`.
+struct Slow {
+    server: std::process::Child,
+    url: String,
+    root: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+impl Slow {
+    fn start(extra: &[&str]) -> Slow {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("slow.sh"),
+            "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 977\n",
+        )
+        .unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "--root",
+            root.path().to_str().unwrap(),
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "--enable",
+            "cmd_run",
+        ];
+        args.extend_from_slice(extra);
+        let (server, url) = serve(&args);
+        Slow {
+            server,
+            url,
+            root,
+            _data: data,
+        }
+    }
+
+    fn client(&self) -> http::Client {
+        let mut client = http::Client::connect(&self.url, None);
+        for (name, command) in [
+            ("slow", "sh slow.sh"),
+            (
+                "waits",
+                "while [ ! -e go ]; do sleep 0.05; done; echo done > done.tmp && mv done.tmp done",
+            ),
+        ] {
+            let tools = json!({"tool": "cmd_run", "args": {"command": command}}).to_string() + " ;";
+            let created = client.call(
+                "seq_create",
+                json!({"name": name, "replace": true, "groups": [{"name": "g", "tools": tools}]}),
+            );
+            assert_ne!(created["isError"], true, "{created}");
+        }
+        client
+    }
+
+    /// The pid `slow.sh` wrote, once it did.
+    fn pid(&self) -> String {
+        let file = self.root.path().join("pid");
+        eventually("slow.sh started", || file.is_file());
+        std::fs::read_to_string(file).unwrap()
+    }
+}
+
+#[test]
+fn a_dropped_connection_stops_the_run_when_its_client_does_not_come_back() {
+    let slow = Slow::start(&["--resume-window", "1"]);
+    let mut client = slow.client();
+    let (id, mut stream) = client.start_call("seq_run", json!({"name": "slow"}));
+    assert_eq!(stream.status, 200, "{stream:?}");
+    let first = stream.event().unwrap().id.unwrap();
+    let pid = slow.pid();
+    // The socket closes mid-run, without DELETE; nobody comes back within the window.
+    drop(stream);
+    eventually("the run's command stopped", || gone(&pid));
+    // The answer was kept: coming back now gives the report of the cancelled run.
+    let mut resumed = client.resume(&first);
+    assert_eq!(resumed.status, 200, "{resumed:?}");
+    let answer = resumed.answer(id);
+    assert_eq!(answer["isError"], true, "{answer}");
+    let report = &answer["structuredContent"]["report"];
+    assert_eq!(report["groups"][0]["status"], "cancelled", "{answer}");
+    // The server serves on.
+    let listed = client.call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    assert_eq!(stop(slow.server), Some(143));
+}
+
+#[test]
+fn a_deleted_session_stops_its_runs() {
+    let slow = Slow::start(&[]);
+    let mut client = slow.client();
+    let (_, stream) = client.start_call("seq_run", json!({"name": "slow"}));
+    assert_eq!(stream.status, 200, "{stream:?}");
+    let pid = slow.pid();
+    // The run's own connection stays open: ending the session alone stops it.
+    let deleted = client.delete();
+    assert!((200..300).contains(&deleted.status), "{deleted:?}");
+    eventually("the run's command stopped", || gone(&pid));
+    drop(stream);
+    let mut other = http::Client::connect(&slow.url, None);
+    let listed = other.call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    assert_eq!(stop(slow.server), Some(143));
+}
+
+#[test]
+fn a_client_coming_back_with_last_event_id_gets_the_answer_of_a_run_that_finished_meanwhile() {
+    let slow = Slow::start(&["--resume-window", "600"]);
+    let mut client = slow.client();
+    let (id, mut stream) = client.start_call("seq_run", json!({"name": "waits"}));
+    assert_eq!(stream.status, 200, "{stream:?}");
+    let first = stream.event().unwrap().id.unwrap();
+    // The connection drops while the run waits; then the run finishes, nobody listening.
+    drop(stream);
+    std::fs::write(slow.root.path().join("go"), "").unwrap();
+    let done = slow.root.path().join("done");
+    eventually("the run finished", || done.is_file());
+    // Another session cannot read the stream.
+    let mut stranger = http::Client::connect(&slow.url, None);
+    assert_eq!(stranger.resume(&first).status, 404);
+    // Its own client comes back and gets the answer.
+    let mut resumed = client.resume(&first);
+    assert_eq!(resumed.status, 200, "{resumed:?}");
+    let answer = resumed.answer(id);
+    assert_ne!(answer["isError"], true, "{answer}");
+    assert_eq!(answer["structuredContent"]["ok"], true, "{answer}");
+    assert_eq!(
+        answer["structuredContent"]["groups"][0]["status"], "ran",
+        "{answer}"
+    );
+    assert_eq!(stop(slow.server), Some(143));
 }

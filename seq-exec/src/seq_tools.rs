@@ -390,9 +390,10 @@ impl SeqTools {
             .await
     }
 
-    /// [`SeqTools::call_cancellable`] whose `seq_run`, when it runs in process, tells
-    /// `observer` as its groups and items start and finish; run elsewhere, it takes
-    /// `traceparent` (the request's W3C trace context) with it, so that its spans join that trace.
+    /// [`SeqTools::call_cancellable`] whose run (`seq_run`, `seq_call`, `seq_when_call`), when
+    /// it runs in process, tells `observer` as its groups and items start and finish; a
+    /// `seq_run` run elsewhere takes `traceparent` (the request's W3C trace context) with it, so
+    /// that its spans join that trace.
     pub async fn call_observed(
         &self,
         name: &str,
@@ -407,9 +408,10 @@ impl SeqTools {
         }
         match name {
             SEQ_RUN => self.run(&args, caller, cancel, observer, traceparent).await,
-            SEQ_CALL | SEQ_WHEN_CALL => {
-                SeqOutcome::of(self.call_target(name, &args, caller, cancel).await)
-            }
+            SEQ_CALL | SEQ_WHEN_CALL => SeqOutcome::of(
+                self.call_target(name, &args, caller, cancel, observer)
+                    .await,
+            ),
             other => self.storage_tools.call(other, args, Some(caller)).await,
         }
     }

@@ -59,7 +59,9 @@ pub fn judge(line: &[u8]) -> Verdict {
         Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(id.clone()),
         Some(id @ Value::String(_)) => Some(id.clone()),
         // A fractional id (`1.5`) is no id rmcp keeps: answered here, with the null id.
-        Some(Value::Number(_) | Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_)) => {
+        Some(
+            Value::Number(_) | Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_),
+        ) => {
             return Verdict::Answer(error_answer(
                 Value::Null,
                 INVALID_REQUEST,

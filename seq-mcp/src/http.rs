@@ -11,15 +11,23 @@
 //! - bounds sessions ([`MAX_SESSIONS`], 503 past it) and connections ([`MAX_CONNECTIONS`], the
 //!   rest wait to be accepted), and header reading time.
 //!
+//! - keeps every SSE stream for resumption ([`crate::resume`]): a connection that drops while
+//!   a call runs leaves the call running for the resume window, so that the client can come
+//!   back with `Last-Event-ID` and get its answer; past the window, the call is cancelled (a
+//!   dropped connection stops what the run started). A stream is resumed only within its own
+//!   session.
+//!
 //! rmcp validates `Host` and `Origin` (DNS-rebinding protection) against [`HttpOptions`]'s
 //! lists and bounds the request body.
 
 use crate::oauth::{METADATA_PATH, OAuth, Refusal};
+use crate::resume::{Reader, Streams};
 use crate::server::{SeqServer, ServeError};
 use crate::token::Tokens;
 use bytes::Bytes;
+use futures::Stream;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use http_body_util::{BodyExt, BodyStream, Full, StreamBody, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -29,7 +37,9 @@ use seq_exec::engine::CancellationToken;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
 
@@ -42,11 +52,18 @@ pub const MAX_CONNECTIONS: usize = 512;
 /// How long a client may take to send a request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 const SESSION_HEADER: &str = "mcp-session-id";
+const LAST_EVENT_ID: &str = "last-event-id";
 
 /// Cancelled when the request's session ends (DELETE, or closed idle): the runs it started stop.
 /// The gate puts it in each request's extensions for [`SeqServer`].
 #[derive(Clone, Debug)]
 pub struct SessionEnded(pub CancellationToken);
+
+/// Cancelled when the connection answering this request dropped and no client came back for
+/// its stream within the resume window: the call stops. The gate puts it in each request's
+/// extensions for [`SeqServer`].
+#[derive(Clone, Debug)]
+pub struct Abandoned(pub CancellationToken);
 
 /// Who may call.
 #[derive(Clone, Debug)]
@@ -65,6 +82,8 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// `Origin` values a request that carries one must have (with scheme; `:*` any port).
     pub allowed_origins: Vec<String>,
+    /// How long a call whose connection dropped waits for its client to come back.
+    pub resume_window: Duration,
 }
 
 impl HttpOptions {
@@ -97,7 +116,14 @@ impl HttpOptions {
             access,
             allowed_hosts,
             allowed_origins,
+            resume_window: crate::resume::RESUME_WINDOW,
         }
+    }
+
+    /// A call whose connection dropped waits `window` for its client to come back.
+    pub fn with_resume_window(mut self, window: Duration) -> Self {
+        self.resume_window = window;
+        self
     }
 }
 
@@ -108,6 +134,7 @@ struct Gate {
     access: Access,
     service: StreamableHttpService<SeqServer, LocalSessionManager>,
     manager: Arc<LocalSessionManager>,
+    streams: Streams,
     /// Which caller opened each session, and the token its end cancels.
     owners: Mutex<HashMap<String, (String, CancellationToken)>>,
 }
@@ -141,6 +168,15 @@ impl Gate {
                     }
                     request.extensions_mut().insert(SessionEnded(ended));
                 }
+                // A stream is resumed only in the session it belongs to.
+                let resumed = request
+                    .headers()
+                    .get(LAST_EVENT_ID)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|event| self.streams.session_of(event));
+                if resumed.is_some_and(|owner| owner != *id) {
+                    return plain(StatusCode::NOT_FOUND, "no such stream".to_owned());
+                }
             }
             None if request.method() == Method::POST => {
                 let open = self.manager.sessions.read().await.len();
@@ -158,13 +194,34 @@ impl Gate {
             None => {}
         }
         let deleting = request.method() == Method::DELETE;
+        let posting = request.method() == Method::POST;
+        let abandon = CancellationToken::new();
         request.extensions_mut().insert(caller.clone());
-        let response = self.service.handle(request).await;
+        request.extensions_mut().insert(Abandoned(abandon.clone()));
+        let mut response = self.service.handle(request).await;
+        let streamed = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"));
+        if posting && streamed && session.is_some() {
+            response = response.map(|body| {
+                StreamBody::new(Watched {
+                    body: BodyStream::new(body),
+                    streams: self.streams.clone(),
+                    abandon,
+                    session: session.clone(),
+                    reader: None,
+                    ended: false,
+                })
+                .boxed()
+            });
+        }
         match session {
             Some(id) if deleting && response.status().is_success() => {
                 if let Some((_, ended)) = self.owners().remove(&id) {
                     ended.cancel();
                 }
+                self.streams.forget_session(&id);
             }
             Some(_) => {}
             None => {
@@ -228,6 +285,59 @@ impl Gate {
             None => Err(Unauthorized::WrongToken),
         }
     }
+}
+
+/// The body of a call's SSE answer, watched: its first event names the stream, whose reader it
+/// is; dropped before its end (the connection went), the stream may be abandoned
+/// ([`crate::resume`]).
+struct Watched {
+    body: BodyStream<Body>,
+    streams: Streams,
+    abandon: CancellationToken,
+    session: Option<String>,
+    reader: Option<Reader>,
+    ended: bool,
+}
+
+impl Stream for Watched {
+    type Item = Result<hyper::body::Frame<Bytes>, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = Pin::new(&mut self.body).poll_next(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if self.reader.is_none()
+                    && let Some(event) = frame.data_ref().and_then(|data| first_id(data))
+                {
+                    let (abandon, session) = (self.abandon.clone(), self.session.clone());
+                    self.reader = self.streams.watch(event, abandon, session);
+                }
+            }
+            Poll::Ready(None) => self.ended = true,
+            Poll::Ready(Some(Err(never))) => match *never {},
+            Poll::Pending => {}
+        }
+        polled
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        // Gone before its first event: no client can come back for it.
+        if self.reader.is_none() && !self.ended {
+            self.abandon.cancel();
+        }
+    }
+}
+
+/// The `id:` of the first event in `data` (SSE text).
+fn first_id(data: &[u8]) -> Option<&str> {
+    std::str::from_utf8(data)
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("id:"))
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
 }
 
 /// Why a request has no caller: answered 401 (403 for a valid access token that names no
@@ -317,7 +427,9 @@ pub async fn serve(
     options: HttpOptions,
     stop: CancellationToken,
 ) -> Result<(), ServeError> {
-    let manager = Arc::new(LocalSessionManager::default());
+    let streams = Streams::new(options.resume_window);
+    let manager =
+        Arc::new(LocalSessionManager::default().with_event_store(Arc::new(streams.clone())));
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
@@ -331,6 +443,7 @@ pub async fn serve(
         access: options.access,
         service,
         manager,
+        streams,
         owners: Mutex::new(HashMap::new()),
     });
     let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));

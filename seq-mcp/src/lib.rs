@@ -7,6 +7,7 @@
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
 //! - [`http`]: the same server over streamable HTTP (`--http`), with bearer tokens
 //!   ([`token`]) naming the caller.
+//! - [`resume`]: the SSE streams kept for clients that come back with `Last-Event-ID`.
 //! - [`progress`]: progress notifications as a run's items and groups finish, and a heartbeat.
 //! - [`answer`]: a tool's outcome as an MCP answer, and the output schemas that say so.
 //! - [`bound`]: messages past the line bound answered with an error, not dropped.
@@ -24,6 +25,7 @@ pub mod http;
 pub mod oauth;
 pub mod progress;
 pub mod report;
+pub mod resume;
 pub mod server;
 pub mod spec;
 pub mod teach;

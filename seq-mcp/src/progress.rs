@@ -1,6 +1,7 @@
 //! Progress of a long `tools/call`: when the request carries `_meta.progressToken`, a
-//! `notifications/progress` as each item and group of the run finishes (the run's own groups;
-//! `seq_run` in process), and a heartbeat every [`HEARTBEAT`] while nothing finishes, so that a
+//! `notifications/progress` as each item and group of the run finishes (the groups of the run
+//! or call itself: `seq_run`, `seq_call` and `seq_when_call` in process; a durable run has the
+//! heartbeats alone), and a heartbeat every [`HEARTBEAT`] while nothing finishes, so that a
 //! client whose request timeout resets on progress (the TypeScript SDK's
 //! `resetTimeoutOnProgress`) keeps waiting for a long run instead of giving up on it.
 //!
@@ -88,6 +89,15 @@ impl Progress {
     /// The run's observer, when the request asked for progress.
     pub fn observer(&self) -> Option<&dyn Observer> {
         self.events.as_ref().map(|_| self as &dyn Observer)
+    }
+
+    /// Sends what finished and is not told yet, then stops: the call is answered next.
+    pub async fn finish(mut self) {
+        self.events = None;
+        if let Some(task) = self.task.take() {
+            // The task ends once it has told the last event (or the client went away).
+            let _ = task.await;
+        }
     }
 
     fn send(&self, finished: Finished) {

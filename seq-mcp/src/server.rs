@@ -232,6 +232,17 @@ impl SeqServer {
             .unwrap_or_default()
     }
 
+    /// Cancelled when the HTTP connection answering this request dropped and its client did not
+    /// come back in time ([`crate::http::Abandoned`]); over stdio, never.
+    fn abandoned(context: &RequestContext<RoleServer>) -> CancellationToken {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::http::Abandoned>())
+            .map(|abandoned| abandoned.0.clone())
+            .unwrap_or_default()
+    }
+
     fn tool(&self, def: ToolDef, caller: &Caller) -> Tool {
         let mut description = def.description.clone();
         if def.name == SEQ_CREATE {
@@ -544,20 +555,32 @@ impl ServerHandler for SeqServer {
         let cancel = CancellationToken::new();
         let caller = self.caller_of(&context);
         let ended = SeqServer::session_ended(&context);
+        let abandoned = SeqServer::abandoned(&context);
         let progress = crate::progress::Progress::start(&context, &request.name);
         // W3C trace context from `_meta`: the run joins the client's trace.
         let traceparent = context.meta.get("traceparent").and_then(Value::as_str);
-        let answer = self.answer(request, &caller, &cancel, progress.observer(), traceparent);
-        tokio::pin!(answer);
-        tokio::select! {
-            biased;
-            result = &mut answer => return result.map(CallToolResponse::from),
-            () = context.ct.cancelled() => {}
-            () = self.session.cancelled() => {}
-            () = ended.cancelled() => {}
-        }
-        cancel.cancel();
-        answer.await.map(CallToolResponse::from)
+        let result = {
+            let answer = self.answer(request, &caller, &cancel, progress.observer(), traceparent);
+            tokio::pin!(answer);
+            let finished = tokio::select! {
+                biased;
+                result = &mut answer => Some(result),
+                () = context.ct.cancelled() => None,
+                () = self.session.cancelled() => None,
+                () = ended.cancelled() => None,
+                () = abandoned.cancelled() => None,
+            };
+            match finished {
+                Some(result) => result,
+                None => {
+                    cancel.cancel();
+                    answer.await
+                }
+            }
+        };
+        // What finished is told before the answer, which ends the request.
+        progress.finish().await;
+        result.map(CallToolResponse::from)
     }
     /// The stand-in for a request past the line bound ([`crate::bound`]): answered under the
     /// request's own id with an error that says so.

@@ -295,3 +295,93 @@ async fn the_seq_tools_declare_their_result_schemas() {
     let listed = call(&s, "seq_list", json!({})).await;
     assert_eq!(listed.structured_content.unwrap(), json!({"result": []}));
 }
+
+/// What a client was told of a call's progress.
+#[derive(Clone, Default)]
+struct Progressed(Arc<std::sync::Mutex<Vec<(f64, String)>>>);
+
+impl rmcp::ClientHandler for Progressed {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let message = params.message.unwrap_or_default();
+        self.0.lock().unwrap().push((params.progress, message));
+    }
+}
+
+#[tokio::test]
+async fn seq_call_and_seq_when_call_report_progress_as_items_and_groups_finish() {
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let policy = Arc::new(Policy::allow_all());
+    let server = SeqServer::assemble(
+        Storage::new(data.path()),
+        root.path().to_path_buf(),
+        Caller::new("agent"),
+        Arc::clone(&policy),
+        Arc::new(McpHost::none(policy)),
+        Arc::new(Captured::new()),
+    );
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.unwrap();
+        running.waiting().await.unwrap();
+    });
+    let seen = Progressed::default();
+    let client = seen.clone().serve(client_end).await.unwrap();
+    let nap = r#"{"tool":"sleep","args":{"ms":1}} ;"#;
+    let Value::Object(create) = json!({"name": "two", "groups": [
+        {"name": "first", "parallel": false, "tools": format!("{nap} {nap}")},
+        {"name": "second", "tools": nap}]})
+    else {
+        panic!()
+    };
+    let created = client
+        .call_tool(CallToolRequestParams::new("seq_create").with_arguments(create))
+        .await
+        .unwrap();
+    assert_ne!(created.is_error, Some(true), "{created:?}");
+    for (tool, args) in [
+        ("seq_call", json!({"target": "#two"})),
+        ("seq_when_call", json!({"target": "#two", "when": "true"})),
+    ] {
+        seen.0.lock().unwrap().clear();
+        let Value::Object(args) = args else { panic!() };
+        let mut request = CallToolRequestParams::new(tool).with_arguments(args);
+        rmcp::model::RequestParamsMeta::set_progress_token(
+            &mut request,
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::String(tool.into())),
+        );
+        let answer = client.call_tool(request).await.unwrap();
+        assert_ne!(answer.is_error, Some(true), "{answer:?}");
+        let told = seen.0.lock().unwrap().clone();
+        // Every notification came before the answer, each further than the one before.
+        assert!(told.windows(2).all(|w| w[0].0 < w[1].0), "{told:?}");
+        let finished: Vec<&str> = told
+            .iter()
+            .map(|(_, message)| message.as_str())
+            .filter(|message| !message.contains("still running"))
+            .collect();
+        assert_eq!(
+            finished,
+            [
+                "item 1 `sleep` of group `first` succeeded",
+                "item 2 `sleep` of group `first` succeeded",
+                finished[2],
+                "item 1 `sleep` of group `second` succeeded",
+                finished[4],
+            ],
+            "{tool}"
+        );
+        assert!(
+            finished[2].starts_with("group `first` ran in"),
+            "{finished:?}"
+        );
+        assert!(
+            finished[4].starts_with("group `second` ran in"),
+            "{finished:?}"
+        );
+    }
+}

@@ -416,11 +416,30 @@ impl Engine {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
+        self.call_observed(sequence, target, args, caller, cancel, None)
+            .await
+    }
+
+    /// [`Engine::call_cancellable`] told to `observer` too, as [`Engine::run_observed`] is:
+    /// the groups the call runs and their items, as they finish.
+    pub async fn call_observed(
+        &self,
+        sequence: Option<&Sequence>,
+        target: &str,
+        args: Map<String, Value>,
+        caller: &Caller,
+        cancel: &CancellationToken,
+        observer: Option<&dyn Observer>,
+    ) -> Result<Value, ToolError> {
         // A direct call returns a value, not a report: its output is delivered, not kept.
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
         let clock = RunClock::start();
-        let cx = self.cx(caller, cancel, &output, &InProcess, &budget, &clock);
+        let both = observer.map(|call| Both(self.observer.as_deref(), call));
+        let mut cx = self.cx(caller, cancel, &output, &InProcess, &budget, &clock);
+        if let Some(both) = &both {
+            cx.observer = Some(both);
+        }
         call::direct(cx, sequence, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))
@@ -460,6 +479,25 @@ impl Engine {
         caller: &Caller,
         cancel: &CancellationToken,
     ) -> Result<Value, ToolError> {
+        self.when_call_observed(sequence, target, args, when, caller, cancel, None)
+            .await
+    }
+
+    /// [`Engine::when_call_cancellable`] told to `observer` too ([`Engine::call_observed`]).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a call's parts, as `when_call_cancellable` takes them, and its watcher"
+    )]
+    pub async fn when_call_observed(
+        &self,
+        sequence: Option<&Sequence>,
+        target: &str,
+        args: Map<String, Value>,
+        when: &str,
+        caller: &Caller,
+        cancel: &CancellationToken,
+        observer: Option<&dyn Observer>,
+    ) -> Result<Value, ToolError> {
         let condition = eval::parse(when)?;
         let slots = values::Slots {
             args: args.clone(),
@@ -469,7 +507,7 @@ impl Engine {
         if !eval::eval(&condition, values::Scope::of(&slots))? {
             return Ok(Value::Null);
         }
-        self.call_cancellable(sequence, target, args, caller, cancel)
+        self.call_observed(sequence, target, args, caller, cancel, observer)
             .await
     }
 }

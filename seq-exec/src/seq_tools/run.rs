@@ -156,6 +156,7 @@ impl SeqTools {
         args: &Value,
         caller: &Caller,
         cancel: &CancellationToken,
+        observer: Option<&dyn Observer>,
     ) -> Result<Value, ToolError> {
         let target = args::string(args, "target")?;
         if !CallTarget::parse(target).is_sequence() {
@@ -172,11 +173,11 @@ impl SeqTools {
         if tool == SEQ_WHEN_CALL {
             let when = args::string(args, "when")?;
             self.engine
-                .when_call_cancellable(None, target, call_args, when, caller, cancel)
+                .when_call_observed(None, target, call_args, when, caller, cancel, observer)
                 .await
         } else {
             self.engine
-                .call_cancellable(None, target, call_args, caller, cancel)
+                .call_observed(None, target, call_args, caller, cancel, observer)
                 .await
         }
     }
