@@ -213,9 +213,8 @@ fn seq_create_guide() -> String {
          (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets one result \
          per element in element order (`null` for a failure `continue` tolerates), e.g. \
          `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
-         Elements run side by side as items do, so in a `parallel: false` group one at a \
-         time; a parallel group's `max_parallel: N` bounds the runs in flight (call it with \
-         `seq_call` to use its results). A non-zero exit fails `cmd_run`; `stdout` \
+         Elements run side by side as items do (one at a time in a `parallel: false` \
+         group); `max_parallel: N` bounds the runs in flight. A non-zero exit fails `cmd_run`; `stdout` \
          keeps its final newline. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
@@ -223,8 +222,7 @@ fn seq_create_guide() -> String {
          `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure \
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
          unset and an item reading it fails: test it in `seq_when_call` (`$out.e != null`); \
-         on an `each` item SLOT is an `array` slot: each failed element's error at its \
-         place, `null` at the others (and in `as`). \
+         on an `each` item SLOT is an `array`: failed elements' errors in place, else `null`. \
          A `jq` filter is a literal (`$args.x` in it is refused, `$x` is jq's): pass values in \
          `input` (`{{\"x\": $args.x}}`, read `.x`). A `\"` in a filter is `\\\\\\\"` in `tools`: \
          `{GUIDE_JQ}`. A run returns every declared slot its groups set (`out`: `{{group: \

@@ -106,13 +106,16 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         let this = g.cx.clock.mark();
         let mut began = None;
         let outcome = attempt(g, index, retries, item, scope, &mut called, &mut began).await;
-        // A durable driver's journaled start: a replay reports when the attempt first ran.
+        // A durable driver's journaled start: a replay reports when the attempt first ran, and
+        // that it ended when its outcome reached this run.
+        let ended_ms = this.started_ms.saturating_add(this.duration_ms());
         let started_ms = began
             .and_then(|at| g.cx.clock.offset_of(at))
-            .unwrap_or(this.started_ms);
+            .unwrap_or(this.started_ms)
+            .min(ended_ms);
         attempts.push(AttemptTime {
             started_ms,
-            duration_ms: this.duration_ms(),
+            duration_ms: ended_ms - started_ms,
         });
         let failure = match outcome {
             Ok(Some((value, held))) => break written(g, item, value, held, retries),
@@ -152,6 +155,11 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
     });
     run.report.called = called;
     let first = attempts.first().map_or(mark.started_ms, |a| a.started_ms);
+    let last_end = attempts
+        .iter()
+        .map(|a| a.started_ms.saturating_add(a.duration_ms))
+        .max()
+        .unwrap_or(0);
     // One attempt's time is the item's own.
     if attempts.len() > 1 {
         run.report.attempts = attempts;
@@ -159,8 +167,11 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
     // Set in place: a report moved whole would take stack in every nested call's poll. The
     // item began no later than its first attempt (on a replay, earlier than the replay).
     run.report.started_ms = mark.started_ms.min(first);
-    run.report.duration_ms =
-        mark.duration_ms() + mark.started_ms.saturating_sub(run.report.started_ms);
+    // ... and ended no sooner than its last attempt (whose start a replay may take from the
+    // journal).
+    run.report.duration_ms = (mark.duration_ms()
+        + mark.started_ms.saturating_sub(run.report.started_ms))
+    .max(last_end.saturating_sub(run.report.started_ms));
     // An element of an `each` item is caught alone: its item collects the errors.
     if run.failed() {
         caught(g, item, &mut run);
