@@ -9,6 +9,8 @@
 )]
 
 mod common;
+#[path = "common/http.rs"]
+mod http;
 
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
@@ -101,23 +103,7 @@ fn token(key: &Key, kid: &str, claims: &Value) -> String {
 
 /// `seqc mcp --http 127.0.0.1:0 ARGS` and the address it serves at.
 fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = common::command()
-        .args(["mcp", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines.next().expect("seqc says where it serves").unwrap();
-        if let Some(url) = line.strip_prefix("seqc mcp: serving MCP at ") {
-            break url.to_owned();
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let (child, url) = http::serve(args);
     let addr = url
         .trim_start_matches("http://")
         .split('/')
