@@ -1,7 +1,7 @@
 //! `--catalog FILE`: tool definitions of other hosts, added to the built-in catalog.
 
 use crate::files::reason;
-use seq_check::Catalog;
+use seq_catalog::Catalog;
 use seq_syntax::{Diagnostic, LineIndex};
 use std::fs;
 use std::io::{self, Write};

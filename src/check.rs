@@ -9,7 +9,7 @@ use crate::render;
 use crate::render::{ColorChoice, Format, SourceFile};
 use crate::status::{Status, emit, trouble};
 use clap::Args;
-use seq_check::Catalog;
+use seq_catalog::Catalog;
 use seq_syntax::ast::Sequence;
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@ use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, trouble, warn};
 use crate::stored::DataDirArg;
 use clap::Args;
-use seq_check::ToolDef;
+use seq_catalog::ToolDef;
 use seq_exec::Caller;
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
@@ -253,7 +253,7 @@ pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
 /// meant for a tool it misspells.
 pub fn known_patterns(policy: &Policy, mcp: &McpHost) -> Result<(), String> {
     // The built-in catalog holds the embedded tools and the seq tools.
-    let builtin = seq_check::Catalog::builtin();
+    let builtin = seq_catalog::Catalog::builtin();
     let offered = mcp.definitions();
     let known: Vec<&str> = builtin
         .names()

@@ -16,14 +16,15 @@ use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, emit, trouble};
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
-use seq_check::Catalog;
+use seq_catalog::Catalog;
 use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{FinishedRun, RunRecorder as _};
 use seq_exec::policy::Policy;
-use seq_exec::seq_tools::{SeqConfig, SeqHost, StorageTools};
-use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
 use seq_mcp::{Combined, McpHost};
+use seq_store::seq_tools::{SeqConfig, SeqHost, StorageTools};
+use seq_store::storage::{SequenceStorage, Storage};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
@@ -215,7 +216,11 @@ fn run_with(
     let cancel = runtime.stop();
     let started = Instant::now();
     let started_at = SystemTime::now();
-    let report = runtime.block_on(engine.run_cancellable(&sequence, run_args, &caller, &cancel));
+    let report = runtime.block_on(engine.run(
+        &sequence,
+        run_args,
+        RunRequest::new(&caller).cancel(&cancel),
+    ));
     let elapsed = started.elapsed();
     // A durable run's spans are the worker's to export, where it ran.
     if let Some(traces) = traces {

@@ -4,8 +4,9 @@
 use crate::render::SourceFile;
 use crate::status::warn;
 use clap::Args;
-use seq_check::{Admission, Catalog};
-use seq_exec::storage::{SequenceStorage, Storage};
+use seq_catalog::Catalog;
+use seq_check::Admission;
+use seq_store::storage::{SequenceStorage, Storage};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 use std::io::{self, IsTerminal, Write};

@@ -47,7 +47,7 @@ fn the_explanations_cite_nothing() {
 
 #[test]
 fn the_built_in_tool_definitions_cite_nothing() {
-    for tool in seq_check::Catalog::builtin().tools() {
+    for tool in seq_catalog::Catalog::builtin().tools() {
         let text = format!(
             "{} {} {:?}",
             tool.description, tool.raw_parameters, tool.output

@@ -11,9 +11,10 @@
 mod common;
 
 use common::{PACKAGE, command, scratch, status, stderr, stdout};
-use seq_check::Catalog;
-use seq_exec::seq_tools::{SEQ_CREATE, SeqConfig, StorageTools};
-use seq_exec::storage::Storage;
+use seq_catalog::Catalog;
+use seq_catalog::SEQ_CREATE;
+use seq_store::seq_tools::{SeqConfig, StorageTools};
+use seq_store::storage::Storage;
 use seq_syntax::LineIndex;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -939,7 +939,8 @@ fn steps_longer_than_the_inactivity_timeout_run_once() {
 /// exit status, in process and on Restate.
 #[test]
 fn the_differential_generators_sequences_give_the_same_report_in_process_and_on_restate() {
-    use seq_check::{Catalog, Source, check};
+    use seq_catalog::Catalog;
+    use seq_check::{Source, check};
     const CASES: usize = 40;
     let Setup {
         restate,

@@ -5,6 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use seq_check::{Source, check};
+use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Engine, Limits};
 use seqc_fuzz::{EchoHost, OneSequence, assert_report, catalog};
 use serde_json::Map;
@@ -36,6 +37,6 @@ fuzz_target!(|text: &str| {
         .start_paused(true)
         .build()
         .expect("a current-thread runtime");
-    let report = runtime.block_on(engine.run(&sequence, Map::new(), &Caller::new("fuzz")));
+    let report = runtime.block_on(engine.run(&sequence, Map::new(), RunRequest::new(&Caller::new("fuzz"))));
     assert_report(&sequence, &report);
 });

@@ -1,7 +1,7 @@
 //! What the fuzz targets share: the oracles that must hold for *every* input (beyond not
 //! panicking), and a host whose only tool is pure.
 
-use seq_check::{Catalog, ToolDef};
+use seq_catalog::{Catalog, ToolDef};
 use seq_exec::engine::{GroupStatus, RunReport};
 use seq_exec::{BoxFuture, Caller, Reason, SequenceSource, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
@@ -71,7 +71,12 @@ impl ToolHost for EchoHost {
         self.echo.clone().filter(|_| name == "echo")
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             match (name, args.get("value")) {
                 ("echo", Some(value)) => Ok(value.clone()),
@@ -102,7 +107,7 @@ impl SequenceSource for OneSequence {
 /// What every run report must say of itself, whatever the sequence.
 pub fn assert_report(sequence: &Sequence, report: &RunReport) {
     // A run runs the entry groups only (a called group runs under the item that calls it).
-    let entry: Vec<_> = seq_check::entry::entry_groups(sequence).collect();
+    let entry: Vec<_> = seq_catalog::calls::entry_groups(sequence).collect();
     assert!(report.groups.len() <= entry.len(), "{report:?}");
     for (group, ran) in entry.iter().zip(&report.groups) {
         assert_eq!(group.name.value, ran.name);

@@ -11,7 +11,8 @@
 use criterion::{
     BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use seq_check::{Catalog, Source};
+use seq_catalog::Catalog;
+use seq_check::Source;
 use seq_gen::clock::Clock;
 use std::hint::black_box;
 use std::time::Duration;

@@ -8,7 +8,8 @@
 //! --test` the files shrink to 1,000 fields, a quick smoke test.
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use seq_check::{Catalog, Source};
+use seq_catalog::Catalog;
+use seq_check::Source;
 use seq_gen::clock::Clock;
 use seq_syntax::LineIndex;
 use std::hint::black_box;

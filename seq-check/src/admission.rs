@@ -10,7 +10,7 @@
 //! the stored ones (see [`check_into_store`]).
 
 use crate::batch::check_into_store;
-use crate::catalog::Catalog;
+use seq_catalog::Catalog;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
 use std::borrow::Borrow;
@@ -47,7 +47,8 @@ impl Admission {
 /// also when the text has syntax errors, as `seqc check` does: one pass reports every mistake.
 ///
 /// ```
-/// use seq_check::{Catalog, admit};
+/// use seq_catalog::Catalog;
+/// use seq_check::admit;
 ///
 /// let text = r#"{"name": "demo", "groups": [{"name": "g", "timeout": 5,
 ///     "tools": "{\"tool\":\"ech\",\"args\":{}} ;"}]}"#;

@@ -1,8 +1,8 @@
 //! Checking a batch: several sequences checked together, so that `#name` calls, cycles and depth
 //! across files are seen.
 
-use crate::catalog::Catalog;
 use crate::{dataflow, graph, rules};
+use seq_catalog::Catalog;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Code, Diagnostic};
 use std::borrow::Borrow;
@@ -57,7 +57,8 @@ impl Check {
 /// quiet rather than report a consequence of it.
 ///
 /// ```
-/// use seq_check::{Catalog, Source, check};
+/// use seq_catalog::Catalog;
+/// use seq_check::{Source, check};
 ///
 /// let text = r#"{"name": "demo", "groups": [{
 ///     "name": "greet", "in": {"who": "string"}, "out": {"said": "string"},
@@ -202,7 +203,8 @@ impl StoreCheck {
 /// be read is left out of `stored` (`#name` calls cannot reach it either).
 ///
 /// ```
-/// use seq_check::{Catalog, check_into_store};
+/// use seq_catalog::Catalog;
+/// use seq_check::check_into_store;
 /// use seq_syntax::ast::Sequence;
 ///
 /// let parse = |text: &str| seq_syntax::parse(text).sequence.unwrap();
@@ -254,7 +256,7 @@ fn neighbourhood<'a, S: Borrow<Sequence>>(
     let calls = |s: &'a Sequence| -> Vec<&'a str> {
         s.groups
             .iter()
-            .flat_map(crate::entry::sequence_calls)
+            .flat_map(seq_catalog::calls::sequence_calls)
             .map(|(_, name)| name)
             .collect()
     };
@@ -288,7 +290,7 @@ fn neighbourhood<'a, S: Borrow<Sequence>>(
     let own = sequence
         .groups
         .iter()
-        .flat_map(crate::entry::sequence_calls)
+        .flat_map(seq_catalog::calls::sequence_calls)
         .map(|(_, name)| name);
     let mut reach: Vec<usize> = own
         .chain(std::iter::once(sequence.name.value.as_str()))

@@ -23,9 +23,9 @@
 
 mod report;
 
-use crate::catalog::{Catalog, SEQ_TOOLS, SEQ_WHEN_CALL};
 use crate::graph::model::{Names, call_target};
 use crate::rules::when_call;
+use seq_catalog::{Catalog, SEQ_TOOLS, SEQ_WHEN_CALL};
 use seq_syntax::ast::{
     CmpOp, Condition, ConditionKind, Group, Item, LogicOp, Missing, OnError, Operand, OperandKind,
     Reference, Root, Segment, Sequence, Test, Type, Value, ValueKind,

@@ -9,7 +9,7 @@
 //! fixes may edit the same place (two calls in one parallel group both make the group serial).
 
 use crate::batch::{Check, Source, check_with_stored};
-use crate::catalog::Catalog;
+use seq_catalog::Catalog;
 use seq_syntax::apply::{apply_fixes, origin};
 use seq_syntax::ast::Sequence;
 use seq_syntax::diagnostic::{Applicability, Diagnostic, Edit};
@@ -107,7 +107,8 @@ pub struct AppliedFix {
 /// listed as suggestions.
 ///
 /// ```
-/// use seq_check::{Catalog, Fixes, Source, fix_all};
+/// use seq_catalog::Catalog;
+/// use seq_check::{Fixes, Source, fix_all};
 ///
 /// // A misspelt field, and inside the `tools` string a missing final `;`.
 /// let text = r#"{"name": "s", "groups": [{"name": "g", "paralell": false,

@@ -2,8 +2,8 @@
 //! `seq_when_call` items with a literal target as edges. Checked here:
 //!
 //! - cycles between groups of one sequence (E0601) and across sequences (E0602);
-//! - the depth bound on nested cross-sequence calls (E0603, [`MAX_DEPTH`]);
-//! - the bound on groups nested through calls of any kind (E0606, [`MAX_NESTED_GROUPS`]);
+//! - the depth bound on nested cross-sequence calls (E0603, [`MAX_CALL_DEPTH`](seq_syntax::limits::MAX_CALL_DEPTH));
+//! - the bound on groups nested through calls of any kind (E0606, [`MAX_NESTED_GROUPS`](seq_syntax::limits::MAX_NESTED_GROUPS));
 //! - parallel safety through calls (E0604, E0605).
 //!
 //! Targets that are not literal or do not resolve are left out of the graph: they are other
@@ -17,13 +17,11 @@ mod render;
 mod safety;
 mod scc;
 
-pub use depth::MAX_DEPTH;
-pub use nesting::MAX_NESTED_GROUPS;
 pub use render::{to_dot, to_json};
 
-use crate::catalog::Catalog;
 use model::CallGraph;
 use scc::Components;
+use seq_catalog::Catalog;
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;
 

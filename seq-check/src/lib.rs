@@ -1,5 +1,6 @@
 //! The checker of tool sequences: every static rule (see "Static rules (the checker)" in
-//! docs/reference.md), the tool catalog, and the call graph across groups and sequences.
+//! docs/reference.md) and the call graph across groups and sequences, over the tool vocabulary
+//! of `seq_catalog`.
 //!
 //! [`check`] is a pure function: text in, diagnostics and checked sequences out, no I/O. The
 //! command line, the language server and the engine's `seq_create` all call it; [`admit`] is the
@@ -7,13 +8,10 @@
 
 mod admission;
 mod batch;
-pub mod catalog;
 pub mod dataflow;
-pub mod entry;
 pub mod file_set;
 mod fix_all;
 pub mod graph;
-pub mod jq;
 pub mod regular_file;
 mod rules;
 
@@ -21,5 +19,4 @@ pub use admission::{Admission, admit, admit_stored};
 pub use batch::{
     Check, FileCheck, Source, StoreCheck, check, check_batch, check_into_store, check_with_stored,
 };
-pub use catalog::{Catalog, ParallelSafety, ToolDef, is_parallel_safe_tool};
 pub use fix_all::{AppliedFix, FixedFile, Fixes, Fixing, MAX_PASSES, fix_all};

@@ -5,7 +5,8 @@
 
 mod common;
 
-use seq_check::{Catalog, Source, check};
+use seq_catalog::Catalog;
+use seq_check::{Source, check};
 use std::path::Path;
 
 #[test]

@@ -13,7 +13,8 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::{Catalog, Check, Fixes, Source, check, fix_all};
+use seq_catalog::Catalog;
+use seq_check::{Check, Fixes, Source, check, fix_all};
 use seq_syntax::Code;
 use seq_syntax::ast::Sequence;
 use serde_json::Value;

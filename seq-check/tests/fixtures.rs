@@ -17,7 +17,8 @@
 
 mod common;
 
-use seq_check::{Catalog, Check, Source, check};
+use seq_catalog::Catalog;
+use seq_check::{Check, Source, check};
 use seq_syntax::diagnostic::Applicability;
 use seq_syntax::{Code, Diagnostic, Span};
 use std::fmt::Write;

@@ -11,7 +11,8 @@
     reason = "a test that cannot set up should stop there"
 )]
 
-use seq_check::{Catalog, Source, check, dataflow, graph};
+use seq_catalog::Catalog;
+use seq_check::{Source, check, dataflow, graph};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Code, Diagnostic, LineIndex, Span};
 use std::fmt::Write;
@@ -244,7 +245,7 @@ fn chain(calls: usize) -> Vec<File> {
 
 #[test]
 fn four_nested_calls_are_legal_and_five_are_not() {
-    assert_eq!(graph::MAX_DEPTH, 4);
+    assert_eq!(seq_syntax::limits::MAX_CALL_DEPTH, 4);
     let legal = run(&chain(4), graph::check_graph);
     assert!(
         legal.iter().all(Vec::is_empty),
@@ -288,7 +289,7 @@ fn group_chain(groups: usize) -> Vec<File> {
 
 #[test]
 fn thirty_two_nested_groups_are_legal_and_a_longer_chain_is_reported_once() {
-    assert_eq!(graph::MAX_NESTED_GROUPS, 32);
+    assert_eq!(seq_syntax::limits::MAX_NESTED_GROUPS, 32);
     let legal = run(&group_chain(32), graph::check_graph);
     assert!(legal.iter().all(Vec::is_empty), "{legal:?}");
 

@@ -5,7 +5,8 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use proptest::prelude::*;
-use seq_check::{Catalog, Source, check};
+use seq_catalog::Catalog;
+use seq_check::{Source, check};
 use serde_json::{Value, json};
 
 /// The mistake whose diagnostics must survive, made in one group.

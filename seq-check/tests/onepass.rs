@@ -7,7 +7,8 @@
 
 mod common;
 
-use seq_check::{Catalog, Source, check};
+use seq_catalog::Catalog;
+use seq_check::{Source, check};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,8 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::{Catalog, Source, check};
+use seq_catalog::Catalog;
+use seq_check::{Source, check};
 use seq_syntax::invariants::span_violations;
 use std::path::{Path, PathBuf};
 

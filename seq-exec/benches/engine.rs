@@ -26,7 +26,9 @@
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use seq_exec::builtin::BuiltinHost;
-use seq_exec::{Caller, Engine, RunReport, SequenceSource, ToolHost};
+use seq_exec::engine::NoSequences;
+use seq_exec::engine::RunRequest;
+use seq_exec::{Caller, Engine, RunReport, ToolHost};
 use seq_gen::times::Times;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
@@ -36,15 +38,6 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 
 const SLEEP_MS: u64 = 50;
-
-/// No stored sequences: these runs make no `#name` calls.
-struct NoSequences;
-
-impl SequenceSource for NoSequences {
-    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
-        None
-    }
-}
 
 /// A sequence of one group holding `count` copies of `item`, checked clean.
 fn sequence(parallel: bool, item: &Value, count: usize) -> Sequence {
@@ -83,7 +76,7 @@ fn checked(file: Value) -> Sequence {
     let text = file.to_string();
     let check = seq_check::check(
         &[seq_check::Source::new("bench.json", text)],
-        &seq_check::Catalog::builtin(),
+        &seq_catalog::Catalog::builtin(),
     );
     let file = check.files.into_iter().next().unwrap();
     assert!(
@@ -109,7 +102,8 @@ fn engine(host: Arc<BuiltinHost>) -> Engine {
 }
 
 fn run(rt: &Runtime, engine: &Engine, sequence: &Sequence) -> RunReport {
-    let report = rt.block_on(engine.run(sequence, Map::new(), &Caller::new("bench")));
+    let report =
+        rt.block_on(engine.run(sequence, Map::new(), RunRequest::new(&Caller::new("bench"))));
     assert!(report.ok, "{report:?}");
     report
 }
@@ -144,8 +138,13 @@ fn dispatch(c: &mut Criterion) {
         b.iter_custom(|iters| {
             host_times.measure(iters, || {
                 rt.block_on(async {
+                    let caller = Caller::new("bench");
                     for _ in 0..calls {
-                        black_box(host.call("echo", json!({"value": 1})).await.unwrap());
+                        black_box(
+                            host.call(&caller, "echo", json!({"value": 1}))
+                                .await
+                                .unwrap(),
+                        );
                     }
                 });
             })
@@ -244,7 +243,7 @@ fn retry_pause(c: &mut Criterion) {
     .to_string();
     let check = seq_check::check(
         &[seq_check::Source::new("bench.json", text)],
-        &seq_check::Catalog::builtin(),
+        &seq_catalog::Catalog::builtin(),
     );
     let sequence = check.files.into_iter().next().unwrap().sequence.unwrap();
     let floor = Duration::from_millis(300);

@@ -17,6 +17,7 @@
 )]
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use seq_exec::Caller;
 use seq_exec::ToolHost;
 use seq_exec::builtin::BuiltinHost;
 use seq_gen::times::Times;
@@ -68,7 +69,7 @@ fn dispatch(c: &mut Criterion) {
                 rt.block_on(async {
                     for _ in 0..calls {
                         let args = json!({"filter": ".a + 1", "input": {"a": 1}});
-                        black_box(host.call("jq", args).await.unwrap());
+                        black_box(host.call(&Caller::new("local"), "jq", args).await.unwrap());
                     }
                 });
             })
@@ -79,7 +80,11 @@ fn dispatch(c: &mut Criterion) {
             echo_times.measure(iters, || {
                 rt.block_on(async {
                     for _ in 0..calls {
-                        black_box(host.call("echo", json!({"value": 2})).await.unwrap());
+                        black_box(
+                            host.call(&Caller::new("local"), "echo", json!({"value": 2}))
+                                .await
+                                .unwrap(),
+                        );
                     }
                 });
             })
@@ -123,7 +128,10 @@ fn one_mb(c: &mut Criterion) {
         b.iter_custom(|iters| {
             jq_times.measure(iters, || {
                 let args = json!({"filter": "map(select(.ok)) | length", "input": value.clone()});
-                black_box(rt.block_on(host.call("jq", args)).unwrap());
+                black_box(
+                    rt.block_on(host.call(&Caller::new("local"), "jq", args))
+                        .unwrap(),
+                );
             })
         });
     });

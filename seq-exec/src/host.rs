@@ -4,7 +4,7 @@
 //! dispatch at every depth, whether the *calling identity* may use it.
 
 use crate::error::ToolError;
-use seq_check::catalog::ToolDef;
+use seq_catalog::ToolDef;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -33,22 +33,17 @@ pub trait ToolHost: Send + Sync {
     /// copied: the engine asks for it on every call.
     fn lookup(&self, name: &str) -> Option<Arc<ToolDef>>;
 
-    /// Runs the tool. A host that lost the tool between `lookup` and `call` answers
-    /// `Reason::NotFound`; a tool that ran and failed answers `Reason::Failed`.
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>>;
-
-    /// Runs the tool on behalf of `caller`: what the engine calls at every dispatch. Most tools
-    /// do not care who calls (the default is [`ToolHost::call`]); the store tools do, since
-    /// `seq_create` checks what a sequence reaches against its caller and records the owner.
-    fn call_as<'a>(
+    /// Runs the tool on behalf of `caller`: what the engine calls at every dispatch. A host
+    /// that lost the tool between `lookup` and `call` answers `Reason::NotFound`; a tool that
+    /// ran and failed answers `Reason::Failed`. Most tools do not care who calls; the store
+    /// tools do, since `seq_create` checks what a sequence reaches against its caller and
+    /// records the owner.
+    fn call<'a>(
         &'a self,
         caller: &'a Caller,
         name: &'a str,
         args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        let _ = caller;
-        self.call(name, args)
-    }
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
 
     /// Whether `caller` may run `tool` with `args` (the authorization gate of every dispatch).
     fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool;

@@ -32,7 +32,7 @@
 //! caller. Absent: [`Quota::DEFAULT`].
 
 use crate::host::Caller;
-use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::names::CallTarget;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -9,19 +9,13 @@ mod common;
 
 use common::MemorySource;
 use seq_exec::builtin::BuiltinHost;
+use seq_exec::engine::NoSequences;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
-use seq_exec::{Caller, Engine, Limits, Reason, SequenceSource};
+use seq_exec::{Caller, Engine, Limits, Reason};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-
-struct NoSequences;
-
-impl SequenceSource for NoSequences {
-    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
-        None
-    }
-}
 
 /// Three `echo` items: a 1 KB value, then 10,000 copies of it (10 MB, within the bound), then
 /// 1,000 copies of that (10 GB, which must be refused before it is built).
@@ -58,7 +52,7 @@ async fn rendering_past_the_bound_fails_the_item_not_the_process() {
         Arc::new(NoSequences),
     );
     let report = engine
-        .run(&amplifier(), Map::new(), &Caller::new("t"))
+        .run(&amplifier(), Map::new(), RunRequest::new(&Caller::new("t")))
         .await;
     let group = &report.groups[0];
     assert_eq!(group.status, GroupStatus::Failed, "{report:#?}");
@@ -122,7 +116,7 @@ async fn run_with_budget(sequence: &Sequence, stored: Vec<Sequence>, budget: usi
     };
     Engine::new(Arc::new(BuiltinHost::new(dir.path())), source)
         .with_limits(limits)
-        .run(sequence, Map::new(), &Caller::new("t"))
+        .run(sequence, Map::new(), RunRequest::new(&Caller::new("t")))
         .await
 }
 

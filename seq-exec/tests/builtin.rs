@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::{Catalog, ParallelSafety};
+use seq_catalog::{Catalog, ParallelSafety};
 use seq_exec::builtin::{BuiltinHost, Captured, TOOLS, resolve_under};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolHost};
@@ -17,7 +17,7 @@ fn host(root: &Path) -> BuiltinHost {
 }
 
 async fn call(host: &BuiltinHost, tool: &str, args: Value) -> Result<Value, seq_exec::ToolError> {
-    host.call(tool, args).await
+    host.call(&Caller::new("local"), tool, args).await
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ mod common;
 use common::*;
 use seq_exec::Reason;
 use seq_exec::engine::MAX_REPORTED_CALL_DEPTH;
+use seq_exec::engine::RunRequest;
 use serde_json::{Map, json};
 
 #[tokio::test(start_paused = true)]
@@ -55,7 +56,7 @@ async fn a_call_item_carries_the_reports_of_the_groups_it_ran() {
         source.put(sequence);
     }
     let report = engine(&host, &source)
-        .run(&main, Map::new(), &alice())
+        .run(&main, Map::new(), RunRequest::new(&alice()))
         .await;
     assert!(report.ok, "{report:#?}");
     insta::assert_json_snapshot!("called_groups", report.groups);
@@ -78,7 +79,7 @@ async fn called_groups_past_the_depth_bound_are_counted_not_reported() {
         .collect();
     let seq = one(&host, file("chain", groups));
     let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), &alice())
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
         .await;
     assert!(report.ok, "{report:#?}");
     insta::assert_json_snapshot!("called_depth_bound", report.groups);

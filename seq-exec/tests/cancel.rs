@@ -9,21 +9,15 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_exec::builtin::{BuiltinHost, KILL_GRACE, become_subreaper, live_items};
+use seq_exec::engine::NoSequences;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, GroupStatus, ItemStatus, RunReport};
-use seq_exec::{Caller, Engine, Reason, SequenceSource};
+use seq_exec::{Caller, Engine, Reason};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-struct NoSequences;
-
-impl SequenceSource for NoSequences {
-    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
-        None
-    }
-}
 
 fn cmd(command: &str) -> String {
     json!({"tool": "cmd_run", "args": {"command": command}}).to_string()
@@ -143,7 +137,11 @@ async fn a_cancelled_run_stops_its_command_and_starts_no_next_group() {
     let token = CancellationToken::new();
     cancel_when_started(&token, dir.path());
     let report = engine
-        .run_cancellable(&first_then_next(), Map::new(), &Caller::new("t"), &token)
+        .run(
+            &first_then_next(),
+            Map::new(),
+            RunRequest::new(&Caller::new("t")).cancel(&token),
+        )
         .await;
     assert_cancelled(&report);
     nothing_outlives(dir.path(), &["LATE", "NEXT"]).await;
@@ -155,7 +153,11 @@ async fn a_run_cancelled_before_it_starts_runs_nothing() {
     let token = CancellationToken::new();
     token.cancel();
     let report = engine(dir.path())
-        .run_cancellable(&first_then_next(), Map::new(), &Caller::new("t"), &token)
+        .run(
+            &first_then_next(),
+            Map::new(),
+            RunRequest::new(&Caller::new("t")).cancel(&token),
+        )
         .await;
     assert_cancelled(&report);
     nothing_outlives(dir.path(), &[STARTED, "LATE", "NEXT"]).await;
@@ -167,7 +169,7 @@ async fn dropping_the_run_future_stops_everything() {
     let engine = engine(dir.path());
     let sequence = first_then_next();
     let caller = Caller::new("t");
-    let run = engine.run(&sequence, Map::new(), &caller);
+    let run = engine.run(&sequence, Map::new(), RunRequest::new(&caller));
     // Dropped once its command runs.
     let started = dir.path().join(STARTED);
     tokio::select! {
@@ -221,7 +223,11 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
             cancel_when_started(&token, dir.path());
         }
         let report = engine(dir.path())
-            .run_cancellable(&sequence, Map::new(), &Caller::new("t"), &token)
+            .run(
+                &sequence,
+                Map::new(),
+                RunRequest::new(&Caller::new("t")).cancel(&token),
+            )
             .await;
         assert_eq!(report.groups[0].status, status, "{case}: {report:#?}");
         nothing_outlives(dir.path(), &["DOUBLE_FORKED", "SETSID"]).await;
@@ -253,7 +259,7 @@ async fn siblings_stopped_by_abort_are_cancelled_and_cancellation_is_never_retri
     let dir = tempfile::tempdir().unwrap();
     let abort = sequence(&[(json!({}), &["sleep 2; touch LATE", "sleep 0.3; exit 1"])]);
     let report = engine(dir.path())
-        .run(&abort, Map::new(), &Caller::new("t"))
+        .run(&abort, Map::new(), RunRequest::new(&Caller::new("t")))
         .await;
     let group = &report.groups[0];
     assert_eq!(group.status, GroupStatus::Failed);
@@ -268,7 +274,11 @@ async fn siblings_stopped_by_abort_are_cancelled_and_cancellation_is_never_retri
     let token = CancellationToken::new();
     cancel_when_started(&token, dir.path());
     let report = engine(dir.path())
-        .run_cancellable(&retry, Map::new(), &Caller::new("t"), &token)
+        .run(
+            &retry,
+            Map::new(),
+            RunRequest::new(&Caller::new("t")).cancel(&token),
+        )
         .await;
     assert_cancelled(&report);
     assert_eq!(report.groups[0].items[0].retries, 0);

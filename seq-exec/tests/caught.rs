@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Map, Value, json};
@@ -35,7 +36,9 @@ async fn a_caught_failure_is_data_and_the_group_ran() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok, "{report:#?}");
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Ran);
@@ -84,7 +87,9 @@ async fn retries_come_before_the_catch_and_missing_before_error_as() {
             ],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok, "{report:#?}");
     let retried = &report.groups[0].items[0];
     assert_eq!((retried.status, retried.retries), (ItemStatus::Caught, 2));
@@ -122,7 +127,7 @@ async fn cancellation_is_never_caught() {
     let cancel = CancellationToken::new();
     let engine = engine(&host, &source);
     let caller = alice();
-    let run = engine.run_cancellable(&seq, Map::new(), &caller, &cancel);
+    let run = engine.run(&seq, Map::new(), RunRequest::new(&caller).cancel(&cancel));
     let stop = async {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         cancel.cancel();
@@ -170,7 +175,9 @@ async fn retries_pause_by_delay_and_backoff() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     let item = &report.groups[0].items[0];
     assert_eq!((item.status, item.retries), (ItemStatus::Failed, 3));
     assert_eq!(gaps(&times), vec![100, 200, 400]);
@@ -193,7 +200,9 @@ async fn a_group_timeout_during_the_pauses_keeps_the_attempts() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Failed);
     assert_eq!(g.error.as_ref().unwrap().reason, Reason::Timeout);
@@ -223,7 +232,9 @@ async fn an_any_slot_holds_the_error() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert_eq!(report.groups[0].items[0].status, ItemStatus::Caught);
     assert!(matches!(report.out["g"]["e"], Value::Object(_)));
 }
@@ -247,7 +258,7 @@ async fn cancelling_an_each_item_catches_no_element() {
     let cancel = CancellationToken::new();
     let engine = engine(&host, &source);
     let caller = alice();
-    let run = engine.run_cancellable(&seq, Map::new(), &caller, &cancel);
+    let run = engine.run(&seq, Map::new(), RunRequest::new(&caller).cancel(&cancel));
     let stop = async {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         cancel.cancel();
@@ -281,7 +292,9 @@ async fn missing_comes_before_an_each_items_error_as() {
             ],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok, "{report:#?}");
     // `missing: skip` applies first: nothing is caught, nothing written.
     assert_eq!(report.groups[0].items[0].status, ItemStatus::Ok);

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use seq_exec::Engine;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{Attempt, CancellationToken, Driver, RunReport, Step};
 use seq_exec::{BoxFuture, Reason};
 use serde_json::{Map, json};
@@ -129,7 +130,9 @@ fn setup() -> (Arc<ScriptedHost>, Engine, seq_syntax::ast::Sequence) {
 /// The fixture's report on the in-process engine.
 async fn local() -> RunReport {
     let (_, engine, seq) = setup();
-    let report = engine.run(&seq, Map::new(), &alice()).await;
+    let report = engine
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(report.groups[1].items[0].retries, 2, "{report:#?}");
     assert_eq!(
@@ -146,7 +149,11 @@ async fn a_replayed_run_decides_as_the_recorded_one_without_calling_tools() {
     let cancel = CancellationToken::new();
     let recording = Recording::default();
     let recorded = engine
-        .run_driven(&seq, None, Map::new(), &alice(), &cancel, &recording)
+        .run(
+            &seq,
+            Map::new(),
+            RunRequest::new(&alice()).cancel(&cancel).driver(&recording),
+        )
         .await;
     assert_eq!(redacted(recorded.clone()), redacted(local.clone()));
     let attempts = recording.attempts.into_inner().unwrap();
@@ -174,7 +181,11 @@ async fn a_replayed_run_decides_as_the_recorded_one_without_calling_tools() {
         journal: attempts.into_iter().map(|(_, key, a)| (key, a)).collect(),
     };
     let replayed = engine
-        .run_driven(&seq, None, Map::new(), &alice(), &cancel, &replaying)
+        .run(
+            &seq,
+            Map::new(),
+            RunRequest::new(&alice()).cancel(&cancel).driver(&replaying),
+        )
         .await;
     assert_eq!(redacted(replayed), redacted(local));
     let after = (host.calls("work"), host.calls("flaky"));
@@ -187,13 +198,12 @@ async fn a_driver_that_is_not_concurrent_gives_a_parallel_group_the_same_report(
     let (host, engine, seq) = setup();
     let one_at_a_time = Recording::default();
     let report = engine
-        .run_driven(
+        .run(
             &seq,
-            None,
             Map::new(),
-            &alice(),
-            &CancellationToken::new(),
-            &one_at_a_time,
+            RunRequest::new(&alice())
+                .cancel(&CancellationToken::new())
+                .driver(&one_at_a_time),
         )
         .await;
     assert_eq!(redacted(report.clone()), redacted(local));

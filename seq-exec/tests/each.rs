@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Map, Value, json};
@@ -48,7 +49,11 @@ async fn parallel_elements_overlap_and_results_keep_element_order() {
     );
     let hosts = json!([{"name": "a", "ms": 30}, {"name": "b", "ms": 20}, {"name": "c", "ms": 10}]);
     let report = engine(&host, &source)
-        .run(&seq, args(json!({"hosts": hosts})), &alice())
+        .run(
+            &seq,
+            args(json!({"hosts": hosts})),
+            RunRequest::new(&alice()),
+        )
         .await;
     assert!(report.ok, "{report:#?}");
     assert!(host.overlapped("a", "c"), "{:?}", host.events());
@@ -73,7 +78,9 @@ async fn serial_elements_run_in_element_order() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok, "{report:#?}");
     assert!(
         host.before("a", "b") && host.before("b", "c"),
@@ -101,7 +108,7 @@ async fn an_empty_array_runs_nothing_and_writes_an_empty_array() {
         ),
     );
     let report = engine(&host, &source)
-        .run(&seq, args(json!({"hosts": []})), &alice())
+        .run(&seq, args(json!({"hosts": []})), RunRequest::new(&alice()))
         .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(host.calls("work"), 0);
@@ -136,7 +143,9 @@ async fn a_tolerated_failure_is_null_and_the_group_is_partial() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert_eq!(report.groups[0].status, GroupStatus::Partial, "{report:#?}");
     assert_eq!(report.out["g"]["seen"], json!(["a", null, "c"]));
     let item = &report.groups[0].items[0];
@@ -170,7 +179,9 @@ async fn retries_apply_to_each_element() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok, "{report:#?}");
     let each = report.groups[0].items[0].each.as_ref().unwrap();
     assert_eq!(each.elements[0].retries, 1);
@@ -195,7 +206,9 @@ async fn max_parallel_bounds_items_and_elements_in_flight() {
             )],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(host.calls("work"), 11);
     assert_eq!(most_in_flight(&host), 3, "{:?}", host.events());
@@ -217,7 +230,11 @@ async fn more_elements_than_the_bound_fail_the_item_before_any_runs() {
     );
     let hosts: Vec<u32> = (0..10_001).collect();
     let report = engine(&host, &source)
-        .run(&seq, args(json!({"hosts": hosts})), &alice())
+        .run(
+            &seq,
+            args(json!({"hosts": hosts})),
+            RunRequest::new(&alice()),
+        )
         .await;
     assert!(!report.ok);
     assert_eq!(host.calls("work"), 0);
@@ -240,7 +257,11 @@ async fn a_value_that_is_not_an_array_fails_the_item_with_reason_type() {
         ),
     );
     let report = engine(&host, &source)
-        .run(&seq, args(json!({"hosts": "a,b"})), &alice())
+        .run(
+            &seq,
+            args(json!({"hosts": "a,b"})),
+            RunRequest::new(&alice()),
+        )
         .await;
     assert!(!report.ok);
     let error = report.groups[0].items[0].error.as_ref().unwrap();
@@ -266,7 +287,7 @@ async fn reports_detail_the_first_elements_and_count_the_rest() {
     );
     let n: Vec<u32> = (0..250).collect();
     let report = engine(&host, &source)
-        .run(&seq, args(json!({"n": n})), &alice())
+        .run(&seq, args(json!({"n": n})), RunRequest::new(&alice()))
         .await;
     assert!(report.ok, "{report:#?}");
     let each = report.groups[0].items[0].each.as_ref().unwrap();

@@ -12,6 +12,7 @@ mod common;
 use common::*;
 use seq_exec::Caller;
 use seq_exec::engine::GroupStatus;
+use seq_exec::engine::RunRequest;
 use serde_json::{Map, json};
 use std::sync::Arc;
 
@@ -37,7 +38,9 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
     );
     // Replaced under the same name by an implementation that is not parallel-safe.
     host.add(def("writer", params, false), sleeper());
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(report.ok);
     assert!(
         !host.overlapped("w1", "w2") && !host.overlapped("w1", "other"),
@@ -71,7 +74,9 @@ async fn the_observer_sees_groups_and_items_in_order() {
     );
     let recorder = Arc::new(Recorder::default());
     let engine = engine(&host, &source).with_observer(recorder.clone());
-    let report = engine.run(&seq, Map::new(), &Caller::new("alice")).await;
+    let report = engine
+        .run(&seq, Map::new(), RunRequest::new(&Caller::new("alice")))
+        .await;
     assert!(report.ok);
     assert_eq!(report.groups[0].status, GroupStatus::Skipped);
     assert_eq!(

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use seq_exec::Reason;
+use seq_exec::engine::RunRequest;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 
@@ -63,7 +64,7 @@ async fn four_nested_sequence_calls_run_and_a_fifth_fails_with_depth() {
     let source = source_of(sequences);
     let engine = engine(&host, &source);
 
-    let report = engine.run(&c1, Map::new(), &alice()).await;
+    let report = engine.run(&c1, Map::new(), RunRequest::new(&alice())).await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(
         report.out["g"],
@@ -71,7 +72,7 @@ async fn four_nested_sequence_calls_run_and_a_fifth_fails_with_depth() {
     );
     assert_eq!(host.calls("work"), 1);
 
-    let report = engine.run(&c0, Map::new(), &alice()).await;
+    let report = engine.run(&c0, Map::new(), RunRequest::new(&alice())).await;
     assert!(!report.ok);
     let error = report.groups[0].error.clone().unwrap();
     assert_eq!(error.reason, Reason::Depth, "{error}");
@@ -86,11 +87,16 @@ async fn a_cycle_made_after_checking_fails_with_cycle() {
     let b = one(&host, leaf("b"));
     let source = source_of(vec![a.clone(), b]);
     let engine = engine(&host, &source);
-    assert!(engine.run(&a, Map::new(), &alice()).await.ok);
+    assert!(
+        engine
+            .run(&a, Map::new(), RunRequest::new(&alice()))
+            .await
+            .ok
+    );
 
     // `b` is replaced by a version that calls back into `a`; each was fine on its own.
     source.put(one(&host, caller_of("b", "#a")));
-    let report = engine.run(&a, Map::new(), &alice()).await;
+    let report = engine.run(&a, Map::new(), RunRequest::new(&alice())).await;
     let error = report.groups[0].error.clone().unwrap();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
     assert_eq!(host.calls("work"), 1);
@@ -116,7 +122,9 @@ async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
     let seq = parsed(&text);
     let source = MemorySource::new();
     // Every group is called by another: there is no group to start from.
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     let error = report.error.clone().unwrap();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
     assert!(
@@ -125,7 +133,7 @@ async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
     );
     // Called by a model, the cycle ends as soon as it comes round.
     let called = engine(&host, &source)
-        .call(Some(&seq), "ping", Map::new(), &alice())
+        .call(Some(&seq), "ping", Map::new(), RunRequest::new(&alice()))
         .await;
     let error = called.unwrap_err();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
@@ -153,7 +161,7 @@ async fn a_call_with_an_argument_its_target_no_longer_declares_fails_with_type()
     let source = source_of(sequences);
     source.put(one(&host, leaf("lib")));
     let report = engine(&host, &source)
-        .run(&main, Map::new(), &alice())
+        .run(&main, Map::new(), RunRequest::new(&alice()))
         .await;
     let error = report.groups[0].error.clone().unwrap();
     assert_eq!(
@@ -181,27 +189,32 @@ async fn direct_calls_from_a_model() {
     let host_args = || args(json!({"host": "h"}));
 
     let value = engine
-        .call(Some(&seq), "probe", host_args(), &alice())
+        .call(Some(&seq), "probe", host_args(), RunRequest::new(&alice()))
         .await
         .unwrap();
     assert_eq!(value, json!({"up": "up h"}));
     let value = engine
-        .call(None, "#s", host_args(), &alice())
+        .call(None, "#s", host_args(), RunRequest::new(&alice()))
         .await
         .unwrap();
     assert_eq!(value, json!({"probe": {"up": "up h"}}));
     let missing = engine
-        .call(None, "#nope", Map::new(), &alice())
+        .call(None, "#nope", Map::new(), RunRequest::new(&alice()))
         .await
         .unwrap_err();
     assert_eq!(missing.reason, Reason::NotFound);
     let no_group = engine
-        .call(Some(&seq), "nope", Map::new(), &alice())
+        .call(Some(&seq), "nope", Map::new(), RunRequest::new(&alice()))
         .await
         .unwrap_err();
     assert_eq!(no_group.reason, Reason::NotFound);
     let wrong = engine
-        .call(Some(&seq), "probe", args(json!({"host": 1})), &alice())
+        .call(
+            Some(&seq),
+            "probe",
+            args(json!({"host": 1})),
+            RunRequest::new(&alice()),
+        )
         .await
         .unwrap_err();
     assert_eq!(
@@ -219,7 +232,7 @@ async fn direct_calls_from_a_model() {
                     "probe",
                     args(json!({"host": "h"})),
                     condition,
-                    &alice(),
+                    RunRequest::new(&alice()),
                 )
                 .await
         }
@@ -244,7 +257,7 @@ async fn direct_calls_from_a_model() {
 
     host.deny("alice", "work");
     let denied = engine
-        .call(Some(&seq), "probe", host_args(), &alice())
+        .call(Some(&seq), "probe", host_args(), RunRequest::new(&alice()))
         .await
         .unwrap_err();
     assert_eq!(denied.reason, Reason::Unauthorized);
@@ -271,7 +284,12 @@ async fn an_undeclared_run_argument_lists_each_input_once() {
     );
     let source = source_of(vec![seq.clone()]);
     let error = engine(&host, &source)
-        .call(None, "#build", args(json!({"verison": "1"})), &alice())
+        .call(
+            None,
+            "#build",
+            args(json!({"verison": "1"})),
+            RunRequest::new(&alice()),
+        )
         .await
         .unwrap_err();
     assert_eq!(error.reason, Reason::Type);

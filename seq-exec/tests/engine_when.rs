@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Map, Value, json};
@@ -38,7 +39,9 @@ async fn when(condition: &str, a: Option<Value>, b: Option<Value>) -> (Outcome, 
     let mut passed = Map::new();
     passed.extend(a.map(|v| ("a".to_owned(), v)));
     passed.extend(b.map(|v| ("b".to_owned(), v)));
-    let report = engine(&host, &source).run(&seq, passed, &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, passed, RunRequest::new(&alice()))
+        .await;
     let g = &report.groups[0];
     let outcome = match g.status {
         GroupStatus::Ran => True,
@@ -232,7 +235,7 @@ async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
         .run(
             &seq,
             args(json!({"hosts": ["h1", "h2"], "limit": 2})),
-            &alice(),
+            RunRequest::new(&alice()),
         )
         .await;
     assert!(report.ok, "{report:#?}");
@@ -253,7 +256,7 @@ async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
         .run(
             &seq,
             args(json!({"hosts": ["h1", "h2"], "limit": "2"})),
-            &alice(),
+            RunRequest::new(&alice()),
         )
         .await;
     let item = &report.groups[0].items[2];
@@ -300,7 +303,7 @@ async fn a_path_that_does_not_exist_is_never_text() {
         );
         let passed = json!({"hosts": ["a", "b"], "o": {"k": 1}});
         let report = engine(&host, &source)
-            .run(&seq, args(passed), &alice())
+            .run(&seq, args(passed), RunRequest::new(&alice()))
             .await;
         assert!(!report.ok, "{report:#?}");
         let error = report.groups[0].items[0].error.clone().unwrap();
@@ -412,12 +415,16 @@ async fn inputs_take_defaults_and_required_ones_stop_the_run() {
         ),
     );
     let report = engine(&host, &source)
-        .run(&seq, args(json!({"branch": "main", "dry": null})), &alice())
+        .run(
+            &seq,
+            args(json!({"branch": "main", "dry": null})),
+            RunRequest::new(&alice()),
+        )
         .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(host.calls("work"), 1);
     let report = engine(&host, &source)
-        .run(&seq, args(json!({"dry": false})), &alice())
+        .run(&seq, args(json!({"dry": false})), RunRequest::new(&alice()))
         .await;
     assert!(!report.ok);
     let error = report.error.clone().unwrap();

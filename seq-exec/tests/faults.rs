@@ -12,6 +12,7 @@
 mod common;
 
 use common::*;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
 use seq_exec::{BoxFuture, Limits, Reason, ToolError};
 use serde_json::{Map, Value, json};
@@ -63,7 +64,9 @@ async fn a_panicking_tool_fails_its_item_and_the_group_goes_on_under_continue() 
             ],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     assert!(report.ok);
@@ -104,7 +107,9 @@ async fn a_panicking_tool_is_retried_and_aborts_its_group_when_retries_run_out()
             ],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(!report.ok);
     assert_eq!(report.groups[0].status, GroupStatus::Ran);
     assert_eq!(report.groups[0].items[0].retries, 2);
@@ -141,7 +146,7 @@ async fn a_tool_that_hangs_is_cut_off_by_the_per_tool_timeout_and_dropped() {
         ),
     );
     let report = engine_with(&host, &source, limits)
-        .run(&seq, Map::new(), &alice())
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
         .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
@@ -176,7 +181,7 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
         ),
     );
     let report = engine_with(&host, &source, limits)
-        .run(&seq, Map::new(), &alice())
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
         .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
@@ -201,7 +206,9 @@ async fn the_default_output_bound_is_sixteen_mebibytes() {
         &host,
         run_group(json!({"name": "g"}), &[r#"{"tool":"floods","args":{}}"#]),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     assert!(!report.ok);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Failed));
 }
@@ -237,7 +244,9 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
             ],
         ),
     );
-    let report = engine(&host, &source).run(&seq, Map::new(), &alice()).await;
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     // Declared `object`, got a string: a type failure of that item.
@@ -280,7 +289,7 @@ async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the
     let bound = Limits::default().max_nested_groups as usize;
     let fits = one(&host, chain(bound));
     let report = engine(&host, &source)
-        .call(Some(&fits), "g0", Map::new(), &alice())
+        .call(Some(&fits), "g0", Map::new(), RunRequest::new(&alice()))
         .await;
     assert!(report.is_ok(), "{report:?}");
     assert_eq!(host.calls("work"), 1);
@@ -301,11 +310,11 @@ async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the
         assert_eq!(codes, ["E0606"], "{n} groups");
         let deep = parsed(&text);
         let report = engine(&host, &source)
-            .call(Some(&deep), "g0", Map::new(), &alice())
+            .call(Some(&deep), "g0", Map::new(), RunRequest::new(&alice()))
             .await;
         assert_eq!(report.unwrap_err().reason, Reason::Depth);
         let run = engine(&host, &source)
-            .run(&deep, Map::new(), &alice())
+            .run(&deep, Map::new(), RunRequest::new(&alice()))
             .await;
         assert!(!run.ok);
         assert_eq!(run.groups[0].error.as_ref().unwrap().reason, Reason::Depth);
@@ -369,7 +378,7 @@ async fn the_checker_and_the_engine_count_groups_nested_across_sequences_alike()
         let a = parsed(&texts[0]);
         source.put(parsed(&texts[1]));
         let report = engine(&host, &source)
-            .call(Some(&a), "g0", Map::new(), &alice())
+            .call(Some(&a), "g0", Map::new(), RunRequest::new(&alice()))
             .await;
         match report {
             Ok(_) => assert!(fits, "{in_b} groups in b ran"),
@@ -405,7 +414,7 @@ async fn a_cycle_of_group_calls_the_checker_never_saw_fails_with_cycle() {
         ],
     ));
     let report = engine(&host, &source)
-        .run(&cyclic, Map::new(), &alice())
+        .run(&cyclic, Map::new(), RunRequest::new(&alice()))
         .await;
     assert!(!report.ok);
     assert_eq!(
@@ -430,7 +439,7 @@ async fn errors_that_list_groups_or_inputs_stay_short_in_a_big_sequence() {
     let big = parsed(&text);
     source.put(parsed(&text));
     let unknown_group = engine(&host, &source)
-        .call(Some(&big), "nope", Map::new(), &alice())
+        .call(Some(&big), "nope", Map::new(), RunRequest::new(&alice()))
         .await
         .unwrap_err();
     let hint = unknown_group.hint.unwrap_or_default();
@@ -439,7 +448,12 @@ async fn errors_that_list_groups_or_inputs_stay_short_in_a_big_sequence() {
     assert!(hint.len() < 2_000, "{} bytes", hint.len());
 
     let undeclared = engine(&host, &source)
-        .call(Some(&big), "#big", args(json!({"nope": "x"})), &alice())
+        .call(
+            Some(&big),
+            "#big",
+            args(json!({"nope": "x"})),
+            RunRequest::new(&alice()),
+        )
         .await
         .unwrap_err();
     let hint = undeclared.hint.unwrap_or_default();

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+use seq_exec::Caller;
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::{Reason, ToolError, ToolHost};
 use serde_json::{Value, json};
@@ -15,9 +16,12 @@ use std::time::Duration;
 
 async fn call(host: &BuiltinHost, tool: &str, args: Value) -> Result<Value, ToolError> {
     // Generous: the point is that it ends at all (a FIFO used to block in open()).
-    tokio::time::timeout(Duration::from_secs(10), host.call(tool, args))
-        .await
-        .unwrap_or_else(|_| panic!("{tool} blocked"))
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        host.call(&Caller::new("local"), tool, args),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{tool} blocked"))
 }
 
 /// A FIFO, a socket and a character device (made where the process may, as root can; a link to
@@ -233,7 +237,14 @@ async fn a_directory_swapped_for_a_link_never_leads_outside() {
     let host = BuiltinHost::new(&root);
     let (mut read_inside, mut refused) = (0, 0);
     for i in 0..2000 {
-        match host.call("files_read", json!({"path": "d/x.txt"})).await {
+        match host
+            .call(
+                &Caller::new("local"),
+                "files_read",
+                json!({"path": "d/x.txt"}),
+            )
+            .await
+        {
             Ok(text) => {
                 assert_eq!(text, json!("inside"), "read {i} reached outside the root");
                 read_inside += 1;
@@ -242,9 +253,15 @@ async fn a_directory_swapped_for_a_link_never_leads_outside() {
         }
         let name = format!("d/new-{i}.txt");
         let _ = host
-            .call("files_write", json!({"path": name, "content": "w"}))
+            .call(
+                &Caller::new("local"),
+                "files_write",
+                json!({"path": name, "content": "w"}),
+            )
             .await;
-        let _ = host.call("files_list", json!({"path": "d"})).await;
+        let _ = host
+            .call(&Caller::new("local"), "files_list", json!({"path": "d"}))
+            .await;
     }
     stop.store(true, Ordering::Relaxed);
     let swaps = swapper.join().unwrap();

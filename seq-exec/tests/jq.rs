@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+use seq_exec::Caller;
 use seq_exec::builtin::{BuiltinHost, jq_running};
 use seq_exec::{Reason, ToolHost};
 use serde_json::{Value, json};
@@ -14,8 +15,12 @@ use std::task::{Context, Waker};
 async fn jq(filter: &str, input: Value) -> Result<Value, seq_exec::ToolError> {
     let dir = tempfile::tempdir().unwrap();
     let host = BuiltinHost::new(dir.path());
-    host.call("jq", json!({"filter": filter, "input": input}))
-        .await
+    host.call(
+        &Caller::new("local"),
+        "jq",
+        json!({"filter": filter, "input": input}),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -54,7 +59,7 @@ async fn the_tasks_agents_needed() {
     let dir = tempfile::tempdir().unwrap();
     let host = BuiltinHost::new(dir.path());
     assert_eq!(
-        host.call("jq", json!({"filter": ". == null"}))
+        host.call(&Caller::new("local"), "jq", json!({"filter": ". == null"}))
             .await
             .unwrap(),
         json!(true)
@@ -173,7 +178,8 @@ fn a_dropped_call_leaves_nothing_computing() {
     for filter in ["def f: f; f", "[repeat(1)] | length", "last(range(1e18))"] {
         let mut cx = Context::from_waker(Waker::noop());
         {
-            let mut call = pin!(host.call("jq", json!({"filter": filter})));
+            let caller = Caller::new("local");
+            let mut call = pin!(host.call(&caller, "jq", json!({"filter": filter})));
             assert!(call.as_mut().poll(&mut cx).is_pending(), "{filter}");
             while jq_running() == 0 {
                 std::thread::yield_now();

@@ -4,18 +4,12 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_exec::builtin::{BuiltinHost, Captured};
-use seq_exec::{Caller, Engine, SequenceSource};
+use seq_exec::engine::NoSequences;
+use seq_exec::engine::RunRequest;
+use seq_exec::{Caller, Engine};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, json};
 use std::sync::Arc;
-
-struct NoSequences;
-
-impl SequenceSource for NoSequences {
-    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
-        None
-    }
-}
 
 fn parsed(value: serde_json::Value) -> Sequence {
     let parse = seq_syntax::parse(&value.to_string());
@@ -39,7 +33,9 @@ async fn the_report_holds_what_the_output_channels_sent() {
              r#"{"tool":"output_send__stdout","args":{"text":"last"}} ;"#,
          )},
     ]}));
-    let report = engine.run(&sequence, Map::new(), &Caller::new("t")).await;
+    let report = engine
+        .run(&sequence, Map::new(), RunRequest::new(&Caller::new("t")))
+        .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(
         serde_json::to_value(&report.output).unwrap(),
@@ -53,7 +49,9 @@ async fn the_report_holds_what_the_output_channels_sent() {
     let quiet = parsed(json!({"name": "quiet", "groups": [
         {"name": "g", "tools": r#"{"tool":"sleep","args":{"ms":1}} ;"#},
     ]}));
-    let report = engine.run(&quiet, Map::new(), &Caller::new("t")).await;
+    let report = engine
+        .run(&quiet, Map::new(), RunRequest::new(&Caller::new("t")))
+        .await;
     assert!(
         serde_json::to_value(&report)
             .unwrap()

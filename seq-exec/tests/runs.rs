@@ -45,7 +45,9 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::{Catalog, Source, ToolDef};
+use seq_catalog::{Catalog, ToolDef};
+use seq_check::Source;
+use seq_exec::engine::RunRequest;
 use seq_exec::{BoxFuture, Caller, Engine, Limits, SequenceSource, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
 use serde::Deserialize;
@@ -144,7 +146,12 @@ impl ToolHost for FixtureHost {
         self.tools.get(name).map(|(def, _)| Arc::clone(def))
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let (_, answers) = self.tools.get(name).unwrap();
             let nth = {
@@ -326,7 +333,7 @@ fn run_fixture(dir: &Path) -> Value {
         .start_paused(true)
         .build()
         .unwrap();
-    let report = runtime.block_on(engine.run(&sequence, case.args, &caller));
+    let report = runtime.block_on(engine.run(&sequence, case.args, RunRequest::new(&caller)));
     let mut report = serde_json::to_value(&report).unwrap();
     redact(&mut report);
     let log = host.log.lock().unwrap().clone();

@@ -8,9 +8,11 @@ mod common;
 
 use common::MemorySource;
 use proptest::prelude::*;
-use seq_check::{Catalog, Source};
+use seq_catalog::Catalog;
+use seq_check::Source;
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::engine::Engine;
+use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Reason};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -58,7 +60,11 @@ async fn stdout_of(root: &Path, item: &str, value: &str) -> String {
     let mut args = Map::new();
     args.insert("x".to_owned(), Value::String(value.to_owned()));
     let report = engine
-        .run(&sequence(item), args, &Caller::new("alice"))
+        .run(
+            &sequence(item),
+            args,
+            RunRequest::new(&Caller::new("alice")),
+        )
         .await;
     let group = &report.groups[0];
     assert!(
@@ -123,7 +129,9 @@ async fn a_bare_reference_as_the_command_is_one_word_not_code() {
     let seq = sequence(r#"{"tool":"cmd_run","args":{"command":$args.x},"as":"r"}"#);
     let mut args = Map::new();
     args.insert("x".to_owned(), json!("touch pwned"));
-    let report = engine.run(&seq, args, &Caller::new("alice")).await;
+    let report = engine
+        .run(&seq, args, RunRequest::new(&Caller::new("alice")))
+        .await;
     let error = report.groups[0].items[0].error.as_ref().unwrap();
     assert_eq!(error.reason, Reason::Failed, "{error:?}");
     assert!(!dir.path().join("pwned").exists());
@@ -145,13 +153,23 @@ async fn argv_and_command_together_or_neither_are_refused_by_the_tool() {
     let host = BuiltinHost::new(dir.path());
     use seq_exec::ToolHost;
     let both = host
-        .call("cmd_run", json!({"command": "true", "argv": ["true"]}))
+        .call(
+            &Caller::new("local"),
+            "cmd_run",
+            json!({"command": "true", "argv": ["true"]}),
+        )
         .await
         .unwrap_err();
     assert_eq!(both.reason, Reason::ArgError);
-    let neither = host.call("cmd_run", json!({})).await.unwrap_err();
+    let neither = host
+        .call(&Caller::new("local"), "cmd_run", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(neither.reason, Reason::Required);
-    let empty = host.call("cmd_run", json!({"argv": []})).await.unwrap_err();
+    let empty = host
+        .call(&Caller::new("local"), "cmd_run", json!({"argv": []}))
+        .await
+        .unwrap_err();
     assert_eq!(empty.reason, Reason::Type);
 }
 

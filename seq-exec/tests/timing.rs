@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{AttemptTime, ItemStatus};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Map, Value, json};
@@ -53,7 +54,7 @@ async fn groups_and_items_stand_on_one_axis() {
         ),
     );
     let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), &alice())
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
         .await;
     assert!(report.ok, "{report:#?}");
     let times = |g: usize| -> Vec<(u64, u64)> {
@@ -95,7 +96,7 @@ async fn each_attempt_of_a_retried_item_says_when_it_ran() {
         ),
     );
     let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), &alice())
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
         .await;
     let item = &report.groups[0].items[0];
     assert_eq!(item.status, ItemStatus::Ok);
@@ -138,7 +139,7 @@ async fn called_groups_are_on_the_callers_axis() {
         source.put(sequence);
     }
     let report = engine(&host, &source)
-        .run(&main, Map::new(), &alice())
+        .run(&main, Map::new(), RunRequest::new(&alice()))
         .await;
     assert!(report.ok, "{report:#?}");
     let call = &report.groups[1].items[0];
@@ -171,7 +172,7 @@ async fn items_never_started_stand_where_their_group_gave_up() {
         ),
     );
     let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), &alice())
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
         .await;
     let items = &report.groups[0].items;
     assert_eq!(items[1].status, ItemStatus::Failed);

@@ -1,7 +1,8 @@
 //! The generated inputs are valid: the front end and the checker find nothing wrong with them.
 //! (A benchmark of invalid input would measure error paths, not the pipeline.)
 
-use seq_check::{Catalog, Source};
+use seq_catalog::Catalog;
+use seq_check::Source;
 use seq_syntax::Code;
 
 fn show(diagnostics: &[seq_syntax::Diagnostic], text: &str) -> String {

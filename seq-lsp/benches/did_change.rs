@@ -151,7 +151,7 @@ fn did_change(c: &mut Criterion) {
 
     // The yardstick: the checker alone on the same text, its result freed outside the timing
     // as the server frees it off the path. What the two clients add to it is the server's.
-    let catalog = seq_check::Catalog::builtin();
+    let catalog = seq_catalog::Catalog::builtin();
     group.bench_function("seq_check_only_1MB", |b| {
         b.iter_with_large_drop(|| {
             let sources = [seq_check::Source::new("bench.json", text.clone())];

@@ -11,7 +11,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::Catalog;
+use seq_catalog::Catalog;
 use seq_lsp::ide::{Analysis, FileEdit, FileId, Location};
 use seq_syntax::{LineIndex, Span};
 use std::fmt::Write;

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::Catalog;
+use seq_catalog::Catalog;
 use seq_lsp::ide::{Analysis, FileId, is_sequence_document};
 use seq_syntax::Span;
 use std::path::Path;

@@ -26,8 +26,10 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
+use seq_exec::engine::NoSequences;
+use seq_exec::engine::RunRequest;
 use seq_exec::policy::Policy;
-use seq_exec::{Caller, Engine, SequenceSource, ToolHost};
+use seq_exec::{Caller, Engine, ToolHost};
 use seq_gen::times::Times;
 use seq_mcp::{McpHost, Options, ServerSpec};
 use seq_syntax::ast::Sequence;
@@ -56,14 +58,6 @@ fn server_entry() -> String {
     path.to_string_lossy().into_owned()
 }
 
-struct NoSequences;
-
-impl SequenceSource for NoSequences {
-    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
-        None
-    }
-}
-
 /// One group of `count` `ev.echo` items, checked clean against the host's live catalog.
 fn sequence(host: &McpHost, parallel: bool, count: usize) -> Sequence {
     let item = json!({"tool": "ev.echo", "args": {"message": "hi"}}).to_string();
@@ -72,7 +66,7 @@ fn sequence(host: &McpHost, parallel: bool, count: usize) -> Sequence {
         "name": "echo", "parallel": parallel, "timeout": "5m", "tools": tools
     }]})
     .to_string();
-    let mut catalog = seq_check::Catalog::builtin();
+    let mut catalog = seq_catalog::Catalog::builtin();
     catalog.merge(host.definitions());
     let check = seq_check::check(&[seq_check::Source::new("bench.json", text)], &catalog);
     let file = check.files.into_iter().next().unwrap();
@@ -177,7 +171,12 @@ fn serial(c: &mut Criterion) {
                 s.rt.block_on(async {
                     for _ in 0..calls {
                         let args = json!({"message": "hi"});
-                        black_box(s.host.call("ev.echo", args).await.unwrap());
+                        black_box(
+                            s.host
+                                .call(&Caller::new("local"), "ev.echo", args)
+                                .await
+                                .unwrap(),
+                        );
                     }
                 });
             })
@@ -186,7 +185,11 @@ fn serial(c: &mut Criterion) {
     group.bench_function("engine", |b| {
         b.iter_custom(|iters| {
             engine.measure(iters, || {
-                let report = s.rt.block_on(s.engine.run(&sequence, Map::new(), &caller));
+                let report = s.rt.block_on(s.engine.run(
+                    &sequence,
+                    Map::new(),
+                    RunRequest::new(&caller),
+                ));
                 assert!(report.ok, "{report:?}");
             })
         });
@@ -221,8 +224,9 @@ fn concurrent(c: &mut Criterion) {
     group.bench_function("mcp_host", |b| {
         b.iter_custom(|iters| {
             host.measure(iters, || {
-                let calls =
-                    (0..IN_FLIGHT).map(|_| s.host.call("ev.echo", json!({"message": "hi"})));
+                let caller = Caller::new("local");
+                let calls = (0..IN_FLIGHT)
+                    .map(|_| s.host.call(&caller, "ev.echo", json!({"message": "hi"})));
                 for result in s.rt.block_on(join_all(calls)) {
                     black_box(result.unwrap());
                 }
@@ -232,7 +236,11 @@ fn concurrent(c: &mut Criterion) {
     group.bench_function("engine", |b| {
         b.iter_custom(|iters| {
             engine.measure(iters, || {
-                let report = s.rt.block_on(s.engine.run(&sequence, Map::new(), &caller));
+                let report = s.rt.block_on(s.engine.run(
+                    &sequence,
+                    Map::new(),
+                    RunRequest::new(&caller),
+                ));
                 assert!(report.ok, "{report:?}");
             })
         });

@@ -18,9 +18,9 @@
 //!   until it fits; `cut` lists each one's JSON pointer and size.
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
-use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_exec::ToolError;
-use seq_exec::seq_tools::{self, SeqOutcome};
+use seq_store::seq_tools::{self, SeqOutcome};
 use serde_json::{Map, Value, json};
 
 /// The most bytes of structured content an answer carries: 10 MiB, less room for the envelope

@@ -15,7 +15,7 @@ use rmcp::service::{MaybeSendFuture, NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
-use seq_check::ToolDef;
+use seq_catalog::ToolDef;
 use seq_exec::ToolError;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};

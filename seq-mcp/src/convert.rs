@@ -13,8 +13,8 @@
 use crate::spec::ServerSpec;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, Tool};
-use seq_check::catalog::CatalogError;
-use seq_check::{Catalog, ToolDef};
+use seq_catalog::CatalogError;
+use seq_catalog::{Catalog, ToolDef};
 use seq_exec::{Reason, ToolError};
 use serde_json::Value;
 
@@ -121,7 +121,7 @@ pub fn service_error(server: &ServerSpec, tool: &str, error: &ServiceError) -> T
 mod tests {
     use super::*;
     use rmcp::model::ErrorData;
-    use seq_check::ParallelSafety;
+    use seq_catalog::ParallelSafety;
     use serde_json::json;
 
     fn spec(prefix: Option<&str>) -> ServerSpec {

@@ -15,8 +15,8 @@ use crate::connection::{Connection, Remote};
 use crate::report::{ConnectError, Notice};
 use crate::spec::ServerSpec;
 use futures::future::join_all;
-use seq_check::ToolDef;
-use seq_check::catalog::SEQ_TOOLS;
+use seq_catalog::SEQ_TOOLS;
+use seq_catalog::ToolDef;
 use seq_exec::builtin;
 use seq_exec::policy::Policy;
 use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
@@ -366,7 +366,12 @@ impl ToolHost for McpHost {
             .map(|(_, remote)| Arc::clone(&remote.def))
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let Some((connection, remote)) = self.shared.find(name) else {
                 return Err(not_offered(name));
@@ -432,16 +437,7 @@ impl ToolHost for Combined {
         self.hosts.iter().find_map(|h| h.lookup(name))
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            match self.owner(name) {
-                Some(host) => host.call(name, args).await,
-                None => Err(nobody_offers(name)),
-            }
-        })
-    }
-
-    fn call_as<'a>(
+    fn call<'a>(
         &'a self,
         caller: &'a Caller,
         name: &'a str,
@@ -449,7 +445,7 @@ impl ToolHost for Combined {
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             match self.owner(name) {
-                Some(host) => host.call_as(caller, name, args).await,
+                Some(host) => host.call(caller, name, args).await,
                 None => Err(nobody_offers(name)),
             }
         })

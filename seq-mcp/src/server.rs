@@ -4,8 +4,8 @@
 //!   honest annotations ([`annotations`]). `seq_create`'s description ends with the tools a
 //!   sequence may use here (the embedded host's and the downstream servers', as the policy
 //!   allows), so that an agent can write a sequence without guessing.
-//! - `tools/call` runs [`SeqTools::call_full`] for the one calling identity the server was
-//!   started for; the engine applies the policy again at every dispatch, at every depth.
+//! - `tools/call` runs [`SeqTools::call`] for the caller of the request (the one identity of
+//!   a stdio server, the token's over HTTP); the engine applies the policy again at every dispatch, at every depth.
 //! - Answers and their `outputSchema`s are shaped in [`crate::answer`]: a success's value or a
 //!   failure's `{error, diagnostics, report}`, each value once, within the message bound.
 
@@ -19,14 +19,17 @@ use rmcp::model::{
 };
 use rmcp::service::{MaybeSendFuture, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
-use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL, result_shape};
-use seq_check::{Catalog, ParallelSafety, ToolDef};
+use seq_catalog::{Catalog, ParallelSafety, ToolDef};
+use seq_catalog::{
+    SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_WHEN_CALL, result_shape,
+};
 use seq_exec::builtin::{BuiltinHost, OutputSink};
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
 use seq_exec::policy::Policy;
-use seq_exec::seq_tools::{self, Remote, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SeqConfig, SeqTools};
-use seq_exec::storage::SequenceStorage;
 use seq_exec::{Caller, ToolHost};
+use seq_store::seq_tools::{self, Remote, SeqConfig, SeqTools};
+use seq_store::storage::SequenceStorage;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::path::PathBuf;
@@ -333,7 +336,14 @@ impl SeqServer {
         let started = SystemTime::now();
         let outcome = self
             .tools
-            .call_observed(&name, args, caller, cancel, observer, traceparent)
+            .call(
+                &name,
+                args,
+                RunRequest::new(caller)
+                    .cancel(cancel)
+                    .observer(observer)
+                    .traceparent(traceparent),
+            )
             .await;
         // A run made elsewhere took the traceparent with it: its spans are exported there.
         if let (Some(recorder), Some(report), true, false) = (
@@ -649,7 +659,7 @@ impl ServerHandler for SeqServer {
         // The guide as this caller's `tools/list` shows it, with the tools available here.
         let guide = seq_tools::definitions()
             .into_iter()
-            .find(|def| def.name == seq_check::catalog::SEQ_CREATE)
+            .find(|def| def.name == seq_catalog::SEQ_CREATE)
             .map(|def| {
                 self.tool(def, &caller)
                     .description

@@ -5,7 +5,8 @@
 
 mod support;
 
-use seq_check::ParallelSafety;
+use seq_catalog::ParallelSafety;
+use seq_exec::Caller;
 use seq_exec::policy::Policy;
 use seq_exec::{Reason, ToolHost};
 use seq_mcp::{ConnectError, McpHost, Options, ServerSpec};
@@ -75,14 +76,21 @@ async fn a_name_offered_twice_is_an_error_naming_both_unless_prefixed() {
 async fn tools_list_changed_refreshes_the_catalog() {
     let host = connect(vec![changing(None)]).await;
     assert!(host.lookup("extra").is_none());
-    assert_eq!(host.call("grow", json!({})).await.unwrap(), json!("grown"));
+    assert_eq!(
+        host.call(&Caller::new("local"), "grow", json!({}))
+            .await
+            .unwrap(),
+        json!("grown")
+    );
     let seen = Arc::clone(&host);
     eventually("`extra` to appear", move || seen.lookup("extra").is_some()).await;
     let extra = host.lookup("extra").unwrap();
     assert_eq!(extra.parallel_safe, ParallelSafety::Safe);
     assert_eq!(extra.parameters.required, ["word"]);
     assert_eq!(
-        host.call("extra", json!({"word": "hi"})).await.unwrap(),
+        host.call(&Caller::new("local"), "extra", json!({"word": "hi"}))
+            .await
+            .unwrap(),
         json!("extra hi")
     );
     assert!(host.definitions().iter().any(|d| d.name == "extra"));
@@ -95,14 +103,18 @@ async fn tools_list_changed_refreshes_the_catalog() {
 async fn the_idempotency_key_goes_with_the_request() {
     let host = connect(vec![changing(None)]).await;
     let key = "run-1/#main/fetch/2/1".to_owned();
-    let keyed = seq_exec::engine::with_idempotency_key(key, host.call("meta", json!({})));
+    let caller = Caller::new("local");
+    let keyed = seq_exec::engine::with_idempotency_key(key, host.call(&caller, "meta", json!({})));
     let meta: serde_json::Value =
         serde_json::from_str(keyed.await.unwrap().as_str().unwrap()).unwrap();
     assert_eq!(
         meta["seqc/idempotencyKey"], "run-1/#main/fetch/2/1",
         "{meta}"
     );
-    let plain = host.call("meta", json!({})).await.unwrap();
+    let plain = host
+        .call(&Caller::new("local"), "meta", json!({}))
+        .await
+        .unwrap();
     let meta: serde_json::Value = serde_json::from_str(plain.as_str().unwrap()).unwrap();
     assert!(meta.get("seqc/idempotencyKey").is_none(), "{meta}");
     host.shutdown().await;
@@ -112,7 +124,11 @@ async fn the_idempotency_key_goes_with_the_request() {
 async fn is_error_is_a_failed_tool_error_with_the_server_text() {
     let host = connect(vec![changing(Some("ch"))]).await;
     let error = host
-        .call("ch.fail", json!({"why": "on purpose"}))
+        .call(
+            &Caller::new("local"),
+            "ch.fail",
+            json!({"why": "on purpose"}),
+        )
         .await
         .unwrap_err();
     assert_eq!(error.reason, Reason::Failed);
@@ -123,7 +139,10 @@ async fn is_error_is_a_failed_tool_error_with_the_server_text() {
     );
     // Arguments the server's own validation refuses: the TypeScript SDK says so as a tool
     // error, and its text is the detail.
-    let refused = host.call("ch.fail", json!({"why": 3})).await.unwrap_err();
+    let refused = host
+        .call(&Caller::new("local"), "ch.fail", json!({"why": 3}))
+        .await
+        .unwrap_err();
     assert_eq!(refused.reason, Reason::Failed);
     assert!(
         refused
@@ -142,7 +161,8 @@ async fn is_error_is_a_failed_tool_error_with_the_server_text() {
 async fn an_answer_past_the_bound_fails_the_call_at_once() {
     let host = connect(vec![changing(None)]).await;
     let started = std::time::Instant::now();
-    let call = host.call("big", json!({"bytes": 17_000_000}));
+    let caller = Caller::new("local");
+    let call = host.call(&caller, "big", json!({"bytes": 17_000_000}));
     let error = tokio::time::timeout(Duration::from_secs(30), call)
         .await
         .expect("an answer, not a wait for the timeout")
@@ -154,7 +174,10 @@ async fn an_answer_past_the_bound_fails_the_call_at_once() {
         "{detail}"
     );
     assert!(started.elapsed() < Duration::from_secs(30));
-    let small = host.call("big", json!({"bytes": 3})).await.unwrap();
+    let small = host
+        .call(&Caller::new("local"), "big", json!({"bytes": 3}))
+        .await
+        .unwrap();
     assert_eq!(small, json!("xxx"));
     host.shutdown().await;
 }
@@ -166,7 +189,9 @@ async fn a_dropped_call_is_cancelled_on_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("marker");
     let host = connect(vec![changing(None)]).await;
+    let caller = Caller::new("local");
     let call = host.call(
+        &caller,
         "wait",
         json!({"ms": 5000, "marker": marker.to_string_lossy()}),
     );
@@ -179,7 +204,12 @@ async fn a_dropped_call_is_cancelled_on_the_server() {
     eventually("the server to see the cancellation", move || seen.exists()).await;
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
     // The connection goes on serving calls.
-    assert_eq!(host.call("grow", json!({})).await.unwrap(), json!("grown"));
+    assert_eq!(
+        host.call(&Caller::new("local"), "grow", json!({}))
+            .await
+            .unwrap(),
+        json!("grown")
+    );
     host.shutdown().await;
 }
 
@@ -213,14 +243,22 @@ async fn a_url_reaches_a_server_over_streamable_http() {
     let spec = ServerSpec::parse(&format!("ev=http://127.0.0.1:{port}/mcp")).unwrap();
     let host = connect(vec![spec]).await;
     assert_eq!(
-        host.call("ev.echo", json!({"message": "over http"}))
-            .await
-            .unwrap(),
+        host.call(
+            &Caller::new("local"),
+            "ev.echo",
+            json!({"message": "over http"})
+        )
+        .await
+        .unwrap(),
         json!("Echo: over http")
     );
     // structuredContent is the value.
     let weather = host
-        .call("ev.get-structured-content", json!({"location": "Chicago"}))
+        .call(
+            &Caller::new("local"),
+            "ev.get-structured-content",
+            json!({"location": "Chicago"}),
+        )
         .await
         .unwrap();
     assert!(weather["temperature"].is_number(), "{weather}");

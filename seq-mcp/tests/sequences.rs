@@ -60,7 +60,7 @@ async fn write_file_in_a_parallel_group_is_refused_by_the_live_catalog() {
     // Without the live catalog the checker cannot know: an unknown tool is only a warning.
     let offline = seq_check::check(
         &[seq_check::Source::new("t.json", text.as_str())],
-        &seq_check::Catalog::builtin(),
+        &seq_catalog::Catalog::builtin(),
     );
     assert_eq!(errors(&offline.files[0].diagnostics), Vec::<&str>::new());
     mcp.shutdown().await;

@@ -10,8 +10,8 @@ use rmcp::{RoleClient, ServiceExt};
 use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::policy::Policy;
-use seq_exec::storage::Storage;
 use seq_mcp::{McpHost, SeqServer};
+use seq_store::storage::Storage;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use support::{connect, filesystem, fixture};
@@ -215,7 +215,7 @@ async fn the_example_in_seq_creates_description_is_accepted_and_runs() {
     let tools = s.client.list_all_tools().await.unwrap();
     let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
     let description = create.description.as_deref().unwrap();
-    let example = seq_check::catalog::GUIDE_EXAMPLE;
+    let example = seq_catalog::GUIDE_EXAMPLE;
     assert!(description.contains(example), "{description}");
     std::fs::write(s.root.path().join("notes.txt"), "buy milk").unwrap();
     let created = call(&s, "seq_create", serde_json::from_str(example).unwrap()).await;
@@ -246,7 +246,7 @@ async fn the_jq_quoting_example_in_seq_creates_description_is_accepted_and_runs(
     let s = session(Policy::allow_all(), None).await;
     let tools = s.client.list_all_tools().await.unwrap();
     let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
-    let example = seq_check::catalog::GUIDE_JQ;
+    let example = seq_catalog::GUIDE_JQ;
     assert!(create.description.as_deref().unwrap().contains(example));
     let sequence = format!(
         r#"{{"name":"names","groups":[{{"name":"g","in":{{"rows":"array"}},"out":{{"csv":"string"}},{example}}}]}}"#

@@ -24,8 +24,8 @@
 use crate::input::{AttemptInput, CalledFrom, RunInput, Snapshot, WorkflowInput};
 use crate::workflow::{SeqItemClient, SeqRunClient};
 use restate_sdk::prelude::*;
-use seq_check::ParallelSafety;
-use seq_check::catalog::{Catalog, SEQ_RUN};
+use seq_catalog::ParallelSafety;
+use seq_catalog::{Catalog, SEQ_RUN};
 use seq_exec::engine::{
     Attempt, Called, CancellationToken, Deadline, Driver, RunClock, Step, with_idempotency_key,
 };

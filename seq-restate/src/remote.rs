@@ -5,8 +5,8 @@ use crate::admin::{self, AdminError};
 use crate::input::RunInput;
 use crate::submit::submit;
 use seq_exec::engine::CancellationToken;
-use seq_exec::seq_tools::{Remote, RemoteRun};
 use seq_exec::{BoxFuture, Reason, RunReport, ToolError};
+use seq_store::seq_tools::{Remote, RemoteRun};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -2,7 +2,7 @@
 //! every `seqc mcp --restate` and every `seqc run --restate` sees the same ones.
 //!
 //! - [`SeqStore`], a virtual object keyed by the sequence's name, holds its envelope (the bytes
-//!   a data directory's file would hold, as text: [`seq_exec::storage::encode`], owner
+//!   a data directory's file would hold, as text: [`seq_store::storage::encode`], owner
 //!   included). Its handlers that write are exclusive per name: of two creators of one name
 //!   without `replace`, the first to reach the object stores, the second finds it taken.
 //! - [`SeqIndex`], one virtual object (key [`INDEX_KEY`]), holds the stored names, one state
@@ -16,12 +16,13 @@
 //!   tools and the command line use it as they use a data directory.
 //!
 //! The objects never parse a sequence: checking is the seq tools' job, before they store, and
-//! reading back is [`seq_exec::storage::decode`]'s, on the client.
+//! reading back is [`seq_store::storage::decode`]'s, on the client.
 
 use crate::submit::path_segment;
 use restate_sdk::prelude::*;
 use seq_exec::SequenceSource;
-use seq_exec::storage::{self, LoadedStored, SequenceStorage, StorageError, Stored};
+use seq_exec::engine::NoSequences;
+use seq_store::storage::{self, LoadedStored, SequenceStorage, StorageError, Stored};
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -447,14 +448,5 @@ impl SequenceStorage for RestateStorage {
     /// the sequences its `#name` calls reach, and `seq_run` submits it).
     fn source(&self) -> Arc<dyn SequenceSource> {
         Arc::new(NoSequences)
-    }
-}
-
-/// Finds no sequence.
-struct NoSequences;
-
-impl SequenceSource for NoSequences {
-    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
-        None
     }
 }

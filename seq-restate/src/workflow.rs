@@ -10,7 +10,8 @@
 use crate::input::{AttemptInput, Snapshot, WorkflowInput};
 use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, now, within, within_entry_limit};
 use restate_sdk::prelude::*;
-use seq_check::{Catalog, ToolDef};
+use seq_catalog::{Catalog, ToolDef};
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{
     Attempt, CancellationToken, Deadline, Driver, FinishedRun, RunRecorder, with_idempotency_key,
 };
@@ -39,17 +40,13 @@ impl ToolHost for Bounded {
         self.host.lookup(name)
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
-        self.host.call(name, args)
-    }
-
-    fn call_as<'a>(
+    fn call<'a>(
         &'a self,
         caller: &'a Caller,
         name: &'a str,
         args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        self.host.call_as(caller, name, args)
+        self.host.call(caller, name, args)
     }
 
     fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool {
@@ -200,9 +197,7 @@ impl SeqRun {
                 let run = engine.run_called(
                     &input.sequence,
                     input.args,
-                    &caller,
-                    &cancel,
-                    &driver,
+                    RunRequest::new(&caller).cancel(&cancel).driver(&driver),
                     stack,
                     deadline.map(Deadline::Wall),
                 );
@@ -219,13 +214,13 @@ impl SeqRun {
             }
             None => {
                 engine
-                    .run_driven(
+                    .run(
                         &input.sequence,
-                        input.owner.as_deref(),
                         input.args,
-                        &caller,
-                        &cancel,
-                        &driver,
+                        RunRequest::new(&caller)
+                            .owner(input.owner.as_deref())
+                            .cancel(&cancel)
+                            .driver(&driver),
                     )
                     .await
             }

@@ -414,6 +414,19 @@ pub struct Value {
     pub span: Span,
 }
 
+impl Value {
+    /// The span of this string value's body `text` when it can be told exactly: inside a
+    /// `tools` string the whole literal is `\"` + body + `\"` when the body needs no escapes.
+    /// Otherwise the whole literal.
+    pub fn string_body(&self, text: &str) -> Span {
+        if self.span.len() as usize == text.len() + 4 {
+            Span::new(self.span.start + 2, self.span.end - 2)
+        } else {
+            self.span
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ValueKind {
     Null,

@@ -26,6 +26,15 @@ pub const MAX_ITEMS: usize = 10_000;
 /// for hours.
 pub const MAX_RETRIES: u32 = 10;
 
+/// The most cross-sequence calls that may be nested on the stack: `#A → #B → #C → #D → #E`
+/// is the deepest legal chain (E0603). A structural bound, not a setting; the engine enforces
+/// it again at run time.
+pub const MAX_CALL_DEPTH: u32 = 4;
+
+/// The most groups that may run one inside another through calls of any kind (E0606); the
+/// engine's default `Limits::max_nested_groups`.
+pub const MAX_NESTED_GROUPS: u32 = 32;
+
 /// `retry_backoff` is bounded for the same reason: 10 over 10 retries is already days.
 pub const MAX_RETRY_BACKOFF: u32 = 10;
 

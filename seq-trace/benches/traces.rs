@@ -21,23 +21,16 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use seq_exec::builtin::BuiltinHost;
+use seq_exec::engine::NoSequences;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{FinishedRun, RunRecorder as _};
-use seq_exec::{Caller, Engine, SequenceSource};
+use seq_exec::{Caller, Engine};
 use seq_syntax::ast::Sequence;
 use seq_trace::Traces;
 use serde_json::{Map, json};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
-
-/// No stored sequences: these runs make no `#name` calls.
-struct NoSequences;
-
-impl SequenceSource for NoSequences {
-    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
-        None
-    }
-}
 
 /// Drops what it is given: the cost measured is the run's, not the network's.
 #[derive(Debug)]
@@ -61,7 +54,7 @@ fn sequence(count: usize) -> Sequence {
     .to_string();
     let check = seq_check::check(
         &[seq_check::Source::new("bench.json", text)],
-        &seq_check::Catalog::builtin(),
+        &seq_catalog::Catalog::builtin(),
     );
     check.files.into_iter().next().unwrap().sequence.unwrap()
 }
@@ -81,7 +74,7 @@ fn traces(c: &mut Criterion) {
     let sequence = sequence(items);
     let caller = Caller::new("bench");
     let traces = Traces::with_exporter(Discard);
-    let run = || runtime.block_on(engine.run(&sequence, Map::new(), &caller));
+    let run = || runtime.block_on(engine.run(&sequence, Map::new(), RunRequest::new(&caller)));
     let record = |report: &seq_exec::RunReport| {
         traces.finished(&FinishedRun {
             sequence: "bench",

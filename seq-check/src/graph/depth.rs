@@ -1,4 +1,4 @@
-//! The depth bound: at most [`MAX_DEPTH`] cross-sequence calls nested on the stack.
+//! The depth bound: at most [`MAX_CALL_DEPTH`] cross-sequence calls nested on the stack.
 //!
 //! Depth is measured on the group-level graph, where a `#name` call weighs 1 and a call between
 //! groups of one sequence weighs 0 (they do not count), and a `#name` call reaches every
@@ -19,10 +19,7 @@ use seq_syntax::names::CallTarget;
 use seq_syntax::{Code, Diagnostic};
 use std::collections::HashSet;
 
-/// The most cross-sequence calls that may be nested on the stack: `#A → #B → #C → #D → #E`
-/// is the deepest legal chain. A structural bound, not a setting; the engine enforces it again
-/// at run time.
-pub const MAX_DEPTH: u32 = 4;
+use seq_syntax::limits::MAX_CALL_DEPTH;
 
 pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [Vec<Diagnostic>]) {
     let count = components.members.len();
@@ -38,7 +35,7 @@ pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [V
     }
 
     // dist[c]: the most `#` calls on a path ending in component c; calls[c]: the last of them
-    // (at most MAX_DEPTH, which is all of them where dist is MAX_DEPTH: the only place they are
+    // (at most MAX_CALL_DEPTH, which is all of them where dist is MAX_CALL_DEPTH: the only place they are
     // read). Keeping them, rather than walking predecessors back, keeps reporting linear.
     let mut dist = vec![0u32; count];
     let mut calls: Vec<Vec<EdgeIndex>> = vec![Vec::new(); count];
@@ -61,7 +58,7 @@ pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [V
                 if e.kind == EdgeKind::SequenceCall {
                     chain.push(edge);
                 }
-                if chain.len() > MAX_DEPTH as usize {
+                if chain.len() > MAX_CALL_DEPTH as usize {
                     chain.remove(0);
                 }
                 if let (Some(d), Some(c)) = (dist.get_mut(target), calls.get_mut(target)) {
@@ -81,7 +78,7 @@ pub(super) fn depth(graph: &CallGraph<'_>, components: &Components, out: &mut [V
         if e.kind != EdgeKind::SequenceCall
             || component == components.of(to)
             || poisoned.get(component).copied().unwrap_or(true)
-            || dist.get(component).copied() != Some(MAX_DEPTH)
+            || dist.get(component).copied() != Some(MAX_CALL_DEPTH)
         {
             continue;
         }
@@ -125,11 +122,11 @@ fn report(
         let callee = graph.sequence_name(callee);
         let message = format!(
             "this call to `#{callee}` is call {} of {nested} nested across sequences, more than \
-             the bound of {MAX_DEPTH}: {path}",
+             the bound of {MAX_CALL_DEPTH}: {path}",
             position + 1
         );
         let diagnostic = Diagnostic::new(Code::CallChainTooDeep, site.span, message).with_help(format!(
-            "shorten the chain to at most {MAX_DEPTH} nested `#name` calls, for instance by moving \
+            "shorten the chain to at most {MAX_CALL_DEPTH} nested `#name` calls, for instance by moving \
              a callee's groups into its caller (calls between groups of one sequence do not count)"
         ));
         if let Some(list) = out.get_mut(site.seq) {

@@ -1,31 +1,12 @@
 //! The call graph itself: one node per group and one per sequence, one edge per call item whose
 //! `target` is a literal that resolves, plus the edges by which running a sequence runs its groups.
 
-use crate::catalog::Catalog;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+pub(crate) use seq_catalog::calls::call_target;
 use seq_syntax::Span;
-use seq_syntax::ast::{Item, Sequence, ValueKind};
+use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use std::collections::HashMap;
-
-/// The literal target of a call item and the span of its text. `None` for other items and for
-/// targets that are absent, dynamic or malformed: those are other rules' findings.
-pub(crate) fn call_target(item: &Item) -> Option<(CallTarget<'_>, Span)> {
-    if !Catalog::is_call(&item.tool.value) {
-        return None;
-    }
-    let value = item.arg("target")?;
-    let ValueKind::String(template) = &value.kind else {
-        return None;
-    };
-    let text = template.as_literal()?;
-    let target = CallTarget::parse(text);
-    if target.name().is_empty() {
-        return None;
-    }
-    // The name without its quotes, as the other rules about targets point at it.
-    Some((target, crate::rules::fix::string_body(value, text)))
-}
 
 /// Name lookup in a batch. When names repeat, the first sequence (or group) wins: the repeat is
 /// another rule's error and must not make the graph ambiguous.

@@ -13,9 +13,7 @@ use super::scc::Components;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use seq_syntax::{Code, Diagnostic};
 
-/// The most groups that may run one inside another through calls; the engine's default
-/// `Limits::max_nested_groups`.
-pub const MAX_NESTED_GROUPS: u32 = 32;
+use seq_syntax::limits::MAX_NESTED_GROUPS;
 
 pub(super) fn nesting(graph: &CallGraph<'_>, components: &Components, out: &mut [Vec<Diagnostic>]) {
     let count = components.members.len();

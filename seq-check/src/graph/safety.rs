@@ -9,8 +9,8 @@
 
 use super::model::{CallGraph, Node};
 use super::scc::Components;
-use crate::catalog::{Catalog, is_parallel_safe_tool};
 use petgraph::graph::{EdgeIndex, NodeIndex};
+use seq_catalog::{Catalog, is_parallel_safe_tool};
 use seq_syntax::ast::{Group, Item};
 use seq_syntax::diagnostic::{Applicability, Edit, Fix};
 use seq_syntax::{Code, Diagnostic, Span};

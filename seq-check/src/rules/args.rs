@@ -10,7 +10,7 @@
 
 use super::types::{describe, literal, reference_type, slot_fits};
 use super::{Cx, fix};
-use crate::catalog::{Catalog, JsonType, Schema, ToolDef};
+use seq_catalog::{Catalog, JsonType, Schema, ToolDef};
 use seq_syntax::ast::{Item, Member, Value, ValueKind};
 use seq_syntax::diagnostic::{did_you_mean, list_joined};
 use seq_syntax::{Code, Diagnostic, Span};

@@ -3,7 +3,7 @@
 //! item is a string inside that string, escaped twice.
 
 use seq_syntax::Span;
-use seq_syntax::ast::{Group, Item, Reference, SlotDecl, Type, Value};
+use seq_syntax::ast::{Group, Item, Reference, SlotDecl, Type};
 use seq_syntax::diagnostic::{Edit, Fix};
 
 /// The body of a JSON string literal holding `text`.
@@ -34,16 +34,6 @@ pub(crate) fn edit(span: Span, text: impl Into<String>) -> Edit {
 
 pub(crate) fn fix(title: impl Into<String>, edits: Vec<Edit>) -> Fix {
     Fix::new(title, edits)
-}
-
-/// The span of a string value's body when it can be told exactly: the whole literal in the file
-/// is `\"` + body + `\"` when the body needs no escapes. Otherwise the whole literal.
-pub(crate) fn string_body(value: &Value, text: &str) -> Span {
-    if value.span.len() as usize == text.len() + 4 {
-        Span::new(value.span.start + 2, value.span.end - 2)
-    } else {
-        value.span
-    }
 }
 
 /// Declares `name: ty` in `in` or `out`, after the last declaration. `None` when there is none

@@ -4,7 +4,7 @@
 
 use super::types::{literal, reference_type};
 use super::{Cx, fix};
-use crate::catalog::type_accepts;
+use seq_catalog::type_accepts;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type, ValueKind};
 use seq_syntax::diagnostic::{Applicability, did_you_mean};
 use seq_syntax::{Code, Diagnostic};

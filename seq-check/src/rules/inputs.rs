@@ -2,7 +2,7 @@
 //! is not also `required` (it could never be missing).
 
 use super::Cx;
-use crate::catalog::type_accepts;
+use seq_catalog::type_accepts;
 use seq_syntax::kind::described;
 use seq_syntax::{Code, Diagnostic};
 

@@ -3,7 +3,7 @@
 //! (E1003).
 
 use super::Cx;
-use crate::jq::{self, ProblemKind};
+use seq_catalog::jq::{self, ProblemKind};
 use seq_syntax::ast::{Item, ValueKind};
 use seq_syntax::{Code, Diagnostic};
 

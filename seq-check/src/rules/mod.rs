@@ -17,7 +17,7 @@ mod targets;
 mod types;
 pub(crate) mod when_call;
 
-use crate::catalog::Catalog;
+use seq_catalog::Catalog;
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::{Condition, Group, Item, Sequence};
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! (`seq_call`, `seq_when_call`) are judged through their targets by the call graph.
 
 use super::{Cx, fix};
-use crate::catalog::ParallelSafety;
+use seq_catalog::ParallelSafety;
 use seq_syntax::{Code, Diagnostic};
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {

@@ -4,7 +4,7 @@
 
 use super::types::{declaration, member_references, references};
 use super::{Cx, fix};
-use crate::catalog::Catalog;
+use seq_catalog::Catalog;
 use seq_syntax::ast::{CompactString, Reference, Root, Segment, Type};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::{Code, Diagnostic, Span};

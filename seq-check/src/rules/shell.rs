@@ -8,7 +8,7 @@ use seq_syntax::shell::{self, Context, Problem, Scanned, WordEnd};
 use seq_syntax::{Code, Diagnostic, Span};
 
 /// The tool whose `command` is shell text.
-pub(crate) use crate::catalog::CMD_RUN;
+pub(crate) use seq_catalog::CMD_RUN;
 
 pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     for item in cx.items.iter().map(|i| i.item) {

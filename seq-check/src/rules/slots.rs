@@ -4,7 +4,7 @@
 
 use super::types::member_references;
 use super::{Cx, fix};
-use crate::catalog::{Catalog, JsonType};
+use seq_catalog::{Catalog, JsonType};
 use seq_syntax::ast::{CompactString, Item, Root, Type};
 use seq_syntax::diagnostic::{Edit, did_you_mean};
 use seq_syntax::kind::JsonKind;
@@ -308,7 +308,7 @@ fn result_type(cx: &Cx<'_>, item: &Item) -> Type {
 fn returned(cx: &Cx<'_>, item: &Item) -> Option<JsonType> {
     let tool = item.tool.value.as_str();
     if tool == seq_syntax::jq::TOOL {
-        return crate::jq::item_result(item);
+        return seq_catalog::jq::item_result(item);
     }
     if Catalog::is_call(tool) {
         return Some(JsonType::Object);
@@ -360,7 +360,7 @@ fn mismatch(cx: &Cx<'_>, item: &Item, name: &str, declared: Type, at: Span) -> O
         cx.catalog.get(tool).and_then(|d| d.output.as_ref())
     };
     // The shape only where it tells more than the kind: `{stdout, stderr, exit_code}`, `[string]`.
-    let shape = match schema.map(|s| crate::catalog::result_shape(Some(s))) {
+    let shape = match schema.map(|s| seq_catalog::result_shape(Some(s))) {
         Some(shape) if shape.starts_with(['{', '[']) => format!(" ({shape})"),
         Some(_) => String::new(),
         None if tool == seq_syntax::jq::TOOL => " (what its filter gives)".to_owned(),

@@ -8,7 +8,7 @@ use super::args::{check_value, list};
 use super::types::input_schema;
 use super::types::references;
 use super::{Cx, fix};
-use crate::catalog::{Catalog, SEQ_CREATE, SEQ_DELETE, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_catalog::{Catalog, SEQ_CREATE, SEQ_DELETE, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::ast::{Group, Item, Member, Root, SlotDecl, Value, ValueKind};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::names::CallTarget;
@@ -284,7 +284,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
             return None;
         }
     };
-    let body = fix::string_body(value, text);
+    let body = value.string_body(text);
     if text.trim().is_empty() {
         out.push(malformed(
             "the call's `target` is empty".to_owned(),
@@ -329,7 +329,7 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
                 .iter()
                 .flat_map(|g| g.inputs.iter())
                 .collect(),
-            required: crate::entry::entry_groups(sequence)
+            required: seq_catalog::calls::entry_groups(sequence)
                 .flat_map(|g| g.inputs.iter())
                 .filter(|i| i.is_required())
                 .collect(),

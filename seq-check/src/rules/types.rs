@@ -1,7 +1,7 @@
 //! Static types: what the checker knows of a value's type before running it.
 
 use super::Cx;
-use crate::catalog::{JsonType, Schema};
+use seq_catalog::{JsonType, Schema};
 use seq_syntax::Span;
 use seq_syntax::ast::{Member, Reference, Root, SlotDecl, Type, Value, ValueKind};
 

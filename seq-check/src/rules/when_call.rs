@@ -7,7 +7,7 @@
 //! condition then get their template spans back. When the file escapes differently (`\u0022`),
 //! spans inside the text between references are approximate and their fixes are dropped.
 
-use crate::catalog::SEQ_WHEN_CALL;
+use seq_catalog::SEQ_WHEN_CALL;
 use seq_syntax::ast::{Condition, Item, Operand, OperandKind, Reference, TemplatePart, ValueKind};
 use seq_syntax::condition::parse_condition;
 use seq_syntax::escape::MapOffset;

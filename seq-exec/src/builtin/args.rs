@@ -2,12 +2,12 @@
 //! rely on the engine's pre-validation: they can be called directly.
 
 use crate::error::{Reason, ToolError};
-use seq_check::catalog::lenient_bool;
+use seq_catalog::lenient_bool;
 use seq_syntax::kind::JsonKind;
 use serde_json::Value;
 
 /// The argument `name`, required (a `null` counts as absent, as in pre-validation).
-pub(crate) fn required<'a>(args: &'a Value, name: &str) -> Result<&'a Value, ToolError> {
+pub fn required<'a>(args: &'a Value, name: &str) -> Result<&'a Value, ToolError> {
     optional(args, name)?.ok_or_else(|| {
         ToolError::new(Reason::Required, format!("`{name}` is required"))
             .with_field(name)
@@ -16,7 +16,7 @@ pub(crate) fn required<'a>(args: &'a Value, name: &str) -> Result<&'a Value, Too
 }
 
 /// The argument `name`, if given and not `null`.
-pub(crate) fn optional<'a>(args: &'a Value, name: &str) -> Result<Option<&'a Value>, ToolError> {
+pub fn optional<'a>(args: &'a Value, name: &str) -> Result<Option<&'a Value>, ToolError> {
     match args {
         Value::Object(members) => Ok(members.get(name).filter(|v| !v.is_null())),
         Value::Null => Ok(None),
@@ -27,17 +27,14 @@ pub(crate) fn optional<'a>(args: &'a Value, name: &str) -> Result<Option<&'a Val
     }
 }
 
-pub(crate) fn string<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+pub fn string<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
     let value = required(args, name)?;
     value
         .as_str()
         .ok_or_else(|| wrong_type(name, JsonKind::String.described(), value))
 }
 
-pub(crate) fn optional_string<'a>(
-    args: &'a Value,
-    name: &str,
-) -> Result<Option<&'a str>, ToolError> {
+pub fn optional_string<'a>(args: &'a Value, name: &str) -> Result<Option<&'a str>, ToolError> {
     optional(args, name)?
         .map(|value| {
             value
@@ -48,7 +45,7 @@ pub(crate) fn optional_string<'a>(
 }
 
 /// A non-negative whole number (`5` and `5.0` alike, as the schema's `integer` accepts both).
-pub(crate) fn whole_number(args: &Value, name: &str) -> Result<u64, ToolError> {
+pub fn whole_number(args: &Value, name: &str) -> Result<u64, ToolError> {
     let value = required(args, name)?;
     let number = value.as_u64().or_else(|| {
         value
@@ -71,7 +68,7 @@ pub(crate) fn whole_number(args: &Value, name: &str) -> Result<u64, ToolError> {
 }
 
 /// A lenient boolean (`true`, `"true"`, `1` alike); absent is `false`.
-pub(crate) fn flag(args: &Value, name: &str) -> Result<bool, ToolError> {
+pub fn flag(args: &Value, name: &str) -> Result<bool, ToolError> {
     match optional(args, name)? {
         None => Ok(false),
         Some(value) => {
@@ -80,7 +77,7 @@ pub(crate) fn flag(args: &Value, name: &str) -> Result<bool, ToolError> {
     }
 }
 
-pub(crate) fn optional_object<'a>(
+pub fn optional_object<'a>(
     args: &'a Value,
     name: &str,
 ) -> Result<Option<&'a serde_json::Map<String, Value>>, ToolError> {
@@ -93,7 +90,7 @@ pub(crate) fn optional_object<'a>(
         .transpose()
 }
 
-pub(crate) fn wrong_type(name: &str, expected: &str, value: &Value) -> ToolError {
+pub fn wrong_type(name: &str, expected: &str, value: &Value) -> ToolError {
     ToolError::new(
         Reason::Type,
         format!("`{name}` must be {expected}, not {}", kind(value)),

@@ -49,7 +49,7 @@ pub(super) async fn files_read(
 
 /// Why a file could not be read or written.
 #[derive(Debug)]
-pub(crate) enum FileError {
+pub enum FileError {
     /// Not a regular file: refused without reading or writing.
     NotRegular(&'static str),
     /// Larger than the bound, told from its size before reading.
@@ -64,7 +64,8 @@ pub(crate) enum FileError {
 }
 
 impl FileError {
-    pub(crate) fn at(&self, shown: &str) -> ToolError {
+    /// The tool error of this failure on the file shown as `shown`.
+    pub fn at(&self, shown: &str) -> ToolError {
         match self {
             FileError::NotRegular(kind) => ToolError::new(
                 Reason::Failed,
@@ -115,7 +116,7 @@ impl FileError {
 
 /// A regular file's bytes, at most `bound` of them (a file larger than that is refused from
 /// its size, or, when it grows meanwhile, after one byte more).
-pub(crate) fn read_regular(
+pub fn read_regular(
     place: &Beneath,
     bound: usize,
     charge: &mut dyn FnMut(u64) -> Result<(), FileError>,

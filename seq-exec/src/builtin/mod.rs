@@ -15,7 +15,7 @@
 //! are confined to the root by [`resolve_beneath`] and `beneath`; `can_use` is answered by a
 //! [`Policy`].
 
-pub(crate) mod args;
+pub mod args;
 mod beneath;
 mod cmd;
 pub(crate) mod files;
@@ -25,6 +25,7 @@ mod procs;
 mod root;
 
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
+pub use files::{FileError, read_regular};
 pub use jq::running as jq_running;
 pub use output::{Captured, OutputSink, Stdout};
 #[cfg(target_os = "linux")]
@@ -35,10 +36,8 @@ pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_un
 use crate::error::{Reason, ToolError};
 use crate::host::{BoxFuture, Caller, ToolHost};
 use crate::policy::Policy;
-use seq_check::catalog::{
-    CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, JQ, OUTPUT_STDOUT, SLEEP,
-};
-use seq_check::{Catalog, ToolDef};
+use seq_catalog::{CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, JQ, OUTPUT_STDOUT, SLEEP};
+use seq_catalog::{Catalog, ToolDef};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,7 +49,7 @@ use std::time::Duration;
 pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 
 /// The names of the embedded host's tools (their one home is the catalog).
-pub use seq_check::catalog::HOST_TOOLS as TOOLS;
+pub use seq_catalog::HOST_TOOLS as TOOLS;
 
 /// The embedded host.
 pub struct BuiltinHost {
@@ -178,7 +177,12 @@ impl ToolHost for BuiltinHost {
             .cloned()
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         self.dispatch(name, args)
     }
 

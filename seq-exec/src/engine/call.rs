@@ -19,7 +19,7 @@ use super::values::{self, Scope, describe};
 use super::{Cx, eval, render, signature_error, size, within};
 use crate::error::{Reason, ToolError};
 use crate::host::BoxFuture;
-use seq_check::catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
+use seq_catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::ast::{Group, Item, Sequence, ValueKind};
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
@@ -37,7 +37,7 @@ pub(crate) async fn run_sequence(
     observe: bool,
 ) -> (RunReport, Held) {
     let mut held = Held::none(cx.budget);
-    if seq_check::entry::entry_groups(sequence).next().is_none()
+    if seq_catalog::calls::entry_groups(sequence).next().is_none()
         && let Some(first) = sequence.groups.first()
     {
         return (failed_run(no_entry_group(sequence, first)), held);
@@ -59,7 +59,7 @@ pub(crate) async fn run_sequence(
         cancelled: false,
         output: Map::new(),
     };
-    for (group, inputs) in seq_check::entry::entry_groups(sequence).zip(inputs) {
+    for (group, inputs) in seq_catalog::calls::entry_groups(sequence).zip(inputs) {
         let (ran, slots) = group::run(cx, sequence, group, inputs, &stack, observe).await;
         // The report's `out` and its groups' hold the same values: counted once.
         held.absorb(slots);
@@ -96,7 +96,7 @@ pub(crate) async fn run_sequence(
 fn no_entry_group(sequence: &Sequence, first: &Group) -> ToolError {
     let mut path = vec![first.name.value.as_str()];
     let mut current = first;
-    while let Some(next) = seq_check::entry::group_calls(current).next() {
+    while let Some(next) = seq_catalog::calls::group_calls(current).next() {
         let seen = path.contains(&next);
         path.push(next);
         match sequence.groups.iter().find(|g| g.name.value == next) {
@@ -143,7 +143,7 @@ fn route(
     args: Map<String, Value>,
 ) -> Result<Vec<Map<String, Value>>, Vec<ToolError>> {
     let name = &sequence.name.value;
-    let entry = || seq_check::entry::entry_groups(sequence);
+    let entry = || seq_catalog::calls::entry_groups(sequence);
     let mut errors: Vec<ToolError> = args
         .keys()
         .filter(|key| !entry().any(|g| g.input(key).is_some()))
@@ -309,13 +309,13 @@ fn inputs_list<'g>(groups: impl Iterator<Item = &'g Group>) -> String {
 pub(crate) async fn direct(
     cx: Cx<'_>,
     sequence: Option<&Sequence>,
+    owner: Option<&str>,
     target: &str,
     args: Map<String, Value>,
 ) -> Result<Option<Value>, ToolError> {
     let stack = match sequence {
         Some(sequence) if !CallTarget::parse(target).is_sequence() => {
-            // A sequence a model hands in is its own: no owner but the caller.
-            Stack::default().enter_sequence(&sequence.name.value, None, cx.limits.max_depth)?
+            Stack::default().enter_sequence(&sequence.name.value, owner, cx.limits.max_depth)?
         }
         Some(_) | None => Stack::default(),
     };

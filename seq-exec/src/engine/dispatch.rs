@@ -13,9 +13,9 @@ use super::{Cx, format_duration};
 use crate::error::{Reason, ToolError};
 use crate::host::Caller;
 use futures::FutureExt;
-use seq_check::ParallelSafety;
-use seq_check::catalog::{ArgProblem, ArgReason, Schema};
-use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE};
+use seq_catalog::ParallelSafety;
+use seq_catalog::{ArgProblem, ArgReason, Schema};
+use seq_catalog::{SEQ_CREATE, SEQ_DELETE};
 use seq_syntax::ast::Item;
 use serde_json::{Map, Value};
 use std::any::Any;
@@ -174,7 +174,7 @@ async fn call_host(
     // A panicking host call is that tool's failure, not the run's: caught, it fails this item.
     // With the run's budget at hand: a built-in tool charges what it reads before reading.
     let call = AssertUnwindSafe(super::budget::scoped(cx.budget, async {
-        cx.host.call_as(cx.caller, tool, args).await
+        cx.host.call(cx.caller, tool, args).await
     }))
     .catch_unwind();
     // Cancellation drops the call (and whatever it started: `cmd_run`'s processes, an MCP

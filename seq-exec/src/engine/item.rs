@@ -9,13 +9,13 @@ use super::report::{AttemptTime, CalledGroup, ItemReport, ItemStatus};
 use super::values::{self, Scope, describe};
 use super::{call, render, size, within};
 use crate::error::{Reason, ToolError};
-use seq_check::catalog::{Catalog, SEQ_RUN};
+use seq_catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Missing, OnError, Type};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// The embedded tool whose `command` is shell text (docs/reference.md, "Shell text").
-use seq_check::catalog::CMD_RUN;
+use seq_catalog::CMD_RUN;
 
 /// What an item writes to its `as` slot.
 #[derive(Clone, Debug)]

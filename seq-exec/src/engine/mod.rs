@@ -42,6 +42,7 @@ mod item;
 mod output_log;
 mod render;
 mod report;
+mod request;
 mod size;
 mod stack;
 mod tool_timeout;
@@ -60,6 +61,7 @@ pub use report::{
     ItemStatus, MAX_REPORTED_CALL_DEPTH, MAX_REPORTED_ELEMENTS, RunReport, error_schema,
     report_schema,
 };
+pub use request::RunRequest;
 pub use stack::Stack;
 
 use crate::error::{Reason, ToolError};
@@ -80,6 +82,23 @@ pub trait SequenceSource: Send + Sync {
     /// every dispatch it makes. A source that keeps no owners answers ownerless ones.
     fn owned(&self, name: &str) -> Option<(Arc<Sequence>, Option<String>)> {
         self.sequence(name).map(|sequence| (sequence, None))
+    }
+}
+
+/// No stored sequence at all: every `#name` call fails as not found. For runs that call none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSequences;
+
+impl SequenceSource for NoSequences {
+    fn sequence(&self, _name: &str) -> Option<Arc<Sequence>> {
+        None
+    }
+}
+
+/// Sequences held in memory by name (a snapshot handed to a run elsewhere, a test's set).
+impl SequenceSource for std::collections::HashMap<String, Arc<Sequence>> {
+    fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+        self.get(name).cloned()
     }
 }
 
@@ -112,9 +131,9 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            max_depth: seq_check::graph::MAX_DEPTH,
+            max_depth: seq_syntax::limits::MAX_CALL_DEPTH,
             tool_timeout: seq_syntax::ast::Item::CALL_TIMEOUT,
-            max_nested_groups: seq_check::graph::MAX_NESTED_GROUPS,
+            max_nested_groups: seq_syntax::limits::MAX_NESTED_GROUPS,
             max_output_bytes: 16 * 1024 * 1024,
             max_argument_bytes: 16 * 1024 * 1024,
             max_run_bytes: 256 * 1024 * 1024,
@@ -258,74 +277,51 @@ impl Engine {
         }
     }
 
-    /// Runs `sequence` (already checked: no error diagnostics) with the run's arguments, on
-    /// behalf of `caller`: `seq_run`. Never cancelled except by dropping the future.
+    /// The context of a run asked with `request`; `never` stands in for a request that cannot
+    /// be cancelled.
+    fn cx_for<'a>(
+        &'a self,
+        request: &RunRequest<'a>,
+        never: &'a CancellationToken,
+        output: &'a output_log::OutputLog,
+        budget: &'a Arc<budget::RunBudget>,
+        clock: &'a RunClock,
+    ) -> Cx<'a> {
+        let cancel = request.cancel.unwrap_or(never);
+        self.cx(
+            request.caller,
+            cancel,
+            output,
+            request.driver,
+            budget,
+            clock,
+        )
+    }
+
+    /// Runs `sequence` (already checked: no error diagnostics) with the run's arguments, as
+    /// `request` says: `seq_run`.
     pub async fn run(
         &self,
         sequence: &Sequence,
         args: Map<String, Value>,
-        caller: &Caller,
-    ) -> RunReport {
-        self.run_cancellable(sequence, args, caller, &CancellationToken::new())
-            .await
-    }
-
-    /// [`Engine::run`] that stops when `cancel` is cancelled: what runs is stopped, nothing
-    /// new starts, and the report says `cancelled` (docs/reference.md, "Cancellation").
-    pub async fn run_cancellable(
-        &self,
-        sequence: &Sequence,
-        args: Map<String, Value>,
-        caller: &Caller,
-        cancel: &CancellationToken,
-    ) -> RunReport {
-        self.run_driven(sequence, None, args, caller, cancel, &InProcess)
-            .await
-    }
-
-    /// [`Engine::run_cancellable`] whose tool calls happen through `driver` (a durable one
-    /// journals them). The decisions of the run are the same for every driver. `owner`: who
-    /// stored `sequence`, when it was stored by a caller; every dispatch of the run is then
-    /// bounded by the owner's rights as well as the caller's (docs/reference.md, "Authority").
-    pub async fn run_driven(
-        &self,
-        sequence: &Sequence,
-        owner: Option<&str>,
-        args: Map<String, Value>,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        driver: &dyn Driver,
-    ) -> RunReport {
-        self.run_observed(sequence, owner, args, caller, cancel, driver, None)
-            .await
-    }
-
-    /// [`Engine::run_driven`] told to `observer` too, as the engine's own observer is: a run's
-    /// own watcher (an MCP request's progress), beside the engine's.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "a run's parts, as `run_driven` takes them, and its watcher"
-    )]
-    pub async fn run_observed(
-        &self,
-        sequence: &Sequence,
-        owner: Option<&str>,
-        args: Map<String, Value>,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        driver: &dyn Driver,
-        observer: Option<&dyn Observer>,
+        request: RunRequest<'_>,
     ) -> RunReport {
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let clock = driver.clock();
-        let both = observer.map(|run| Both(self.observer.as_deref(), run));
-        let mut cx = self.cx(caller, cancel, &output, driver, &budget, &clock);
+        let clock = request.driver.clock();
+        let never = CancellationToken::new();
+        let both = request
+            .observer
+            .map(|run| Both(self.observer.as_deref(), run));
+        let mut cx = self.cx_for(&request, &never, &output, &budget, &clock);
         if let Some(both) = &both {
             cx.observer = Some(both);
         }
-        let bottom =
-            Stack::default().enter_sequence(&sequence.name.value, owner, self.limits.max_depth);
+        let bottom = Stack::default().enter_sequence(
+            &sequence.name.value,
+            request.owner,
+            self.limits.max_depth,
+        );
         let mut report = match bottom {
             // The run is over: what it held is the report's now.
             Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await.0,
@@ -339,27 +335,23 @@ impl Engine {
     /// The run of a sequence called from another run, given the call's stack (the callee on
     /// top, [`Called::stack`]): what a [`Driver`] that runs a `#name` call elsewhere runs
     /// there. Its own calls are bounded by that stack, so the depth and cycle bounds hold
-    /// across runs; its attempts are cut off at `deadline`, its caller's ([`Step::deadline`]).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "a run's parts, as `run_driven` takes them"
-    )]
+    /// across runs (the owners are the stack's: `request.owner` is not read); its attempts are
+    /// cut off at `deadline`, its caller's ([`Step::deadline`]).
     pub async fn run_called(
         &self,
         sequence: &Sequence,
         args: Map<String, Value>,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        driver: &dyn Driver,
+        request: RunRequest<'_>,
         stack: Stack,
         deadline: Option<Deadline>,
     ) -> RunReport {
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let clock = driver.clock();
+        let clock = request.driver.clock();
+        let never = CancellationToken::new();
         let cx = Cx {
             deadline,
-            ..self.cx(caller, cancel, &output, driver, &budget, &clock)
+            ..self.cx_for(&request, &never, &output, &budget, &clock)
         };
         let mut report = call::run_sequence(cx, sequence, args, stack, false).await.0;
         report.output = output.take();
@@ -390,8 +382,9 @@ impl Engine {
         dispatch::attempt(cx, stack, tool, args, &lock, &timeout).await
     }
 
-    /// Calls one target from outside any sequence: `seq_call` / `seq_when_call` made directly
-    /// by a model. `target` is a group of `sequence` or `#name`.
+    /// Calls one target from outside any sequence, as `request` says: `seq_call` /
+    /// `seq_when_call` made directly by a model. `target` is a group of `sequence` (whose owner
+    /// is `request.owner`) or `#name`.
     ///
     /// The value is what a `seq_call` item would write to its `as` slot: the group's slots, or
     /// `{group: {slot: value}}` for the groups of `#name` that ran; `null` when the group's
@@ -401,46 +394,21 @@ impl Engine {
         sequence: Option<&Sequence>,
         target: &str,
         args: Map<String, Value>,
-        caller: &Caller,
-    ) -> Result<Value, ToolError> {
-        self.call_cancellable(sequence, target, args, caller, &CancellationToken::new())
-            .await
-    }
-
-    /// [`Engine::call`] that stops when `cancel` is cancelled, failing with reason `cancelled`.
-    pub async fn call_cancellable(
-        &self,
-        sequence: Option<&Sequence>,
-        target: &str,
-        args: Map<String, Value>,
-        caller: &Caller,
-        cancel: &CancellationToken,
-    ) -> Result<Value, ToolError> {
-        self.call_observed(sequence, target, args, caller, cancel, None)
-            .await
-    }
-
-    /// [`Engine::call_cancellable`] told to `observer` too, as [`Engine::run_observed`] is:
-    /// the groups the call runs and their items, as they finish.
-    pub async fn call_observed(
-        &self,
-        sequence: Option<&Sequence>,
-        target: &str,
-        args: Map<String, Value>,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        observer: Option<&dyn Observer>,
+        request: RunRequest<'_>,
     ) -> Result<Value, ToolError> {
         // A direct call returns a value, not a report: its output is delivered, not kept.
         let output = output_log::OutputLog::default();
         let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let clock = RunClock::start();
-        let both = observer.map(|call| Both(self.observer.as_deref(), call));
-        let mut cx = self.cx(caller, cancel, &output, &InProcess, &budget, &clock);
+        let clock = request.driver.clock();
+        let never = CancellationToken::new();
+        let both = request
+            .observer
+            .map(|call| Both(self.observer.as_deref(), call));
+        let mut cx = self.cx_for(&request, &never, &output, &budget, &clock);
         if let Some(both) = &both {
             cx.observer = Some(both);
         }
-        call::direct(cx, sequence, target, args)
+        call::direct(cx, sequence, request.owner, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))
     }
@@ -456,47 +424,7 @@ impl Engine {
         target: &str,
         args: Map<String, Value>,
         when: &str,
-        caller: &Caller,
-    ) -> Result<Value, ToolError> {
-        self.when_call_cancellable(
-            sequence,
-            target,
-            args,
-            when,
-            caller,
-            &CancellationToken::new(),
-        )
-        .await
-    }
-
-    /// [`Engine::when_call`] that stops when `cancel` is cancelled.
-    pub async fn when_call_cancellable(
-        &self,
-        sequence: Option<&Sequence>,
-        target: &str,
-        args: Map<String, Value>,
-        when: &str,
-        caller: &Caller,
-        cancel: &CancellationToken,
-    ) -> Result<Value, ToolError> {
-        self.when_call_observed(sequence, target, args, when, caller, cancel, None)
-            .await
-    }
-
-    /// [`Engine::when_call_cancellable`] told to `observer` too ([`Engine::call_observed`]).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "a call's parts, as `when_call_cancellable` takes them, and its watcher"
-    )]
-    pub async fn when_call_observed(
-        &self,
-        sequence: Option<&Sequence>,
-        target: &str,
-        args: Map<String, Value>,
-        when: &str,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        observer: Option<&dyn Observer>,
+        request: RunRequest<'_>,
     ) -> Result<Value, ToolError> {
         let condition = eval::parse(when)?;
         let slots = values::Slots {
@@ -507,8 +435,7 @@ impl Engine {
         if !eval::eval(&condition, values::Scope::of(&slots))? {
             return Ok(Value::Null);
         }
-        self.call_observed(sequence, target, args, caller, cancel, observer)
-            .await
+        self.call(sequence, target, args, request).await
     }
 }
 

@@ -9,7 +9,7 @@
 //! error of reason `type` everywhere.
 
 use crate::error::{Reason, ToolError};
-use seq_check::catalog::{lenient_bool, type_accepts};
+use seq_catalog::{lenient_bool, type_accepts};
 use seq_syntax::ast::{Reference, Root, Segment, Type};
 use serde_json::{Map, Value};
 use std::collections::HashMap;

@@ -5,8 +5,9 @@
 #![allow(dead_code, reason = "each test binary uses part of the kit")]
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::catalog::Catalog;
-use seq_check::{Source, ToolDef};
+use seq_catalog::Catalog;
+use seq_catalog::ToolDef;
+use seq_check::Source;
 use seq_exec::engine::{GroupReport, ItemReport, Observer};
 use seq_exec::{BoxFuture, Caller, Engine, Limits, Reason, SequenceSource, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
@@ -165,7 +166,12 @@ impl ToolHost for ScriptedHost {
             .map(|(d, _)| Arc::new(d.clone()))
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let behavior = self.tools.lock().unwrap().get(name).map(|(_, b)| b.clone());
             let Some(behavior) = behavior else {

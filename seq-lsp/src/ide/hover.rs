@@ -4,7 +4,7 @@
 use super::Analysis;
 use super::index::{Def, Name};
 use super::text::Embedded;
-use seq_check::{ParallelSafety, ToolDef};
+use seq_catalog::{ParallelSafety, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Root, Sequence, SlotDecl, Value, ValueKind};
 use seq_syntax::duration;
@@ -155,7 +155,7 @@ pub(crate) fn filter_at(analysis: &Analysis, file: usize, offset: u32) -> Option
             let literal = matches!(&filter.kind, ValueKind::String(t) if t.as_literal().is_some());
             (literal && filter.span.contains(offset)).then_some((item, filter))
         })?;
-    let result = seq_check::jq::item_result(item).map_or("unknown until it runs", |t| t.as_str());
+    let result = seq_catalog::jq::item_result(item).map_or("unknown until it runs", |t| t.as_str());
     let mut text = format!("```\n(jq filter) result: {result}\n```");
     if let Some(tool) = analysis.catalog.get(seq_syntax::jq::TOOL) {
         write!(text, "\n\n{}", tool.description).ok();

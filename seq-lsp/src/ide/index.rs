@@ -3,8 +3,9 @@
 //! enclose it. Hover, definition, references and rename are lookups in this one table.
 
 use super::text::{Embedded, touches};
-use seq_check::catalog::SEQ_RUN;
-use seq_check::{Catalog, Check, Source};
+use seq_catalog::Catalog;
+use seq_catalog::SEQ_RUN;
+use seq_check::{Check, Source};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
 use seq_syntax::fields::key;

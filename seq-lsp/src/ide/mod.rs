@@ -41,7 +41,8 @@ mod tokens;
 pub use seq_check::file_set::is_sequence_document;
 
 use index::{Def, Index, Name};
-use seq_check::{Catalog, Check, Source, check};
+use seq_catalog::Catalog;
+use seq_check::{Check, Source, check};
 use seq_syntax::{Code, Diagnostic, Span};
 use std::fmt;
 use std::sync::{Arc, OnceLock};

@@ -5,8 +5,8 @@
 
 use super::text::{Embedded, Shift};
 use super::{SemanticToken, TokenKind};
-use seq_check::catalog::SEQ_WHEN_CALL;
-use seq_check::jq::Piece;
+use seq_catalog::SEQ_WHEN_CALL;
+use seq_catalog::jq::Piece;
 use seq_syntax::Span;
 use seq_syntax::ast::{Condition, ConditionKind, OperandKind, Reference, Root, Segment};
 use seq_syntax::condition::parse_condition;
@@ -125,7 +125,7 @@ impl Tokens {
             return false;
         };
         let (template, _) = parse_template(&filter.text, &filter);
-        let pieces = seq_check::jq::pieces(&filter.text);
+        let pieces = seq_catalog::jq::pieces(&filter.text);
         if template.references().next().is_some() || pieces.is_empty() {
             return false;
         }

@@ -6,7 +6,7 @@
 use super::uri;
 use super::workspace::CATALOG_FILE;
 use lsp_types::Uri;
-use seq_check::Catalog;
+use seq_catalog::Catalog;
 use seq_syntax::Diagnostic;
 use std::path::PathBuf;
 use std::sync::Arc;

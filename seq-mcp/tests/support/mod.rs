@@ -7,11 +7,13 @@
 #![allow(dead_code, reason = "each test binary uses part of the kit")]
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::{Catalog, Source};
+use seq_catalog::Catalog;
+use seq_check::Source;
+use seq_exec::engine::RunRequest;
 use seq_exec::policy::Policy;
-use seq_exec::storage::Storage;
 use seq_exec::{BoxFuture, Caller, Engine, Reason, RunReport, ToolError, ToolHost};
 use seq_mcp::{McpHost, Options, ServerSpec, Transport};
+use seq_store::storage::Storage;
 use seq_syntax::Diagnostic;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -123,7 +125,7 @@ pub async fn run(host: Arc<dyn ToolHost>, text: &str, args: Value) -> RunReport 
     };
     tokio::time::timeout(
         Duration::from_secs(60),
-        engine.run(&sequence, args, &Caller::new("test")),
+        engine.run(&sequence, args, RunRequest::new(&Caller::new("test"))),
     )
     .await
     .expect("the run hung")
@@ -172,7 +174,7 @@ impl Killer {
 }
 
 impl ToolHost for Killer {
-    fn lookup(&self, name: &str) -> Option<std::sync::Arc<seq_check::ToolDef>> {
+    fn lookup(&self, name: &str) -> Option<std::sync::Arc<seq_catalog::ToolDef>> {
         (name == "kill_server").then(|| {
             let text = json!([{"name": "kill_server", "parallel_safe": true, "parameters": {
                 "type": "object", "properties": {"server": {"type": "string"}, "ms": {"type": "integer"}},
@@ -181,7 +183,12 @@ impl ToolHost for Killer {
         })
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             if name == "kill_server" {
                 self.kill(args).await

@@ -4,7 +4,7 @@
 //! filters, however many, never grow it. Only what compiles is kept; a filter's evaluation
 //! never touches the cache, so its bounds are those of an uncached one.
 
-use seq_check::jq::Filter;
+use seq_catalog::jq::Filter;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
@@ -106,13 +106,13 @@ mod tests {
     fn distinct_filters_never_grow_it_past_its_bound() {
         for i in 0..ENTRIES * 3 {
             let text = format!(". + {i}");
-            let filter = compiled(&text, seq_check::jq::compile::<super::super::Bounded>);
+            let filter = compiled(&text, seq_catalog::jq::compile::<super::super::Bounded>);
             assert!(filter.is_ok());
         }
         assert!(len() <= ENTRIES);
         let long = format!(". + {}", "1".repeat(MAX_TEXT));
         let before = len();
-        assert!(compiled(&long, seq_check::jq::compile::<super::super::Bounded>).is_ok());
+        assert!(compiled(&long, seq_catalog::jq::compile::<super::super::Bounded>).is_ok());
         assert!(len() <= before.max(ENTRIES));
         let kept = FILTERS
             .lock()

@@ -6,7 +6,7 @@
 //! module gives it ([`Steps`]). A filter that never ends (`def f: f; f`, `repeat(1)`,
 //! `last(range(1e18))`) is stopped within a few hundred steps of the drop, and its thread ends:
 //! nothing is left computing. The same check bounds the stack a filter's recursion may take.
-//! The library is the checker's ([`seq_check::jq`]): the run knows exactly the names the check
+//! The library is the checker's ([`seq_catalog::jq`]): the run knows exactly the names the check
 //! knows, none of which reads the environment, files, the clock or standard input.
 //!
 //! Compiling a filter compiles jaq's whole library with it, which costs far more than running a
@@ -154,7 +154,7 @@ fn failed(detail: impl Into<String>) -> ToolError {
 
 fn evaluate(filter: &str, input: Value, stop: &AtomicBool) -> Result<Value, ToolError> {
     let compiled =
-        cache::compiled(filter, seq_check::jq::compile::<Bounded>).map_err(|problems| {
+        cache::compiled(filter, seq_catalog::jq::compile::<Bounded>).map_err(|problems| {
             let first = problems.first();
             let detail = first.map_or_else(
                 || "the filter does not compile".to_owned(),

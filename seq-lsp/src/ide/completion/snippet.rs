@@ -2,8 +2,8 @@
 //! required argument, escaped for the `tools` string and then for snippet syntax.
 
 use super::super::text::escape_depth;
-use seq_check::ToolDef;
-use seq_check::catalog::JsonType;
+use seq_catalog::JsonType;
+use seq_catalog::ToolDef;
 
 /// The item calling `tool`, for text `depth` strings deep (the `tools` string: 1).
 pub(super) fn item(tool: &ToolDef, depth: u8) -> String {
@@ -83,7 +83,7 @@ fn snippet_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use seq_check::Catalog;
+    use seq_catalog::Catalog;
 
     #[test]
     fn items_are_escaped_for_the_tools_string_and_for_snippets() {

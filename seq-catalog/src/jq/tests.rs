@@ -1,5 +1,5 @@
 use super::*;
-use crate::catalog::JsonType;
+use crate::JsonType;
 
 #[test]
 fn pure_filters_compile() {

@@ -6,10 +6,11 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_exec::builtin::BuiltinHost;
+use seq_exec::engine::RunRequest;
 use seq_exec::policy::{Policy, Rules};
-use seq_exec::seq_tools::{SeqConfig, SeqOutcome, SeqTools, finding_lines};
-use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Reason, ToolError};
+use seq_store::seq_tools::{SeqConfig, SeqOutcome, SeqTools, finding_lines};
+use seq_store::storage::{SequenceStorage, Storage};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tempfile::TempDir;
@@ -50,7 +51,9 @@ fn store_with(policy: Policy) -> Store {
 
 impl Store {
     async fn call(&self, who: &str, tool: &str, args: Value) -> SeqOutcome {
-        self.tools.call_full(tool, args, &Caller::new(who)).await
+        self.tools
+            .call(tool, args, RunRequest::new(&Caller::new(who)))
+            .await
     }
 
     /// The stored sequence `name`, as text to compare.

@@ -4,7 +4,7 @@
 //! On behalf of a caller (over MCP, or from inside a sequence): `file` needs the right to read
 //! files (`files_read`), every tool the sequence reaches must be one the caller may use
 //! ([`super::reach`], E0901, reason `unauthorized`), and a stored sequence is replaced only by
-//! its owner or a store administrator ([`crate::policy::STORE_ADMIN`]). The command line acts as
+//! its owner or a store administrator ([`seq_exec::policy::STORE_ADMIN`]). The command line acts as
 //! the local user, who owns the data directory: none of these apply and nothing gets an owner.
 //!
 //! The checker runs over every stored sequence plus the new one (replacing a stored one of the
@@ -15,11 +15,10 @@
 
 use super::findings::{self, Finding, Origin};
 use super::{SeqOutcome, StorageTools, reach, storage_error};
-use crate::builtin::files::read_regular;
-use crate::builtin::{args, resolve_beneath};
-use crate::error::{Reason, ToolError};
-use crate::host::Caller;
 use crate::storage::{self, StorageError, Summary};
+use seq_exec::builtin::{args, read_regular, resolve_beneath};
+use seq_exec::error::{Reason, ToolError};
+use seq_exec::host::Caller;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
 use serde_json::{Map, Value, json};
@@ -317,7 +316,7 @@ fn source(
 }
 
 /// The tool whose right `seq_create(file=...)` needs: reading a file is what it does.
-use seq_check::catalog::FILES_READ;
+use seq_catalog::FILES_READ;
 
 /// Whether the file starts as a JSON object does, so that its findings may quote it. Anything
 /// else (a `.env`, a key, a binary) is not a sequence, and quoting its bytes would echo it.

@@ -30,12 +30,14 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use proptest::prelude::*;
-use seq_check::{Catalog, Source, ToolDef, check};
+use seq_catalog::{Catalog, ToolDef};
+use seq_check::{Source, check};
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, RunReport};
-use seq_exec::seq_tools::{SeqConfig, SeqTools};
-use seq_exec::storage::Storage;
 use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
 use seq_gen::differential::{Case, case, render, run_args};
+use seq_store::seq_tools::{SeqConfig, SeqTools};
+use seq_store::storage::Storage;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -47,7 +49,12 @@ impl ToolHost for EchoHost {
         self.0.clone().filter(|_| name == "echo")
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             match (name, args.get("value")) {
                 ("echo", Some(value)) => Ok(value.clone()),
@@ -139,11 +146,14 @@ impl Harness {
 
         std::fs::write(self.root.join("diff.json"), &text).unwrap();
         let caller = Caller::new("prop");
-        let created = self.runtime.block_on(self.tools.call(
-            "seq_create",
-            json!({"name": case.name, "file": "diff.json", "replace": true}),
-            &caller,
-        ));
+        let created = self
+            .runtime
+            .block_on(self.tools.call(
+                "seq_create",
+                json!({"name": case.name, "file": "diff.json", "replace": true}),
+                RunRequest::new(&caller),
+            ))
+            .into_result();
         match (&created, rejected) {
             (Err(error), true) => {
                 assert_eq!(error.reason, Reason::ArgError, "{error}\n{text}");
@@ -161,9 +171,11 @@ impl Harness {
         }
 
         let sequence = file.sequence.unwrap();
-        let report =
-            self.runtime
-                .block_on(self.tools.engine().run(&sequence, run_args(case), &caller));
+        let report = self.runtime.block_on(self.tools.engine().run(
+            &sequence,
+            run_args(case),
+            RunRequest::new(&caller),
+        ));
         assert!(report.groups.len() <= sequence.groups.len());
         let failed = report
             .groups

@@ -5,9 +5,9 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_exec::policy::{Policy, Quota, Rules};
-use seq_exec::seq_tools::{SeqConfig, StorageTools};
-use seq_exec::storage::{MAX_STORED_BYTES, SequenceStorage, Storage, StorageError};
 use seq_exec::{Caller, Reason};
+use seq_store::seq_tools::{SeqConfig, StorageTools};
+use seq_store::storage::{MAX_STORED_BYTES, SequenceStorage, Storage, StorageError};
 use seq_syntax::ast::Sequence;
 use serde_json::{Value, json};
 use std::fs;

@@ -2,12 +2,12 @@
 
 use super::findings::{self, Finding, Origin};
 use super::{RemoteRun, SeqOutcome, SeqTools, StorageTools, storage_error};
-use crate::builtin::args;
-use crate::engine::{CancellationToken, GroupStatus, InProcess, Observer, RunReport};
-use crate::error::{Reason, ToolError};
-use crate::host::Caller;
 use crate::storage::StorageError;
-use seq_check::catalog::SEQ_WHEN_CALL;
+use seq_catalog::SEQ_WHEN_CALL;
+use seq_exec::builtin::args;
+use seq_exec::engine::{CancellationToken, GroupStatus, RunReport, RunRequest};
+use seq_exec::error::{Reason, ToolError};
+use seq_exec::host::Caller;
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};
@@ -15,14 +15,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl SeqTools {
-    pub(super) async fn run(
-        &self,
-        args: &Value,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        observer: Option<&dyn Observer>,
-        traceparent: Option<&str>,
-    ) -> SeqOutcome {
+    pub(super) async fn run(&self, args: &Value, request: RunRequest<'_>) -> SeqOutcome {
+        let caller = request.caller;
         let name = match args::string(args, "name") {
             Ok(name) => name,
             Err(error) => return SeqOutcome::of(Err(error)),
@@ -79,24 +73,17 @@ impl SeqTools {
                     owners,
                     args: run_args,
                     caller,
-                    traceparent,
+                    traceparent: request.traceparent,
                 };
-                match remote.run(run, cancel).await {
+                let never = CancellationToken::new();
+                match remote.run(run, request.cancel.unwrap_or(&never)).await {
                     Ok(report) => report,
                     Err(error) => return SeqOutcome::of(Err(error)),
                 }
             }
             None => {
                 self.engine
-                    .run_observed(
-                        &sequence,
-                        owner.as_deref(),
-                        run_args,
-                        caller,
-                        cancel,
-                        &InProcess,
-                        observer,
-                    )
+                    .run(&sequence, run_args, request.owner(owner.as_deref()))
                     .await
             }
         };
@@ -154,9 +141,7 @@ impl SeqTools {
         &self,
         tool: &str,
         args: &Value,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        observer: Option<&dyn Observer>,
+        request: RunRequest<'_>,
     ) -> Result<Value, ToolError> {
         let target = args::string(args, "target")?;
         if !CallTarget::parse(target).is_sequence() {
@@ -173,12 +158,10 @@ impl SeqTools {
         if tool == SEQ_WHEN_CALL {
             let when = args::string(args, "when")?;
             self.engine
-                .when_call_observed(None, target, call_args, when, caller, cancel, observer)
+                .when_call(None, target, call_args, when, request)
                 .await
         } else {
-            self.engine
-                .call_observed(None, target, call_args, caller, cancel, observer)
-                .await
+            self.engine.call(None, target, call_args, request).await
         }
     }
 }

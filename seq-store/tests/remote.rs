@@ -6,16 +6,16 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-mod common;
-
-use common::MemorySource;
 use seq_exec::builtin::BuiltinHost;
-use seq_exec::engine::{CancellationToken, InProcess};
+use seq_exec::engine::CancellationToken;
+use seq_exec::engine::RunRequest;
 use seq_exec::policy::{Policy, Rules};
-use seq_exec::seq_tools::{Remote, RemoteRun, SeqConfig, SeqTools};
-use seq_exec::storage::Storage;
 use seq_exec::{BoxFuture, Caller, Engine, Reason, RunReport, ToolError, ToolHost};
+use seq_store::seq_tools::{Remote, RemoteRun, SeqConfig, SeqTools};
+use seq_store::storage::Storage;
+use seq_syntax::ast::Sequence;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Runs what it is handed on an engine of its own, over the sequences it was handed only, and
@@ -39,20 +39,18 @@ impl Remote for Elsewhere {
                 .map(|s| s.name.value.to_string())
                 .collect();
             self.handed.lock().unwrap().push(names);
-            let source = MemorySource::new();
-            for stored in run.sequences {
-                source.put(stored);
-            }
+            let source: HashMap<String, Arc<Sequence>> = run
+                .sequences
+                .into_iter()
+                .map(|stored| (stored.name.value.to_string(), Arc::new(stored)))
+                .collect();
             let host: Arc<dyn ToolHost> = self.host.clone();
-            let engine = Engine::new(host, source);
+            let engine = Engine::new(host, Arc::new(source));
             Ok(engine
-                .run_driven(
+                .run(
                     run.sequence,
-                    run.owner,
                     run.args,
-                    run.caller,
-                    cancel,
-                    &InProcess,
+                    RunRequest::new(run.caller).owner(run.owner).cancel(cancel),
                 )
                 .await)
         })
@@ -113,15 +111,19 @@ async fn seq_run_hands_the_stored_sequences_over_and_answers_the_local_report() 
         r##"{"tool":"seq_call","args":{"target":"#inner"},"as":"v"} ;"##,
     );
     for created in [inner, outer] {
-        s.remote.call("seq_create", created, &admin).await.unwrap();
+        s.remote
+            .call("seq_create", created, RunRequest::new(&admin))
+            .await
+            .into_result()
+            .unwrap();
     }
     let there = s
         .remote
-        .call_full("seq_run", json!({"name": "outer"}), &admin)
+        .call("seq_run", json!({"name": "outer"}), RunRequest::new(&admin))
         .await;
     let here = s
         .local
-        .call_full("seq_run", json!({"name": "outer"}), &admin)
+        .call("seq_run", json!({"name": "outer"}), RunRequest::new(&admin))
         .await;
     let (there, here) = (there.report.unwrap(), here.report.unwrap());
     // Timings aside, the same report.
@@ -154,11 +156,19 @@ async fn a_run_reaching_a_refused_tool_is_not_handed_over() {
     );
     let admin = Caller::new("admin");
     for created in [command, calls] {
-        s.remote.call("seq_create", created, &admin).await.unwrap();
+        s.remote
+            .call("seq_create", created, RunRequest::new(&admin))
+            .await
+            .into_result()
+            .unwrap();
     }
     let refused = s
         .remote
-        .call_full("seq_run", json!({"name": "calls"}), &Caller::new("low"))
+        .call(
+            "seq_run",
+            json!({"name": "calls"}),
+            RunRequest::new(&Caller::new("low")),
+        )
         .await;
     let error = refused.result.unwrap_err();
     assert_eq!(error.reason, Reason::Unauthorized, "{error}");
@@ -168,7 +178,11 @@ async fn a_run_reaching_a_refused_tool_is_not_handed_over() {
     // Through the engine in process, the same run is refused at its dispatch instead.
     let local = s
         .local
-        .call_full("seq_run", json!({"name": "calls"}), &Caller::new("low"))
+        .call(
+            "seq_run",
+            json!({"name": "calls"}),
+            RunRequest::new(&Caller::new("low")),
+        )
         .await;
     assert!(local.result.is_err());
 }
@@ -184,9 +198,10 @@ async fn calls_made_directly_are_not_offered_when_runs_are_elsewhere() {
             .call(
                 tool,
                 json!({"target": "#x", "when": "true"}),
-                &Caller::new("admin"),
+                RunRequest::new(&Caller::new("admin")),
             )
             .await
+            .into_result()
             .unwrap_err();
         assert_eq!(error.reason, Reason::NotFound, "{error}");
         assert!(error.hint.unwrap().contains("seq_run"));

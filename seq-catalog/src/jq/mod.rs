@@ -12,7 +12,7 @@ pub use library::{IMPURE_DEFS, IMPURE_NATIVES};
 pub use pieces::{Piece, pieces};
 pub use types::result_type;
 
-use crate::catalog::JsonType;
+use crate::JsonType;
 use jaq_core::DataT;
 use jaq_core::load::{self, Arena, File, Loader};
 use jaq_json::Val;

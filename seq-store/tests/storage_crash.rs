@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_exec::storage::{SequenceStorage, Storage};
+use seq_store::storage::{SequenceStorage, Storage};
 use seq_syntax::ast::Sequence;
 use serde_json::json;
 use std::io::{Read, Write};

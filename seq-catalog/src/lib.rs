@@ -1,10 +1,15 @@
-//! The tool catalog: what the checker knows about tools — parameters and parallel safety.
+//! The tool vocabulary that the checker and the engine share: what a tool is (its definition,
+//! argument schema, result shape and parallel safety), the built-in tools and the six `seq_*`
+//! tools (defined once, here), catalog files that add other hosts' tools, the language of the
+//! `jq` tool's filters ([`jq`]), and which groups and sequences a `seq_call` item calls
+//! ([`calls`]). A tool that no catalog knows is only a warning: existence is a run-time property.
 //!
-//! [`Catalog::builtin`] holds the embedded host's tools and the six `seq_*` tools; catalog files
-//! ([`Catalog::load_json`]) add the tools of other hosts. A tool that no catalog knows is only a warning:
-//! existence is a run-time property.
+//! [`Catalog::builtin`] holds the embedded host's tools and the `seq_*` tools; catalog files
+//! ([`Catalog::load_json`]) add the tools of other hosts.
 
 mod builtin;
+pub mod calls;
+pub mod jq;
 mod load;
 mod schema;
 
@@ -82,7 +87,7 @@ impl Catalog {
     /// and `annotations.readOnlyHint` meaning parallel-safe). Add the result with [`merge`].
     ///
     /// ```
-    /// use seq_check::{Catalog, ParallelSafety};
+    /// use seq_catalog::{Catalog, ParallelSafety};
     ///
     /// let mut catalog = Catalog::builtin();
     /// let tools = Catalog::load_json(
@@ -92,7 +97,7 @@ impl Catalog {
     /// catalog.merge(tools);
     /// assert_eq!(catalog.parallel_safety("search"), Some(ParallelSafety::Safe));
     /// assert!(Catalog::load_json("[{\"name\": 1}]").is_err());
-    /// # Ok::<(), seq_check::catalog::CatalogError>(())
+    /// # Ok::<(), seq_catalog::CatalogError>(())
     /// ```
     ///
     /// [`merge`]: Catalog::merge
@@ -105,7 +110,7 @@ impl Catalog {
     /// language server; pure, so the caller reads the file and renders what comes back.
     ///
     /// ```
-    /// use seq_check::Catalog;
+    /// use seq_catalog::Catalog;
     /// use seq_syntax::Code;
     ///
     /// let file = Catalog::read_file(b"[{\"name\": \"deploy\"}, {\"name\": \"deploy\"}]");

@@ -3,7 +3,7 @@
 //! (`length`, `tonumber`, `tostring`, `split`, `add` over numbers, …). Anything else is unknown,
 //! never guessed: the checker only reports a slot that could never hold the result.
 
-use crate::catalog::JsonType;
+use crate::JsonType;
 use jaq_core::load::parse::{BinaryOp, Term};
 use jaq_core::path::Part;
 

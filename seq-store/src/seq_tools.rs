@@ -6,15 +6,15 @@
 //! - [`SeqHost`]: one [`ToolHost`] offering the seq tools in front of an inner host (the
 //!   embedded one, say).
 //!
-//! Results: [`SeqTools::call`] answers as every tool does (`Result<Value, ToolError>`);
-//! [`SeqTools::call_full`] adds what a richer channel (MCP's structured content) can carry: the
-//! checker's findings of `seq_create` and the full run report of `seq_run`, also when the call
-//! failed. A sequence refused for its errors is an `arg_error` whose `field` is `groups` or
+//! Results: [`SeqTools::call`] answers a [`SeqOutcome`]: the result as every tool gives it
+//! (`Result<Value, ToolError>`) and what a richer channel (MCP's structured content) can carry
+//! beside it: the checker's findings of `seq_create` and the full run report of `seq_run`, also
+//! when the call failed. A sequence refused for its errors is an `arg_error` whose `field` is `groups` or
 //! `file` (the argument that holds the mistakes; not retryable: the same sequence fails the
 //! same way) and whose `detail` counts the errors; the findings go beside it, structured, and
 //! [`finding_lines`] writes them one a line, as `error E0502 at 3:14: message (help: ...)` (see
-//! [`Finding`] for where positions come from). [`SeqTools::call`], which has no such channel,
-//! appends those lines to the `detail`.
+//! [`Finding`] for where positions come from). [`SeqOutcome::into_result`], for a channel without
+//! room for them, appends those lines to the `detail`.
 //!
 //! A run that does not succeed is a failed call (an honest success flag): `seq_run`
 //! answers the report's own error when the run could not start, else `failed` with a summary
@@ -35,23 +35,22 @@ pub use findings::{Finding, lines as finding_lines};
 pub use host::SeqHost;
 pub use reach::unauthorized;
 
-use crate::builtin::args;
-use crate::engine::CancellationToken;
-use crate::engine::{Engine, RunReport};
-use crate::error::{Reason, ToolError};
-use crate::host::{BoxFuture, Caller, ToolHost};
-use crate::policy::{Policy, STORE_ADMIN};
 use crate::storage::{SequenceStorage, Storage, StorageError};
-use seq_check::catalog::{ArgReason, SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
-use seq_check::{Catalog, ToolDef};
+use seq_catalog::{
+    ArgReason, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
+};
+use seq_catalog::{Catalog, ToolDef};
+use seq_exec::builtin::args;
+use seq_exec::engine::CancellationToken;
+use seq_exec::engine::{Engine, RunReport, RunRequest};
+use seq_exec::error::{Reason, ToolError};
+use seq_exec::host::{BoxFuture, Caller, ToolHost};
+use seq_exec::policy::{Policy, STORE_ADMIN};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// Re-exported from their one home, [`seq_check::catalog`], for the CLI and the MCP server.
-pub use seq_check::catalog::{SEQ_CREATE, SEQ_DELETE, SEQ_LIST};
 
 /// What the seq tools work with.
 #[derive(Clone, Debug)]
@@ -96,6 +95,18 @@ impl SeqOutcome {
             diagnostics: Vec::new(),
             report: None,
         }
+    }
+
+    /// The answer as every tool gives it, for a channel without room for findings: they go
+    /// into the error's `detail`, one a line.
+    pub fn into_result(self) -> Result<Value, ToolError> {
+        let lines = findings::lines(&self.diagnostics);
+        self.result.map_err(|mut error| {
+            if !lines.is_empty() {
+                error.detail = Some(error.detail.unwrap_or_default() + &lines);
+            }
+            error
+        })
     }
 }
 
@@ -351,68 +362,33 @@ impl SeqTools {
         &self.storage_tools
     }
 
-    /// A host offering all six tools (run on behalf of `caller`) in front of `inner`.
-    pub fn host_for(&self, caller: Caller, inner: Arc<dyn ToolHost>) -> SeqHost {
-        SeqHost::new(Arc::clone(&self.storage_tools), inner).running(self.clone(), caller)
+    /// A host offering all six tools in front of `inner`.
+    pub fn host_for(&self, inner: Arc<dyn ToolHost>) -> SeqHost {
+        SeqHost::new(Arc::clone(&self.storage_tools), inner).running(self.clone())
     }
 
-    /// Runs a seq tool on behalf of `caller`.
-    pub async fn call(&self, name: &str, args: Value, caller: &Caller) -> Result<Value, ToolError> {
-        let outcome = self.call_full(name, args, caller).await;
-        // Without a channel for the findings, they go into the detail, one a line.
-        let lines = findings::lines(&outcome.diagnostics);
-        outcome.result.map_err(|mut error| {
-            if !lines.is_empty() {
-                error.detail = Some(error.detail.unwrap_or_default() + &lines);
-            }
-            error
-        })
-    }
-
-    /// Runs a seq tool on behalf of `caller`, with the findings and report (module comment).
-    /// The seq tool itself is checked against the policy and its parameters first; the
+    /// Runs seq tool `name` with `args` as `request` says: on behalf of its caller, and for
+    /// `seq_run`, `seq_call` and `seq_when_call` with its cancellation, its observer (told as
+    /// the run's groups and items start and finish, when it runs in process) and its trace
+    /// context (taken along by a `seq_run` run elsewhere, so that its spans join that trace).
+    /// The answer carries the findings and report beside the result (module comment);
+    /// [`SeqOutcome::into_result`] folds them into the result for a channel without room for
+    /// them. The seq tool itself is checked against the policy and its parameters first; the
     /// tools a run reaches are checked by the engine at every dispatch.
-    pub async fn call_full(&self, name: &str, args: Value, caller: &Caller) -> SeqOutcome {
-        self.call_cancellable(name, args, caller, &CancellationToken::new())
-            .await
-    }
-
-    /// [`SeqTools::call_full`] whose run (`seq_run`, `seq_call`, `seq_when_call`) stops when
-    /// `cancel` is cancelled (docs/reference.md, "Cancellation").
-    pub async fn call_cancellable(
-        &self,
-        name: &str,
-        args: Value,
-        caller: &Caller,
-        cancel: &CancellationToken,
-    ) -> SeqOutcome {
-        self.call_observed(name, args, caller, cancel, None, None)
-            .await
-    }
-
-    /// [`SeqTools::call_cancellable`] whose run (`seq_run`, `seq_call`, `seq_when_call`), when
-    /// it runs in process, tells `observer` as its groups and items start and finish; a
-    /// `seq_run` run elsewhere takes `traceparent` (the request's W3C trace context) with it, so
-    /// that its spans join that trace.
-    pub async fn call_observed(
-        &self,
-        name: &str,
-        args: Value,
-        caller: &Caller,
-        cancel: &CancellationToken,
-        observer: Option<&dyn crate::engine::Observer>,
-        traceparent: Option<&str>,
-    ) -> SeqOutcome {
-        if let Err(error) = self.admit(name, &args, caller) {
+    pub async fn call(&self, name: &str, args: Value, request: RunRequest<'_>) -> SeqOutcome {
+        if let Err(error) = self.admit(name, &args, request.caller) {
             return SeqOutcome::of(Err(error));
         }
         match name {
-            SEQ_RUN => self.run(&args, caller, cancel, observer, traceparent).await,
-            SEQ_CALL | SEQ_WHEN_CALL => SeqOutcome::of(
-                self.call_target(name, &args, caller, cancel, observer)
-                    .await,
-            ),
-            other => self.storage_tools.call(other, args, Some(caller)).await,
+            SEQ_RUN => self.run(&args, request).await,
+            SEQ_CALL | SEQ_WHEN_CALL => {
+                SeqOutcome::of(self.call_target(name, &args, request).await)
+            }
+            other => {
+                self.storage_tools
+                    .call(other, args, Some(request.caller))
+                    .await
+            }
         }
     }
 
@@ -432,7 +408,7 @@ impl SeqTools {
         }
         // Every right the call needs: `seq_call` of `#name` runs a stored sequence.
         let policy = self.storage_tools.policy();
-        if let Some(right) = crate::policy::rights(name, args)
+        if let Some(right) = seq_exec::policy::rights(name, args)
             .into_iter()
             .find(|right| !policy.allows(caller, right))
         {

@@ -8,9 +8,9 @@
 //! item when a `#name` call reaches some. The engine asks the policy again at every dispatch;
 //! this check keeps a caller from storing what others would then run.
 
-use crate::host::Caller;
-use crate::policy::Policy;
-use seq_check::entry::sequence_calls;
+use seq_catalog::calls::sequence_calls;
+use seq_exec::host::Caller;
+use seq_exec::policy::Policy;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Code, Diagnostic};
 use std::borrow::Borrow;

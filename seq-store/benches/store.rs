@@ -14,8 +14,8 @@
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use seq_exec::Caller;
-use seq_exec::seq_tools::{SeqConfig, StorageTools};
-use seq_exec::storage::{SequenceStorage, Storage};
+use seq_store::seq_tools::{SeqConfig, StorageTools};
+use seq_store::storage::{SequenceStorage, Storage};
 use serde_json::{Value, json};
 use std::cell::Cell;
 use std::time::{Duration, Instant};

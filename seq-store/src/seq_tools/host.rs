@@ -4,32 +4,32 @@
 //! - storage-only ([`SeqHost::new`]): `seq_create`, `seq_list`, `seq_delete` plus the inner host.
 //!   This is the engine's own host, so that sequences can create, list and delete sequences;
 //!   `seq_run`, `seq_call` and `seq_when_call` are not offered (the engine runs those itself).
-//! - running ([`SeqTools::host_for`]): all six, runs on behalf of one caller. `ToolHost::call`
-//!   carries no caller, so a host that runs sequences is bound to the identity it runs them for
-//!   (one per agent); the engine carries that identity into every nested dispatch.
+//! - running ([`SeqTools::host_for`]): all six, each run on behalf of the caller of its
+//!   dispatch, which the engine carries into every nested dispatch.
 //!
 //! `can_use` answers for the seq tools from the seq tools' policy and asks the inner host for
 //! everything else.
 
 use super::{SeqTools, StorageTools, definition, not_here};
-use crate::error::ToolError;
-use crate::host::{BoxFuture, Caller, ToolHost};
-use seq_check::ToolDef;
-use seq_check::catalog::{SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
+use seq_catalog::ToolDef;
+use seq_catalog::{SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
+use seq_exec::engine::RunRequest;
+use seq_exec::error::ToolError;
+use seq_exec::host::{BoxFuture, Caller, ToolHost};
 use serde_json::Value;
 use std::sync::Arc;
 
 pub struct SeqHost {
     storage_tools: Arc<StorageTools>,
     inner: Arc<dyn ToolHost>,
-    running: Option<(SeqTools, Caller)>,
+    running: Option<SeqTools>,
 }
 
 impl std::fmt::Debug for SeqHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SeqHost")
             .field("storage_tools", &self.storage_tools)
-            .field("caller", &self.running.as_ref().map(|(_, caller)| caller))
+            .field("running", &self.running.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -44,9 +44,9 @@ impl SeqHost {
         }
     }
 
-    /// Also offers `seq_run`, `seq_call`, `seq_when_call`, run by `tools` for `caller`.
-    pub fn running(mut self, tools: SeqTools, caller: Caller) -> SeqHost {
-        self.running = Some((tools, caller));
+    /// Also offers `seq_run`, `seq_call`, `seq_when_call`, run by `tools`.
+    pub fn running(mut self, tools: SeqTools) -> SeqHost {
+        self.running = Some(tools);
         self
     }
 
@@ -71,35 +71,7 @@ impl ToolHost for SeqHost {
         self.inner.lookup(name)
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            if StorageTools::handles(name) {
-                // The store tools act for a caller; without one (not the engine's way) only the
-                // bound one is known.
-                return match &self.running {
-                    Some((_, caller)) => {
-                        self.storage_tools
-                            .call(name, args, Some(caller))
-                            .await
-                            .result
-                    }
-                    None => Err(ToolError::new(
-                        crate::error::Reason::Unauthorized,
-                        format!("`{name}` needs a caller: it is run through `call_as`"),
-                    )),
-                };
-            }
-            if Self::runs(name) {
-                return match &self.running {
-                    Some((tools, caller)) => tools.call(name, args, caller).await,
-                    None => Err(not_here(name)),
-                };
-            }
-            self.inner.call(name, args).await
-        })
-    }
-
-    fn call_as<'a>(
+    fn call<'a>(
         &'a self,
         caller: &'a Caller,
         name: &'a str,
@@ -114,9 +86,15 @@ impl ToolHost for SeqHost {
                     .result;
             }
             if Self::runs(name) {
-                return self.call(name, args).await;
+                return match &self.running {
+                    Some(tools) => tools
+                        .call(name, args, RunRequest::new(caller))
+                        .await
+                        .into_result(),
+                    None => Err(not_here(name)),
+                };
             }
-            self.inner.call_as(caller, name, args).await
+            self.inner.call(caller, name, args).await
         })
     }
 

@@ -107,7 +107,7 @@ pub struct CatalogFile {
 
 /// Reads a catalog file's bytes (see [`Catalog::read_file`]).
 ///
-/// [`Catalog::read_file`]: super::Catalog::read_file
+/// [`Catalog::read_file`]: crate::Catalog::read_file
 pub(crate) fn read_file(bytes: &[u8]) -> CatalogFile {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,

@@ -7,8 +7,9 @@
 //!
 //! The engine runs exactly these groups; the checker and the editor ask the same question here.
 
-use crate::graph::model::call_target;
-use seq_syntax::ast::{Group, Item, Sequence};
+use crate::Catalog;
+use seq_syntax::Span;
+use seq_syntax::ast::{Group, Item, Sequence, ValueKind};
 use seq_syntax::names::CallTarget;
 use std::collections::BTreeSet;
 
@@ -47,4 +48,23 @@ pub fn entry_groups(sequence: &Sequence) -> impl Iterator<Item = &Group> {
         .groups
         .iter()
         .filter(move |group| !callable.contains(group.name.value.as_str()))
+}
+
+/// The literal target of a call item and the span of its text. `None` for other items and for
+/// targets that are absent, dynamic or malformed: those are other rules' findings.
+pub fn call_target(item: &Item) -> Option<(CallTarget<'_>, Span)> {
+    if !Catalog::is_call(&item.tool.value) {
+        return None;
+    }
+    let value = item.arg("target")?;
+    let ValueKind::String(template) = &value.kind else {
+        return None;
+    };
+    let text = template.as_literal()?;
+    let target = CallTarget::parse(text);
+    if target.name().is_empty() {
+        return None;
+    }
+    // The name without its quotes, as the other rules about targets point at it.
+    Some((target, value.string_body(text)))
 }

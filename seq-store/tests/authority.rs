@@ -10,11 +10,12 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_exec::builtin::BuiltinHost;
+use seq_exec::engine::RunRequest;
 use seq_exec::engine::{Engine, ItemStatus};
 use seq_exec::policy::{Policy, Rules};
-use seq_exec::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
-use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
+use seq_store::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
+use seq_store::storage::{SequenceStorage, Storage};
 use seq_syntax::Code;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -51,7 +52,9 @@ fn server() -> Server {
 
 impl Server {
     async fn call(&self, who: &str, tool: &str, args: Value) -> SeqOutcome {
-        self.tools.call_full(tool, args, &Caller::new(who)).await
+        self.tools
+            .call(tool, args, RunRequest::new(&Caller::new(who)))
+            .await
     }
 
     /// Stores `name` with `tools` in one ordered group as `owner`, past the checker.
@@ -240,7 +243,11 @@ async fn one_right_covers_every_route() {
     let sequence = seq_syntax::parse(&text).sequence.unwrap();
     let engine: &Arc<Engine> = s.tools.engine();
     let report = engine
-        .run(&sequence, Map::new(), &Caller::new("carol"))
+        .run(
+            &sequence,
+            Map::new(),
+            RunRequest::new(&Caller::new("carol")),
+        )
         .await;
     let item = &report.groups[0].items[0];
     assert_eq!(item.status, ItemStatus::Failed);
@@ -259,7 +266,7 @@ async fn one_right_covers_every_route() {
     let text = file("outer", when);
     let sequence = seq_syntax::parse(&text).sequence.unwrap();
     let report = engine
-        .run(&sequence, Map::new(), &Caller::new("dave"))
+        .run(&sequence, Map::new(), RunRequest::new(&Caller::new("dave")))
         .await;
     assert_eq!(
         report.groups[0].items[0].error.as_ref().unwrap().reason,
@@ -282,7 +289,9 @@ async fn a_value_shaped_like_an_error_is_data() {
     let sequence = seq_syntax::parse(&text).sequence.unwrap();
     let mut args = Map::new();
     args.insert("v".to_owned(), json!({"reason": "cancelled"}));
-    let report = engine.run(&sequence, args, &Caller::new("alice")).await;
+    let report = engine
+        .run(&sequence, args, RunRequest::new(&Caller::new("alice")))
+        .await;
     assert!(report.ok, "{report:?}");
     assert!(!report.cancelled);
     assert_eq!(report.out["main"]["a"], json!({"reason": "cancelled"}));

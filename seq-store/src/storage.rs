@@ -39,9 +39,9 @@
 //!   both store look-alike names or together pass a caller's quota; every writer counts its
 //!   write in that file, so that the others know to list the directory again.
 
-use crate::engine::SequenceSource;
-use crate::policy::Quota;
 use seq_check::regular_file::{self, Links, ReadError};
+use seq_exec::engine::SequenceSource;
+use seq_exec::policy::Quota;
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -251,7 +251,7 @@ pub struct Summary {
 
 impl Summary {
     pub fn of(sequence: &Sequence) -> Summary {
-        let args = seq_check::entry::entry_groups(sequence)
+        let args = seq_catalog::calls::entry_groups(sequence)
             .flat_map(|g| g.inputs.iter())
             .map(|slot| (slot.name.value.to_string(), slot.signature()))
             .collect();

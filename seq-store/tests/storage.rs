@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_exec::SequenceSource;
-use seq_exec::storage::{
+use seq_store::storage::{
     FORMAT, SequenceStorage, Storage, StorageError, Summary, WriteStage, check_name, encode,
     owner_of,
 };

@@ -3,13 +3,14 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_check::Catalog;
-use seq_check::catalog::SEQ_TOOLS;
+use seq_catalog::Catalog;
+use seq_catalog::SEQ_TOOLS;
 use seq_exec::builtin::{BuiltinHost, Captured};
+use seq_exec::engine::RunRequest;
 use seq_exec::policy::{Policy, Rules};
-use seq_exec::seq_tools::{self, SeqConfig, SeqHost, SeqOutcome, SeqTools};
-use seq_exec::storage::{SequenceStorage, Storage};
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
+use seq_store::seq_tools::{self, SeqConfig, SeqHost, SeqOutcome, SeqTools};
+use seq_store::storage::{SequenceStorage, Storage};
 use seq_syntax::Code;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -54,11 +55,16 @@ fn fixture_with(policy: Policy) -> Fixture {
 
 impl Fixture {
     async fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
-        self.tools.call(tool, args, &self.caller).await
+        self.tools
+            .call(tool, args, RunRequest::new(&self.caller))
+            .await
+            .into_result()
     }
 
     async fn full(&self, tool: &str, args: Value) -> SeqOutcome {
-        self.tools.call_full(tool, args, &self.caller).await
+        self.tools
+            .call(tool, args, RunRequest::new(&self.caller))
+            .await
     }
 
     async fn names(&self) -> Vec<String> {
@@ -495,8 +501,9 @@ async fn parameters_and_policy_are_checked_first() {
     let guest = Caller::new("guest");
     let refused = f
         .tools
-        .call("seq_create", calling("x", None), &guest)
+        .call("seq_create", calling("x", None), RunRequest::new(&guest))
         .await
+        .into_result()
         .unwrap_err();
     assert_eq!(refused.reason, Reason::Unauthorized);
     let other = f
@@ -679,13 +686,13 @@ async fn seq_host_offers_the_seq_tools_in_front_of_the_inner_host() {
         assert!(storage_only.lookup(name).is_none(), "{name}");
     }
     let refused = storage_only
-        .call("seq_run", json!({"name": "x"}))
+        .call(&f.caller, "seq_run", json!({"name": "x"}))
         .await
         .unwrap_err();
     assert_eq!(refused.reason, Reason::NotFound);
     assert_eq!(
         storage_only
-            .call("echo", json!({"value": 3}))
+            .call(&f.caller, "echo", json!({"value": 3}))
             .await
             .unwrap(),
         json!(3)
@@ -694,20 +701,25 @@ async fn seq_host_offers_the_seq_tools_in_front_of_the_inner_host() {
     assert!(!storage_only.can_use(&f.caller, "cmd_run", &json!({})));
     assert!(storage_only.can_use(&f.caller, "seq_create", &json!({})));
 
-    let running = f.tools.host_for(f.caller.clone(), f.builtin.clone());
+    let running = f.tools.host_for(f.builtin.clone());
     assert_eq!(
         running.lookup("seq_run").as_deref(),
         Catalog::builtin().get("seq_run")
     );
     running
         .call(
+            &f.caller,
             "seq_create",
             json!({"name": "hello", "groups": hello_groups()}),
         )
         .await
         .unwrap();
     let report = running
-        .call("seq_run", json!({"name": "hello", "args": {"who": "Di"}}))
+        .call(
+            &f.caller,
+            "seq_run",
+            json!({"name": "hello", "args": {"who": "Di"}}),
+        )
         .await
         .unwrap();
     assert_eq!(report["ok"], json!(true));
@@ -728,10 +740,10 @@ async fn a_sequence_cannot_reach_a_tool_its_caller_may_not_use() {
     let quiet = Caller::new("quiet");
     let outcome = f
         .tools
-        .call_full(
+        .call(
             "seq_call",
             json!({"target": "#hello", "args": {"who": "Ed"}}),
-            &quiet,
+            RunRequest::new(&quiet),
         )
         .await;
     assert_eq!(outcome.result.unwrap_err().reason, Reason::Unauthorized);
