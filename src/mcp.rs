@@ -10,7 +10,7 @@ use clap::Args;
 use seq_catalog::ToolDef;
 use seq_exec::Caller;
 use seq_exec::engine::CancellationToken;
-use seq_exec::policy::Policy;
+use seq_exec::policy::{Policy, STORE_ADMIN};
 use seq_mcp::http::{Access, HttpOptions};
 use seq_mcp::server::Stderr;
 use seq_mcp::token::Tokens;
@@ -267,7 +267,13 @@ pub fn known_patterns(policy: &Policy, mcp: &McpHost) -> Result<(), String> {
         .iter()
         .map(|(pattern, nearest)| {
             let near: Vec<String> = nearest.iter().map(|n| format!("`{n}`")).collect();
-            if near.is_empty() {
+            if nearest.contains(&STORE_ADMIN) {
+                format!(
+                    "`{pattern}` matches no tool this server knows, and the store administrator \
+                     permission is granted only spelled out; did you mean {}?",
+                    near.join(" or ")
+                )
+            } else if near.is_empty() {
                 format!("`{pattern}` matches no tool this server knows")
             } else {
                 format!(

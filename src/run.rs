@@ -16,7 +16,7 @@ use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, emit, trouble};
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
-use seq_catalog::Catalog;
+use seq_catalog::{Catalog, SEQ_RUN};
 use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{FinishedRun, RunRecorder as _};
@@ -161,6 +161,19 @@ fn run_with(
     runtime: &Runtime,
     traces: Option<&seq_trace::Traces>,
 ) -> Status {
+    // A stored sequence runs as `seq_run` runs it: with that tool's permission (`--deny seq_run`
+    // refuses it, as it refuses the `#name` calls inside runs).
+    if CallTarget::parse(&args.target).is_sequence() {
+        let caller = Caller::new(args.caller.clone());
+        if !policy.allows(&caller, SEQ_RUN) {
+            let refusal = seq_store::seq_tools::refused(&policy, &caller, SEQ_RUN);
+            return trouble(format_args!(
+                "{} (a stored sequence runs as `{SEQ_RUN}` does); {}",
+                refusal.detail.as_deref().unwrap_or_default(),
+                refusal.hint.as_deref().unwrap_or_default()
+            ));
+        }
+    }
     if let Some(ingress) = &args.restate {
         // Durable: the stored sequences are the engine's.
         let storage = match seq_restate::RestateStorage::new(ingress) {

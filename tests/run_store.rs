@@ -423,3 +423,40 @@ fn stored_text_and_command_output_are_shown_escaped() {
         stderr(&ran)
     );
 }
+
+/// Running a stored sequence is what `seq_run` does, so `--deny seq_run` refuses it before it
+/// starts; a sequence file still runs.
+#[test]
+fn deny_seq_run_refuses_running_a_stored_sequence() {
+    let data = tempfile::tempdir().unwrap();
+    assert_eq!(
+        status(&seqc(data.path(), &["create", "examples/hello.json"])),
+        0
+    );
+    let refused = seqc(
+        data.path(),
+        &[
+            "run",
+            "#hello",
+            "--args",
+            r#"{"who":"x"}"#,
+            "--deny",
+            "seq_run",
+        ],
+    );
+    assert_eq!(status(&refused), 2);
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert!(said.contains("may not use `seq_run`"), "{said}");
+    let file = seqc(
+        data.path(),
+        &[
+            "run",
+            "examples/hello.json",
+            "--args",
+            r#"{"who":"x"}"#,
+            "--deny",
+            "seq_run",
+        ],
+    );
+    assert_eq!(status(&file), 0);
+}

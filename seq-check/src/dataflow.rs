@@ -21,7 +21,7 @@
 //!
 //! Every group's writers are summarised once per slot, so the pass is linear in the batch.
 
-mod report;
+mod diagnostics;
 
 use crate::graph::model::{Names, call_target};
 use crate::rules::when_call;
@@ -152,7 +152,7 @@ impl<'a> Slot<'a> {
             return;
         }
         match skip {
-            Some(skip) if self.skips.len() < report::SHOWN => {
+            Some(skip) if self.skips.len() < diagnostics::SHOWN => {
                 self.skips.push(Writer { item, index, skip });
             }
             Some(_) => {}
@@ -209,7 +209,7 @@ impl<'a> Flow<'a> {
                     if guarded(false) {
                         continue;
                     }
-                    out.push(report::unset_slot(
+                    out.push(diagnostics::unset_slot(
                         reference,
                         written.writers,
                         &written.skips,
@@ -227,10 +227,16 @@ impl<'a> Flow<'a> {
                     && !guarded(true)
                     && let Some((at, gap)) = self.result_gap(seq, writer, reference)
                 {
-                    out.push(report::result_gap(self.sequences, seq, reference, at, gap));
+                    out.push(diagnostics::result_gap(
+                        self.sequences,
+                        seq,
+                        reference,
+                        at,
+                        gap,
+                    ));
                 }
             }
-            if let Some(slot) = &item.output {
+            if let Some(slot) = &item.as_slot {
                 let skip = self.unwritten(seq, group, item, &slot.value, &fallback);
                 seen.entry(slot.value.as_str()).or_default().add(
                     item,
@@ -400,7 +406,7 @@ impl<'a> Flow<'a> {
             if let Some(group) = self.group(seq, index) {
                 let fallback = fallback_slots(group);
                 for (i, item) in group.items.iter().enumerate() {
-                    if let Some(slot) = &item.output {
+                    if let Some(slot) = &item.as_slot {
                         let skip = self.unwritten(seq, group, item, &slot.value, &fallback);
                         slots.entry(slot.value.as_str()).or_default().add(
                             item,

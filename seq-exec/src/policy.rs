@@ -276,7 +276,12 @@ impl Policy {
             {
                 continue;
             }
-            found.push((pattern.clone(), nearest(pattern, known)));
+            // A pattern meant for the permission gets it as its suggestion.
+            let mut near = nearest(pattern, known);
+            if matches(pattern, STORE_ADMIN) || pattern.eq_ignore_ascii_case(STORE_ADMIN) {
+                near.insert(0, STORE_ADMIN);
+            }
+            found.push((pattern.clone(), near));
         }
         found
     }
@@ -403,10 +408,13 @@ mod tests {
             .deny("CMD_RUN")
             .deny("cmd_run ")
             .deny("files_*")
-            .allow("seq_admin");
+            .allow("seq_admin")
+            .allow("seq_adm*");
         assert_eq!(
             policy.unmatched(&known),
             [
+                // The permission counts only spelled out: the glob is pointed at it.
+                ("seq_adm*".to_owned(), vec!["seq_admin"]),
                 ("CMD_RUN".to_owned(), vec!["cmd_run"]),
                 ("cmd_run ".to_owned(), vec!["cmd_run"])
             ]

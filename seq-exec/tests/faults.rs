@@ -166,7 +166,7 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
     host.add_simple("wide", returns(json!(vec![0; bound])));
     let source = MemorySource::new();
     let limits = Limits {
-        max_output_bytes: bound,
+        max_result_bytes: bound,
         ..Limits::default()
     };
     let seq = one(
@@ -198,7 +198,7 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
 
 #[tokio::test(start_paused = true)]
 async fn the_default_output_bound_is_sixteen_mebibytes() {
-    assert_eq!(Limits::default().max_output_bytes, 16 * 1024 * 1024);
+    assert_eq!(Limits::default().max_result_bytes, 16 * 1024 * 1024);
     let host = ScriptedHost::new();
     host.add_simple("floods", returns(json!("x".repeat(16 * 1024 * 1024))));
     let source = MemorySource::new();

@@ -85,7 +85,7 @@ struct CaseLimits {
     tool_timeout_steps: Option<u64>,
     max_depth: Option<u32>,
     max_nested_groups: Option<u32>,
-    max_output_bytes: Option<usize>,
+    max_result_bytes: Option<usize>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -322,8 +322,8 @@ fn run_fixture(dir: &Path) -> Value {
     if let Some(nested) = case.limits.max_nested_groups {
         limits.max_nested_groups = nested;
     }
-    if let Some(bytes) = case.limits.max_output_bytes {
-        limits.max_output_bytes = bytes;
+    if let Some(bytes) = case.limits.max_result_bytes {
+        limits.max_result_bytes = bytes;
     }
     let engine =
         Engine::new(Arc::clone(&host) as Arc<dyn ToolHost>, Arc::new(stored)).with_limits(limits);

@@ -6,7 +6,7 @@
 
 use crate::child::BoundedChild;
 use crate::convert;
-use crate::report::{ConnectError, Notice};
+use crate::notice::{ConnectError, Notice};
 use crate::spec::{ServerSpec, Transport};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,

@@ -12,7 +12,7 @@
 //!   depth.
 
 use crate::connection::{Connection, Remote};
-use crate::report::{ConnectError, Notice};
+use crate::notice::{ConnectError, Notice};
 use crate::spec::ServerSpec;
 use futures::future::join_all;
 use seq_catalog::SEQ_TOOLS;

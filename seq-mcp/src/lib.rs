@@ -22,9 +22,9 @@ pub mod convert;
 pub mod framing;
 pub mod host;
 pub mod http;
+pub mod notice;
 pub mod oauth;
 pub mod progress;
-pub mod report;
 pub mod resume;
 pub mod server;
 pub mod spec;
@@ -32,6 +32,6 @@ pub mod teach;
 pub mod token;
 
 pub use host::{Combined, McpHost, Options, ServerStatus};
-pub use report::{ConnectError, Notice};
+pub use notice::{ConnectError, Notice};
 pub use server::SeqServer;
 pub use spec::{ServerSpec, SpecError, Transport};

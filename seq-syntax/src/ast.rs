@@ -359,8 +359,9 @@ pub struct Item {
     pub tool: Spanned<CompactString>,
     /// `args`; `None` when the item has no `args` field.
     pub args: Option<Spanned<Vec<Member>>>,
-    /// `as`: the `out` slot the result is written to.
-    pub output: Option<Spanned<CompactString>>,
+    /// `as`: the `out` slot the result is written to. Stored ASTs name it `output`.
+    #[serde(rename = "output")]
+    pub as_slot: Option<Spanned<CompactString>>,
     /// `unsafe_serial: true`: the author's acknowledgement that a tool which is not parallel-safe
     /// runs in a serial group.
     pub unsafe_serial: Option<Spanned<bool>>,

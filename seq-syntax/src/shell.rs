@@ -146,7 +146,8 @@ impl Uncertain {
 /// A command that parses its arguments as shell code again, and where a value reaches it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reparse {
-    /// The command as it is usually written: `eval`, `sh -c`, `ssh`, `su -c`.
+    /// The command as it is usually written: `eval`, `sh -c`, `ssh`, `su -c`, `flock -c`,
+    /// `script -c`, `trap`, `watch`.
     pub command: &'static str,
     /// The script word the value stands in, for a shell's or `su`'s `-c`: every value in it can
     /// be passed as a positional argument instead.
@@ -479,10 +480,26 @@ impl Scan {
                     script: None,
                 });
             }
+            "trap" => {
+                // The action, the first word (after `--`), runs as shell code when the trap fires.
+                let action =
+                    first + 1 + usize::from(words.get(first + 1).is_some_and(|w| w == "--"));
+                return (action == index).then_some(Reparse {
+                    command: "trap",
+                    script: None,
+                });
+            }
+            "watch" => {
+                // Without `-x`, watch joins its command words and hands them to `sh -c`.
+                return (watch_command(words, first + 1) <= index).then_some(Reparse {
+                    command: "watch",
+                    script: None,
+                });
+            }
             _ => {}
         }
-        let name = script_option(words, index)?;
-        let script = (context == Context::Single).then(|| {
+        let (name, positional) = script_option(words, index)?;
+        let script = (positional && context == Context::Single).then(|| {
             let mut inner = Scan::default();
             let cur = if command.in_word {
                 &command.cur[..]
@@ -756,6 +773,13 @@ const SHELLS: [(&str, &str); 7] = [
     ("ash", "ash -c"),
 ];
 
+/// Commands besides the shells whose `-c` (or `--command`) argument a shell parses.
+const RUNS_C_SCRIPT: [(&str, &str); 3] = [
+    ("su", "su -c"),
+    ("flock", "flock -c"),
+    ("script", "script -c"),
+];
+
 fn basename(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
@@ -822,36 +846,62 @@ fn is_c_option(word: &str) -> bool {
     }) || word == "--command"
 }
 
-/// A shell (anywhere: `xargs sh -c`, `find -exec sh -c`) or `su`, then `-c`, then the word at
-/// `index`: the script it parses.
-fn script_option(words: &[String], index: usize) -> Option<&'static str> {
+/// A shell (anywhere: `xargs sh -c`, `find -exec sh -c`), `su`, `flock` or `script`, then `-c`
+/// (and `--`, if any), then the word at `index`: the script it parses. With the command's label
+/// and whether the script takes positional arguments after it (a shell's does; `flock -c` and
+/// `script -c` pass the script alone to a shell).
+fn script_option(words: &[String], index: usize) -> Option<(&'static str, bool)> {
     for (j, word) in words.iter().enumerate().take(index) {
         let name = basename(word);
-        let (label, su) = if let Some((_, label)) = SHELLS.iter().find(|(s, _)| *s == name) {
-            (*label, false)
-        } else if name == "su" {
-            ("su -c", true)
-        } else {
-            continue;
-        };
-        let mut c = None;
+        // Options anywhere (`su bob -c`, `flock FILE -c`), or only before the script (a shell).
+        let (label, anywhere, positional) =
+            if let Some((_, label)) = SHELLS.iter().find(|(s, _)| *s == name) {
+                (*label, false, true)
+            } else if let Some((_, label)) = RUNS_C_SCRIPT.iter().find(|(s, _)| *s == name) {
+                (*label, true, name == "su")
+            } else {
+                continue;
+            };
+        let mut script = None;
         let mut k = j + 1;
         while k < index {
             let option = &words[k];
             if is_c_option(option) {
-                c = Some(k);
+                let end_of_options = words.get(k + 1).is_some_and(|w| w == "--");
+                script = Some(k + 1 + usize::from(end_of_options));
             } else if option == "-o" || option == "+o" {
                 k += 1;
-            } else if !option.starts_with(['-', '+']) && !su {
+            } else if !option.starts_with(['-', '+']) && !anywhere {
                 break;
             }
             k += 1;
         }
-        if c.is_some_and(|c| c + 1 == index) {
-            return Some(label);
+        if script == Some(index) {
+            return Some((label, positional));
         }
     }
     None
+}
+
+/// The index of the first word of watch's command, its options read from `from`; past the end
+/// when the words so far hold none, or when `-x` runs the command without a shell.
+fn watch_command(words: &[String], from: usize) -> usize {
+    let mut i = from;
+    while let Some(word) = words.get(i) {
+        match word.as_str() {
+            "-x" | "--exec" => return usize::MAX,
+            "-n" | "--interval" | "-q" | "--equexit" => i += 2,
+            "--" => return i + 1,
+            flags if flags.starts_with('-') && flags.len() > 1 => {
+                if !flags.starts_with("--") && flags.contains('x') {
+                    return usize::MAX;
+                }
+                i += 1;
+            }
+            _ => return i,
+        }
+    }
+    usize::MAX
 }
 
 /// True for a value that the shell reads as itself outside quotes.
@@ -1056,6 +1106,21 @@ mod tests {
             [None, None]
         );
         assert_eq!(reparsed("eval true; echo $args.v"), [None]);
+        assert_eq!(reparsed("sh -c -- 'echo $args.v'"), [Some("sh -c")]);
+        assert_eq!(reparsed("trap $args.v EXIT"), [Some("trap")]);
+        assert_eq!(reparsed("trap -- \"echo $args.v\" EXIT"), [Some("trap")]);
+        assert_eq!(reparsed("trap 'echo hi' $args.v"), [None]);
+        assert_eq!(
+            reparsed("flock /tmp/l -c \"ls $args.v\""),
+            [Some("flock -c")]
+        );
+        assert_eq!(reparsed("flock /tmp/l ls $args.v"), [None]);
+        assert_eq!(
+            reparsed("script -q -c \"ls $args.v\" /dev/null"),
+            [Some("script -c")]
+        );
+        assert_eq!(reparsed("watch -n 1 ls $args.v"), [Some("watch")]);
+        assert_eq!(reparsed("watch -x ls $args.v"), [None]);
         let (template, _) =
             parse_template("sh -c 'echo \"$args.a\" $args.b' x", &OffsetMap::default());
         let scanned = scan_all(&template.parts);

@@ -194,7 +194,7 @@ fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemRe
             | ItemStatus::Failed
             | ItemStatus::Skipped
             | ItemStatus::Degraded
-            | ItemStatus::Cancelled => item.output.as_ref(),
+            | ItemStatus::Cancelled => item.as_slot.as_ref(),
         })
         .map(|slot| format!(" → {}", slot.value))
         .unwrap_or_default();

@@ -165,7 +165,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
     let written_before = cx.items.iter().take(index).any(|i| {
         i.item.hole("as")
             || i.item.hole("error_as")
-            || [&i.item.output, &i.item.error_as]
+            || [&i.item.as_slot, &i.item.error_as]
                 .into_iter()
                 .flatten()
                 .any(|o| o.value == *name)
@@ -182,7 +182,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         .items
         .iter()
         .skip(index)
-        .flat_map(|i| [&i.item.output, &i.item.error_as].into_iter().flatten())
+        .flat_map(|i| [&i.item.as_slot, &i.item.error_as].into_iter().flatten())
         .find(|o| o.value == *name);
     d = match later {
         Some(writer) => d
@@ -280,7 +280,7 @@ fn result_fields(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) 
     let mut writers = cx
         .items
         .iter()
-        .filter(|i| i.item.output.as_ref().is_some_and(|o| o.value == *name));
+        .filter(|i| i.item.as_slot.as_ref().is_some_and(|o| o.value == *name));
     let (Some(writer), None) = (writers.next(), writers.next()) else {
         return;
     };

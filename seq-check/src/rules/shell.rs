@@ -156,7 +156,8 @@ fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
     }
 }
 
-/// W0701: values that reach `eval`, `sh -c`, `ssh` or `su -c`, one warning per command word.
+/// W0701: values that reach `eval`, `sh -c`, `ssh`, `su -c`, `flock -c`, `script -c`, `trap` or
+/// `watch`, one warning per command word.
 /// The fix, for a `-c` script in single quotes, reads each value as a positional parameter
 /// (`sh -c 'echo "$1"' _ $args.v`): the value is then data to the inner shell too.
 fn reparsed(
@@ -215,13 +216,36 @@ fn reparsed(
                     )
                     .graded(Applicability::MaybeIncorrect);
             }
-            None => {
-                d = d.with_help(
-                    "pass the value as data instead: `sh -c '... \"$1\" ...' _ $args.v` reads it as a positional argument, or use `argv`",
-                );
-            }
+            None => d = d.with_help(reparse_help(reparse.command)),
         }
         out.push(d);
+    }
+}
+
+/// How to pass a value as data to `command` (a [`seq_syntax::shell::Reparse`] label) when no
+/// fix can be written: each way keeps the value out of what is parsed again.
+fn reparse_help(command: &str) -> &'static str {
+    match command {
+        "eval" => {
+            "run the command `eval` would build directly, with the value as one quoted word, or use `argv`"
+        }
+        // The remote shell parses the joined words: a positional argument would be parsed too.
+        "ssh" => {
+            "send the value on standard input, where the remote shell reads it as data: `printf '%s\\n' $args.v | ssh HOST 'IFS= read -r v; cmd \"$v\"'`"
+        }
+        "trap" => {
+            "give the trap a fixed action that reads the value from a variable: `V=$args.v; trap 'cmd \"$V\"' EXIT`"
+        }
+        "flock -c" => {
+            "run the command as words after the lock file, without `-c`: `flock FILE cmd $args.v`"
+        }
+        "script -c" => {
+            "pass the value in the environment and read it there: `V=$args.v script -c 'cmd \"$V\"'`"
+        }
+        "watch" => "run the command without a shell: `watch -x cmd $args.v`",
+        _ => {
+            "pass the value as data instead: `sh -c '... \"$1\" ...' _ $args.v` reads it as a positional argument, or use `argv`"
+        }
     }
 }
 

@@ -16,7 +16,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
     let group = cx.group;
     let mut writers: HashMap<&str, Vec<Span>> = HashMap::new();
     for item in &cx.items {
-        if let Some(output) = &item.item.output {
+        if let Some(output) = &item.item.as_slot {
             writers
                 .entry(output.value.as_str())
                 .or_default()
@@ -46,7 +46,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
     let mut offered_declaration = HashSet::new();
     let mut mismatched = HashSet::new();
     for item in &cx.items {
-        let Some(output) = &item.item.output else {
+        let Some(output) = &item.item.as_slot else {
             continue;
         };
         let name = output.value.as_str();

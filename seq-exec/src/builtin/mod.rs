@@ -44,7 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The most bytes a built-in tool reads into memory for one result: a command's stdout, its
-/// stderr, a file. The engine's own bound on a result (`Limits::max_output_bytes`) is the same;
+/// stderr, a file. The engine's own bound on a result (`Limits::max_result_bytes`) is the same;
 /// this one stops the read itself, so that `yes` or a huge file never fills memory first.
 pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 

@@ -1,7 +1,7 @@
 //! The run's budget of bytes (`Limits::max_run_bytes`): what the values held in slots and in
 //! flight may come to together, across every group and call of one run.
 //!
-//! Every value that comes into the run is charged when it arrives — a tool's result, a rendered
+//! Every value that comes into the run is charged when it arrives — a tool's result, a filled-in
 //! argument (byte by byte, as it is built), a `fallback` — and the charge ([`Held`]) travels with
 //! the value: into its slot, into the value of the call that returns the slot, into the caller's
 //! slot. A charge is released when its value is let go: a slot overwritten, a result dropped

@@ -16,7 +16,7 @@ use super::group::{self, GroupCx, failure_of};
 use super::report::{CalledGroup, GroupStatus, RunReport};
 use super::stack::Stack;
 use super::values::{self, Scope, describe};
-use super::{Cx, eval, render, signature_error, size, within};
+use super::{Cx, eval, fill, signature_error, size, within};
 use crate::error::{Reason, ToolError};
 use crate::host::BoxFuture;
 use seq_catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
@@ -356,8 +356,8 @@ pub(crate) async fn item(
         when = Some(text);
     }
     let skip = when.as_ref().map(|_| "when");
-    let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
-    let mut args = render::object(members, scope, skip, budget)?;
+    let budget = &mut fill::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+    let mut args = fill::object(members, scope, skip, budget)?;
     if let Some(text) = when {
         args.insert("when".to_owned(), Value::String(text));
     }
@@ -409,8 +409,8 @@ fn when_text(g: &GroupCx<'_>, item: &Item, scope: Scope<'_>) -> Result<String, T
         | ValueKind::Ref(_)
         | ValueKind::Array(_)
         | ValueKind::Object(_) => {
-            let budget = &mut render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
-            match render::value(when, scope, budget)? {
+            let budget = &mut fill::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+            match fill::value(when, scope, budget)? {
                 Value::String(text) => Ok(text),
                 other @ (Value::Null
                 | Value::Bool(_)

@@ -80,7 +80,7 @@ pub(crate) fn arg_error_of(tool: &str, detail: Option<String>) -> ToolError {
         .with_hint("the arguments were probably cut off; write long content to a file and pass its path, or split the call")
 }
 
-/// Runs host tool `tool` with `args` (already rendered). `lock` and `timeout` are the group's:
+/// Runs host tool `tool` with `args` (already filled in). `lock` and `timeout` are the group's:
 /// a tool that is not parallel-safe by its *current* definition takes `lock` exclusively, so it
 /// never runs beside another item of the group even if it was replaced since the sequence was
 /// checked; `timeout` cuts the call off at the per-tool bound.
@@ -202,7 +202,7 @@ async fn call_host(
     // Only the host's `Err` is a failure: an `Ok` value is data, whatever its shape (a value
     // shaped like an error never steers the run).
     let result =
-        result.and_then(|value| within_output_bound(tool, value, cx.limits.max_output_bytes));
+        result.and_then(|value| within_result_bound(tool, value, cx.limits.max_result_bytes));
     result.map_err(|error| Failure {
         // A host that lost the tool between lookup and call answers `not_found` (host.rs).
         missing: error.reason == Reason::NotFound,
@@ -223,7 +223,7 @@ fn panicked(tool: &str, panic: &(dyn Any + Send)) -> ToolError {
 
 /// `value`, unless it is larger than `bound` bytes as compact JSON: then the item fails rather
 /// than the run holding (and passing on) a value of any size.
-fn within_output_bound(tool: &str, value: Value, bound: usize) -> Result<Value, ToolError> {
+fn within_result_bound(tool: &str, value: Value, bound: usize) -> Result<Value, ToolError> {
     if size::json_size_within(&value, bound).is_some() {
         return Ok(value);
     }

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 /// Runs the attempts of host tool calls.
 pub trait Driver: Send + Sync {
-    /// One attempt at a host tool call, named by `step`, with `args` (rendered): `work` looks
+    /// One attempt at a host tool call, named by `step`, with `args` (filled in): `work` looks
     /// the tool up, authorizes the caller, validates the arguments, calls the tool within the
     /// per-tool timeout and applies the result contract. Its outcome is what the interpreter
     /// decides on. A driver may make the attempt elsewhere ([`Engine::attempt`] is the same
@@ -81,7 +81,7 @@ pub trait Driver: Send + Sync {
     }
 
     /// An attempt of an item side by side with others ([`Step::beside`]) failed before it
-    /// reached [`Driver::attempt`] (its arguments could not be rendered): the failure is
+    /// reached [`Driver::attempt`] (its arguments could not be filled in): the failure is
     /// observed when this resolves. A driver that observes its attempts in the order they were
     /// made has it wait its turn among them, so that the failure that stops a group is still
     /// the first in that order. In process: at once.

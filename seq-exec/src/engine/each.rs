@@ -15,7 +15,7 @@ use super::group::GroupCx;
 use super::item::{self, ItemRun, Write};
 use super::report::{EachReport, ItemReport, ItemStatus};
 use super::values::{self, Element, Scope, describe};
-use super::{render, within};
+use super::{fill, within};
 use crate::error::{Reason, ToolError};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -120,7 +120,7 @@ async fn element(
     (i, run, millis(started))
 }
 
-/// The array `each` reads: a bare reference's value where it stands, a literal rendered.
+/// The array `each` reads: a bare reference's value where it stands, a literal filled in.
 fn elements<'s>(
     g: &GroupCx<'_>,
     each: &Arg,
@@ -138,8 +138,8 @@ fn elements<'s>(
         | ValueKind::String(_)
         | ValueKind::Array(_)
         | ValueKind::Object(_) => {
-            let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
-            render::value(each, scope, &mut budget)
+            let mut budget = fill::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+            fill::value(each, scope, &mut budget)
                 .map(Cow::Owned)
                 .map_err(context)
         }
@@ -260,7 +260,7 @@ fn conclude(g: &GroupCx<'_>, item: &Item, runs: Vec<Option<(ItemRun, u64)>>) -> 
     // failure fails the item, which writes nothing; a caught one does not.
     let tolerated = matches!(status, ItemStatus::Ok | ItemStatus::Caught)
         || (status == ItemStatus::Failed && g.group.on_error() == OnError::Continue);
-    let write = match (&item.output, tolerated) {
+    let write = match (&item.as_slot, tolerated) {
         (Some(slot), true) => Some((
             slot.value.to_string(),
             Write::Elements(Value::Array(values)),

@@ -421,7 +421,7 @@ async fn serial_items(
         if visible {
             if let Some((slot, write, charge)) = run.write.take() {
                 apply(g, &mut scope.out, held, slot, write, charge);
-            } else if let Some(slot) = &item.output {
+            } else if let Some(slot) = &item.as_slot {
                 scope
                     .unwritten
                     .insert(slot.value.to_string(), not_written(i, &run.report));

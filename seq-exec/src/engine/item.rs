@@ -7,7 +7,7 @@ use super::driver::Step;
 use super::group::GroupCx;
 use super::report::{AttemptTime, CalledGroup, ItemReport, ItemStatus};
 use super::values::{self, Scope, describe};
-use super::{call, render, size, within};
+use super::{call, fill, size, within};
 use crate::error::{Reason, ToolError};
 use seq_catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Missing, OnError, Type};
@@ -224,8 +224,8 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
         "hint": text(&error.hint),
     });
     let mut held = Held::none(g.cx.budget);
-    let bytes = size::json_size_within(&value, g.cx.limits.max_output_bytes)
-        .unwrap_or(g.cx.limits.max_output_bytes);
+    let bytes = size::json_size_within(&value, g.cx.limits.max_result_bytes)
+        .unwrap_or(g.cx.limits.max_result_bytes);
     if let Err(budget) = held.take(bytes) {
         // The run's budget cannot hold even the error: the item fails as it would have.
         run.report.error = Some(within(budget, "keeping the error of a caught item"));
@@ -275,7 +275,7 @@ async fn attempt(
     if Catalog::is_call(tool) || tool == SEQ_RUN {
         return call::item(g, step, item, scope, called).await;
     }
-    let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+    let mut budget = fill::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
     let args = match arguments(item, scope, &mut budget) {
         Ok(args) => args,
         Err(error) => return Err(failed_early(g, step, error).await),
@@ -284,29 +284,29 @@ async fn attempt(
     // The arguments are let go with the call; the result is held from now on.
     drop(budget);
     let mut held = Held::none(g.cx.budget);
-    let bytes = size::json_size_within(&value, g.cx.limits.max_output_bytes)
-        .unwrap_or(g.cx.limits.max_output_bytes);
+    let bytes = size::json_size_within(&value, g.cx.limits.max_result_bytes)
+        .unwrap_or(g.cx.limits.max_result_bytes);
     held.take(bytes)
         .map_err(|error| within(error, &format!("keeping the result of `{tool}`")))?;
     Ok(Some((value, held)))
 }
 
-/// The arguments of host tool call `item`, rendered in `scope`.
+/// The arguments of host tool call `item`, filled in from `scope`.
 fn arguments(
     item: &Item,
     scope: Scope<'_>,
-    budget: &mut render::Budget,
+    budget: &mut fill::Budget,
 ) -> Result<Map<String, Value>, ToolError> {
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     if item.tool.value != CMD_RUN {
-        return render::object(members, scope, None, budget);
+        return fill::object(members, scope, None, budget);
     }
     // Shell text: values are escaped for the quoting they land in.
-    let mut args = render::object(members, scope, Some("command"), budget)?;
+    let mut args = fill::object(members, scope, Some("command"), budget)?;
     if let Some(command) = members.iter().find(|m| m.key.value == "command") {
         args.insert(
             "command".to_owned(),
-            render::shell_command(&command.value, scope, budget)?,
+            fill::shell_command(&command.value, scope, budget)?,
         );
     }
     Ok(args)
@@ -324,7 +324,7 @@ async fn failed_early(g: &GroupCx<'_>, step: Step<'_>, error: ToolError) -> Fail
 /// The item succeeded with `value`: checked against its slot's type (values written to slots
 /// are checked at run time). A value not written lets its charge go.
 fn written(g: &GroupCx<'_>, item: &Item, value: Value, held: Held, retries: u32) -> ItemRun {
-    let Some(slot) = &item.output else {
+    let Some(slot) = &item.as_slot else {
         return finish(item, ItemStatus::Ok, None, retries, None);
     };
     let slot = slot.value.as_str();
@@ -378,7 +378,7 @@ fn missing(
         Missing::Fail => finish(item, ItemStatus::Failed, Some(error), retries, None),
         Missing::Skip => finish(item, ItemStatus::Skipped, Some(error), retries, None),
         Missing::Degrade => {
-            let Some(slot) = &item.output else {
+            let Some(slot) = &item.as_slot else {
                 return finish(item, ItemStatus::Degraded, Some(error), retries, None);
             };
             let slot = slot.value.as_str();
@@ -391,8 +391,8 @@ fn missing(
             let Some(fallback) = fallback else {
                 return finish(item, ItemStatus::Degraded, Some(error), retries, None);
             };
-            let mut budget = render::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
-            match render::value(&fallback.value, scope, &mut budget) {
+            let mut budget = fill::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
+            match fill::value(&fallback.value, scope, &mut budget) {
                 Ok(value) => finish(
                     item,
                     ItemStatus::Degraded,

@@ -9,7 +9,7 @@
 //! - `dispatch`: the path of every host tool call (`__arg_error`, lookup, authorization,
 //!   pre-validation, the per-tool timeout, the result contract);
 //! - `tool_timeout`: the per-tool timeout of one group's calls, sharing the group's timers;
-//! - `values`, `eval`, `render`: references, conditions and templates;
+//! - `values`, `eval`, `fill`: references, conditions, and arguments filled in from templates;
 //! - `stack`: the call stack behind the run-time depth and cycle bounds;
 //! - `budget`, `size`: the run's budget of bytes held, and how values are measured for it and
 //!   for the bounds on one result and one item's arguments;
@@ -36,11 +36,11 @@ mod dispatch;
 mod driver;
 mod each;
 mod eval;
+mod fill;
 mod finished;
 mod group;
 mod item;
 mod output_log;
-mod render;
 mod report;
 mod request;
 mod size;
@@ -55,7 +55,6 @@ pub use driver::{
 pub use eval::ConditionScope;
 pub use finished::{FinishedRun, RunRecorder};
 pub use output_log::MAX_OUTPUT_LOG_BYTES;
-pub use render::render_text;
 pub use report::{
     AttemptTime, CalledGroup, EachReport, ElementReport, GroupReport, GroupStatus, ItemReport,
     ItemStatus, MAX_REPORTED_CALL_DEPTH, MAX_REPORTED_ELEMENTS, RunReport, error_schema,
@@ -116,13 +115,13 @@ pub struct Limits {
     pub max_nested_groups: u32,
     /// Largest result one tool call may return, as compact JSON: 16 MiB. A larger one fails
     /// the item with reason `failed`.
-    pub max_output_bytes: usize,
+    pub max_result_bytes: usize,
     /// Largest an item's arguments may grow as their references are filled in: 16 MiB. Past
     /// it the item fails with reason `failed`, before the bytes are held.
     pub max_argument_bytes: usize,
     /// What the values one run holds may come to together, at every depth (called groups and
     /// `#name` calls share their run's budget): the values in slots, results not yet written at
-    /// a parallel group's barrier, and the rendered arguments of calls in flight, each counted
+    /// a parallel group's barrier, and the filled-in arguments of calls in flight, each counted
     /// once as compact JSON: 256 MiB, sixteen results of the largest size. An item whose result
     /// or arguments would take the run past it fails with reason `failed`.
     pub max_run_bytes: usize,
@@ -134,7 +133,7 @@ impl Default for Limits {
             max_depth: seq_syntax::limits::MAX_CALL_DEPTH,
             tool_timeout: seq_syntax::ast::Item::CALL_TIMEOUT,
             max_nested_groups: seq_syntax::limits::MAX_NESTED_GROUPS,
-            max_output_bytes: 16 * 1024 * 1024,
+            max_result_bytes: 16 * 1024 * 1024,
             max_argument_bytes: 16 * 1024 * 1024,
             max_run_bytes: 256 * 1024 * 1024,
         }
@@ -358,7 +357,7 @@ impl Engine {
         report
     }
 
-    /// One attempt at host tool `tool` with `args` (rendered) on behalf of `caller`, on its
+    /// One attempt at host tool `tool` with `args` (filled in) on behalf of `caller`, on its
     /// own: what a [`Driver`] is given as an attempt's work (lookup, authorization,
     /// pre-validation, the call within the per-tool timeout, the result contract), for a
     /// driver that makes attempts elsewhere than where the run is. `stack`: the item's

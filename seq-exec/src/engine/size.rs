@@ -1,5 +1,5 @@
 //! Sizes of values as compact JSON, measured without building the text and stopping once past
-//! a bound: one measure for the bound on results and the bound on rendered arguments.
+//! a bound: one measure for the bound on results and the bound on filled-in arguments.
 
 /// The size of `value` as compact JSON, or `None` once it passes `bound` (measuring stops
 /// there, so a huge value costs no more than `bound` bytes of work).

@@ -355,7 +355,7 @@ impl Builder<'_> {
         let tool = item.tool.value.as_str();
         let span = item.tool.span;
         self.push(span, span, Name::Tool(tool.to_owned()), false, 2);
-        if let Some(output) = &item.output {
+        if let Some(output) = &item.as_slot {
             self.output(g, group, output.span, &output.value, 2);
         }
         if let Some(args) = &item.args {

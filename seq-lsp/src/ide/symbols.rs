@@ -40,7 +40,7 @@ fn group(group: &Group) -> Symbol {
 }
 
 fn item(item: &Item) -> Symbol {
-    let name = match &item.output {
+    let name = match &item.as_slot {
         Some(slot) => format!("{} → {}", item.tool.value, slot.value),
         None => item.tool.value.to_string(),
     };

@@ -178,7 +178,7 @@ fn item_field(item: &Item, at: u32) -> Option<String> {
     [
         (item.tool.span, "tool"),
         (
-            item.output.as_ref().map_or(Span::default(), |o| o.span),
+            item.as_slot.as_ref().map_or(Span::default(), |o| o.span),
             "as",
         ),
         (

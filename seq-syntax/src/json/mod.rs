@@ -7,13 +7,13 @@
 //! The editor reads where a cursor stands from the same tree and lexer ([`cursor`]).
 //!
 //! Stages: `lexer` (logos) → `scan` (token-level errors, comments, trailing commas, the depth
-//! bound) → `parser` (the chumsky grammar with recovery) → `report` (errors as diagnostics).
+//! bound) → `parser` (the chumsky grammar with recovery) → `diagnostics` (errors as diagnostics).
 
 pub mod cursor;
+mod diagnostics;
 mod lexer;
 mod parser;
 mod plain;
-mod report;
 mod scan;
 mod tree;
 
@@ -35,9 +35,9 @@ pub enum Mode {
     Item,
 }
 
-/// Labels of the grammar's expectations, which `report` turns back into what was expected. Here,
+/// Labels of the grammar's expectations, which `diagnostics` turns back into what was expected. Here,
 /// with [`Mode`] and [`MAX_DEPTH`], so that the stages take what they share from this module and
-/// their imports of each other go one way (`parser` uses `scan`, `plain` and `report`).
+/// their imports of each other go one way (`parser` uses `scan`, `plain` and `diagnostics`).
 const VALUE: &str = "a JSON value";
 const KEY: &str = "a string key";
 

@@ -3,9 +3,9 @@
 //! [`scan`](super::scan) runs first: it reports malformed tokens, drops comments and trailing
 //! commas, and cuts off structures nested too deeply, so the grammar only deals with structure.
 
+use super::diagnostics::{self, Context};
 use super::lexer::{Token, body};
 use super::plain;
-use super::report::{self, Context};
 use super::scan::{Scanned, TokenSpan, range, scan, token_span};
 use super::tree::{Key, Member, Node, NodeKind};
 use super::{KEY, Mode, VALUE};
@@ -89,7 +89,7 @@ pub(super) fn recover<'src>(
 ) -> (Option<Node<'src>>, Vec<Diagnostic>) {
     let mut diagnostics = scanned.diagnostics;
     if scanned.tokens.is_empty() {
-        diagnostics.push(report::no_value(text.len(), mode));
+        diagnostics.push(diagnostics::no_value(text.len(), mode));
         diagnostic::sort(&mut diagnostics);
         return (None, diagnostics);
     }
@@ -112,7 +112,7 @@ pub(super) fn recover<'src>(
         let replaced = matches!(error.found(), Some(Token::Invalid(_)));
         if !replaced && reported.last() != Some(&at) {
             reported.push(at);
-            diagnostics.push(report::syntax_error(error, &cx));
+            diagnostics.push(diagnostics::syntax_error(error, &cx));
         }
     }
     let node = output.and_then(|(node, trailing)| {
@@ -126,7 +126,7 @@ pub(super) fn recover<'src>(
                 .iter()
                 .any(|d| d.span.start as usize == trailing.start);
         if !trailing.is_empty() && !nothing && !known {
-            diagnostics.push(report::trailing(trailing, &cx));
+            diagnostics.push(diagnostics::trailing(trailing, &cx));
         }
         (!nothing).then_some(node)
     });

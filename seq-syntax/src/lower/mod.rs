@@ -8,12 +8,12 @@
 //! This module holds the entry point and the three levels (sequence, group, item); the rest is
 //! by job: [`fields`] sorts an object's members into its level's fields, [`scalars`] and
 //! [`slots`] lower single fields, [`values`] the values of `args` and `fallback`, [`tools`] runs
-//! the `tools` pipeline, [`maps`] holds the offset maps spans go through, and [`report`] the
+//! the `tools` pipeline, [`maps`] holds the offset maps spans go through, and [`diagnostics`] the
 //! diagnostics lowering makes and how nested ones reach the file.
 
+mod diagnostics;
 mod fields;
 mod maps;
-mod report;
 mod scalars;
 
 mod slots;
@@ -32,9 +32,9 @@ use crate::json::{self, Mode, Node, NodeKind};
 use crate::limits::MAX_GROUPS;
 use crate::names;
 use crate::span::{Span, Spanned};
+use diagnostics::kind_name;
 use fields::Fields;
 use maps::{FileMap, Identity, span_in};
-use report::kind_name;
 
 // The legal fields of each level, in the order of their one table.
 const SEQUENCE_FIELDS: &[&str] =
@@ -530,7 +530,7 @@ impl Lower {
         let args = self.field(&mut found, key::ARGS, fields.get(key::ARGS), |l, n| {
             l.object(n, map, key::ARGS, "an object of arguments")
         });
-        let output = self.field(&mut found, key::AS, fields.get(key::AS), |l, n| {
+        let as_slot = self.field(&mut found, key::AS, fields.get(key::AS), |l, n| {
             l.string_field(n, map, key::AS)
         });
         let unsafe_serial = self.field(
@@ -558,7 +558,7 @@ impl Lower {
             span: span_in(map, &node.span),
             tool,
             args,
-            output,
+            as_slot,
             unsafe_serial,
             error_as,
             each,

@@ -2,8 +2,8 @@
 //! and each item parsed in item mode and lowered.
 
 use super::Lower;
+use super::diagnostics::{kind_name, too_many};
 use super::maps::{Identity, ToolsMap, span_in};
-use super::report::{kind_name, too_many};
 use super::scalars::body_start;
 use crate::ast::Item;
 use crate::code::Code;

@@ -1,14 +1,14 @@
 //! Turning an item's arguments (and a `fallback`) into the JSON a tool receives.
 //!
 //! A bare reference substitutes the typed value; a reference inside a string interpolates the
-//! value rendered as text. Reading a path that does not exist (an unset input or slot, a missing
+//! value written as text. Reading a path that does not exist (an unset input or slot, a missing
 //! field, an index past the end) is an error of reason `required` naming the reference: a tool
 //! never receives an empty string that stands for a value that does not exist.
 //!
-//! Rendering is bounded ([`Budget`]): a template that names a large value many times
+//! Filling in is bounded ([`Budget`]): a template that names a large value many times
 //! (`"$out.a $out.a ..."`) fails the item once its arguments pass the bound, before the bytes
 //! are held, instead of multiplying a 16 MiB result into gigabytes. The same bytes count
-//! against the run's budget (`budget`), so that many items rendering at once cannot add up
+//! against the run's budget (`budget`), so that many items filling arguments in at once cannot add up
 //! past it either.
 
 use super::budget::{Held, RunBudget};
@@ -20,8 +20,8 @@ use seq_syntax::shell::{self, Context};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// What one item's rendered arguments may still take, in bytes (of text, and of JSON for the
-/// values substituted whole). Every byte is charged to the run's budget too as it is rendered,
+/// What one item's filled-in arguments may still take, in bytes (of text, and of JSON for the
+/// values substituted whole). Every byte is charged to the run's budget too as it is filled in,
 /// and held there as long as the budget is: while the call runs, or in the slot a `fallback`
 /// fills.
 #[derive(Debug)]
@@ -40,7 +40,7 @@ impl Budget {
         }
     }
 
-    /// The charge of what was rendered, to travel with the value.
+    /// The charge of what was filled in, to travel with the value.
     pub(crate) fn into_held(self) -> Held {
         self.held
     }
@@ -75,7 +75,7 @@ impl Budget {
 
 /// The text of a value as a model or a template reads it: strings, numbers and
 /// bools as they are, arrays and objects as compact JSON, `null` as the empty string.
-pub fn render_text(value: &Value) -> String {
+pub(crate) fn text(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -152,7 +152,7 @@ fn fill(
             }
             TemplatePart::Ref(reference) => {
                 let value = values::read(scope, reference)?;
-                let raw = render_text_within(value, budget)?;
+                let raw = text_within(value, budget)?;
                 let before = text.len();
                 place(&mut text, &raw);
                 budget.take((text.len() - before).saturating_sub(raw.len()))?;
@@ -164,7 +164,7 @@ fn fill(
 
 /// `cmd_run`'s `command` (docs/reference.md, "Shell text"): each interpolated value escaped for
 /// the quoting context it lands in, so that it reaches the shell as literal text. A bare
-/// reference is one word. Any other kind of value renders as usual (the tool refuses it).
+/// reference is one word. Any other kind of value is filled in as usual (the tool refuses it).
 pub(crate) fn shell_command(
     arg: &Arg,
     scope: Scope<'_>,
@@ -174,7 +174,7 @@ pub(crate) fn shell_command(
         ValueKind::String(template) => template,
         ValueKind::Ref(reference) => {
             let value = values::read(scope, reference)?;
-            let escaped = shell::escape(&render_text_within(value, budget)?, Context::Word);
+            let escaped = shell::escape(&text_within(value, budget)?, Context::Word);
             return Ok(Value::String(escaped));
         }
         ValueKind::Null
@@ -199,14 +199,14 @@ pub(crate) fn shell_command(
     Ok(Value::String(text))
 }
 
-/// [`render_text`], charged to the budget first (so that a huge value is refused before it is
+/// [`text`], charged to the budget first (so that a huge value is refused before it is
 /// copied).
-fn render_text_within(value: &Value, budget: &mut Budget) -> Result<String, ToolError> {
+fn text_within(value: &Value, budget: &mut Budget) -> Result<String, ToolError> {
     match value {
         Value::String(s) => budget.take(s.len())?,
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => {
             budget.take_value(value)?;
         }
     }
-    Ok(render_text(value))
+    Ok(text(value))
 }

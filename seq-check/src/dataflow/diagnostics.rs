@@ -31,7 +31,7 @@ pub(super) fn unset_slot(reference: &Reference, count: usize, skips: &[Writer<'_
     }
     let mut reasons = Vec::new();
     for writer in skips {
-        if let Some(output) = &writer.item.output {
+        if let Some(output) = &writer.item.as_slot {
             let text = format!("item {} writes `{slot}`", writer.index + 1);
             diagnostic = diagnostic.with_label(output.span, text);
         }
