@@ -419,3 +419,53 @@ fn a_client_coming_back_with_last_event_id_gets_the_answer_of_a_run_that_finishe
     );
     assert_eq!(stop(slow.server), Some(143));
 }
+
+/// One caller cannot take every session: past its bound its `initialize` is 503, naming the
+/// bound, while another caller still opens sessions; ending one of its own makes room again.
+#[test]
+fn one_caller_cannot_open_more_than_its_share_of_sessions() {
+    let (alice, bob) = ("alice-token-0123456789", "bob-token-9876543210");
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let policy = data.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        json!({"callers": {
+            "alice": {"token_sha256": seq_mcp::token::sha256_hex(alice)},
+            "bob": {"token_sha256": seq_mcp::token::sha256_hex(bob)},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (server, url) = serve(&[
+        "--root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        data.path().join("store").to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    let bound = seq_mcp::http::MAX_SESSIONS_PER_CALLER;
+    let mut hers: Vec<http::Client> = (0..bound)
+        .map(|_| http::Client::connect(&url, Some(alice)))
+        .collect();
+    let refused = http::Client::open(&url, Some(alice)).unwrap_err();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.header("retry-after").is_some(), "{refused:?}");
+    let why = refused.text();
+    assert!(why.contains("`alice`"), "{why}");
+    assert!(why.contains(&format!("({bound})")), "{why}");
+    // Another caller is not held to Alice's sessions.
+    let mut his = http::Client::connect(&url, Some(bob));
+    let listed = his.call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    // Her sessions still serve; ending one makes room for another.
+    let listed = hers[0].call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    let deleted = hers.pop().unwrap().delete();
+    assert!((200..300).contains(&deleted.status), "{deleted:?}");
+    let mut again = http::Client::connect(&url, Some(alice));
+    let listed = again.call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    assert_eq!(stop(server), Some(143));
+}
