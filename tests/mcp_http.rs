@@ -187,11 +187,27 @@ fn progress_keeps_a_long_run_alive_for_a_client_with_a_short_timeout() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
     assert_eq!(seen["create_error"], false, "{seen}");
-    assert_eq!(seen["with_progress"]["ok"], true, "{seen}");
-    assert!(
-        seen["with_progress"]["notifications"].as_u64().unwrap() >= 2,
-        "{seen}"
-    );
+    let with = &seen["with_progress"];
+    assert_eq!(with["ok"], true, "{seen}");
+    // Ten items of 2 s each: the client waited four times its timeout for the report.
+    assert!(with["elapsed_ms"].as_u64().unwrap() >= 20_000, "{seen}");
+    let messages: Vec<&str> = with["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for (group, index) in [("first", 1), ("first", 5), ("second", 1), ("second", 5)] {
+        let said = format!("item {index} `sleep` of group `{group}` succeeded");
+        assert!(messages.contains(&said.as_str()), "{said}: {seen}");
+    }
+    for group in ["first", "second"] {
+        let said = format!("group `{group}` ran in ");
+        assert!(
+            messages.iter().any(|m| m.starts_with(&said)),
+            "{said}: {seen}"
+        );
+    }
     assert!(
         seen["without_progress"]
             .as_str()
