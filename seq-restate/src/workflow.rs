@@ -9,6 +9,7 @@
 
 use crate::input::{AttemptInput, Snapshot, WorkflowInput};
 use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, now, within, within_entry_limit};
+use crate::progress::{BATCH, Finished, Recorder, key};
 use restate_sdk::prelude::*;
 use seq_check::{Catalog, ToolDef};
 use seq_exec::engine::{
@@ -218,14 +219,17 @@ impl SeqRun {
                 }
             }
             None => {
+                // What finishes is recorded for `finished`, the submitter's progress.
+                let recorder = Recorder::new(&ctx);
                 engine
-                    .run_driven(
+                    .run_observed(
                         &input.sequence,
                         input.owner.as_deref(),
                         input.args,
                         &caller,
                         &cancel,
                         &driver,
+                        Some(&recorder),
                     )
                     .await
             }
@@ -241,6 +245,34 @@ impl SeqRun {
         }
         Ok(Json(report))
     }
+
+    /// The records of what the run submitted under this key has finished, from the `from`th
+    /// on, at most [`BATCH`] ([`crate::progress`]); none yet, or none left, is empty.
+    #[handler]
+    async fn finished(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        from: Json<u32>,
+    ) -> HandlerResult<Json<Vec<Finished>>> {
+        let from = from.into_inner();
+        let keys: Vec<String> = (from..from.saturating_add(BATCH)).map(key).collect();
+        let mut told = Vec::new();
+        for key in &keys {
+            match read(&ctx, key).await? {
+                Some(finished) => told.push(finished),
+                None => break,
+            }
+        }
+        Ok(Json(told))
+    }
+}
+
+/// The record at `key`, if written.
+async fn read<'a>(
+    ctx: &SharedWorkflowContext<'a>,
+    key: &'a str,
+) -> Result<Option<Finished>, TerminalError> {
+    Ok(ctx.get::<Json<Finished>>(key).await?.map(Json::into_inner))
 }
 
 /// The report of a called run, or `None` when one of its attempts ended at its caller's

@@ -80,6 +80,7 @@ impl SeqTools {
                     args: run_args,
                     caller,
                     traceparent,
+                    observer,
                 };
                 match remote.run(run, cancel).await {
                     Ok(report) => report,
