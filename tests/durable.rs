@@ -8,6 +8,8 @@
 //!   by side as child invocations, or of a timed group: the run finishes on the other worker, the
 //!   items that had completed are not run again, the interrupted one is, and a group's timeout
 //!   runs from the group's start, not from the replay's;
+//! - after a worker killed mid-run, the run's progress records (what its items and groups
+//!   finished) are there once each, as without the kill;
 //! - a worker killed during a retry's pause (a durable timer): the run finishes on the other
 //!   worker, the failed attempt not run again and the pause neither shortened nor repeated;
 //! - a run id submitted twice runs once;
@@ -25,8 +27,8 @@ mod common;
 mod restate;
 
 use common::{status, stderr};
-use restate::{Restate, Setup, evidence_lines, free_port, localhost, query, wait_for};
-use serde_json::Value;
+use restate::{Restate, Setup, evidence_lines, free_port, localhost, post, query, wait_for};
+use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -173,6 +175,8 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
     });
     kill_the_worker_of(&marker, [first.0.id(), second.0.id()]);
     let output = run.wait_with_output().unwrap();
+    // Read while a worker serves the workflow's shared handler.
+    let records = finished(&restate, "crash-1");
     drop((first, second));
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     let report = report(&output);
@@ -185,6 +189,31 @@ fn a_run_survives_its_worker_being_killed_in_a_serial_group() {
     // Every step wrote its command's result to the `array` slot, once, in order.
     let done = report["out"]["steps"]["done"].as_array().unwrap();
     assert_eq!(done.len(), 4, "{report}");
+    // What finished was recorded once each, the replay writing the same again.
+    assert_eq!(records, told("steps"));
+}
+
+/// The progress records of run `run_id` (what its workflow's `finished` reads).
+fn finished(restate: &Restate, run_id: &str) -> Value {
+    let (status, body) = post(
+        &restate.ingress,
+        &format!("/SeqRun/{run_id}/finished"),
+        Some(&json!(0)),
+    );
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// The records of a group of four `cmd_run` items that all succeeded.
+fn told(group: &str) -> Value {
+    let mut records: Vec<Value> = (0..4)
+        .map(|index| {
+            json!({"kind": "item", "group": group, "index": index, "tool": "cmd_run",
+                   "status": "ok"})
+        })
+        .collect();
+    records.push(json!({"kind": "group", "name": group, "status": "ran"}));
+    Value::Array(records)
 }
 
 /// Two workers share one address; a parallel group's four items run side by side as child
@@ -221,6 +250,8 @@ fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
     });
     kill_the_worker_of(&marker, [first.0.id(), second.0.id()]);
     let output = run.wait_with_output().unwrap();
+    // Read while a worker serves the workflow's shared handler.
+    let records = finished(&restate, "crash-2");
     drop((first, second));
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     let report = report(&output);
@@ -233,6 +264,8 @@ fn a_run_survives_its_worker_being_killed_in_a_parallel_group() {
     // The `array` slot holds the four results in item order, whatever the finishing order.
     let done = report["out"]["items"]["done"].as_array().unwrap();
     assert_eq!(done.len(), 4, "{report}");
+    // What finished was recorded once each, in item order, the replay writing the same again.
+    assert_eq!(records, told("items"));
 }
 
 /// Two workers share one address; one `each` item runs 100 elements side by side as child

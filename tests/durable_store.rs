@@ -12,6 +12,8 @@
 //!   the seq tools refuse it.
 //! - two callers with tokens share one `seqc mcp --http --restate`: each runs durably and gets
 //!   its own report, and neither may replace or delete what the other stored.
+//! - a durable `seq_run` over HTTP that asks for progress is told each item and group as it
+//!   finishes on the worker, while the run still runs.
 
 #![allow(
     clippy::unwrap_used,
@@ -422,4 +424,100 @@ fn two_callers_with_tokens_share_one_durable_service_over_http() {
     let deleted = b.call("seq_delete", json!({"name": "yours"}));
     assert!(!failed(&deleted), "{deleted}");
     assert_eq!(http::stop(server), Some(143));
+}
+
+/// A durable `seq_run` with a `progressToken`: each item and group is told as it finishes on
+/// the worker (the first item while the run still waits for the test), the items of a parallel
+/// group in item order at its end, progress always growing, every notification before the
+/// report.
+#[test]
+fn a_durable_run_tells_its_progress_as_its_items_and_groups_finish() {
+    let Setup {
+        restate,
+        root,
+        data: _data,
+        worker: _worker,
+    } = Setup::start();
+    let (server, url) = http::serve(&[
+        "--restate",
+        &restate.ingress,
+        "--restate-admin",
+        &restate.admin,
+        "--enable",
+        "cmd_run",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    let mut client = http::Client::connect(&url, None);
+    let item = |tool: &str, args: Value| json!({"tool": tool, "args": args}).to_string() + " ;";
+    let waits = "while [ ! -e go ]; do sleep 0.05; done";
+    let created = client.call(
+        "seq_create",
+        json!({"name": "steps", "groups": [
+            {"name": "first", "parallel": false,
+             "tools": item("echo", json!({"value": 1})) + " "
+                 + &item("cmd_run", json!({"command": waits}))},
+            {"name": "both", "parallel": true,
+             "tools": item("echo", json!({"value": 2})) + " " + &item("echo", json!({"value": 3}))},
+        ]}),
+    );
+    assert!(!failed(&created), "{created}");
+    let (id, mut stream) = client.request(
+        "tools/call",
+        json!({"name": "seq_run", "arguments": {"name": "steps"},
+               "_meta": {"progressToken": "steps-1"}}),
+    );
+    assert_eq!(stream.status, 200, "{stream:?}");
+    let mut told: Vec<(f64, String)> = Vec::new();
+    // The first item is told while the second still waits for `go`.
+    let first = "item 1 `echo` of group `first` succeeded";
+    while !told.iter().any(|(_, said)| said == first) {
+        let event = stream
+            .event()
+            .expect("the stream ended before the first item was told");
+        let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
+            continue;
+        };
+        assert_ne!(
+            message["id"], id,
+            "answered before the first item was told: {message}"
+        );
+        told.extend(progress_of(&message));
+    }
+    std::fs::write(root.path().join("go"), "").unwrap();
+    let answer = stream.answer_noting(id, |message| told.extend(progress_of(message)));
+    assert!(!failed(&answer), "{answer}");
+    let said: Vec<&str> = told
+        .iter()
+        .map(|(_, said)| said.as_str())
+        .filter(|said| !said.contains("still running"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            first,
+            "item 2 `cmd_run` of group `first` succeeded",
+            "group `first` ran",
+            "item 1 `echo` of group `both` succeeded",
+            "item 2 `echo` of group `both` succeeded",
+            "group `both` ran",
+        ],
+        "{told:?}"
+    );
+    assert!(
+        told.windows(2).all(|pair| pair[0].0 < pair[1].0),
+        "progress must grow: {told:?}"
+    );
+    assert_eq!(told.last().map(|(progress, _)| progress.floor()), Some(4.0));
+    assert_eq!(http::stop(server), Some(143));
+}
+
+/// A `notifications/progress`'s progress and message.
+fn progress_of(message: &Value) -> Option<(f64, String)> {
+    if message["method"] != "notifications/progress" {
+        return None;
+    }
+    let params = &message["params"];
+    let said = params["message"].as_str().unwrap_or_default().to_owned();
+    Some((params["progress"].as_f64()?, said))
 }

@@ -187,11 +187,27 @@ fn progress_keeps_a_long_run_alive_for_a_client_with_a_short_timeout() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
     assert_eq!(seen["create_error"], false, "{seen}");
-    assert_eq!(seen["with_progress"]["ok"], true, "{seen}");
-    assert!(
-        seen["with_progress"]["notifications"].as_u64().unwrap() >= 2,
-        "{seen}"
-    );
+    let with = &seen["with_progress"];
+    assert_eq!(with["ok"], true, "{seen}");
+    // Ten items of 2 s each: the client waited four times its timeout for the report.
+    assert!(with["elapsed_ms"].as_u64().unwrap() >= 20_000, "{seen}");
+    let messages: Vec<&str> = with["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for (group, index) in [("first", 1), ("first", 5), ("second", 1), ("second", 5)] {
+        let said = format!("item {index} `sleep` of group `{group}` succeeded");
+        assert!(messages.contains(&said.as_str()), "{said}: {seen}");
+    }
+    for group in ["first", "second"] {
+        let said = format!("group `{group}` ran in ");
+        assert!(
+            messages.iter().any(|m| m.starts_with(&said)),
+            "{said}: {seen}"
+        );
+    }
     assert!(
         seen["without_progress"]
             .as_str()
@@ -418,4 +434,54 @@ fn a_client_coming_back_with_last_event_id_gets_the_answer_of_a_run_that_finishe
         "{answer}"
     );
     assert_eq!(stop(slow.server), Some(143));
+}
+
+/// One caller cannot take every session: past its bound its `initialize` is 503, naming the
+/// bound, while another caller still opens sessions; ending one of its own makes room again.
+#[test]
+fn one_caller_cannot_open_more_than_its_share_of_sessions() {
+    let (alice, bob) = ("alice-token-0123456789", "bob-token-9876543210");
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let policy = data.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        json!({"callers": {
+            "alice": {"token_sha256": seq_mcp::token::sha256_hex(alice)},
+            "bob": {"token_sha256": seq_mcp::token::sha256_hex(bob)},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (server, url) = serve(&[
+        "--root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        data.path().join("store").to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    let bound = seq_mcp::http::MAX_SESSIONS_PER_CALLER;
+    let mut hers: Vec<http::Client> = (0..bound)
+        .map(|_| http::Client::connect(&url, Some(alice)))
+        .collect();
+    let refused = http::Client::open(&url, Some(alice)).unwrap_err();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.header("retry-after").is_some(), "{refused:?}");
+    let why = refused.text();
+    assert!(why.contains("`alice`"), "{why}");
+    assert!(why.contains(&format!("({bound})")), "{why}");
+    // Another caller is not held to Alice's sessions.
+    let mut his = http::Client::connect(&url, Some(bob));
+    let listed = his.call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    // Her sessions still serve; ending one makes room for another.
+    let listed = hers[0].call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    let deleted = hers.pop().unwrap().delete();
+    assert!((200..300).contains(&deleted.status), "{deleted:?}");
+    let mut again = http::Client::connect(&url, Some(alice));
+    let listed = again.call("seq_list", json!({}));
+    assert_ne!(listed["isError"], true, "{listed}");
+    assert_eq!(stop(server), Some(143));
 }

@@ -8,8 +8,9 @@
 //!   rides in the request's extensions to [`SeqServer`], which uses it as `--caller` is used;
 //! - binds a session to the caller that opened it: another caller's requests on it are 404, as
 //!   for a session that does not exist;
-//! - bounds sessions ([`MAX_SESSIONS`], 503 past it) and connections ([`MAX_CONNECTIONS`], the
-//!   rest wait to be accepted), and header reading time.
+//! - bounds sessions ([`MAX_SESSIONS`] in all and [`MAX_SESSIONS_PER_CALLER`] for each caller
+//!   with a token, 503 past either) and connections ([`MAX_CONNECTIONS`], the rest wait to be
+//!   accepted), and header reading time.
 //!
 //! - keeps every SSE stream for resumption ([`crate::resume`]): a connection that drops while
 //!   a call runs leaves the call running for the resume window, so that the client can come
@@ -47,6 +48,10 @@ use tokio::net::TcpListener;
 pub const PATH: &str = "/mcp";
 /// Sessions open at once; an `initialize` past it is 503.
 pub const MAX_SESSIONS: usize = 256;
+/// Sessions one caller with a token may have open at once, so that no caller can take all of
+/// [`MAX_SESSIONS`]; an `initialize` past it is 503. An open server (one caller) has the
+/// global bound alone.
+pub const MAX_SESSIONS_PER_CALLER: usize = 32;
 /// Connections served at once; more wait in the listen queue.
 pub const MAX_CONNECTIONS: usize = 512;
 /// How long a client may take to send a request's headers.
@@ -137,6 +142,9 @@ struct Gate {
     streams: Streams,
     /// Which caller opened each session, and the token its end cancels.
     owners: Mutex<HashMap<String, (String, CancellationToken)>>,
+    /// The sessions each caller is opening now (its `initialize` not answered yet), counted
+    /// against its bound with those it has.
+    opening: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 impl Gate {
@@ -154,6 +162,8 @@ impl Gate {
             Ok(caller) => caller,
             Err(refusal) => return refusal.answer(self.oauth()),
         };
+        // Holds the caller's place among its sessions while its `initialize` is answered.
+        let mut reserved: Option<Opening> = None;
         let session = request
             .headers()
             .get(SESSION_HEADER)
@@ -179,16 +189,38 @@ impl Gate {
                 }
             }
             None if request.method() == Method::POST => {
-                let open = self.manager.sessions.read().await.len();
+                let live = self.manager.sessions.read().await;
+                let open = live.len();
                 if open >= MAX_SESSIONS {
-                    let mut response = plain(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        format!("{open} sessions are open, the most this server keeps"),
-                    );
-                    response
-                        .headers_mut()
-                        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-                    return response;
+                    return busy(format!(
+                        "{open} sessions are open, the most this server keeps ({MAX_SESSIONS}); \
+                         end one (DELETE {PATH}) or retry later"
+                    ));
+                }
+                if matches!(self.access, Access::Tokens(_)) {
+                    let mut owners = self.owners();
+                    forget_ended(&mut owners, &live);
+                    let mut opening = lock(&self.opening);
+                    let pending = opening.get(&caller.id).copied().unwrap_or(0);
+                    let mine = pending
+                        + owners
+                            .values()
+                            .filter(|(owner, _)| *owner == caller.id)
+                            .count();
+                    if mine >= MAX_SESSIONS_PER_CALLER {
+                        return busy(format!(
+                            "caller `{}` has {mine} sessions open, the most one caller may keep \
+                             ({MAX_SESSIONS_PER_CALLER}); end one (DELETE {PATH}) or retry later",
+                            caller.id
+                        ));
+                    }
+                    opening.insert(caller.id.clone(), pending + 1);
+                    drop(opening);
+                    drop(owners);
+                    reserved = Some(Opening {
+                        opening: Arc::clone(&self.opening),
+                        caller: caller.id.clone(),
+                    });
                 }
             }
             None => {}
@@ -232,26 +264,18 @@ impl Gate {
                 {
                     let live = self.manager.sessions.read().await;
                     let mut owners = self.owners();
-                    // Forget the sessions that ended on their own (idle, closed).
-                    owners.retain(|id, (_, ended)| {
-                        let open = live.keys().any(|live| live.as_ref() == id.as_str());
-                        if !open {
-                            ended.cancel();
-                        }
-                        open
-                    });
+                    forget_ended(&mut owners, &live);
                     owners.insert(id.to_owned(), (caller.id, CancellationToken::new()));
                 }
             }
         }
+        // The session, if one opened, is counted among the owners now.
+        drop(reserved);
         response
     }
 
     fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, CancellationToken)>> {
-        // A panic elsewhere while holding the map leaves it usable.
-        self.owners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.owners)
     }
 
     fn oauth(&self) -> Option<&OAuth> {
@@ -285,6 +309,55 @@ impl Gate {
             None => Err(Unauthorized::WrongToken),
         }
     }
+}
+
+/// A mutex's guard; a panic elsewhere while holding it leaves the map usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Forgets the sessions of `owners` that ended on their own (idle, closed), cancelling their
+/// runs.
+fn forget_ended<V>(
+    owners: &mut HashMap<String, (String, CancellationToken)>,
+    live: &HashMap<Arc<str>, V>,
+) {
+    owners.retain(|id, (_, ended)| {
+        let open = live.contains_key(id.as_str());
+        if !open {
+            ended.cancel();
+        }
+        open
+    });
+}
+
+/// A caller's session being opened, counted until dropped.
+struct Opening {
+    opening: Arc<Mutex<HashMap<String, usize>>>,
+    caller: String,
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut opening = lock(&self.opening);
+        if let Some(count) = opening.get_mut(&self.caller) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                opening.remove(&self.caller);
+            }
+        }
+    }
+}
+
+/// 503 with `Retry-After`: a bound on sessions is reached.
+fn busy(text: String) -> Response<Body> {
+    let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, text);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// The body of a call's SSE answer, watched: its first event names the stream, whose reader it
@@ -445,6 +518,7 @@ pub async fn serve(
         manager,
         streams,
         owners: Mutex::new(HashMap::new()),
+        opening: Arc::new(Mutex::new(HashMap::new())),
     });
     let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {

@@ -1,8 +1,9 @@
 //! Progress of a long `tools/call`: when the request carries `_meta.progressToken`, a
 //! `notifications/progress` as each item and group of the run finishes (the groups of the run
-//! or call itself: `seq_run`, `seq_call` and `seq_when_call` in process; a durable run has the
-//! heartbeats alone), and a heartbeat every [`HEARTBEAT`] while nothing finishes, so that a
-//! client whose request timeout resets on progress (the TypeScript SDK's
+//! or call itself: `seq_run`, `seq_call` and `seq_when_call` in process; a durable `seq_run`'s
+//! as its worker records them, told by [`Observer::item_finished`] and
+//! [`Observer::group_finished_elsewhere`]), and a heartbeat every [`HEARTBEAT`] while nothing
+//! finishes, so that a client whose request timeout resets on progress (the TypeScript SDK's
 //! `resetTimeoutOnProgress`) keeps waiting for a long run instead of giving up on it.
 //!
 //! `progress` counts the items finished; it must grow with each notification, so a group's end
@@ -126,17 +127,29 @@ impl Observer for Progress {
     }
 
     fn group_finished(&self, report: &GroupReport) {
-        let status = match report.status {
-            GroupStatus::Ran => "ran",
-            GroupStatus::Skipped => "was skipped",
-            GroupStatus::Failed => "failed",
-            GroupStatus::Partial => "partly failed",
-            GroupStatus::Cancelled => "was cancelled",
-        };
         self.send(Finished::Group(format!(
-            "group `{}` {status} in {} ms",
-            report.name, report.duration_ms
+            "group `{}` {} in {} ms",
+            report.name,
+            group_status(report.status),
+            report.duration_ms
         )));
+    }
+
+    fn group_finished_elsewhere(&self, group: &str, status: GroupStatus) {
+        self.send(Finished::Group(format!(
+            "group `{group}` {}",
+            group_status(status)
+        )));
+    }
+}
+
+fn group_status(status: GroupStatus) -> &'static str {
+    match status {
+        GroupStatus::Ran => "ran",
+        GroupStatus::Skipped => "was skipped",
+        GroupStatus::Failed => "failed",
+        GroupStatus::Partial => "partly failed",
+        GroupStatus::Cancelled => "was cancelled",
     }
 }
 

@@ -8,7 +8,10 @@
 //!   a child invocation of `SeqItem`; a `#name` call is a child `SeqRun`;
 //! - `workflow`: the `SeqRun` workflow, keyed by run id, and the `SeqItem` service;
 //! - `worker`: the h2c endpoint serving it, and its registration with the admin API;
-//! - `submit`: the client side, which submits a run and waits for its report;
+//! - `progress`: what a run has finished, recorded in its workflow state as it goes and read
+//!   by the workflow's shared handler `finished`;
+//! - `submit`: the client side, which submits a run and waits for its report, telling what
+//!   finished meanwhile;
 //! - `admin`: runs seen from outside, listed and cancelled through the admin API;
 //! - `store`: storage in the engine, the `SeqStore` and `SeqIndex` objects and
 //!   [`RestateStorage`], their client; `remote`: [`Submitter`], `seq_run` as a durable run.
@@ -19,6 +22,7 @@
 mod admin;
 mod input;
 mod journal;
+mod progress;
 mod remote;
 mod store;
 mod submit;
@@ -28,11 +32,12 @@ mod workflow;
 pub use admin::{AdminError, RunRow, cancel, runs};
 pub use input::{AttemptInput, CalledFrom, RunInput, WorkflowInput};
 pub use journal::{ENTRY_LIMIT, Journaled};
+pub use progress::Finished;
 pub use remote::{Submitter, fresh_id};
 pub use store::{
     DeleteAnswer, DeleteRequest, INDEX_KEY, PutAnswer, PutRequest, RestateStorage, SeqIndex,
     SeqStore,
 };
-pub use submit::{SubmitError, submit};
+pub use submit::{SubmitError, submit, submit_observed};
 pub use worker::{WorkerError, bind, endpoint, register, serve};
 pub use workflow::{SeqItem, SeqRun};

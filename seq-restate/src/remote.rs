@@ -3,7 +3,7 @@
 
 use crate::admin::{self, AdminError};
 use crate::input::RunInput;
-use crate::submit::submit;
+use crate::submit::submit_observed;
 use seq_exec::engine::CancellationToken;
 use seq_exec::{BoxFuture, Reason, RunReport, ToolError};
 use seq_store::seq_tools::{Remote, RemoteRun};
@@ -47,7 +47,7 @@ impl Submitter {
             policy: run.policy,
             traceparent: run.traceparent.map(str::to_owned),
         };
-        let submitted = submit(&self.ingress, &run_id, &input);
+        let submitted = submit_observed(&self.ingress, &run_id, &input, run.observer);
         let mut submitted = std::pin::pin!(submitted);
         let answered = tokio::select! {
             answered = &mut submitted => answered,

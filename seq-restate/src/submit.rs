@@ -5,7 +5,9 @@
 
 use crate::input::RunInput;
 use seq_exec::RunReport;
+use seq_exec::engine::Observer;
 use std::fmt;
+use std::time::Duration;
 
 /// Why a submission got no report.
 #[derive(Debug)]
@@ -41,6 +43,17 @@ pub async fn submit(
     run_id: &str,
     input: &RunInput,
 ) -> Result<RunReport, SubmitError> {
+    submit_observed(ingress, run_id, input, None).await
+}
+
+/// [`submit`], telling `observer` what the run finished meanwhile (the records of
+/// [`crate::Finished`]): read every half second while it runs, and the rest once it ended.
+pub async fn submit_observed(
+    ingress: &str,
+    run_id: &str,
+    input: &RunInput,
+    observer: Option<&dyn Observer>,
+) -> Result<RunReport, SubmitError> {
     let ingress = ingress.trim_end_matches('/');
     let client = reqwest::Client::new();
     let body = serde_json::to_vec(input).map_err(|e| SubmitError::NotReport(e.to_string()))?;
@@ -54,13 +67,84 @@ pub async fn submit(
         .await
         .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
     answer(sent).await?;
-    let attached = client
-        .get(format!("{ingress}/restate/workflow/SeqRun/{key}/attach"))
-        .send()
-        .await
-        .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
-    let bytes = answer(attached).await?;
+    let attached = async {
+        let attached = client
+            .get(format!("{ingress}/restate/workflow/SeqRun/{key}/attach"))
+            .send()
+            .await
+            .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
+        answer(attached).await
+    };
+    let bytes = match observer {
+        None => attached.await?,
+        Some(observer) => {
+            let finished = Finished {
+                client: &client,
+                url: format!("{ingress}/SeqRun/{key}/finished"),
+                observer,
+            };
+            let mut attached = std::pin::pin!(attached);
+            let mut ticks = tokio::time::interval(POLL);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut told = 0;
+            let bytes = loop {
+                tokio::select! {
+                    biased;
+                    bytes = &mut attached => break bytes?,
+                    _ = ticks.tick() => told += finished.tell(told).await,
+                }
+            };
+            // The run has ended: every record is there; each read takes the next batch.
+            loop {
+                let more = finished.tell(told).await;
+                if more == 0 {
+                    break;
+                }
+                told += more;
+            }
+            bytes
+        }
+    };
     serde_json::from_slice(&bytes).map_err(|e| SubmitError::NotReport(e.to_string()))
+}
+
+/// How often a run being waited for is asked what it finished.
+const POLL: Duration = Duration::from_millis(500);
+
+/// How long one read of what a run finished may take; past it, the next read tries again.
+const READ_WITHIN: Duration = Duration::from_secs(10);
+
+/// The reader of a run's records of what it finished.
+struct Finished<'a> {
+    client: &'a reqwest::Client,
+    url: String,
+    observer: &'a dyn Observer,
+}
+
+impl Finished<'_> {
+    /// Tells the records from the `from`th on that are there now: how many. A read that fails
+    /// tells none; progress is no part of the run's outcome.
+    async fn tell(&self, from: u32) -> u32 {
+        let read = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .body(from.to_string())
+            .timeout(READ_WITHIN)
+            .send()
+            .await;
+        let Ok(response) = read else { return 0 };
+        let Ok(bytes) = answer(response).await else {
+            return 0;
+        };
+        let Ok(records) = serde_json::from_slice::<Vec<crate::progress::Finished>>(&bytes) else {
+            return 0;
+        };
+        for record in &records {
+            record.tell(self.observer);
+        }
+        u32::try_from(records.len()).unwrap_or(u32::MAX)
+    }
 }
 
 async fn answer(response: reqwest::Response) -> Result<Vec<u8>, SubmitError> {

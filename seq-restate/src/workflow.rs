@@ -9,6 +9,7 @@
 
 use crate::input::{AttemptInput, Snapshot, WorkflowInput};
 use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, now, within, within_entry_limit};
+use crate::progress::{BATCH, Finished, Recorder, key};
 use restate_sdk::prelude::*;
 use seq_catalog::{Catalog, ToolDef};
 use seq_exec::engine::RunRequest;
@@ -213,6 +214,8 @@ impl SeqRun {
                 }
             }
             None => {
+                // What finishes is recorded for `finished`, the submitter's progress.
+                let recorder = Recorder::new(&ctx);
                 engine
                     .run(
                         &input.sequence,
@@ -220,7 +223,8 @@ impl SeqRun {
                         RunRequest::new(&caller)
                             .owner(input.owner.as_deref())
                             .cancel(&cancel)
-                            .driver(&driver),
+                            .driver(&driver)
+                            .observer(Some(&recorder)),
                     )
                     .await
             }
@@ -236,6 +240,34 @@ impl SeqRun {
         }
         Ok(Json(report))
     }
+
+    /// The records of what the run submitted under this key has finished, from the `from`th
+    /// on, at most [`BATCH`] ([`crate::progress`]); none yet, or none left, is empty.
+    #[handler]
+    async fn finished(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        from: Json<u32>,
+    ) -> HandlerResult<Json<Vec<Finished>>> {
+        let from = from.into_inner();
+        let keys: Vec<String> = (from..from.saturating_add(BATCH)).map(key).collect();
+        let mut told = Vec::new();
+        for key in &keys {
+            match read(&ctx, key).await? {
+                Some(finished) => told.push(finished),
+                None => break,
+            }
+        }
+        Ok(Json(told))
+    }
+}
+
+/// The record at `key`, if written.
+async fn read<'a>(
+    ctx: &SharedWorkflowContext<'a>,
+    key: &'a str,
+) -> Result<Option<Finished>, TerminalError> {
+    Ok(ctx.get::<Json<Finished>>(key).await?.map(Json::into_inner))
 }
 
 /// The report of a called run, or `None` when one of its attempts ended at its caller's

@@ -279,7 +279,6 @@ pub trait Remote: std::fmt::Debug + Send + Sync {
 }
 
 /// A run for a [`Remote`]: everything the place it runs needs, so that it looks nothing up.
-#[derive(Debug)]
 pub struct RemoteRun<'a> {
     /// The checked sequence to run.
     pub sequence: &'a Sequence,
@@ -297,6 +296,25 @@ pub struct RemoteRun<'a> {
     /// The W3C `traceparent` of the request that asked for the run, if any: where the run
     /// goes, its spans are exported under it.
     pub traceparent: Option<&'a str>,
+    /// Told of the run's items as they finish where it runs ([`Observer::item_finished`]),
+    /// and of its groups ([`Observer::group_finished_elsewhere`]), as far as that place tells.
+    ///
+    /// [`Observer::item_finished`]: seq_exec::engine::Observer::item_finished
+    /// [`Observer::group_finished_elsewhere`]: seq_exec::engine::Observer::group_finished_elsewhere
+    pub observer: Option<&'a dyn seq_exec::engine::Observer>,
+}
+
+impl std::fmt::Debug for RemoteRun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteRun")
+            .field("sequence", &self.sequence.name.value)
+            .field("owner", &self.owner)
+            .field("owners", &self.owners)
+            .field("caller", &self.caller)
+            .field("traceparent", &self.traceparent)
+            .field("observed", &self.observer.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// All six tools.

@@ -56,6 +56,11 @@ pub struct Client {
 impl Client {
     /// A session at `url` (`http://127.0.0.1:PORT/mcp`), initialized, with `token` if given.
     pub fn connect(url: &str, token: Option<&str>) -> Client {
+        Client::open(url, token).unwrap_or_else(|refused| panic!("initialize: {refused:?}"))
+    }
+
+    /// [`Client::connect`], or the answer that refused the session.
+    pub fn open(url: &str, token: Option<&str>) -> Result<Client, Box<Response>> {
         let authority = url
             .strip_prefix("http://")
             .and_then(|rest| rest.strip_suffix("/mcp"))
@@ -71,7 +76,9 @@ impl Client {
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "raw-test", "version": "0"}}),
         );
-        assert_eq!(stream.status, 200, "initialize: {stream:?}");
+        if stream.status != 200 {
+            return Err(Box::new(stream));
+        }
         client.session = stream.header("mcp-session-id").map(str::to_owned);
         assert!(client.session.is_some(), "no session: {stream:?}");
         stream.answer(id);
@@ -81,7 +88,7 @@ impl Client {
             &[],
         );
         assert_eq!(accepted.status, 202, "{accepted:?}");
-        client
+        Ok(client)
     }
 
     /// Sends request `method`: its id and the open answer.
@@ -304,6 +311,10 @@ impl Read for Body {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match &mut self.framing {
             Framing::Length(left) => {
+                // Read nothing more: an empty read would wait for the connection to close.
+                if *left == 0 {
+                    return Ok(0);
+                }
                 let wanted = buf.len().min(*left);
                 let n = self.inner.read(&mut buf[..wanted])?;
                 *left -= n;

@@ -153,6 +153,9 @@ pub trait Observer: Send + Sync {
     fn item_started(&self, _group: &str, _index: usize, _tool: &str) {}
     fn item_finished(&self, _group: &str, _index: usize, _report: &ItemReport) {}
     fn group_finished(&self, _report: &GroupReport) {}
+    /// A group of a run made elsewhere (a durable run) finished: its name and status, as that
+    /// place told them (its timing stays there).
+    fn group_finished_elsewhere(&self, _group: &str, _status: GroupStatus) {}
 }
 
 /// The engine's observer and a run's, told the same in that order.

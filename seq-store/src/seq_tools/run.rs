@@ -74,6 +74,7 @@ impl SeqTools {
                     args: run_args,
                     caller,
                     traceparent: request.traceparent,
+                    observer: request.observer,
                 };
                 let never = CancellationToken::new();
                 match remote.run(run, request.cancel.unwrap_or(&never)).await {
