@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use seq_catalog::{Catalog, ParallelSafety};
-use seq_exec::builtin::{BuiltinHost, Captured, TOOLS, resolve_under};
+use seq_exec::builtin::{BuiltinHost, Captured, TOOLS, resolve_under, wait_stopped};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolHost};
 use serde_json::{Value, json};
@@ -199,6 +199,12 @@ async fn cmd_run_timeout_uses_the_duration_grammar() {
     assert_eq!(
         (missing.reason, missing.field.as_deref()),
         (Reason::Required, Some("command"))
+    );
+    // The timed-out command's processes are stopped on a background thread: a test process
+    // that exits before it finished would leave them frozen for the scan (stopped for good).
+    assert!(
+        wait_stopped(Duration::from_secs(30)),
+        "the timed-out command was not stopped"
     );
 }
 
