@@ -107,10 +107,18 @@ pub fn parse_bytes(bytes: &[u8]) -> Parse {
 }
 
 /// Builds the AST from the parameter form of `seq_create` (`{"name", "groups": [...], ...}` as a
-/// JSON value). The value is rendered as pretty JSON and parsed like a file, so both forms build
-/// the same AST by construction; spans point into the returned text.
-pub fn parse_value(value: &serde_json::Value) -> (String, Parse) {
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+/// JSON value). The value is rendered as JSON and parsed like a file, so both forms build the
+/// same AST by construction; spans point into the returned text. The rendering is pretty, for
+/// excerpts that read well, up to [`limits::MAX_PRETTY_VALUE_BYTES`] of compact JSON; a larger
+/// value is parsed compact, since indentation would multiply the text (and the parse's work)
+/// several times over.
+pub fn parse_value(value: &impl serde::Serialize) -> (String, Parse) {
+    let compact = serde_json::to_string(value).unwrap_or_default();
+    let text = if compact.len() > limits::MAX_PRETTY_VALUE_BYTES {
+        compact
+    } else {
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    };
     let parse = parse(&text);
     (text, parse)
 }

@@ -8,6 +8,11 @@ pub use crate::json::MAX_DEPTH;
 /// Spans are `u32` offsets, so this also keeps every offset far below 4 GiB.
 pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
 
+/// Largest `seq_create` parameter form, as compact JSON, that is parsed from pretty-printed text:
+/// 1 MiB. A larger one is parsed compact (its excerpts on one line), so that a 16 MiB message
+/// does not become a 50 MB text to parse.
+pub const MAX_PRETTY_VALUE_BYTES: usize = 1024 * 1024;
+
 /// Longest JSON string, in bytes as written (quotes included): 16 MiB (E0009).
 pub const MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
 

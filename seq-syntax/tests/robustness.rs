@@ -257,3 +257,23 @@ fn long_lists_in_diagnostics_are_cut() {
         "{text}"
     );
 }
+
+/// `seq_create`'s parameter form is parsed from pretty JSON while it is small, and from compact
+/// JSON past `MAX_PRETTY_VALUE_BYTES`: indentation would multiply a many-group sequence several
+/// times over before the parse even starts.
+#[test]
+fn a_large_parameter_form_is_parsed_compact() {
+    let group =
+        |i: usize| serde_json::json!({"name": format!("g{i}"), "tools": "{\"tool\":\"echo\"} ;"});
+    let small = serde_json::json!({"name": "s", "groups": [group(0)]});
+    let (text, parse) = seq_syntax::parse_value(&small);
+    assert!(text.contains('\n'), "{text}");
+    assert!(parse.diagnostics.is_empty(), "{:?}", parse.diagnostics);
+    let many: Vec<_> = (0..30_000).map(group).collect();
+    let large = serde_json::json!({"name": "l", "groups": many});
+    let (text, parse) = seq_syntax::parse_value(&large);
+    assert!(text.len() > seq_syntax::limits::MAX_PRETTY_VALUE_BYTES);
+    assert!(!text.contains('\n'));
+    assert!(parse.diagnostics.is_empty(), "{:?}", parse.diagnostics);
+    assert_eq!(parse.sequence.map(|s| s.groups.len()), Some(30_000));
+}

@@ -21,7 +21,7 @@ use seq_exec::error::{Reason, ToolError};
 use seq_exec::host::Caller;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::{Arc, PoisonError};
 
 /// Which argument held the sequence: errors in it are reported on that field.
@@ -233,6 +233,15 @@ fn admit_into(
     ))
 }
 
+/// The sequence `seq_create` is given as parameters, in the order a file writes them.
+#[derive(serde::Serialize)]
+struct ParameterForm<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a Value>,
+    groups: &'a Value,
+}
+
 /// The text and its parse, from `groups` or from `file` (exactly one of them).
 fn source(
     tools: &StorageTools,
@@ -243,16 +252,13 @@ fn source(
     let file = args::optional_string(args, "file")?;
     match (groups, file) {
         (Some(groups), None) => {
-            let mut value = Map::new();
-            value.insert(
-                "name".to_owned(),
-                Value::String(args::string(args, "name")?.to_owned()),
-            );
-            if let Some(description) = args::optional(args, "description")? {
-                value.insert("description".to_owned(), description.clone());
-            }
-            value.insert("groups".to_owned(), groups.clone());
-            let (text, parse) = seq_syntax::parse_value(&Value::Object(value));
+            // Borrowed, not copied: `groups` may be megabytes of JSON.
+            let form = ParameterForm {
+                name: args::string(args, "name")?,
+                description: args::optional(args, "description")?,
+                groups,
+            };
+            let (text, parse) = seq_syntax::parse_value(&form);
             Ok((Form::Groups, text, parse))
         }
         (None, Some(file)) => {
