@@ -188,6 +188,15 @@ impl Observer for Both<'_> {
     }
 }
 
+/// What one run or direct call holds while it goes: what its output channels sent, its byte
+/// budget, its clock, and the token of a request that cannot be cancelled.
+struct RunParts {
+    output: output_log::OutputLog,
+    budget: Arc<budget::RunBudget>,
+    clock: RunClock,
+    never: CancellationToken,
+}
+
 /// Runs sequences against a host.
 pub struct Engine {
     host: Arc<dyn ToolHost>,
@@ -279,25 +288,44 @@ impl Engine {
         }
     }
 
-    /// The context of a run asked with `request`; `never` stands in for a request that cannot
-    /// be cancelled.
+    /// The parts of a run asked with `request`.
+    fn parts_for(&self, request: &RunRequest<'_>) -> RunParts {
+        RunParts {
+            output: output_log::OutputLog::default(),
+            budget: budget::RunBudget::new(self.limits.max_run_bytes),
+            clock: request.driver.clock(),
+            never: CancellationToken::new(),
+        }
+    }
+
+    /// The engine's observer and the request's, when the request brings one.
+    fn watchers<'a>(&'a self, request: &RunRequest<'a>) -> Option<Both<'a>> {
+        request
+            .observer
+            .map(|run| Both(self.observer.as_deref(), run))
+    }
+
+    /// The context of a run asked with `request`, holding `parts`, told to `watchers` when the
+    /// request brings an observer of its own.
     fn cx_for<'a>(
         &'a self,
         request: &RunRequest<'a>,
-        never: &'a CancellationToken,
-        output: &'a output_log::OutputLog,
-        budget: &'a Arc<budget::RunBudget>,
-        clock: &'a RunClock,
+        parts: &'a RunParts,
+        watchers: Option<&'a Both<'a>>,
     ) -> Cx<'a> {
-        let cancel = request.cancel.unwrap_or(never);
-        self.cx(
+        let cancel = request.cancel.unwrap_or(&parts.never);
+        let mut cx = self.cx(
             request.caller,
             cancel,
-            output,
+            &parts.output,
             request.driver,
-            budget,
-            clock,
-        )
+            &parts.budget,
+            &parts.clock,
+        );
+        if let Some(watchers) = watchers {
+            cx.observer = Some(watchers);
+        }
+        cx
     }
 
     /// Runs `sequence` (already checked: no error diagnostics) with the run's arguments, as
@@ -308,17 +336,9 @@ impl Engine {
         args: Map<String, Value>,
         request: RunRequest<'_>,
     ) -> RunReport {
-        let output = output_log::OutputLog::default();
-        let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let clock = request.driver.clock();
-        let never = CancellationToken::new();
-        let both = request
-            .observer
-            .map(|run| Both(self.observer.as_deref(), run));
-        let mut cx = self.cx_for(&request, &never, &output, &budget, &clock);
-        if let Some(both) = &both {
-            cx.observer = Some(both);
-        }
+        let parts = self.parts_for(&request);
+        let watchers = self.watchers(&request);
+        let cx = self.cx_for(&request, &parts, watchers.as_ref());
         let bottom = Stack::default().enter_sequence(
             &sequence.name.value,
             request.owner,
@@ -330,7 +350,7 @@ impl Engine {
             // The bottom of the stack can be neither deeper than the bound nor a cycle.
             Err(error) => call::failed_run(error),
         };
-        report.output = output.take();
+        report.output = parts.output.take();
         report
     }
 
@@ -347,16 +367,14 @@ impl Engine {
         stack: Stack,
         deadline: Option<Deadline>,
     ) -> RunReport {
-        let output = output_log::OutputLog::default();
-        let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let clock = request.driver.clock();
-        let never = CancellationToken::new();
+        let parts = self.parts_for(&request);
+        let watchers = self.watchers(&request);
         let cx = Cx {
             deadline,
-            ..self.cx_for(&request, &never, &output, &budget, &clock)
+            ..self.cx_for(&request, &parts, watchers.as_ref())
         };
         let mut report = call::run_sequence(cx, sequence, args, stack, false).await.0;
-        report.output = output.take();
+        report.output = parts.output.take();
         report
     }
 
@@ -399,17 +417,9 @@ impl Engine {
         request: RunRequest<'_>,
     ) -> Result<Value, ToolError> {
         // A direct call returns a value, not a report: its output is delivered, not kept.
-        let output = output_log::OutputLog::default();
-        let budget = budget::RunBudget::new(self.limits.max_run_bytes);
-        let clock = request.driver.clock();
-        let never = CancellationToken::new();
-        let both = request
-            .observer
-            .map(|call| Both(self.observer.as_deref(), call));
-        let mut cx = self.cx_for(&request, &never, &output, &budget, &clock);
-        if let Some(both) = &both {
-            cx.observer = Some(both);
-        }
+        let parts = self.parts_for(&request);
+        let watchers = self.watchers(&request);
+        let cx = self.cx_for(&request, &parts, watchers.as_ref());
         call::direct(cx, sequence, request.owner, target, args)
             .await
             .map(|value| value.unwrap_or(Value::Null))
