@@ -187,8 +187,8 @@ fn seq_create_guide() -> String {
          A run runs the groups no item calls, in array order; a called group runs only when \
          called. `tools` is a string of JSON items, each followed by `;`: \
          `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};`. A \
-         group's items run at the same time unless it says `\"parallel\": false`, so never rely on \
-         one item's output in a sibling item; calls to the same `output_send__<channel>` keep \
+         group's items run at the same time unless it says `\"parallel\": false`, so an item never \
+         sees a sibling's output; calls to the same `output_send__<channel>` keep \
          their order, and tools that are not parallel-safe never run concurrently (put one \
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
          group's input `x` (`in`), `$args.xs[0].name` a path; bare it keeps its \
@@ -196,14 +196,15 @@ fn seq_create_guide() -> String {
          delimit it, paths too (`\"${{args.f}}.txt\"`, `${{out.r.stdout}}`). \
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.env == \\\"prod\\\" && !$args.dry`; `==` `!=` `<` `<=` `>` `>=` `contains`, then \
-         `!` `&&` `||`, parentheses; `true` `false` `null` are literals) skips it when false; an \
+         `!` `&&` `||`, parentheses; `true` `false` `null` are literals; a bool alone is a test) \
+         skips it when false; an \
          input not passed and an unset `$out` slot read `null` there (`$args.x != null && \
          $args.x.y > 0`: `&&` stops at a false left side); an item reading it, a missing field or \
          an index past the end fails (`required`). `in` may declare \
          `{{\"dry\": {{\"type\": \"bool\", \"default\": true}}, \"branch\": {{\"type\": \"string\", \
          \"required\": true}}}}`: a default fills an input not passed; a required one not passed \
          fails the run or call. Data between groups: a group sees only its own \
-         `in` and `out` (a run's `args` go to uncalled groups); to use \
+         `in` and `out` (a run's `args` go to uncalled groups); for \
          another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
          `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
          `$out.SLOT.x`. An `array` slot collects the values written to it, in item order \
@@ -371,7 +372,8 @@ fn definitions() -> Vec<ToolDef> {
         ),
         tool(
             FILES_READ,
-            "Reads a UTF-8 text file under the host's root and returns its content. Paths are \
+            "Reads a UTF-8 text file under the host's root and returns its content; a path that \
+             does not exist fails with the detail `` `PATH` does not exist ``. Paths are \
              relative to the root; absolute paths, `..` and symbolic links that lead outside the \
              root are refused.",
             &[req(
@@ -402,7 +404,8 @@ fn definitions() -> Vec<ToolDef> {
         tool(
             FILES_LIST,
             "Lists a directory under the host's root: the entries' names, sorted, directories \
-             ending in `/`. Paths as for `files_read`; `\"\"` or `.` is the root.",
+             ending in `/`; a path that does not exist fails as for `files_read`. Paths as for \
+             `files_read`; `\"\"` or `.` is the root.",
             &[req(
                 "path",
                 Some(JsonType::String),

@@ -6,6 +6,7 @@ use seq_catalog::Catalog;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Code, Diagnostic};
 use std::borrow::Borrow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 /// One file's text, named by its path (or any label the caller likes).
@@ -253,70 +254,89 @@ fn neighbourhood<'a, S: Borrow<Sequence>>(
     sequence: &Sequence,
     stored: &'a [S],
 ) -> Vec<&'a Sequence> {
-    let calls = |s: &'a Sequence| -> Vec<&'a str> {
+    fn calls(s: &Sequence) -> impl Iterator<Item = &str> {
         s.groups
             .iter()
             .flat_map(seq_catalog::calls::sequence_calls)
             .map(|(_, name)| name)
-            .collect()
-    };
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(stored.len());
-    let mut callers: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut callees = Vec::with_capacity(stored.len());
-    for (at, s) in stored.iter().map(Borrow::borrow).enumerate() {
-        index.entry(s.name.value.as_str()).or_insert(at);
-        let called = calls(s);
-        for &name in &called {
-            callers.entry(name).or_default().push(at);
-        }
-        callees.push(called);
     }
+    let stored: Vec<&'a Sequence> = stored.iter().map(Borrow::borrow).collect();
+    // Every call between stored sequences in one list, not a list each: the names that
+    // `stored[at]` calls are `called[starts[at]..starts[at + 1]]`.
+    let mut called: Vec<&'a str> = Vec::new();
+    let mut starts = Vec::with_capacity(stored.len() + 1);
+    for s in &stored {
+        starts.push(called.len());
+        called.extend(calls(s));
+    }
+    starts.push(called.len());
+    let callees = |at: usize| {
+        starts
+            .get(at)
+            .zip(starts.get(at + 1))
+            .and_then(|(&from, &to)| called.get(from..to))
+            .unwrap_or_default()
+    };
+    // Names to places, built at the first call followed: a new sequence calls and is called
+    // by none of thousands as often as not.
+    let index: OnceCell<HashMap<&str, usize>> = OnceCell::new();
+    let place = |name: &str| {
+        index
+            .get_or_init(|| {
+                let mut index = HashMap::with_capacity(stored.len());
+                for (at, s) in stored.iter().enumerate() {
+                    index.entry(s.name.value.as_str()).or_insert(at);
+                }
+                index
+            })
+            .get(name)
+            .copied()
+    };
+    let name = sequence.name.value.as_str();
     let mut keep = vec![false; stored.len()];
-    let mut pending = Vec::new();
-    // Upwards: who reaches this name.
-    let mut names = vec![sequence.name.value.as_str()];
-    while let Some(name) = names.pop() {
-        for &at in callers.get(name).map_or(&[][..], Vec::as_slice) {
-            if let Some(slot) = keep.get_mut(at).filter(|kept| !**kept) {
-                *slot = true;
-                pending.push(at);
-                if let Some(caller) = stored.get(at) {
-                    names.push(caller.borrow().name.value.as_str());
+    let mut reach: Vec<usize> = Vec::new();
+    // Upwards: who reaches this name (the callers' index only when someone calls it).
+    if called.contains(&name) {
+        let mut callers: HashMap<&str, Vec<usize>> = HashMap::new();
+        for at in 0..stored.len() {
+            for &callee in callees(at) {
+                callers.entry(callee).or_default().push(at);
+            }
+        }
+        let mut names = vec![name];
+        while let Some(name) = names.pop() {
+            for &at in callers.get(name).map_or(&[][..], Vec::as_slice) {
+                if let Some(slot) = keep.get_mut(at).filter(|kept| !**kept) {
+                    *slot = true;
+                    reach.push(at);
+                    if let Some(caller) = stored.get(at) {
+                        names.push(caller.name.value.as_str());
+                    }
                 }
             }
         }
     }
     // Downwards: what they, the new sequence and the one it replaces call.
-    let own = sequence
-        .groups
-        .iter()
-        .flat_map(seq_catalog::calls::sequence_calls)
-        .map(|(_, name)| name);
-    let mut reach: Vec<usize> = own
-        .chain(std::iter::once(sequence.name.value.as_str()))
-        .filter_map(|name| index.get(name).copied())
-        .collect();
-    reach.extend(pending);
+    reach.extend(calls(sequence).filter_map(place));
+    reach.extend(stored.iter().position(|s| s.name.value == name));
     while let Some(at) = reach.pop() {
         if let Some(slot) = keep.get_mut(at) {
             *slot = true;
         }
-        for name in callees.get(at).map_or(&[][..], Vec::as_slice) {
-            if let Some(&next) = index.get(name)
-                && keep.get(next) == Some(&false)
+        for &callee in callees(at) {
+            if let Some(next) = place(callee)
+                && let Some(slot) = keep.get_mut(next).filter(|kept| !**kept)
             {
-                if let Some(slot) = keep.get_mut(next) {
-                    *slot = true;
-                }
+                *slot = true;
                 reach.push(next);
             }
         }
     }
     stored
-        .iter()
+        .into_iter()
         .zip(keep)
         .filter(|(_, kept)| *kept)
-        .map(|(s, _)| s.borrow())
+        .map(|(s, _)| s)
         .collect()
 }
 

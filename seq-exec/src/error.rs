@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub enum Reason {
     /// A required parameter is missing.
     Required,
-    /// A parameter or input has the wrong type.
+    /// A parameter or input has the wrong type, or is not one the tool or sequence takes.
     Type,
     /// The calling identity may not use this tool.
     Unauthorized,
@@ -102,6 +102,39 @@ impl ToolError {
     pub fn with_hint(mut self, hint: impl Into<String>) -> ToolError {
         self.hint = Some(hint.into());
         self
+    }
+
+    /// An argument `field` that `tool` does not take: `type`, since the arguments object does
+    /// not fit the signature. The hint lists what it takes, and asks for the one meant when a
+    /// top-level name is close (a nested path is not compared with the top-level names).
+    pub fn unknown_parameter<'a>(
+        tool: &str,
+        field: &str,
+        takes: impl IntoIterator<Item = &'a str>,
+    ) -> ToolError {
+        let takes: Vec<&str> = takes.into_iter().collect();
+        let meant = if field.contains(['.', '[']) {
+            None
+        } else {
+            seq_syntax::diagnostic::did_you_mean(field, takes.iter().copied())
+        };
+        let listed = if takes.is_empty() {
+            "no parameters".to_owned()
+        } else {
+            takes
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        ToolError::new(
+            Reason::Type,
+            format!("`{field}` is not a parameter of `{tool}`"),
+        )
+        .with_hint(match meant {
+            Some(meant) => format!("did you mean `{meant}`? `{tool}` takes {listed}"),
+            None => format!("`{tool}` takes {listed}"),
+        })
     }
 }
 

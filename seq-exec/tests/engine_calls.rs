@@ -295,7 +295,7 @@ async fn an_undeclared_run_argument_lists_each_input_once() {
     assert_eq!(error.reason, Reason::Type);
     assert_eq!(
         error.hint.as_deref(),
-        Some("`#build` takes `target` and `version`"),
+        Some("did you mean `version`? `#build` takes `target` and `version`"),
         "{error}"
     );
 }

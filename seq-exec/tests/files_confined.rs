@@ -97,6 +97,26 @@ async fn special_files_are_refused_at_once_by_every_file_tool() {
 }
 
 #[tokio::test]
+async fn a_path_that_does_not_exist_says_so_in_one_text_for_every_file_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = BuiltinHost::new(dir.path());
+    for (tool, path) in [
+        ("files_read", "nope.txt"),
+        ("files_read", "no/dir/nope.txt"),
+        ("files_list", "nodir"),
+    ] {
+        let error = call(&host, tool, json!({"path": path})).await.unwrap_err();
+        assert_eq!(error.reason, Reason::Failed, "{tool} {path}: {error:?}");
+        assert_eq!(error.field.as_deref(), Some("path"), "{error:?}");
+        assert_eq!(
+            error.detail.as_deref(),
+            Some(format!("`{path}` does not exist").as_str()),
+            "{tool}: {error:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_hard_link_is_never_written_through() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");

@@ -4,7 +4,7 @@
 //! the new one by calls are checked with it, so the two should be close: the ratio (target:
 //! within 2×) is printed at the end. Each created sequence is deleted again, outside the time.
 //!
-//! `cargo bench -p seq-exec --bench store`. Under `cargo test --benches` or `cargo bench --
+//! `cargo bench -p seq-store --bench store`. Under `cargo test --benches` or `cargo bench --
 //! --test` the store shrinks to a quick smoke test.
 
 #![allow(

@@ -445,20 +445,16 @@ impl SeqTools {
                     format!("`{field}` of `{name}` must be {}", problem.expected),
                 )
                 .with_hint(format!("pass {} as `{field}`", problem.expected)),
-                // The arguments object does not fit the signature: `type`, as the engine says.
-                ArgReason::Unknown => {
-                    let known: Vec<&str> = definition
+                // The same answer as the engine's for a tool it calls.
+                ArgReason::Unknown => ToolError::unknown_parameter(
+                    name,
+                    &field,
+                    definition
                         .parameters
                         .properties
                         .iter()
-                        .map(|(p, _)| p.as_str())
-                        .collect();
-                    ToolError::new(
-                        Reason::Type,
-                        format!("`{field}` is not a parameter of `{name}`"),
-                    )
-                    .with_hint(format!("`{name}` takes {}", list_or_none(&known)))
-                }
+                        .map(|(p, _)| p.as_str()),
+                ),
             };
             if field.is_empty() {
                 error
@@ -533,16 +529,4 @@ fn not_here(name: &str) -> ToolError {
         format!("`{name}` is not one of the seq tools here"),
     )
     .with_hint(format!("the seq tools are {}", SEQ_TOOLS.join(", ")))
-}
-
-fn list_or_none(names: &[&str]) -> String {
-    if names.is_empty() {
-        "no parameters".to_owned()
-    } else {
-        names
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
 }

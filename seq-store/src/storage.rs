@@ -776,48 +776,65 @@ impl Storage {
         }
     }
 
-    /// The stored sequences listed, each read (through the cache) or why it could not be.
-    fn loaded(&self, cache: &mut Cache) -> Vec<LoadedStored> {
-        let names: Vec<String> = cache
-            .listed
+    /// Walks the stored sequences listed, in name order, each read (through the cache, without
+    /// copying it) with the size of its file as kept (0 when not kept), or why it could not be.
+    fn each_loaded(
+        &self,
+        cache: &mut Cache,
+        mut each: impl FnMut(&str, Result<(&Stored, u64), StorageError>),
+    ) {
+        // Reading a file not kept yet changes only what was read, never the listing.
+        let listed = cache.listed.take();
+        let names = listed
             .iter()
             .flat_map(|listed| &listed.names)
             .filter(|(_, name)| name.valid)
-            .map(|(name, _)| name.clone())
-            .collect();
-        names
-            .into_iter()
-            .map(|name| {
-                let result = match cache.read.get(&name) {
-                    Some((_, stored)) => Ok(stored.clone()),
-                    None => {
-                        let path = self.dir.join(format!("{name}{EXTENSION}"));
-                        self.read_stored(cache, &name, &path).and_then(|found| {
-                            found.ok_or_else(|| StorageError::NotFound { name: name.clone() })
-                        })
-                    }
-                };
-                (name, result)
-            })
-            .collect()
+            .map(|(name, _)| name.as_str());
+        for name in names {
+            if let Some((identity, stored)) = cache.read.get(name) {
+                each(name, Ok((stored, identity.len)));
+                continue;
+            }
+            let path = self.dir.join(format!("{name}{EXTENSION}"));
+            match self.read_stored(cache, name, &path) {
+                Ok(Some(stored)) => {
+                    let len = cache.read.get(name).map_or(0, |(identity, _)| identity.len);
+                    each(name, Ok((&stored, len)));
+                }
+                Ok(None) => each(
+                    name,
+                    Err(StorageError::NotFound {
+                        name: name.to_owned(),
+                    }),
+                ),
+                Err(error) => each(name, Err(error)),
+            }
+        }
+        cache.listed = listed;
+    }
+
+    /// The stored sequences listed, each read (through the cache) or why it could not be.
+    fn loaded(&self, cache: &mut Cache) -> Vec<LoadedStored> {
+        let mut loaded = Vec::new();
+        self.each_loaded(cache, |name, read| {
+            loaded.push((name.to_owned(), read.map(|(stored, _)| stored.clone())));
+        });
+        loaded
     }
 
     /// What `owner` keeps stored, but the sequence `except`, from the listing kept: the files'
     /// sizes, as read. Unreadable ones count for no one.
     fn usage_in(&self, cache: &mut Cache, owner: &str, except: &str) -> Usage {
         let mut usage = Usage::default();
-        for (name, read) in self.loaded(cache) {
-            if let Ok(stored) = read
+        self.each_loaded(cache, |name, read| {
+            if let Ok((stored, len)) = read
                 && name != except
                 && stored.owner.as_deref() == Some(owner)
             {
                 usage.sequences += 1;
-                usage.bytes += cache
-                    .read
-                    .get(&name)
-                    .map_or(0, |(identity, _)| identity.len);
+                usage.bytes += len;
             }
-        }
+        });
         usage
     }
 
@@ -1154,6 +1171,19 @@ impl SequenceStorage for Storage {
         let mut cache = self.cache();
         self.refresh(&mut cache)?;
         Ok(self.loaded(&mut cache))
+    }
+
+    /// Shared from what was read, nothing copied: a create asks this of a store of thousands.
+    fn readable(&self) -> Result<Vec<Arc<Sequence>>, StorageError> {
+        let mut cache = self.cache();
+        self.refresh(&mut cache)?;
+        let mut readable = Vec::new();
+        self.each_loaded(&mut cache, |_, read| {
+            if let Ok((stored, _)) = read {
+                readable.push(Arc::clone(&stored.sequence));
+            }
+        });
+        Ok(readable)
     }
 
     fn source(&self) -> Arc<dyn SequenceSource> {

@@ -96,6 +96,13 @@ impl FileError {
                 error.detail = error.detail.map(|d| format!("reading `{shown}`: {d}"));
                 error.with_field("path")
             }
+            // One stable text for the common failure, so that a caught error can be told apart
+            // (`$out.e.detail contains "does not exist"`) without the system's wording.
+            FileError::Io(_, error) if error.kind() == io::ErrorKind::NotFound => {
+                ToolError::new(Reason::Failed, format!("`{shown}` does not exist"))
+                    .with_field("path")
+                    .with_hint("check the path; `files_list` lists what a directory holds")
+            }
             FileError::Io(doing, error) => {
                 // The canonical path holds no link: meeting one means it was swapped in.
                 let changed = error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error());

@@ -160,11 +160,18 @@ fn route(
                 ),
                 None => format!("`{undeclared}` is not an input of any group of `#{name}`"),
             };
-            signature_error(
-                undeclared,
-                detail,
-                &format!("`#{name}` takes {}", inputs_list(entry())),
-            )
+            let takes = format!("`#{name}` takes {}", inputs_list(entry()));
+            let inputs = entry().flat_map(|g| g.inputs.iter().map(|i| i.name.value.as_str()));
+            // An input of a called group is no slip of the fingers: nothing is suggested.
+            let meant = callable
+                .is_none()
+                .then(|| seq_syntax::diagnostic::did_you_mean(undeclared, inputs))
+                .flatten();
+            let hint = match meant {
+                Some(meant) => format!("did you mean `{meant}`? {takes}"),
+                None => takes,
+            };
+            signature_error(undeclared, detail, &hint)
         })
         .collect();
     let mut inputs = Vec::new();

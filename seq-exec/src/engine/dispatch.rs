@@ -339,25 +339,11 @@ pub(crate) fn invalid(
             )
             .with_hint(format!("pass {} as `{field}`", problem.expected))
         }
-        ArgReason::Unknown => {
-            let known: Vec<String> = schema
-                .properties
-                .iter()
-                .map(|(name, _)| format!("`{name}`"))
-                .collect();
-            ToolError::new(
-                Reason::Type,
-                format!("`{field}` is not a parameter of `{tool}`"),
-            )
-            .with_hint(format!(
-                "`{tool}` takes {}",
-                if known.is_empty() {
-                    "no parameters".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            ))
-        }
+        ArgReason::Unknown => ToolError::unknown_parameter(
+            tool,
+            field,
+            schema.properties.iter().map(|(name, _)| name.as_str()),
+        ),
     };
     if field.is_empty() {
         error
