@@ -108,6 +108,17 @@ fn always_array(group: &Group, each: &Value) -> bool {
     }
 }
 
+/// What the conditional calls writing one slot are to each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Branches {
+    /// An if and its else: one of them writes the slot.
+    IfElse,
+    /// Calls of groups under conditions that exclude each other nowhere, where one written
+    /// as the other negated would make them an if and its else.
+    MayBeIfElse,
+    Neither,
+}
+
 /// A writer that may not write: which item, and why.
 #[derive(Clone, Copy, Debug)]
 struct Writer<'a> {
@@ -129,6 +140,9 @@ struct Slot<'a> {
     /// Writers whose writing depends on a field left out (`missing`, `on_error`, `fallback`):
     /// they may always write, so a read after one is not reported.
     uncertain: usize,
+    /// The `seq_when_call` writers, all of them: two whose conditions exclude each other
+    /// write the slot between them.
+    branches: Vec<usize>,
 }
 
 impl<'a> Slot<'a> {
@@ -147,6 +161,9 @@ impl<'a> Slot<'a> {
                     | Unwritten::OnFailure { .. }
             )
         );
+        if let Some(Unwritten::WhenCall { .. }) = skip {
+            self.branches.push(index);
+        }
         if holes && !definite {
             self.uncertain += 1;
             return;
@@ -189,8 +206,38 @@ impl<'a> Flow<'a> {
     fn serial_group(&mut self, seq: usize, group: &'a Group, out: &mut Vec<Diagnostic>) {
         let fallback = fallback_slots(group);
         let mut seen: HashMap<&str, Slot<'a>> = HashMap::new();
-        for (index, item) in group.known_items().iter().enumerate() {
-            let guards = guards(item);
+        let items = group.known_items();
+        for (index, item) in items.iter().enumerate() {
+            let when = when_condition(item);
+            let guards = when.as_ref().map(proven).unwrap_or_default();
+            // `$out.e == null`, where `e` is an earlier item's `error_as`: that item did not
+            // fail, so it wrote its `as` slot (unless `missing` may have skipped it).
+            let none_skipped = !group.hole("missing")
+                && group
+                    .missing
+                    .as_ref()
+                    .is_none_or(|m| m.value == Missing::Fail);
+            let succeeded: Vec<&str> = when
+                .as_ref()
+                .filter(|_| none_skipped)
+                .map(proven_null)
+                .unwrap_or_default()
+                .iter()
+                .filter(|r| r.root.value == Root::Out && r.path.is_empty())
+                .filter_map(|r| {
+                    items.get(..index)?.iter().find_map(|earlier| {
+                        (earlier.error_as.as_ref()?.value == r.slot.value).then_some(earlier)
+                    })
+                })
+                .filter_map(|earlier| {
+                    let slot = earlier.as_slot.as_ref()?;
+                    matches!(
+                        self.unwritten(seq, group, earlier, &slot.value, &fallback),
+                        Some(Unwritten::Caught { .. })
+                    )
+                    .then_some(slot.value.as_str())
+                })
+                .collect();
             for reference in reads(item) {
                 if reference.root.value != Root::Out {
                     continue;
@@ -200,19 +247,23 @@ impl<'a> Flow<'a> {
                     guards
                         .iter()
                         .any(|guard| covers(guard, reference, field_too))
+                        || (!field_too && succeeded.contains(&slot))
                 };
                 // No earlier writer at all is another rule's error.
                 let Some(written) = seen.get(slot).filter(|s| s.writers > 0) else {
                     continue;
                 };
                 if written.always.is_none() && written.uncertain == 0 {
-                    if guarded(false) {
+                    let branches = self.branches(seq, group, &written.branches);
+                    if guarded(false) || branches == Branches::IfElse {
                         continue;
                     }
                     out.push(diagnostics::unset_slot(
                         reference,
                         written.writers,
                         &written.skips,
+                        branches == Branches::MayBeIfElse
+                            && written.branches.len() == written.writers,
                     ));
                     continue;
                 }
@@ -399,6 +450,70 @@ impl<'a> Flow<'a> {
         self.sequences.get(seq)?.groups.get(group)
     }
 
+    /// Whether the `seq_when_call` writers at `branches` (places in `group`'s items) include
+    /// an if and its else: one condition is the other negated, nothing between them changes
+    /// what the condition reads, and each calls a group of this sequence that has no `when`,
+    /// so one of them writes the slot. A condition that cannot be evaluated fails its item,
+    /// which stops the group unless `on_error` is `continue`; then no pair counts.
+    fn branches(&self, seq: usize, group: &'a Group, branches: &[usize]) -> Branches {
+        if group.hole("on_error")
+            || group
+                .on_error
+                .as_ref()
+                .is_some_and(|e| e.value == OnError::Continue)
+        {
+            return Branches::Neither;
+        }
+        let items = group.known_items();
+        let branch = |at: usize| {
+            let item = items.get(at).filter(|item| item.each.is_none())?;
+            let (target @ CallTarget::Group(_), _) = call_target(item)? else {
+                return None;
+            };
+            let (callee_seq, callee) = self.names.resolve(seq, target)?;
+            self.group(callee_seq, callee?)
+                .filter(|callee| callee.when.is_none() && !callee.hole("when"))?;
+            Some((at, when_condition(item)?))
+        };
+        let Some(conditions) = branches
+            .iter()
+            .map(|&at| branch(at))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Branches::Neither;
+        };
+        let mut negated = false;
+        for (k, (first, this)) in conditions.iter().enumerate() {
+            for (second, that) in conditions.iter().skip(k + 1) {
+                if !(negates(this, that) || negates(that, this)) {
+                    continue;
+                }
+                negated = true;
+                let read: Vec<&Reference> = this
+                    .references()
+                    .into_iter()
+                    .filter(|r| r.root.value == Root::Out)
+                    .collect();
+                let unchanged = items.get(*first..*second).is_some_and(|between| {
+                    !between.iter().any(|item| {
+                        [&item.as_slot, &item.error_as]
+                            .into_iter()
+                            .flatten()
+                            .any(|slot| read.iter().any(|r| r.slot.value == slot.value))
+                    })
+                });
+                if unchanged {
+                    return Branches::IfElse;
+                }
+            }
+        }
+        if negated || conditions.len() < 2 {
+            Branches::Neither
+        } else {
+            Branches::MayBeIfElse
+        }
+    }
+
     /// The slots of a group over all their writers.
     fn slots_of(&mut self, seq: usize, index: usize) -> &HashMap<&'a str, Slot<'a>> {
         if !self.slots.contains_key(&(seq, index)) {
@@ -453,22 +568,22 @@ fn fallback_slots(group: &Group) -> HashSet<&str> {
 /// false), a comparison with a value other than `null` (`null == 1` is false, and ordering `null`
 /// is an error, so nothing is read), or `!= null`; `!(x == null)` proves `x` as `x != null` does.
 /// `a && b` proves what either side proves (both hold), `a || b` what both sides prove.
-fn guards(item: &Item) -> Vec<Reference> {
-    when_call::condition(item, &mut Vec::new())
-        .map(|when| proven(&when))
-        .unwrap_or_default()
+fn proven(when: &Condition) -> Vec<Reference> {
+    proven_as(when, &proven_by_test)
 }
 
-fn proven(when: &Condition) -> Vec<Reference> {
+/// What `when` proves of references when it holds, from what each test proves (`by_test`, with
+/// whether the test is negated): what either side of `&&` proves, what both sides of `||` prove.
+fn proven_as(when: &Condition, by_test: &dyn Fn(&Test, bool) -> Vec<Reference>) -> Vec<Reference> {
     match &when.kind {
-        ConditionKind::Test(test) => proven_by_test(test, false),
+        ConditionKind::Test(test) => by_test(test, false),
         ConditionKind::Not(_, inner) => match &inner.kind {
-            ConditionKind::Test(test) => proven_by_test(test, true),
+            ConditionKind::Test(test) => by_test(test, true),
             ConditionKind::Not(..) | ConditionKind::Logic { .. } => Vec::new(),
         },
         ConditionKind::Logic { op, lhs, rhs } => {
-            let mut left = proven(lhs);
-            let right = proven(rhs);
+            let mut left = proven_as(lhs, by_test);
+            let right = proven_as(rhs, by_test);
             match op.value {
                 LogicOp::And => {
                     left.extend(right);
@@ -515,6 +630,123 @@ fn proven_by_test(test: &Test, negated: bool) -> Vec<Reference> {
         return Vec::new();
     }
     test.operands().filter_map(reference).collect()
+}
+
+/// The parsed `when` of a `seq_when_call`, its syntax errors left to its own rule.
+fn when_condition(item: &Item) -> Option<Condition> {
+    when_call::condition(item, &mut Vec::new())
+}
+
+/// The references that `when` proves `null` when it holds: `x == null`, `!(x != null)`, what
+/// either side of `&&` proves and what both sides of `||` prove.
+fn proven_null(when: &Condition) -> Vec<Reference> {
+    proven_as(when, &|test: &Test, negated: bool| -> Vec<Reference> {
+        let Some(comparison) = &test.comparison else {
+            return Vec::new();
+        };
+        let null = |o: &Operand| matches!(o.kind, OperandKind::Null);
+        let tests_null = match (comparison.op.value, negated) {
+            (CmpOp::Eq, false) | (CmpOp::Ne, true) => true,
+            (CmpOp::Eq, true)
+            | (CmpOp::Ne, false)
+            | (CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge | CmpOp::Contains, _) => false,
+        };
+        let other = match (null(&test.lhs), null(&comparison.rhs)) {
+            (true, false) => &comparison.rhs,
+            (false, true) => &test.lhs,
+            (true, true) | (false, false) => return Vec::new(),
+        };
+        match &other.kind {
+            OperandKind::Ref(r) if tests_null => vec![r.clone()],
+            OperandKind::Ref(_)
+            | OperandKind::Null
+            | OperandKind::Bool(_)
+            | OperandKind::Number(_)
+            | OperandKind::String(_) => Vec::new(),
+        }
+    })
+}
+
+/// Whether `b` holds exactly when `a` does not: `!(a)`, or `==` and `!=` swapped in one
+/// comparison.
+fn negates(a: &Condition, b: &Condition) -> bool {
+    match (&a.kind, &b.kind) {
+        (_, ConditionKind::Not(_, inner)) if same_condition(a, inner) => true,
+        (ConditionKind::Test(x), ConditionKind::Test(y)) => match (&x.comparison, &y.comparison) {
+            (Some(cx), Some(cy)) => {
+                matches!(
+                    (cx.op.value, cy.op.value),
+                    (CmpOp::Eq, CmpOp::Ne) | (CmpOp::Ne, CmpOp::Eq)
+                ) && same_operand(&x.lhs, &y.lhs)
+                    && same_operand(&cx.rhs, &cy.rhs)
+            }
+            (Some(_), None) | (None, Some(_)) | (None, None) => false,
+        },
+        (
+            ConditionKind::Test(_) | ConditionKind::Not(..) | ConditionKind::Logic { .. },
+            ConditionKind::Test(_) | ConditionKind::Not(..) | ConditionKind::Logic { .. },
+        ) => false,
+    }
+}
+
+/// Whether two conditions are the same, spans aside.
+fn same_condition(a: &Condition, b: &Condition) -> bool {
+    match (&a.kind, &b.kind) {
+        (ConditionKind::Test(x), ConditionKind::Test(y)) => {
+            same_operand(&x.lhs, &y.lhs)
+                && match (&x.comparison, &y.comparison) {
+                    (Some(cx), Some(cy)) => {
+                        cx.op.value == cy.op.value && same_operand(&cx.rhs, &cy.rhs)
+                    }
+                    (None, None) => true,
+                    (Some(_), None) | (None, Some(_)) => false,
+                }
+        }
+        (ConditionKind::Not(_, x), ConditionKind::Not(_, y)) => same_condition(x, y),
+        (
+            ConditionKind::Logic { op, lhs, rhs },
+            ConditionKind::Logic {
+                op: op2,
+                lhs: lhs2,
+                rhs: rhs2,
+            },
+        ) => op.value == op2.value && same_condition(lhs, lhs2) && same_condition(rhs, rhs2),
+        (
+            ConditionKind::Test(_) | ConditionKind::Not(..) | ConditionKind::Logic { .. },
+            ConditionKind::Test(_) | ConditionKind::Not(..) | ConditionKind::Logic { .. },
+        ) => false,
+    }
+}
+
+/// Whether two operands are the same, spans aside.
+fn same_operand(a: &Operand, b: &Operand) -> bool {
+    match (&a.kind, &b.kind) {
+        (OperandKind::Ref(x), OperandKind::Ref(y)) => same_read(x, y),
+        (
+            OperandKind::Ref(_),
+            OperandKind::Null
+            | OperandKind::Bool(_)
+            | OperandKind::Number(_)
+            | OperandKind::String(_),
+        )
+        | (
+            OperandKind::Null
+            | OperandKind::Bool(_)
+            | OperandKind::Number(_)
+            | OperandKind::String(_),
+            OperandKind::Ref(_),
+        ) => false,
+        (
+            OperandKind::Null
+            | OperandKind::Bool(_)
+            | OperandKind::Number(_)
+            | OperandKind::String(_),
+            OperandKind::Null
+            | OperandKind::Bool(_)
+            | OperandKind::Number(_)
+            | OperandKind::String(_),
+        ) => a.kind == b.kind,
+    }
 }
 
 /// Whether two references read the same place (spans aside).

@@ -10,7 +10,14 @@ pub(super) const SHOWN: usize = 3;
 
 /// W0601 at `reference`: all `count` earlier writers may leave the slot unset; `skips` are the
 /// first of them.
-pub(super) fn unset_slot(reference: &Reference, count: usize, skips: &[Writer<'_>]) -> Diagnostic {
+/// `else_help`: the writers are conditional calls that one negated condition would make an if
+/// and its else.
+pub(super) fn unset_slot(
+    reference: &Reference,
+    count: usize,
+    skips: &[Writer<'_>],
+    else_help: bool,
+) -> Diagnostic {
     let slot = reference.slot.value.as_str();
     let texts: Vec<String> = skips.iter().map(|w| writer_text(w, slot)).collect();
     let why = match count {
@@ -27,7 +34,14 @@ pub(super) fn unset_slot(reference: &Reference, count: usize, skips: &[Writer<'_
         format!("`{}` may be unset here: {why}", reference_text(reference)),
     );
     if let Some(first) = skips.first() {
-        diagnostic = diagnostic.with_help(skip_help(first.skip, slot, &guard(reference, None)));
+        let mut help = skip_help(first.skip, slot, &guard(reference, None));
+        if else_help {
+            help.push_str(
+                "; for an if and its else, write the second `when` as the first one negated, \
+                 `!(…)`, so that one of them always writes",
+            );
+        }
+        diagnostic = diagnostic.with_help(help);
     }
     let mut reasons = Vec::new();
     for writer in skips {
