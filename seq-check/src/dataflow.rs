@@ -211,12 +211,18 @@ impl<'a> Flow<'a> {
             let when = when_condition(item);
             let guards = when.as_ref().map(proven).unwrap_or_default();
             // `$out.e == null`, where `e` is an earlier item's `error_as`: that item did not
-            // fail, so it wrote its `as` slot (unless `missing` may have skipped it).
+            // fail, so it wrote its `as` slot (unless `missing` may have skipped it, or, under
+            // `continue`, an error too large to catch left both unset).
             let none_skipped = !group.hole("missing")
                 && group
                     .missing
                     .as_ref()
-                    .is_none_or(|m| m.value == Missing::Fail);
+                    .is_none_or(|m| m.value == Missing::Fail)
+                && !group.hole("on_error")
+                && group
+                    .on_error
+                    .as_ref()
+                    .is_none_or(|e| e.value != OnError::Continue);
             let succeeded: Vec<&str> = when
                 .as_ref()
                 .filter(|_| none_skipped)
@@ -466,7 +472,10 @@ impl<'a> Flow<'a> {
         }
         let items = group.known_items();
         let branch = |at: usize| {
-            let item = items.get(at).filter(|item| item.each.is_none())?;
+            // An `error_as` catches a failed call, which then writes no `as`.
+            let item = items.get(at).filter(|item| {
+                item.each.is_none() && item.error_as.is_none() && !item.hole("error_as")
+            })?;
             let (target @ CallTarget::Group(_), _) = call_target(item)? else {
                 return None;
             };
@@ -482,35 +491,40 @@ impl<'a> Flow<'a> {
         else {
             return Branches::Neither;
         };
+        // Whether what `when` reads is the same from item `first` up to item `second`.
+        let unchanged = |when: &Condition, first: usize, second: usize| {
+            let read: Vec<&Reference> = when
+                .references()
+                .into_iter()
+                .filter(|r| r.root.value == Root::Out)
+                .collect();
+            items.get(first..second).is_some_and(|between| {
+                !between.iter().any(|item| {
+                    [&item.as_slot, &item.error_as]
+                        .into_iter()
+                        .flatten()
+                        .any(|slot| read.iter().any(|r| r.slot.value == slot.value))
+                })
+            })
+        };
         let mut negated = false;
         for (k, (first, this)) in conditions.iter().enumerate() {
             for (second, that) in conditions.iter().skip(k + 1) {
-                if !(negates(this, that) || negates(that, this)) {
-                    continue;
-                }
-                negated = true;
-                let read: Vec<&Reference> = this
-                    .references()
-                    .into_iter()
-                    .filter(|r| r.root.value == Root::Out)
-                    .collect();
-                let unchanged = items.get(*first..*second).is_some_and(|between| {
-                    !between.iter().any(|item| {
-                        [&item.as_slot, &item.error_as]
-                            .into_iter()
-                            .flatten()
-                            .any(|slot| read.iter().any(|r| r.slot.value == slot.value))
-                    })
-                });
-                if unchanged {
-                    return Branches::IfElse;
+                if negates(this, that) || negates(that, this) {
+                    negated = true;
+                    if unchanged(this, *first, *second) {
+                        return Branches::IfElse;
+                    }
                 }
             }
         }
-        if negated || conditions.len() < 2 {
-            Branches::Neither
-        } else {
-            Branches::MayBeIfElse
+        // The help would negate the first condition in the second call: only where that makes
+        // an if and its else.
+        match conditions.as_slice() {
+            [(first, this), (second, _), ..] if !negated && unchanged(this, *first, *second) => {
+                Branches::MayBeIfElse
+            }
+            _ => Branches::Neither,
         }
     }
 
