@@ -188,7 +188,7 @@ fn refused(shown: &str, why: impl std::fmt::Display) -> Status {
 /// 1 for a refusal, 2 when the storage itself failed (I/O).
 fn failure(error: &ToolError) -> Status {
     match error.reason {
-        Reason::Failed | Reason::Timeout | Reason::Cancelled => Status::Trouble,
+        Reason::Failed | Reason::Timeout | Reason::Budget | Reason::Cancelled => Status::Trouble,
         Reason::Required
         | Reason::Type
         | Reason::Unauthorized

@@ -4,13 +4,15 @@
 //! - cycles between groups of one sequence (E0601) and across sequences (E0602);
 //! - the depth bound on nested cross-sequence calls (E0603, [`MAX_CALL_DEPTH`](seq_syntax::limits::MAX_CALL_DEPTH));
 //! - the bound on groups nested through calls of any kind (E0606, [`MAX_NESTED_GROUPS`](seq_syntax::limits::MAX_NESTED_GROUPS));
-//! - parallel safety through calls (E0604, E0605).
+//! - parallel safety through calls (E0604, E0605);
+//! - the worst case of a fan-out through calls against the run's byte budget (W0555).
 //!
 //! Targets that are not literal or do not resolve are left out of the graph: they are other
 //! rules' findings. Every pass is linear in the size of the batch.
 
 mod cycles;
 mod depth;
+mod fanout;
 pub(crate) mod model;
 mod nesting;
 mod render;
@@ -36,5 +38,6 @@ pub fn check_graph(sequences: &[&Sequence], catalog: &Catalog) -> Vec<Vec<Diagno
     depth::depth(&graph, &components, &mut out);
     nesting::nesting(&graph, &components, &mut out);
     safety::parallel_safety(&graph, &components, catalog, &mut out);
+    fanout::fanout(&graph, &components, &mut out);
     out
 }

@@ -28,6 +28,9 @@ pub enum Reason {
     Cycle,
     /// The tool ran and failed.
     Failed,
+    /// The run would hold more than its byte budget (`Limits::max_run_bytes`): values in
+    /// slots and in flight, and the item runs it keeps track of, at every depth.
+    Budget,
     /// The run was cancelled (docs/reference.md, "Cancellation"): never retried, never handled
     /// by `on_error`.
     Cancelled,
@@ -45,6 +48,7 @@ impl Reason {
             Reason::Depth => "depth",
             Reason::Cycle => "cycle",
             Reason::Failed => "failed",
+            Reason::Budget => "budget",
             Reason::Cancelled => "cancelled",
         }
     }
@@ -61,6 +65,7 @@ impl Reason {
             | Reason::ArgError
             | Reason::Depth
             | Reason::Cycle
+            | Reason::Budget
             | Reason::Cancelled => false,
         }
     }

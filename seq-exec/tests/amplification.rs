@@ -128,10 +128,10 @@ fn statuses(report: &RunReport, group: usize) -> Vec<ItemStatus> {
         .collect()
 }
 
-/// The detail of item `index`'s error, which must be the budget's `failed`.
+/// The detail of item `index`'s error, which must be the budget's.
 fn past_budget(report: &RunReport, group: usize, index: usize) -> String {
     let error = report.groups[group].items[index].error.as_ref().unwrap();
-    assert_eq!(error.reason, Reason::Failed, "{error:?}");
+    assert_eq!(error.reason, Reason::Budget, "{error:?}");
     let detail = error.detail.clone().unwrap();
     assert!(detail.contains("in slots and in flight"), "{detail}");
     assert!(
@@ -171,16 +171,25 @@ async fn parallel_results_at_the_barrier_count_against_the_run_budget() {
         let detail = past_budget(&report, 0, i);
         // Refused before reading (the read charges the file's size first), or, when another
         // read's result was between the tool and its slot, on keeping the result.
+        // Three results (293 KiB), and the item runs in flight (2.25 KiB each, up to five).
         assert!(
-            detail.starts_with("reading `big.txt`: the run holds 293.")
-                || detail.starts_with("keeping the result of `files_read`: the run holds 293."),
+            detail.starts_with("reading `big.txt`: the run holds ")
+                || detail.starts_with("keeping the result of `files_read`: the run holds "),
             "{detail}"
         );
+        let held = held_kib(&detail);
+        assert!((293.0..=305.0).contains(&held), "{detail}");
         assert!(detail.ends_with("its budget of 341.8 KiB"), "{detail}");
         // What the run holds is three results and the arguments of the reads in flight.
         assert!(detail.contains(", and 97.7 KiB more"), "{detail}");
     }
     assert_eq!(report.groups[0].out.len(), 3, "{report:#?}");
+}
+
+/// The KiB a budget's detail says the run holds.
+fn held_kib(detail: &str) -> f64 {
+    let (_, after) = detail.split_once("the run holds ").unwrap();
+    after.split_once(" KiB").unwrap().0.parse().unwrap()
 }
 
 /// A slot written again lets its old value go: five items each writing a `FILE`-byte value to
@@ -215,7 +224,7 @@ async fn an_overwritten_slot_counts_once_and_an_array_slot_adds_up() {
         if ty == "array" {
             let detail = past_budget(&report, 0, 3);
             assert!(
-                detail.starts_with("filling in the item's arguments: the run holds 293."),
+                detail.starts_with("filling in the item's arguments: the run holds 296."),
                 "{detail}"
             );
         }
@@ -255,5 +264,41 @@ async fn called_groups_and_sequences_share_the_run_budget_and_count_once() {
     assert!(
         detail.contains("reading `big.txt`: the run holds"),
         "{detail}"
+    );
+}
+
+/// Item runs count too: an `each` calling a group with an `each` of its own runs the product of
+/// their elements, each holding its state while it runs. 40 × 40 elements side by side would
+/// hold 3.2 MiB of item runs; against a budget of 1 MiB the run ends with reason `budget`
+/// before most of them start. The inner elements wait on the paused clock, so that all that
+/// start are in flight together.
+#[tokio::test(start_paused = true)]
+async fn elements_of_a_called_each_count_against_the_run_budget() {
+    let forty: Vec<u32> = (0..40).collect();
+    let inner = (
+        json!({"name": "inner", "parallel": true}),
+        vec![json!({"tool": "sleep", "each": forty, "args": {"ms": 10}}).to_string()],
+    );
+    let outer = (
+        json!({"name": "main", "parallel": true, "on_error": "continue", "out": {"r": "array"}}),
+        vec![
+            json!({"tool": "seq_call", "each": forty, "args": {"target": "inner"}, "as": "r"})
+                .to_string(),
+        ],
+    );
+    let seq = sequence("fan", &[outer, inner]);
+    let report = run_with_budget(&seq, vec![], 1024 * 1024).await;
+    let item = &report.groups[0].items[0];
+    let each = item.each.as_ref().unwrap();
+    assert!(each.failed > 0 && each.ok < 40, "{each:?}");
+    let error = item.error.as_ref().unwrap();
+    assert_eq!(error.reason, Reason::Budget, "{error:?}");
+    assert!(
+        error
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("would pass its budget of 1 MiB"),
+        "{error:?}"
     );
 }

@@ -75,6 +75,8 @@ fn check_time(error: &ToolError) -> Option<&'static str> {
         Reason::Cycle | Reason::Depth => Some("a cycle or chain visible in the text"),
         Reason::ArgError => Some("a malformed target or argument visible in the text"),
         Reason::NotFound if field == "target" => Some("a call to a group that is not there"),
+        // A run's size is known only when it runs.
+        Reason::Budget => None,
         Reason::Required
         | Reason::Type
         | Reason::Unauthorized

@@ -142,6 +142,7 @@ codes! {
     EachNotArray = "E0552", Error, "`each` reads a value that is not an array";
     EachTooLong = "E0553", Error, "`each` lists more elements than an item may run";
     MaxParallelOutOfRange = "E0554", Error, "`max_parallel` out of range";
+    FanOutPastBudget = "W0555", Warning, "a fan-out through calls whose worst case passes the run's budget";
 
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";

@@ -85,3 +85,15 @@ pub fn read_back_budget(file_bytes: usize) -> usize {
 /// past it is an error, a longer array at run time fails the item before anything runs. Also
 /// the largest `max_parallel`.
 pub const MAX_EACH: u32 = 10_000;
+
+/// What one run may hold by default, at every depth: its values (as compact JSON) and its item
+/// runs (below), 256 MiB. A run past it fails with reason `budget`; the checker warns of a
+/// fan-out whose worst case passes it (W0555).
+pub const RUN_BYTES: usize = 256 * 1024 * 1024;
+
+/// What an item run holds of its run's budget while it runs (its state, awaiting its tool):
+/// measured at about 1.8 KB for an element of a called `each`, counted as 2 KiB.
+pub const ITEM_RUN_BYTES: usize = 2 * 1024;
+
+/// What an item run's report keeps of its run's budget until the run ends.
+pub const ITEM_REPORT_BYTES: usize = 256;

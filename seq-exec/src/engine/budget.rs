@@ -9,9 +9,16 @@
 //! So a value is counted once wherever it moves, and an `array` slot holds the sum of what it
 //! collected. Slots of groups that ended stay charged to the end of the run: the run's report
 //! holds them.
+//!
+//! Item runs are charged too, since a fan-out holds far more in them than in its values (an
+//! `each` calling a group with an `each` of its own runs a million elements): each while it
+//! runs ([`ITEM_RUN_BYTES`]), and its report to the end of the run ([`ITEM_REPORT_BYTES`]);
+//! an `each` item's elements all at once before the first one starts ([`item_runs`]), those
+//! that run side by side all in flight (their futures are made at once).
 
 use super::size::format_bytes;
 use crate::error::{Reason, ToolError};
+use seq_syntax::limits::{ITEM_REPORT_BYTES, ITEM_RUN_BYTES};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -92,6 +99,11 @@ impl Held {
         }
     }
 
+    /// Leaves the charge to the end of the run: what it stands for is kept that long (a report).
+    pub fn keep(mut self) {
+        self.bytes = 0;
+    }
+
     /// Takes over `other`'s charge: the values it stands for are now held as part of this one's.
     pub fn absorb(&mut self, mut other: Held) {
         self.bytes += std::mem::take(&mut other.bytes);
@@ -104,9 +116,25 @@ impl Drop for Held {
     }
 }
 
+/// Charges `count` item runs about to start, `running` of them at once: their reports to the end
+/// of the run, and what the ones at once hold while they run to the charge returned, which the
+/// caller drops once they have ended.
+pub(crate) fn item_runs(
+    budget: &Arc<RunBudget>,
+    count: usize,
+    running: usize,
+) -> Result<Held, ToolError> {
+    let mut kept = Held::none(budget);
+    kept.take(count.saturating_mul(ITEM_REPORT_BYTES))?;
+    let mut held = Held::none(budget);
+    held.take(running.saturating_mul(ITEM_RUN_BYTES))?;
+    kept.keep();
+    Ok(held)
+}
+
 fn past_budget(held: usize, more: usize, bound: usize) -> ToolError {
     ToolError::new(
-        Reason::Failed,
+        Reason::Budget,
         format!(
             "the run holds {} in slots and in flight, and {} more would pass its budget of {}",
             approximate(held),
@@ -116,7 +144,8 @@ fn past_budget(held: usize, more: usize, bound: usize) -> ToolError {
     )
     .with_hint(
         "hold less at once: pass large data by file (its path, not its contents), read files \
-         in parts, run fewer large items side by side, or raise the run's byte budget",
+         in parts, run fewer large items side by side, fan out over fewer elements at a time \
+         (an `each` inside a called `each` multiplies them), or raise the run's byte budget",
     )
 }
 

@@ -10,7 +10,7 @@
 //! others, the slot left unset when none failed), and the others run on. An array longer than
 //! [`MAX_EACH`] fails the item before any element runs.
 
-use super::budget::Held;
+use super::budget::{self, Held};
 use super::group::GroupCx;
 use super::item::{self, ItemRun, Write};
 use super::report::{EachReport, ItemReport, ItemStatus};
@@ -50,10 +50,10 @@ async fn run_elements(
 ) -> ItemRun {
     let array = match elements(g, each, scope) {
         Ok(array) => array,
-        Err(error) => return failed(item, error),
+        Err(error) => return ItemRun::not_run(item, error),
     };
     let Value::Array(elements) = array.as_ref() else {
-        return failed(item, not_an_array(each, &array));
+        return ItemRun::not_run(item, not_an_array(each, &array));
     };
     if elements.len() > MAX_EACH as usize {
         let error = ToolError::new(
@@ -65,8 +65,15 @@ async fn run_elements(
         )
         .with_field("each")
         .with_hint("split the array over several items, or let one tool go through it");
-        return failed(item, error);
+        return ItemRun::not_run(item, error);
     }
+    // Every element's run is charged before the first starts; side by side, their futures are
+    // made at once.
+    let at_once = if g.side_by_side { elements.len() } else { 1 };
+    let _running = match budget::item_runs(g.cx.budget, elements.len(), at_once) {
+        Ok(running) => running,
+        Err(error) => return ItemRun::not_run(item, within(error, "`each`")),
+    };
     let stop_on_failure = g.group.on_error() != OnError::Continue;
     let mut runs: Vec<Option<(ItemRun, u64)>> = (0..elements.len()).map(|_| None).collect();
     let one = |i: usize, value| element(g, index, item, scope, value, i);
@@ -162,18 +169,6 @@ fn not_an_array(each: &Arg, found: &Value) -> ToolError {
     )
     .with_field("each")
     .with_hint("point `each` at an array, or test the value with a `when` first")
-}
-
-fn failed(item: &Item, error: ToolError) -> ItemRun {
-    ItemRun {
-        report: Box::new(ItemReport::new(
-            item.tool.value.as_str(),
-            ItemStatus::Failed,
-            Some(error),
-        )),
-        write: None,
-        caught: None,
-    }
 }
 
 /// The item's report and writes from its elements' runs (`None`: not finished, stopped by a

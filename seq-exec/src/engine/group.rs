@@ -17,7 +17,7 @@
 //! - The run's cancellation stops the group the same way, whatever its `on_error`: items in
 //!   flight and not started are reported `cancelled`, and so is the group.
 
-use super::budget::Held;
+use super::budget::{self, Held};
 use super::clock::Mark;
 use super::dispatch::Failure;
 use super::driver::Deadline;
@@ -96,6 +96,10 @@ pub(crate) async fn run_item(g: &GroupCx<'_>, i: usize, item: &Item, scope: Scop
     match &item.each {
         Some(each) => Box::pin(super::each::run(g, i, item, each, scope)).await,
         None => {
+            let _running = match budget::item_runs(g.cx.budget, 1, 1) {
+                Ok(running) => running,
+                Err(error) => return ItemRun::not_run(item, error),
+            };
             let _permit = g.permit().await;
             Box::pin(item::run(g, i, item, scope)).await
         }

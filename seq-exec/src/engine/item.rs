@@ -45,6 +45,19 @@ pub(crate) struct ItemRun {
 pub(crate) type SlotWrite = (String, Write, Held);
 
 impl ItemRun {
+    /// An item that failed before any attempt: nothing ran, nothing is written.
+    pub fn not_run(item: &Item, error: ToolError) -> ItemRun {
+        ItemRun {
+            report: Box::new(ItemReport::new(
+                item.tool.value.as_str(),
+                ItemStatus::Failed,
+                Some(error),
+            )),
+            write: None,
+            caught: None,
+        }
+    }
+
     pub fn failed(&self) -> bool {
         self.report.status == ItemStatus::Failed
     }

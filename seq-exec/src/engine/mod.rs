@@ -119,11 +119,16 @@ pub struct Limits {
     /// Largest an item's arguments may grow as their references are filled in: 16 MiB. Past
     /// it the item fails with reason `failed`, before the bytes are held.
     pub max_argument_bytes: usize,
-    /// What the values one run holds may come to together, at every depth (called groups and
-    /// `#name` calls share their run's budget): the values in slots, results not yet written at
-    /// a parallel group's barrier, and the filled-in arguments of calls in flight, each counted
-    /// once as compact JSON: 256 MiB, sixteen results of the largest size. An item whose result
-    /// or arguments would take the run past it fails with reason `failed`.
+    /// What one run may hold at once, at every depth (called groups and `#name` calls share
+    /// their run's budget): the values in slots, results not yet written at a parallel group's
+    /// barrier, and the filled-in arguments of calls in flight, each counted once as compact
+    /// JSON, and its item runs (`each` elements included: [`ITEM_RUN_BYTES`] each while they
+    /// run, [`ITEM_REPORT_BYTES`] each for its report to the end of the run): 256 MiB, sixteen
+    /// results of the largest size. An item that would take the run past it fails with reason
+    /// `budget`.
+    ///
+    /// [`ITEM_RUN_BYTES`]: seq_syntax::limits::ITEM_RUN_BYTES
+    /// [`ITEM_REPORT_BYTES`]: seq_syntax::limits::ITEM_REPORT_BYTES
     pub max_run_bytes: usize,
 }
 
@@ -135,7 +140,7 @@ impl Default for Limits {
             max_nested_groups: seq_syntax::limits::MAX_NESTED_GROUPS,
             max_result_bytes: 16 * 1024 * 1024,
             max_argument_bytes: 16 * 1024 * 1024,
-            max_run_bytes: 256 * 1024 * 1024,
+            max_run_bytes: seq_syntax::limits::RUN_BYTES,
         }
     }
 }
