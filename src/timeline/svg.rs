@@ -166,7 +166,11 @@ fn axis(svg: &mut String, scale: &Scale, height: f64) {
             TOP - 10.0,
             layout::duration(at)
         );
-        at += step;
+        // A report's times are the user's: near `u64::MAX` the next tick is past the end.
+        match at.checked_add(step) {
+            Some(next) => at = next,
+            None => break,
+        }
     }
     svg.push_str("</g>\n");
 }
@@ -309,8 +313,13 @@ fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            // Control characters are not allowed in XML 1.0.
-            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{fffd}'),
+            // Control characters and the noncharacters U+FFFE and U+FFFF are not XML 1.0
+            // characters: a document holding one is not well formed.
+            c if (c.is_control() && c != '\n' && c != '\t')
+                || matches!(c, '\u{fffe}' | '\u{ffff}') =>
+            {
+                out.push('\u{fffd}')
+            }
             c => out.push(c),
         }
     }

@@ -289,6 +289,32 @@ fn labels_are_cut_to_their_column_and_escaped() {
 }
 
 #[test]
+fn noncharacters_in_an_error_keep_the_svg_well_formed() {
+    let svg = draw(&report(json!({
+        "ok": false, "out": {},
+        "groups": [{"name": "g\u{fffe}", "status": "failed", "parallel": false, "started_ms": 0,
+                    "duration_ms": 5, "out": {},
+                    "items": [{"tool": "cmd_run", "status": "failed", "started_ms": 0,
+                               "duration_ms": 5,
+                               "error": {"reason": "failed",
+                                         "detail": "stderr: \u{ffff}\u{fffe}\u{1}"}}]}]
+    })));
+    roxmltree::Document::parse(&svg).unwrap();
+    assert!(!svg.contains(['\u{fffe}', '\u{ffff}', '\u{1}']));
+}
+
+#[test]
+fn times_near_the_end_of_u64_end_the_axis() {
+    let last = u64::MAX - 3;
+    let svg = draw(&report(json!({
+        "ok": true, "out": {},
+        "groups": [{"name": "g", "status": "ran", "parallel": false, "started_ms": 0,
+                    "duration_ms": last, "out": {}, "items": [item("echo", "ok", 0, last)]}]
+    })));
+    roxmltree::Document::parse(&svg).unwrap();
+}
+
+#[test]
 fn an_empty_run_is_a_picture_too() {
     let svg = draw(&report(json!({"ok": false, "out": {}, "groups": [],
         "error": {"reason": "type", "detail": "bad arguments"}})));
