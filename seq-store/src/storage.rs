@@ -586,7 +586,50 @@ struct Listed {
 #[derive(Debug, Default)]
 struct Cache {
     read: HashMap<String, (Identity, Stored)>,
+    /// Files that could not be decoded, by the identity they had: asked for again, the same
+    /// error is given without reading and parsing the file again until it changes.
+    broken: HashMap<String, (Identity, Undecodable)>,
     listed: Option<Listed>,
+}
+
+/// Why a stored file could not be decoded, kept to be given again.
+#[derive(Clone, Debug)]
+enum Undecodable {
+    Corrupt(String),
+    UnknownFormat(String),
+}
+
+impl Undecodable {
+    fn of(error: &StorageError) -> Option<Undecodable> {
+        match error {
+            StorageError::Corrupt { detail, .. } => Some(Undecodable::Corrupt(detail.clone())),
+            StorageError::UnknownFormat { found, .. } => {
+                Some(Undecodable::UnknownFormat(found.clone()))
+            }
+            StorageError::InvalidName { .. }
+            | StorageError::Exists { .. }
+            | StorageError::Confusable { .. }
+            | StorageError::NotFound { .. }
+            | StorageError::NotOwner { .. }
+            | StorageError::Io { .. }
+            | StorageError::Interrupted { .. }
+            | StorageError::OverQuota { .. }
+            | StorageError::Unavailable { .. } => None,
+        }
+    }
+
+    fn error(&self, name: &str) -> StorageError {
+        match self {
+            Undecodable::Corrupt(detail) => StorageError::Corrupt {
+                name: name.to_owned(),
+                detail: detail.clone(),
+            },
+            Undecodable::UnknownFormat(found) => StorageError::UnknownFormat {
+                name: name.to_owned(),
+                found: found.clone(),
+            },
+        }
+    }
 }
 
 /// The storage under one data directory. Cheap to clone; clones share what was read.
@@ -680,6 +723,7 @@ impl Storage {
         let missing = |cache: &mut Cache| {
             cache.listed = None;
             cache.read.clear();
+            cache.broken.clear();
         };
         let dir = match fs::metadata(&self.dir) {
             Ok(dir) => dir,
@@ -732,6 +776,7 @@ impl Storage {
             names.insert(stem.to_owned(), name);
         }
         cache.read.retain(|name, _| names.contains_key(name));
+        cache.broken.retain(|name, _| names.contains_key(name));
         let settled = dir
             .modified()
             .ok()
@@ -753,6 +798,7 @@ impl Storage {
     /// again, and the listing kept follows it without listing the directory again.
     fn written(&self, cache: &mut Cache, lock: Option<&File>, name: &str, present: bool) {
         cache.read.remove(name);
+        cache.broken.remove(name);
         let generation = lock.and_then(count_write);
         let dir = fs::metadata(&self.dir)
             .ok()
@@ -919,14 +965,30 @@ impl Storage {
     /// returned file is dropped (`None` where there is no such lock).
     #[cfg(unix)]
     fn lock_across_processes(&self) -> Result<Option<File>, StorageError> {
+        use std::os::unix::fs::OpenOptionsExt;
         let path = self.lock_path();
+        // The data directory is trusted for nothing: a link put there would have the lock's
+        // count written into whatever file it names (O_NOFOLLOW refuses it, a dangling one
+        // too), and a FIFO would block the open (O_NONBLOCK); only a regular file is a lock.
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(i32::try_from(flags.bits()).unwrap_or(0))
             .open(&path)
             .map_err(|error| self.io(&path, error))?;
+        let regular = file
+            .metadata()
+            .map_err(|error| self.io(&path, error))?
+            .is_file();
+        if !regular {
+            return Err(self.io(
+                &path,
+                std::io::Error::other("the lock file is not a regular file"),
+            ));
+        }
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|error| self.io(&path, error.into()))?;
         Ok(Some(file))
@@ -952,6 +1014,13 @@ impl Storage {
         {
             return Ok(Some(stored.clone()));
         }
+        if let Some(seen) = seen
+            && let Some((identity, undecodable)) = cache.broken.get(name)
+            && *identity == seen
+        {
+            return Err(undecodable.error(name));
+        }
+        cache.broken.remove(name);
         let read = match regular_file::read_with_metadata(path, MAX_STORED_BYTES, Links::Refuse) {
             Ok(read) => read,
             Err(error) if error.is_not_found() => {
@@ -978,7 +1047,15 @@ impl Storage {
                     .read
                     .insert(name.to_owned(), (identity, stored.clone()));
             }
-            (Ok(_) | Err(_), _) => {
+            (Err(error), Some(identity)) => {
+                cache.read.remove(name);
+                if let Some(undecodable) = Undecodable::of(error) {
+                    cache
+                        .broken
+                        .insert(name.to_owned(), (identity, undecodable));
+                }
+            }
+            (Ok(_) | Err(_), None) => {
                 cache.read.remove(name);
             }
         }

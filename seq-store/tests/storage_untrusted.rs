@@ -103,6 +103,41 @@ fn a_fifo_a_link_and_a_huge_file_are_broken_entries_never_read() {
     assert_eq!(storage.readable().unwrap().len(), 1);
 }
 
+/// The lock file is the data directory's too, so trusted for nothing: a link there (to a file
+/// the user can write, or dangling) or a FIFO makes writes fail, and nothing is written or
+/// created through it.
+#[test]
+fn a_link_or_a_fifo_as_the_lock_file_is_refused_and_written_through_never() {
+    let data = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim.txt");
+    fs::write(&victim, b"precious").unwrap();
+    let lock = data.path().join("sequences.lock");
+    let storage = Storage::new(data.path());
+
+    std::os::unix::fs::symlink(&victim, &lock).unwrap();
+    assert!(matches!(
+        storage.put(&sequence("one"), false),
+        Err(StorageError::Io { .. })
+    ));
+    assert_eq!(fs::read(&victim).unwrap(), b"precious");
+
+    fs::remove_file(&lock).unwrap();
+    let dangling = elsewhere.path().join("created.txt");
+    std::os::unix::fs::symlink(&dangling, &lock).unwrap();
+    assert!(storage.put(&sequence("one"), false).is_err());
+    assert!(!dangling.exists());
+
+    fs::remove_file(&lock).unwrap();
+    mkfifo(&lock);
+    assert!(storage.put(&sequence("one"), false).is_err());
+
+    // A regular lock file again, and writes go on.
+    fs::remove_file(&lock).unwrap();
+    storage.put(&sequence("one"), false).unwrap();
+    assert!(storage.exists("one").unwrap());
+}
+
 #[test]
 fn what_was_read_is_read_again_only_when_the_file_changes() {
     let data = tempfile::tempdir().unwrap();
@@ -128,6 +163,53 @@ fn what_was_read_is_read_again_only_when_the_file_changes() {
     fs::remove_file(&path).unwrap();
     assert_eq!(storage.get("one").unwrap(), None);
     assert!(storage.list().unwrap().sequences.is_empty());
+}
+
+/// Bytes this process has read through system calls (`rchar` of /proc/self/io).
+fn bytes_read() -> u64 {
+    let io = fs::read_to_string("/proc/self/io").unwrap();
+    io.lines()
+        .find_map(|line| line.strip_prefix("rchar: "))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A broken entry is remembered by the identity of its file: asked for again and again (every
+/// listing, check and run asks), it is not read and parsed again until it changes.
+#[test]
+fn a_broken_entry_is_read_once_until_it_changes() {
+    let data = tempfile::tempdir().unwrap();
+    let storage = Storage::new(data.path());
+    storage.put(&sequence("good"), false).unwrap();
+    let dir = sequences_dir(data.path());
+    let big = 4 * 1024 * 1024;
+    let path = dir.join("bad.json");
+    fs::write(
+        &path,
+        format!("{{\"format\": 1, \"pad\": \"{}", "x".repeat(big)),
+    )
+    .unwrap();
+    assert!(matches!(
+        storage.get("bad"),
+        Err(StorageError::Corrupt { .. })
+    ));
+    let before = bytes_read();
+    for _ in 0..10 {
+        assert!(matches!(
+            storage.get("bad"),
+            Err(StorageError::Corrupt { .. })
+        ));
+        assert_eq!(storage.readable().unwrap().len(), 1);
+    }
+    let again = bytes_read() - before;
+    assert!(again < big as u64, "read {again} bytes again");
+    // Changed, it is read again: fixed now.
+    fs::remove_file(&path).unwrap();
+    Storage::new(data.path())
+        .put(&sequence("bad"), false)
+        .unwrap();
+    assert_eq!(storage.get("bad").unwrap(), Some(sequence("bad")));
 }
 
 /// The listing kept by one storage follows what another one (another process, say) and other
