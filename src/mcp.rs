@@ -248,7 +248,7 @@ pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
     }))
 }
 
-/// Refuses a policy with a pattern that matches no tool this server knows (the embedded and
+/// Refuses a policy with a pattern that matches no tool known here (the embedded and
 /// seq tools, and those of the `--mcp` servers now): such a pattern guards nothing, and was
 /// meant for a tool it misspells.
 pub fn known_patterns(policy: &Policy, mcp: &McpHost) -> Result<(), String> {
@@ -269,15 +269,15 @@ pub fn known_patterns(policy: &Policy, mcp: &McpHost) -> Result<(), String> {
             let near: Vec<String> = nearest.iter().map(|n| format!("`{n}`")).collect();
             if nearest.contains(&STORE_ADMIN) {
                 format!(
-                    "`{pattern}` matches no tool this server knows, and the store administrator \
+                    "`{pattern}` matches no tool known here, and the store administrator \
                      permission is granted only spelled out; did you mean {}?",
                     near.join(" or ")
                 )
             } else if near.is_empty() {
-                format!("`{pattern}` matches no tool this server knows")
+                format!("`{pattern}` matches no tool known here")
             } else {
                 format!(
-                    "`{pattern}` matches no tool this server knows; did you mean {}?",
+                    "`{pattern}` matches no tool known here; did you mean {}?",
                     near.join(" or ")
                 )
             }

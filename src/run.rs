@@ -128,6 +128,11 @@ pub fn run(args: &RunArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
         Ok(mcp) => mcp,
         Err(status) => return runtime.finish(status),
     };
+    // As every door: a pattern that matches no tool the run can reach guards nothing.
+    if let Err(message) = crate::mcp::known_patterns(&policy, &mcp) {
+        runtime.block_on(mcp.shutdown());
+        return runtime.finish(trouble(message));
+    }
     catalog.merge(mcp.definitions());
     let status = run_with(
         args,

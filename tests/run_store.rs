@@ -460,3 +460,29 @@ fn deny_seq_run_refuses_running_a_stored_sequence() {
     );
     assert_eq!(status(&file), 0);
 }
+
+/// As `seqc mcp` and `seqc worker` do, `seqc run` refuses a pattern that matches no tool the run
+/// can reach: `--deny CMD_RUN` (tool names are case-sensitive) would deny nothing, and the run
+/// would go on with `cmd_run` allowed.
+#[test]
+fn a_policy_pattern_that_matches_nothing_is_refused_before_anything_runs() {
+    let data = tempfile::tempdir().unwrap();
+    let refused = seqc(
+        data.path(),
+        &[
+            "run",
+            "examples/hello.json",
+            "--args",
+            r#"{"who":"x"}"#,
+            "--deny",
+            "CMD_RUN",
+        ],
+    );
+    assert_eq!(status(&refused), 2);
+    let said = stderr(&refused);
+    assert!(
+        said.contains("`CMD_RUN` matches no tool known here; did you mean `cmd_run`?"),
+        "{said}"
+    );
+    assert!(stdout(&refused).is_empty(), "{}", stdout(&refused));
+}
