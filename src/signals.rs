@@ -1,6 +1,6 @@
 //! How the commands that run things start and stop (docs/reference.md, "Cancellation"): the
 //! runtime `run`, `mcp` and `worker` run on, with seqc the child subreaper of what their
-//! commands leave, and SIGINT, SIGTERM and SIGHUP, which stop what runs as a cancellation does
+//! commands leave, and SIGINT, SIGTERM, SIGHUP and SIGQUIT, which stop what runs as a cancellation does
 //! before seqc exits with 128 plus the signal's number. `lsp`, which runs nothing, only exits.
 //!
 //! The signals are watched on a thread of their own, with a runtime of its own, registered
@@ -100,7 +100,7 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Registers SIGINT, SIGTERM and SIGHUP before returning, then watches them on a thread of
+    /// Registers SIGINT, SIGTERM, SIGHUP and SIGQUIT before returning, then watches them on a thread of
     /// its own.
     pub fn start(on_signal: OnSignal) -> io::Result<Watch> {
         let stop = CancellationToken::new();
@@ -148,6 +148,9 @@ struct Signals {
     interrupt: tokio::signal::unix::Signal,
     terminate: tokio::signal::unix::Signal,
     hangup: tokio::signal::unix::Signal,
+    /// SIGQUIT's default action ends seqc at once (with a core) and leaves every command it
+    /// started running: it is a request to stop like SIGTERM.
+    quit: tokio::signal::unix::Signal,
 }
 
 impl Signals {
@@ -157,6 +160,7 @@ impl Signals {
             interrupt: signal(SignalKind::interrupt())?,
             terminate: signal(SignalKind::terminate())?,
             hangup: signal(SignalKind::hangup())?,
+            quit: signal(SignalKind::quit())?,
         })
     }
 
@@ -166,6 +170,7 @@ impl Signals {
                 Some(()) = self.interrupt.recv() => Status::Interrupted,
                 Some(()) = self.terminate.recv() => Status::Terminated,
                 Some(()) = self.hangup.recv() => Status::HungUp,
+                Some(()) = self.quit.recv() => Status::Quit,
                 else => return,
             };
             let first = received
@@ -196,7 +201,12 @@ impl Signals {
 }
 
 fn status_of(code: u8) -> Option<Status> {
-    [Status::Interrupted, Status::Terminated, Status::HungUp]
-        .into_iter()
-        .find(|status| *status as u8 == code)
+    [
+        Status::Interrupted,
+        Status::Terminated,
+        Status::HungUp,
+        Status::Quit,
+    ]
+    .into_iter()
+    .find(|status| *status as u8 == code)
 }

@@ -19,6 +19,9 @@ pub enum Status {
     HungUp = 129,
     /// Stopped by SIGINT (128 + 2).
     Interrupted = 130,
+    /// Stopped by SIGQUIT (128 + 3), handled as SIGTERM: what ran is cancelled first, and no
+    /// core is dumped.
+    Quit = 131,
     /// Stopped by SIGTERM (128 + 15).
     Terminated = 143,
 }

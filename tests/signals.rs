@@ -1,4 +1,4 @@
-//! SIGINT, SIGTERM and SIGHUP to the commands that run things (docs/reference.md,
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT to the commands that run things (docs/reference.md,
 //! "Cancellation"): `seqc run`, `seqc mcp` over stdio and over HTTP, and `seqc worker` stop
 //! what runs as a cancellation does, then exit with 128 plus the signal's number; `seqc lsp`
 //! exits so too. And SIGKILL, which nothing in seqc sees: the shell of a running `cmd_run`, and
@@ -30,7 +30,12 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 /// The signals a command is stopped by, and the status it then exits with.
-const SIGNALS: [(Signal, i32); 3] = [(Signal::INT, 130), (Signal::TERM, 143), (Signal::HUP, 129)];
+const SIGNALS: [(Signal, i32); 4] = [
+    (Signal::INT, 130),
+    (Signal::TERM, 143),
+    (Signal::HUP, 129),
+    (Signal::QUIT, 131),
+];
 
 /// Generous bounds for a loaded machine; they only end a test that would otherwise hang.
 const PATIENCE: Duration = Duration::from_secs(60);
