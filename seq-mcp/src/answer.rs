@@ -15,7 +15,9 @@
 //!   that is short.
 //! - Within the message bound: when the structured content would pass [`ANSWER_BYTES`], the
 //!   largest values are left out (a value as `null`, a long text shortened), largest first,
-//!   until it fits; `cut` lists each one's JSON pointer and size.
+//!   until it fits, then, when many small texts still do not fit, the longest lists are
+//!   shortened; `cut` lists each one's JSON pointer (for a list, of its first element left out)
+//!   and size.
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use seq_catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
@@ -125,7 +127,7 @@ fn with_failure(mut success: JsonObject, is_run: bool) -> JsonObject {
 fn cut_schema() -> Value {
     json!({
         "type": "array",
-        "description": "Left out of this answer to stay within the message bound, largest first: each value's JSON pointer and size. A value left out is null, a long text shortened.",
+        "description": "Left out of this answer to stay within the message bound, largest first: each value's JSON pointer and size. A value left out is null, a long text shortened, a long list shortened from the element the pointer names.",
         "items": {"type": "object", "properties": {"pointer": {"type": "string"}, "bytes": {"type": "integer"}}, "required": ["pointer", "bytes"]},
     })
 }
@@ -270,7 +272,68 @@ fn fit_within(structured: &mut Value, tool: &str, budget: usize) -> Vec<Cut> {
         size = size.saturating_sub(before.saturating_sub(json_len(node)));
         cut.push(Cut { pointer, bytes });
     }
+    if size > budget {
+        shorten_lists(structured, size, budget, &mut cut);
+    }
     cut
+}
+
+/// When no value or long text is left to cut, many small ones still may not fit (10,000 failed
+/// items, each with its few hundred bytes): the lists of the most elements are shortened
+/// first (the items of a group, the elements of an `each`, never the one list of groups that
+/// holds them), each to the start that fits. The cut's pointer names the first element left out.
+fn shorten_lists(structured: &mut Value, mut size: usize, budget: usize, cut: &mut Vec<Cut>) {
+    let mut lists = Vec::new();
+    lists_in(structured, String::new(), &mut lists);
+    lists.sort_by_key(|(pointer, count, bytes)| {
+        (
+            std::cmp::Reverse(*count),
+            std::cmp::Reverse(*bytes),
+            pointer.clone(),
+        )
+    });
+    for (pointer, _, _) in lists {
+        if size <= budget {
+            break;
+        }
+        let Some(Value::Array(items)) = structured.pointer_mut(&pointer) else {
+            continue;
+        };
+        // The list's bytes beside its elements: `[]` and the commas.
+        let over = size - budget;
+        let mut dropped = 0usize;
+        let mut keep = items.len();
+        while keep > 0 && dropped < over {
+            keep -= 1;
+            dropped += items.get(keep).map_or(0, json_len) + usize::from(keep > 0);
+        }
+        items.truncate(keep);
+        size = size.saturating_sub(dropped);
+        cut.push(Cut {
+            pointer: format!("{pointer}/{keep}"),
+            bytes: dropped,
+        });
+    }
+}
+
+/// Every list in `node` of more than one element, with its pointer, length and size.
+fn lists_in(node: &Value, pointer: String, found: &mut Vec<(String, usize, usize)>) {
+    match node {
+        Value::Array(items) => {
+            if items.len() > 1 {
+                found.push((pointer.clone(), items.len(), json_len(node)));
+            }
+            for (i, item) in items.iter().enumerate() {
+                lists_in(item, format!("{pointer}/{i}"), found);
+            }
+        }
+        Value::Object(members) => {
+            for (key, value) in members {
+                lists_in(value, format!("{pointer}/{}", escape(key)), found);
+            }
+        }
+        Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 /// Where the values of slots and output channels are in `tool`'s structured content: a
@@ -513,6 +576,27 @@ mod tests {
         assert!(text.contains("`stdout` 2 lines"), "{text}");
         assert!(text.contains("4 lines dropped past the bound"), "{text}");
         assert!(text.ends_with(r#"Values: {"g":{"n":3}}"#), "{text}");
+    }
+
+    #[test]
+    fn many_small_failures_are_cut_from_their_list_until_the_answer_fits() {
+        let items: Vec<Value> = (0..10_000)
+            .map(|i| json!({"tool": "cmd_run", "status": "failed",
+                "error": {"reason": "failed", "detail": format!("exit 1: {}", "e".repeat(300)), "i": i}}))
+            .collect();
+        let mut report = json!({"ok": false, "groups": [{"name": "g", "status": "partial", "items": items}],
+            "out": {}});
+        let budget = 1024 * 1024;
+        let cut = fit_within(&mut report, SEQ_RUN, budget);
+        assert!(json_len(&report) <= budget, "{}", json_len(&report));
+        let kept = report["groups"][0]["items"].as_array().unwrap().len();
+        assert!(kept > 1000 && kept < 10_000, "{kept}");
+        assert_eq!(cut.len(), 1, "{cut:?}");
+        assert_eq!(cut[0].pointer, format!("/groups/0/items/{kept}"));
+        assert!(
+            cut[0].bytes > 30 * 10_000 * (10_000 - kept) / 10_000,
+            "{cut:?}"
+        );
     }
 
     #[test]
