@@ -4,10 +4,11 @@
 //! - `input`: what a run is given ([`RunInput`]): the checked sequence and the sequences its
 //!   `#name` calls may reach, so that a replay never reads a store;
 //! - `journal`: [`Journaled`], the engine's `Driver` on a Restate workflow context: every
-//!   attempt at a tool call is a journaled step named `group/index`, or, in a parallel group,
-//!   a child invocation of `SeqItem`; a `#name` call is a child `SeqRun`;
+//!   attempt at a tool call is a child invocation of `SeqItem` (an output send, a journaled
+//!   step named `group/index`); a `#name` call is a child `SeqRun`;
 //! - `workflow`: the `SeqRun` workflow, keyed by run id, and the `SeqItem` service;
-//! - `worker`: the h2c endpoint serving it, and its registration with the admin API;
+//! - `worker`: the h2c endpoint serving it, with Restate's retries of its invocations bounded
+//!   ([`MAX_ATTEMPTS`]), and its registration with the admin API;
 //! - `progress`: what a run has finished, recorded in its workflow state as it goes and read
 //!   by the workflow's shared handler `finished`;
 //! - `submit`: the client side, which submits a run and waits for its report, telling what
@@ -39,5 +40,5 @@ pub use store::{
     SeqStore,
 };
 pub use submit::{SubmitError, submit, submit_observed};
-pub use worker::{WorkerError, bind, endpoint, register, serve};
+pub use worker::{MAX_ATTEMPTS, WorkerError, bind, endpoint, register, serve};
 pub use workflow::{SeqItem, SeqRun};
