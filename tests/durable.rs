@@ -16,7 +16,8 @@
 //! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children, also
 //!   those of a run it called, and a serial step at once, also in a run it called;
 //! - a step or an item longer than the server's inactivity timeout runs once;
-//! - a step that kills its worker fails its item after three deaths, and the run goes on.
+//! - a step that kills its worker fails its item after three deaths, and the run goes on;
+//! - `seqc cancel` kills, after its grace, a run that cannot take the cancellation.
 
 #![allow(
     clippy::unwrap_used,
@@ -1129,4 +1130,66 @@ fn a_step_that_kills_its_worker_fails_after_three_deaths() {
     assert_eq!(deaths.lines().count(), 3, "{deaths}");
     assert_eq!(died, 3, "{deaths}");
     assert_eq!(evidence_lines(root.path()), ["after"]);
+}
+
+/// `seqc cancel` of a run whose worker does not answer (stopped, SIGSTOP) while a step runs:
+/// the cancellation cannot be delivered, so after the grace the run's invocations are killed,
+/// every one of them ends, and the step after never runs.
+#[test]
+fn cancel_kills_a_run_that_cannot_take_the_cancellation() {
+    let Setup {
+        restate,
+        root,
+        data,
+        worker,
+    } = Setup::start();
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let run = restate.submit(
+        data.path(),
+        &[
+            "tests/fixtures/durable/stuck.json",
+            "--args",
+            &args,
+            "--run-id",
+            "stuck-1",
+        ],
+    );
+    let marker = root.path().join("marker");
+    wait_for(Duration::from_secs(30), "the step started", || {
+        marker.exists()
+    });
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let parent: i32 = text.split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(parent, i32::try_from(worker.0.id()).unwrap(), "{text}");
+    let pid = rustix::process::Pid::from_raw(parent).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+    let cancelled = common::command()
+        .args([
+            "cancel",
+            "--restate",
+            &restate.admin,
+            "--grace",
+            "2s",
+            "stuck-1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
+    assert!(
+        stderr(&cancelled).contains("did not stop within 2s: killed"),
+        "{}",
+        stderr(&cancelled)
+    );
+    let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
+    assert_eq!(query(&restate.admin, open)[0]["n"], 0);
+    let output = run.wait_with_output().unwrap();
+    assert_ne!(status(&output), 0, "{}", stderr(&output));
+    // The stopped worker and the step's shell go with the test.
+    let group: i32 = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(group).unwrap(),
+        rustix::process::Signal::KILL,
+    );
+    drop(worker);
+    assert!(evidence_lines(root.path()).is_empty());
 }

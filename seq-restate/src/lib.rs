@@ -13,7 +13,8 @@
 //!   by the workflow's shared handler `finished`;
 //! - `submit`: the client side, which submits a run and waits for its report, telling what
 //!   finished meanwhile;
-//! - `admin`: runs seen from outside, listed and cancelled through the admin API;
+//! - `admin`: runs seen from outside, listed and cancelled (their whole tree, killed past a
+//!   grace) through the admin API;
 //! - `store`: storage in the engine, the `SeqStore` and `SeqIndex` objects and
 //!   [`RestateStorage`], their client; `remote`: [`Submitter`], `seq_run` as a durable run.
 //!
@@ -30,7 +31,7 @@ mod submit;
 mod worker;
 mod workflow;
 
-pub use admin::{AdminError, RunRow, cancel, runs};
+pub use admin::{AdminError, CANCEL_GRACE, RunRow, Stopped, cancel, runs};
 pub use input::{AttemptInput, CalledFrom, RunInput, WorkflowInput};
 pub use journal::{ENTRY_LIMIT, Journaled};
 pub use progress::Finished;
