@@ -30,6 +30,15 @@ pub struct CancelArgs {
     /// The run to cancel (its `--run-id`).
     #[arg(value_name = "RUN_ID")]
     pub run_id: String,
+    /// How long the run's invocations get to take the cancellation before they are killed
+    /// (such as 30s or 2m): a worker that cannot be reached, or does not answer, never takes
+    /// it.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = grace)]
+    pub grace: std::time::Duration,
+}
+
+fn grace(text: &str) -> Result<std::time::Duration, String> {
+    seq_syntax::duration::parse(text).map_err(str::to_owned)
 }
 
 /// A signal ends these commands at once: they only ask the Restate server.
@@ -65,9 +74,17 @@ pub fn cancel(args: &CancelArgs) -> Status {
         Ok(runtime) => runtime,
         Err(status) => return status,
     };
-    match runtime.block_on(seq_restate::cancel(&args.restate, &args.run_id)) {
-        Ok(()) => {
-            eprintln!("seqc: cancelling durable run `{}`", args.run_id);
+    match runtime.block_on(seq_restate::cancel(&args.restate, &args.run_id, args.grace)) {
+        Ok(seq_restate::Stopped::Cancelled) => {
+            eprintln!("seqc: cancelled durable run `{}`", args.run_id);
+            Status::Clean
+        }
+        Ok(seq_restate::Stopped::Killed) => {
+            eprintln!(
+                "seqc: durable run `{}` did not stop within {}: killed",
+                args.run_id,
+                seq_syntax::duration::format(args.grace)
+            );
             Status::Clean
         }
         Err(seq_restate::AdminError::NoSuchRun(id)) => {

@@ -27,8 +27,9 @@ pub struct WorkerArgs {
     /// The URL the Restate server reaches the worker at [default: http:// and --listen].
     #[arg(long, value_name = "URL")]
     pub advertise: Option<String>,
-    /// The directory the file tools are confined to and commands run in [default: the current
-    /// directory].
+    /// The directory the file tools are confined to and commands run in (required: whoever
+    /// reaches the Restate ingress may submit runs, so the worker never takes the directory it
+    /// happens to be started in).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Serve only requests signed by the Restate server whose request identity public key
@@ -48,7 +49,13 @@ pub struct WorkerArgs {
 
 /// `traces`: where the runs' spans go, when the environment asks for traces.
 pub fn run(args: &WorkerArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
-    let root = match crate::host::root(args.root.as_deref()) {
+    let Some(given) = args.root.as_deref() else {
+        return trouble(
+            "seqc worker needs --root DIR: the directory the file tools and commands of the runs \
+             it serves are confined to",
+        );
+    };
+    let root = match crate::host::root(Some(given)) {
         Ok(root) => root,
         Err(message) => return trouble(message),
     };

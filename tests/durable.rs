@@ -15,7 +15,9 @@
 //! - a run id submitted twice runs once;
 //! - `seqc runs` lists the runs, `seqc cancel` stops one and the commands of its children, also
 //!   those of a run it called, and a serial step at once, also in a run it called;
-//! - a step or an item longer than the server's inactivity timeout runs once.
+//! - a step or an item longer than the server's inactivity timeout runs once;
+//! - a step that kills its worker fails its item after three deaths, and the run goes on;
+//! - `seqc cancel` kills, after its grace, a run that cannot take the cancellation.
 
 #![allow(
     clippy::unwrap_used,
@@ -404,7 +406,7 @@ fn a_worker_killed_during_a_retry_pause_neither_shortens_nor_repeats_it() {
 }
 
 /// Two workers share one address; a serial group of a 10 s timeout runs four steps, and the
-/// worker running the third is killed 8 s into the group. The step runs again on the other
+/// worker running the third is killed 5 s into the group. The step runs again on the other
 /// worker and outlasts the timeout: the group stops at the deadline of its first start (read
 /// from the journaled clock), not 10 s after the replay, and the report is the one of a local
 /// run that was never interrupted. Steps 0 and 1 ran once, step 3 never.
@@ -434,11 +436,11 @@ fn a_timed_group_keeps_its_deadline_when_its_worker_is_killed() {
     let elapsed = started.elapsed();
     drop((first, second));
     assert_eq!(status(&output), 1, "{}", stderr(&output));
-    // 10 s from the group's start; a deadline read afresh by the replay would be 18 s or more
-    // (the kill came 8 s in). One-sided: that the group did not end before its deadline is the
+    // 10 s from the group's start; a deadline read afresh by the replay would be 17 s or more
+    // (the kill came 5 s in, the step's next attempt 2 s later). One-sided: that the group did not end before its deadline is the
     // report's (a timeout of a group whose step 2 had started) and the evidence's below.
     assert!(
-        elapsed < Duration::from_secs(18),
+        elapsed < Duration::from_secs(16),
         "the run ended after {elapsed:?}"
     );
     let there = report(&output);
@@ -1075,4 +1077,119 @@ fn assert_cancelled_in_first_group(report: &Value) {
     assert_eq!(report["cancelled"], true, "{report}");
     assert_eq!(report["groups"][0]["status"], "cancelled", "{report}");
     assert_eq!(report["groups"].as_array().unwrap().len(), 1, "{report}");
+}
+
+/// A step that kills its worker every time it runs (a `kill -9` of the shell's parent) is no
+/// poison pill: two workers share one address and the test starts another whenever one dies.
+/// Restate makes the step three times; then it fails its item with the reason, the group goes
+/// on past it (`on_error: continue`) and the run reports. No fourth worker dies.
+#[test]
+fn a_step_that_kills_its_worker_fails_after_three_deaths() {
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let addr = localhost(free_port());
+    let mut workers = vec![
+        restate.worker(addr, root.path()),
+        restate.worker(addr, root.path()),
+    ];
+    let data = tempfile::tempdir().unwrap();
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let file = "tests/fixtures/durable/poison.json";
+    let mut run = restate.submit(data.path(), &[file, "--args", &args, "--run-id", "poison"]);
+    let mut died = 0;
+    let started = Instant::now();
+    while run.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the run did not end"
+        );
+        for worker in &mut workers {
+            if worker.0.try_wait().unwrap().is_some() {
+                died += 1;
+                *worker = restate.worker(addr, root.path());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = run.wait_with_output().unwrap();
+    let deaths = std::fs::read_to_string(root.path().join("deaths")).unwrap();
+    for worker in &mut workers {
+        if worker.0.try_wait().unwrap().is_some() {
+            died += 1;
+        }
+    }
+    drop(workers);
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let report = report(&output);
+    let items = &report["groups"][0]["items"];
+    assert_eq!(items[0]["status"], "failed", "{report}");
+    assert_eq!(items[0]["error"]["reason"], "failed", "{report}");
+    let detail = items[0]["error"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("given up after 3 attempts"), "{report}");
+    assert_eq!(items[1]["status"], "ok", "{report}");
+    assert_eq!(deaths.lines().count(), 3, "{deaths}");
+    assert_eq!(died, 3, "{deaths}");
+    assert_eq!(evidence_lines(root.path()), ["after"]);
+}
+
+/// `seqc cancel` of a run whose worker does not answer (stopped, SIGSTOP) while a step runs:
+/// the cancellation cannot be delivered, so after the grace the run's invocations are killed,
+/// every one of them ends, and the step after never runs.
+#[test]
+fn cancel_kills_a_run_that_cannot_take_the_cancellation() {
+    let Setup {
+        restate,
+        root,
+        data,
+        worker,
+    } = Setup::start();
+    let args = format!(r#"{{"dir":"{}"}}"#, root.path().display());
+    let run = restate.submit(
+        data.path(),
+        &[
+            "tests/fixtures/durable/stuck.json",
+            "--args",
+            &args,
+            "--run-id",
+            "stuck-1",
+        ],
+    );
+    let marker = root.path().join("marker");
+    wait_for(Duration::from_secs(30), "the step started", || {
+        marker.exists()
+    });
+    let text = std::fs::read_to_string(&marker).unwrap();
+    let parent: i32 = text.split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(parent, i32::try_from(worker.0.id()).unwrap(), "{text}");
+    let pid = rustix::process::Pid::from_raw(parent).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+    let cancelled = common::command()
+        .args([
+            "cancel",
+            "--restate",
+            &restate.admin,
+            "--grace",
+            "2s",
+            "stuck-1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
+    assert!(
+        stderr(&cancelled).contains("did not stop within 2s: killed"),
+        "{}",
+        stderr(&cancelled)
+    );
+    let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
+    assert_eq!(query(&restate.admin, open)[0]["n"], 0);
+    let output = run.wait_with_output().unwrap();
+    assert_ne!(status(&output), 0, "{}", stderr(&output));
+    // The stopped worker and the step's shell go with the test.
+    let group: i32 = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(group).unwrap(),
+        rustix::process::Signal::KILL,
+    );
+    drop(worker);
+    assert!(evidence_lines(root.path()).is_empty());
 }

@@ -6,7 +6,8 @@
 //!   refused in a run submitted straight to the ingress, whatever the run's input says;
 //! - a caller denied `files_write` at `seqc mcp --restate` writes nothing through a durable run,
 //!   a nested `#name` call included; and a run's travelling policy is enforced by the worker at
-//!   every dispatch, also when the run is submitted straight to the ingress.
+//!   every dispatch, also when the run is submitted straight to the ingress;
+//! - a durable run's input, as Restate keeps it, carries its caller's rights and no secret.
 
 #![allow(
     clippy::unwrap_used,
@@ -215,4 +216,75 @@ fn the_worker_enforces_the_travelling_policy_at_every_dispatch() {
     let report = run_at_ingress(&restate, "alice-outer", &input("alice", &outer));
     assert_eq!(report["ok"], true, "{report}");
     assert!(exists(root.path(), "written"), "{report}");
+}
+
+/// The text of every journaled input of the invocations of `service`, as Restate stores it
+/// (the admin API's SQL over `sys_journal`: the input command's payload, as bytes).
+fn stored_inputs(restate: &Restate, service: &str) -> Vec<String> {
+    let sql = format!(
+        "SELECT j.entry_json FROM sys_journal j JOIN sys_invocation i ON j.id = i.id \
+         WHERE i.target_service_name = '{service}' AND j.entry_type = 'Command: Input'"
+    );
+    restate::query(&restate.admin, &sql)
+        .iter()
+        .map(|row| {
+            let entry: Value = serde_json::from_str(row["entry_json"].as_str().unwrap()).unwrap();
+            let payload = entry["Command"]["Input"]["payload"].as_array().unwrap();
+            let bytes: Vec<u8> = payload
+                .iter()
+                .map(|b| u8::try_from(b.as_u64().unwrap()).unwrap())
+                .collect();
+            String::from_utf8(bytes).unwrap()
+        })
+        .collect()
+}
+
+/// A policy whose callers have token hashes and OAuth scopes (the secrets of `seqc mcp
+/// --http`): a durable run of bob's, its input and its item's as Restate keeps them, carries
+/// bob's rights (his denial of `files_write`) and none of them, nor the OAuth settings.
+#[test]
+fn a_durable_runs_journal_holds_rights_and_no_secrets() {
+    const HASH: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let restate = Restate::start();
+    let root = tempfile::tempdir().unwrap();
+    let _worker = restate.worker(localhost(free_port()), root.path());
+    let policy = root.path().join("policy.json");
+    let rules = json!({
+        "enable": ["files_write"],
+        "callers": {
+            "alice": {"token_sha256": HASH.replace('9', "8"), "scope": "alice-scope"},
+            "bob": {"deny": ["files_write"], "token_sha256": HASH, "scope": "bob-scope"}
+        },
+        "oauth": {"issuer": "https://issuer.invalid", "resource": "https://seqc.invalid"}
+    });
+    std::fs::write(&policy, rules.to_string()).unwrap();
+    let policy = policy.to_str().unwrap();
+    let mut alice = durable_session(&restate, "alice", policy, root.path());
+    let mut bob = durable_session(&restate, "bob", policy, root.path());
+    let echo = json!({"tool": "echo", "args": {"value": "hi"}}).to_string() + " ;";
+    let created = alice.call("seq_create", one_group("greet", &echo));
+    assert_eq!(created["isError"], false, "{created}");
+    let ran = bob.call("seq_run", json!({"name": "greet"}));
+    assert_eq!(ran["isError"], false, "{ran}");
+    let runs = stored_inputs(&restate, "SeqRun");
+    let items = stored_inputs(&restate, "SeqItem");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(!items.is_empty());
+    for input in runs.iter().chain(&items) {
+        assert!(input.contains(r#""caller":"bob""#), "{input}");
+        assert!(
+            input.contains(r#""bob":{"deny":["files_write"]}"#),
+            "{input}"
+        );
+        for secret in [
+            "token_sha256",
+            "8f86d",
+            HASH,
+            "scope",
+            "oauth",
+            "issuer.invalid",
+        ] {
+            assert!(!input.contains(secret), "{secret} in {input}");
+        }
+    }
 }

@@ -304,8 +304,9 @@ fn store_request(restate: &Restate, name: &str, handler: &str, body: Option<&Val
 }
 
 /// Whoever reaches the ingress can ask the `SeqStore` object directly, without the seq tools:
-/// a request on behalf of `b` does not replace or delete `a`'s sequence, and what is stored
-/// stays `a`'s; `a`'s own request deletes it.
+/// a request on behalf of `b` or of no one does not replace or delete `a`'s sequence, nor
+/// rewrite it keeping `a` as its owner, and what is stored stays `a`'s; `a`'s own request
+/// deletes it.
 #[test]
 fn the_storage_in_the_engine_refuses_to_change_another_callers_sequence() {
     let Setup {
@@ -321,12 +322,23 @@ fn the_storage_in_the_engine_refuses_to_change_another_callers_sequence() {
     let mut envelope: Value = serde_json::from_str(stored.as_str().unwrap()).unwrap();
     assert_eq!(envelope["owner"], "a", "{envelope}");
 
-    envelope["owner"] = json!("b");
     envelope["sequence"]["description"]["value"] = json!("Taken over.");
-    let put = json!({"envelope": envelope.to_string(), "replace": true});
+    // Rewritten keeping its owner, by no one, or by `b` in `a`'s name: nobody writes in
+    // another's name.
+    for caller in [None, Some("b")] {
+        let put = json!({"caller": caller, "envelope": envelope.to_string(), "replace": true});
+        let answer = store_request(&restate, "mine", "put", Some(&put));
+        assert_eq!(answer, json!({"answer": "not_the_caller", "owner": "a"}));
+    }
+    // Taken over by `b` in its own name.
+    envelope["owner"] = json!("b");
+    let put = json!({"caller": "b", "envelope": envelope.to_string(), "replace": true});
     let answer = store_request(&restate, "mine", "put", Some(&put));
     assert_eq!(answer, json!({"answer": "not_owner", "owner": "a"}));
     assert_eq!(store_request(&restate, "mine", "get", None), stored);
+    // Deleted by no one (the command line's user owns nothing).
+    let answer = store_request(&restate, "mine", "delete", Some(&json!({})));
+    assert_eq!(answer, json!({"answer": "not_owner", "owner": "a"}));
 
     let answer = store_request(&restate, "mine", "delete", Some(&json!({"caller": "b"})));
     assert_eq!(answer, json!({"answer": "not_owner", "owner": "a"}));

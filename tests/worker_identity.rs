@@ -1,8 +1,9 @@
-//! `seqc worker --identity-key` (docs/reference.md, "Workers are a trust boundary"): a worker
-//! given the Restate server's request identity public key serves that server, and refuses
-//! requests it did not sign, registration's discovery included; a key that is not one stops it
-//! at start. On a Restate server of its own that signs with a test key
-//! (tests/fixtures/identity/restate-signing-key.pem, made for these tests only).
+//! `seqc worker --identity-key` and `--root` (docs/reference.md, "Workers are a trust
+//! boundary"): a worker given the Restate server's request identity public key serves that
+//! server, and refuses requests it did not sign, registration's discovery included; a key that
+//! is not one stops it at start; a worker without a root does not start. On a Restate server of
+//! its own that signs with a test key (tests/fixtures/identity/restate-signing-key.pem, made for
+//! these tests only).
 
 #![allow(
     clippy::unwrap_used,
@@ -94,5 +95,24 @@ fn a_key_that_is_not_one_stops_the_worker_at_start() {
         common::stderr(&output).contains("is not one"),
         "{}",
         common::stderr(&output)
+    );
+}
+
+/// A worker serves whoever reaches the ingress: it never takes the directory it was started in
+/// as the root of their file tools and commands, so `--root` is required.
+#[test]
+fn a_worker_without_a_root_is_refused() {
+    let here = tempfile::tempdir().unwrap();
+    let output = common::command()
+        .args(["worker", "--listen"])
+        .arg(localhost(free_port()).to_string())
+        .current_dir(here.path())
+        .output()
+        .unwrap();
+    assert_eq!(common::status(&output), 2);
+    assert_eq!(
+        common::stderr(&output),
+        "seqc: seqc worker needs --root DIR: the directory the file tools and commands of the \
+         runs it serves are confined to\n"
     );
 }

@@ -237,11 +237,12 @@ impl Policy {
     /// This policy as it bears on the callers `ids` alone, with its tools that are off denied:
     /// what travels with a run to a place that does not know this policy (a durable worker),
     /// so that there every dispatch is held to it. A caller not among `ids` gets its global
-    /// layer, as here.
+    /// layer, as here. Rights only: no caller's token hash or OAuth scope, no OAuth settings,
+    /// since what travels is kept where the run is (a durable engine's journal).
     pub fn effective_for<'i>(&self, ids: impl IntoIterator<Item = &'i str>) -> Policy {
         let callers = ids
             .into_iter()
-            .filter_map(|id| Some((id.to_owned(), self.callers.get(id)?.clone())))
+            .filter_map(|id| Some((id.to_owned(), self.callers.get(id)?.rights())))
             .collect();
         Policy {
             allow: self.allow.clone(),
@@ -334,6 +335,18 @@ impl Rules {
     }
 
     /// Deny wins; an empty `allow` allows everything.
+    /// This layer's rights alone: what it allows, denies and lets keep, without what
+    /// identifies its caller (the token hash, the OAuth scope).
+    pub fn rights(&self) -> Rules {
+        Rules {
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            token_sha256: None,
+            quota: self.quota,
+            scope: None,
+        }
+    }
+
     pub fn passes(&self, tool: &str) -> bool {
         passes(&self.allow, &self.deny, tool)
     }
@@ -398,6 +411,26 @@ mod tests {
         );
         let policy = Policy::allow_all().deny("seq_call");
         assert!(!policy.allows(&Caller::new("a"), "seq_when_call"));
+    }
+
+    /// What travels with a durable run carries the callers' rights, never what identifies
+    /// them: no token hash, no OAuth scope or settings.
+    #[test]
+    fn the_travelling_policy_holds_rights_not_secrets() {
+        let policy: Policy = serde_json::from_value(json!({
+            "callers": {"bob": {"deny": ["files_write"], "token_sha256": "ab12",
+                                "scope": "agents", "quota": {"sequences": 3}}},
+            "oauth": {"issuer": "https://issuer.example", "resource": "https://seqc.example"}
+        }))
+        .unwrap_or_default();
+        assert!(policy.oauth.is_some());
+        let travelling = policy.effective_for(["bob"]);
+        let text = serde_json::to_string(&travelling).unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"{"callers":{"bob":{"deny":["files_write"],"quota":{"sequences":3,"bytes":67108864}}}}"#
+        );
+        assert!(!travelling.allows(&Caller::new("bob"), "files_write"));
     }
 
     /// A pattern that guards nothing is named, with the tools it was probably meant for.

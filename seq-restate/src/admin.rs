@@ -51,24 +51,110 @@ pub async fn runs(admin: &str) -> Result<Vec<RunRow>, AdminError> {
         .map_err(|e| AdminError::Unreachable(format!("the admin API's rows are not runs: {e}")))
 }
 
-/// Cancels run `run_id` (docs/reference.md, "Cancellation"): Restate cancels its invocation and
-/// the child invocations it is waiting for; the engine stops the run at its next step.
-pub async fn cancel(admin: &str, run_id: &str) -> Result<(), AdminError> {
+/// How a cancelled run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// Its invocations took the cancellation and ended (the engine stopped the run at its next
+    /// step, and its report says `cancelled`).
+    Cancelled,
+    /// Some did not end within the grace (a worker that cannot be reached, or does not
+    /// answer): Restate killed them, with no report.
+    Killed,
+}
+
+/// Cancels run `run_id` (docs/reference.md, "Cancellation"), its whole tree: its invocation
+/// and every invocation under it (its items, the runs it called, theirs), each asked, so that
+/// one stuck retrying or running is asked too. What has not ended within `grace` is then killed
+/// (Restate ends it without its worker, and its children with it), so that a cancellation that
+/// cannot be delivered still stops the run.
+pub async fn cancel(
+    admin: &str,
+    run_id: &str,
+    grace: std::time::Duration,
+) -> Result<Stopped, AdminError> {
     let sql = format!(
         "SELECT id FROM sys_invocation WHERE target_service_name = 'SeqRun' \
          AND target_handler_name = 'run' AND target_service_key = '{}'",
         run_id.replace('\'', "''")
     );
     let rows = query(admin, &sql).await?;
-    let Some(invocation) = rows
+    let Some(root) = rows
         .first()
         .and_then(|row| row.get("id"))
         .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
     else {
         return Err(AdminError::NoSuchRun(run_id.to_owned()));
     };
+    for invocation in open_tree(admin, &root).await? {
+        act(admin, &invocation, "cancel").await?;
+    }
+    let until = tokio::time::Instant::now() + grace;
+    loop {
+        let open = open_tree(admin, &root).await?;
+        if open.is_empty() {
+            return Ok(Stopped::Cancelled);
+        }
+        if tokio::time::Instant::now() >= until {
+            for invocation in &open {
+                act(admin, invocation, "kill").await?;
+            }
+            return Ok(Stopped::Killed);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// How long a cancelled run's invocations get to end before they are killed.
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How often a cancellation asks whether the run's invocations have ended.
+const POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The invocations of the tree under `root` (itself included) that have not ended, root first.
+async fn open_tree(admin: &str, root: &str) -> Result<Vec<String>, AdminError> {
+    let rows = query(
+        admin,
+        "SELECT id, invoked_by_id FROM sys_invocation WHERE status != 'completed'",
+    )
+    .await?;
+    let field = |row: &serde_json::Value, name: &str| {
+        row.get(name)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let edges: Vec<(String, Option<String>)> = rows
+        .iter()
+        .filter_map(|row| Some((field(row, "id")?, field(row, "invoked_by_id"))))
+        .collect();
+    // An ended invocation is not listed, so its open children are found from the root's
+    // descendants that are listed: an invocation is in the tree if its caller is.
+    let mut tree: Vec<String> = Vec::new();
+    if edges.iter().any(|(id, _)| id == root) {
+        tree.push(root.to_owned());
+    }
+    let mut known: std::collections::BTreeSet<String> = std::iter::once(root.to_owned()).collect();
+    loop {
+        let found: Vec<String> = edges
+            .iter()
+            .filter(|(id, by)| {
+                !known.contains(id) && by.as_ref().is_some_and(|by| known.contains(by))
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        if found.is_empty() {
+            return Ok(tree);
+        }
+        known.extend(found.iter().cloned());
+        tree.extend(found);
+    }
+}
+
+/// `PATCH /invocations/ID/ACTION` (`cancel`, `kill`); an invocation that ended meanwhile is
+/// not an error.
+async fn act(admin: &str, invocation: &str, action: &str) -> Result<(), AdminError> {
     let url = format!(
-        "{}/invocations/{invocation}/cancel",
+        "{}/invocations/{invocation}/{action}",
         admin.trim_end_matches('/')
     );
     let response = reqwest::Client::new()
@@ -76,6 +162,13 @@ pub async fn cancel(admin: &str, run_id: &str) -> Result<(), AdminError> {
         .send()
         .await
         .map_err(|e| unreachable(admin, &e))?;
+    // Not found, or already completed (409): it ended meanwhile.
+    if matches!(
+        response.status(),
+        reqwest::StatusCode::NOT_FOUND | reqwest::StatusCode::CONFLICT
+    ) {
+        return Ok(());
+    }
     checked(admin, response).await.map(drop)
 }
 

@@ -5,15 +5,18 @@
 //! `missing`, `on_error`). A worker that dies during an attempt leaves no outcome for it: the
 //! next worker replays the outcomes before it from the journal and makes that one again.
 //!
-//! - An item of a serial group (or of a parallel group run one item at a time) is one
-//!   `ctx.run` step named `group/index`: the SDK awaits one such step at a time (several in
-//!   flight break replay). A durable sleep is awaited beside it, so that the run's cancellation
-//!   stops the step at once.
-//! - An item of a parallel group runs as a child invocation of the `SeqItem` service
-//!   ([`crate::SeqItem`]), whose body is the attempt: the children of a group run side by
-//!   side, on any worker. The run observes their outcomes in the order it made the calls
-//!   ([`Gate`]): what it does after an outcome (a retry, the next call) is then made at the same
-//!   place of the journal on a replay, where every outcome is there at once, as the first time.
+//! - Every attempt runs as a child invocation of the `SeqItem` service ([`crate::SeqItem`]),
+//!   whose body is the attempt, on any worker: a worker the attempt kills is then the
+//!   invocation's to retry, within Restate's bounded retry policy
+//!   ([`crate::worker::MAX_ATTEMPTS`]), and past it the item fails while the run goes on. The
+//!   children of a parallel group run side by side. The run observes their outcomes in the
+//!   order it made the calls ([`Gate`]): what it does after an outcome (a retry, the next call)
+//!   is then made at the same place of the journal on a replay, where every outcome is there at
+//!   once, as the first time.
+//! - A send to an output channel, which writes to the run's own output, is a `ctx.run` step
+//!   named `group/index` of the run: the SDK awaits one such step at a time (several in flight
+//!   break replay). A durable sleep is awaited beside it, so that the run's cancellation stops
+//!   the step at once.
 //!
 //! A parallel group runs side by side only when every item is a host tool call that is
 //! parallel-safe by its current definition and sends to no output channel: a `#name` or
@@ -204,6 +207,11 @@ impl<'ctx> Journaled<'ctx> {
                 .attempt(Json(input))
                 .call();
             let ticket = self.gate.ticket();
+            // Every item the group starts at once makes its call before any call is awaited:
+            // a run suspended while it waits replays its journal, where an await met before
+            // the last call is made would find no outcome yet (the call awaited first may end
+            // last), which the SDK refuses as a different path.
+            tokio::task::yield_now().await;
             // One call awaited at a time: the SDK wakes one awaiter of its futures, and the
             // order is the gate's anyway.
             ticket.turn().await;
@@ -236,7 +244,10 @@ impl Journaled<'_> {
     }
 
     /// The failure of an attempt the durable engine gave no outcome for. Restate's cancellation
-    /// of the run (409) is the run's cancellation: the engine stops as it does in process.
+    /// of the run (409) is the run's cancellation: the engine stops as it does in process. Any
+    /// other is Restate giving up on the invocation (a `SeqItem` answers with its outcome, a
+    /// called run with its report): its attempts did not end, as many times as it makes one
+    /// (its worker died, or none could be reached), and its item fails, as any failure does.
     fn refused(&self, tool: &str, error: &TerminalError) -> Attempt {
         let error = if error.code() == CANCELLED {
             self.cancel.cancel();
@@ -244,7 +255,16 @@ impl Journaled<'_> {
         } else {
             ToolError::new(
                 Reason::Failed,
-                format!("the durable engine refused the step of `{tool}`: {error}"),
+                format!(
+                    "`{tool}` was given up after {} attempts that did not end: the worker making \
+                     each died, or none could be reached (the last: {})",
+                    crate::worker::MAX_ATTEMPTS,
+                    error.message()
+                ),
+            )
+            .with_hint(
+                "a tool that kills its worker (exhausts its memory, signals it) fails this way; \
+                 make the call do less, or see why the workers stopped",
             )
         };
         Attempt {
@@ -313,16 +333,20 @@ pub(crate) async fn within(
 }
 
 impl Driver for Journaled<'_> {
+    /// An attempt is a `SeqItem` invocation, whatever its group: a tool that kills its worker
+    /// then fails its item after [`crate::worker::MAX_ATTEMPTS`] deaths, and the run goes on
+    /// (`on_error`, its report). Only a send to an output channel, which writes to the run's
+    /// own output, is a step of the run itself.
     fn attempt<'a>(
         &'a self,
         step: Step<'a>,
         args: &'a Map<String, Value>,
         work: BoxFuture<'a, Attempt>,
     ) -> BoxFuture<'a, Attempt> {
-        if step.beside {
-            self.child(step, args)
-        } else {
+        if is_output_send(step.tool) {
             self.step(step, work)
+        } else {
+            self.child(step, args)
         }
     }
 
@@ -467,9 +491,14 @@ impl Driver for Journaled<'_> {
                 .host
                 .lookup(tool)
                 .is_none_or(|def| def.parallel_safe != ParallelSafety::Unsafe);
-            safe && !Catalog::is_call(tool) && tool != SEQ_RUN && !tool.starts_with("output_send__")
+            safe && !Catalog::is_call(tool) && tool != SEQ_RUN && !is_output_send(tool)
         })
     }
+}
+
+/// Whether `tool` sends to one of the run's output channels.
+fn is_output_send(tool: &str) -> bool {
+    tool.starts_with("output_send__")
 }
 
 /// The order in which a run observes the outcomes of its child invocations: the order it made

@@ -70,11 +70,11 @@ impl Submitter {
     async fn cancel(&self, run_id: &str) {
         let started = tokio::time::Instant::now();
         loop {
-            match admin::cancel(&self.admin, run_id).await {
+            match admin::cancel(&self.admin, run_id, admin::CANCEL_GRACE).await {
                 Err(AdminError::NoSuchRun(_)) if started.elapsed() < CANCEL_WITHIN => {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
-                Ok(()) | Err(_) => return,
+                Ok(_) | Err(_) => return,
             }
         }
     }

@@ -34,10 +34,13 @@ pub const INDEX_KEY: &str = "all";
 /// The state key of a [`SeqStore`] object's envelope.
 const ENVELOPE: &str = "envelope";
 
-/// What `SeqStore/put` is given. The writer is the owner the envelope names (none: the
-/// command line's user).
+/// What `SeqStore/put` is given: on whose behalf, and what.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PutRequest {
+    /// The caller writing (absent: the command line's user, who owns nothing). The envelope
+    /// must name this caller as its owner: nobody writes in another's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
     /// The envelope, as [`storage::encode`] wrote it.
     pub envelope: String,
     pub replace: bool,
@@ -85,25 +88,24 @@ pub enum PutAnswer {
     NotOwner {
         owner: Option<String>,
     },
+    /// The envelope names `owner` (`None`: no one), not the caller writing it.
+    NotTheCaller {
+        owner: Option<String>,
+    },
 }
 
-/// Whether `writer` (`None`: the command line's user) may replace or delete the stored
+/// Whether `asker` (`None`: the command line's user) may replace or delete the stored
 /// `envelope`: the rule the seq tools apply before they write (its owner may, a store
-/// administrator may, an ownerless one only an administrator), asked again here because a
-/// request may reach the object without them. Refused: the stored owner.
-fn refused(
-    name: &str,
-    envelope: &str,
-    writer: Option<&str>,
-    admin: bool,
-) -> Option<Option<String>> {
-    let writer = writer?;
-    if admin {
+/// administrator may), asked again here because a request may reach the object without them.
+/// The command line's user owns nothing: it may change ownerless sequences only. Refused: the
+/// stored owner.
+fn refused(name: &str, envelope: &str, asker: Option<&str>, admin: bool) -> Option<Option<String>> {
+    if admin && asker.is_some() {
         return None;
     }
     // An envelope that cannot be read has no owner anyone can prove.
     let owner = storage::owner_of(name, envelope.as_bytes()).unwrap_or(None);
-    (owner.as_deref() != Some(writer)).then_some(owner)
+    (owner.as_deref() != asker).then_some(owner)
 }
 
 /// One stored sequence, keyed by its name.
@@ -121,21 +123,25 @@ impl SeqStore {
         request: Json<PutRequest>,
     ) -> HandlerResult<Json<PutAnswer>> {
         let PutRequest {
+            caller,
             envelope,
             replace,
             admin,
         } = request.into_inner();
+        let owner = storage::owner_of(ctx.key(), envelope.as_bytes())
+            .map_err(|error| TerminalError::new_with_code(400, error.to_string()))?;
+        if owner != caller {
+            return Ok(Json(PutAnswer::NotTheCaller { owner }));
+        }
         let stored = ctx.get::<String>(ENVELOPE).await?;
         let exists = stored.is_some();
         if exists && !replace {
             return Ok(Json(PutAnswer::Exists));
         }
-        if let Some(stored) = &stored {
-            let writer = storage::owner_of(ctx.key(), envelope.as_bytes())
-                .map_err(|error| TerminalError::new_with_code(400, error.to_string()))?;
-            if let Some(owner) = refused(ctx.key(), stored, writer.as_deref(), admin) {
-                return Ok(Json(PutAnswer::NotOwner { owner }));
-            }
+        if let Some(stored) = &stored
+            && let Some(owner) = refused(ctx.key(), stored, caller.as_deref(), admin)
+        {
+            return Ok(Json(PutAnswer::NotOwner { owner }));
         }
         if !exists {
             let Json(look_alike) = ctx
@@ -375,6 +381,7 @@ impl SequenceStorage for RestateStorage {
             }
         })?;
         let body = serde_json::to_vec(&PutRequest {
+            caller: owner.map(str::to_owned),
             envelope,
             replace,
             admin,
@@ -392,11 +399,13 @@ impl SequenceStorage for RestateStorage {
                 name: name.to_owned(),
                 stored,
             }),
-            PutAnswer::NotOwner { owner: stored } => Err(StorageError::NotOwner {
-                name: name.to_owned(),
-                owner: stored,
-                caller: owner.unwrap_or_default().to_owned(),
-            }),
+            PutAnswer::NotOwner { owner: stored } | PutAnswer::NotTheCaller { owner: stored } => {
+                Err(StorageError::NotOwner {
+                    name: name.to_owned(),
+                    owner: stored,
+                    caller: owner.unwrap_or_default().to_owned(),
+                })
+            }
         }
     }
 
@@ -448,5 +457,31 @@ impl SequenceStorage for RestateStorage {
     /// the sequences its `#name` calls reach, and `seq_run` submits it).
     fn source(&self) -> Arc<dyn SequenceSource> {
         Arc::new(NoSequences)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+
+    /// An envelope of `owner`'s, as far as the owner check reads one.
+    fn envelope(owner: Option<&str>) -> String {
+        serde_json::json!({"format": 1, "owner": owner, "sequence": {}}).to_string()
+    }
+
+    #[test]
+    fn only_the_owner_or_an_administrator_changes_an_owned_sequence() {
+        let alices = envelope(Some("alice"));
+        assert_eq!(refused("s", &alices, Some("alice"), false), None);
+        assert_eq!(refused("s", &alices, Some("bob"), true), None);
+        let not_hers = Some(Some("alice".to_owned()));
+        assert_eq!(refused("s", &alices, Some("bob"), false), not_hers);
+        // The command line's user owns nothing, administrator or not.
+        assert_eq!(refused("s", &alices, None, false), not_hers);
+        assert_eq!(refused("s", &alices, None, true), not_hers);
+        let ownerless = envelope(None);
+        assert_eq!(refused("s", &ownerless, None, false), None);
+        assert_eq!(refused("s", &ownerless, Some("bob"), false), Some(None));
     }
 }

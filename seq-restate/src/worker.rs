@@ -22,17 +22,49 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(1024)
 }
 
+/// How many times Restate makes an invocation of `SeqRun` or `SeqItem` whose attempts did not
+/// end (their worker died, or none could be reached) before it gives up on it: a step that
+/// kills its worker is made this many times, never more.
+pub const MAX_ATTEMPTS: u64 = 3;
+
+/// The pause before the second attempt of an item (`SeqItem`); the third waits four times as
+/// long. Long enough for a run whose worker died with its item to be waiting again, suspended,
+/// when the item's next attempt starts (a run is suspended a second after it starts waiting,
+/// [`SeqRun::RUN_INACTIVITY`]), so that the deaths an item causes are not counted as the run's.
+const ITEM_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The pause before a run's (`SeqRun`) second attempt; the third waits four times as long.
+const RUN_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Options bounding the attempts of an invocation to [`MAX_ATTEMPTS`], the first retry after
+/// `first`: past them Restate kills it, and the invocation waiting for it gets the failure.
+fn bounded(options: ServiceOptions, first: std::time::Duration) -> ServiceOptions {
+    options
+        .retry_policy_initial_interval(first)
+        .retry_policy_exponentiation_factor(4.0)
+        .retry_policy_max_attempts(MAX_ATTEMPTS)
+        .retry_policy_kill_on_max_attempts()
+}
+
 /// The worker's endpoint: the `SeqRun` workflow and its `SeqItem` service, and the storage's
-/// `SeqStore` and `SeqIndex` objects. The first two have an inactivity timeout of their own
-/// ([`SeqRun::inactivity_timeout`]), whatever the server's default. With `identity_keys`
-/// (`publickeyv1_…`, the public halves of the Restate servers' request signing keys), only
-/// requests signed by one of those servers are served; any other is refused (401).
+/// `SeqStore` and `SeqIndex` objects. The first two have inactivity timeouts of their own
+/// ([`SeqRun::RUN_INACTIVITY`], [`SeqRun::inactivity_timeout`]), whatever the server's default,
+/// and their attempts are bounded ([`MAX_ATTEMPTS`]). With `identity_keys` (`publickeyv1_…`,
+/// the public halves of the Restate servers' request signing keys), only requests signed by one
+/// of those servers are served; any other is refused (401).
 pub fn endpoint(workflow: SeqRun, identity_keys: &[String]) -> Result<Endpoint, WorkerError> {
-    let options = ServiceOptions::new().inactivity_timeout(workflow.inactivity_timeout());
-    let items = workflow.items().into_service_definition();
+    let runs = bounded(
+        ServiceOptions::new().inactivity_timeout(SeqRun::RUN_INACTIVITY),
+        RUN_RETRY,
+    );
+    let items = bounded(
+        ServiceOptions::new().inactivity_timeout(workflow.inactivity_timeout()),
+        ITEM_RETRY,
+    );
+    let item_service = workflow.items().into_service_definition();
     let mut builder = Endpoint::builder()
-        .bind(workflow.into_service_definition().options(options.clone()))
-        .bind(items.options(options))
+        .bind(workflow.into_service_definition().options(runs))
+        .bind(item_service.options(items))
         .bind(SeqStore)
         .bind(SeqIndex);
     for key in identity_keys {

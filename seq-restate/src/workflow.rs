@@ -127,11 +127,18 @@ impl SeqRun {
         SeqItem::new(Arc::clone(&self.host), self.limits.clone())
     }
 
-    /// How long Restate may hear nothing from a run or an item before it asks the invocation
-    /// to suspend: longer than an attempt's cancellation guard. Asked while a step or an item
-    /// runs, the guard's wait would suspend the invocation, which stops the attempt and makes
-    /// it again only when the guard's timer fires. Past the guard, the step is awaited alone,
-    /// which a request to suspend does not interrupt.
+    /// How long Restate may hear nothing from a run before it asks the run to suspend. A run
+    /// makes no attempt itself (its items are `SeqItem` invocations): it waits for them, for
+    /// timers and for the runs it calls, suspended soon, so that a worker killed by one of its
+    /// items is seldom running the run too; a run's own attempts are bounded
+    /// ([`crate::worker::MAX_ATTEMPTS`]), and one suspended between them starts counting again.
+    pub const RUN_INACTIVITY: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// How long Restate may hear nothing from an item before it asks the invocation to
+    /// suspend: longer than an attempt's cancellation guard. Asked while an item (or one of
+    /// the run's own steps) runs, the guard's wait would suspend the invocation, which stops the
+    /// attempt and makes it again only when the guard's timer fires. Past the guard, the step is
+    /// awaited alone, which a request to suspend does not interrupt.
     pub fn inactivity_timeout(&self) -> std::time::Duration {
         self.limits.tool_timeout + 2 * GUARD_MARGIN
     }
