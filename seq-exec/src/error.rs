@@ -28,8 +28,8 @@ pub enum Reason {
     Cycle,
     /// The tool ran and failed.
     Failed,
-    /// The run would hold more than its byte budget (`Limits::max_run_bytes`): values in
-    /// slots and in flight, and the item runs it keeps track of, at every depth.
+    /// The run would hold more than its byte budget (256 MiB unless set otherwise): values in
+    /// slots and in flight, and its item runs, at every depth. Never retried.
     Budget,
     /// The run was cancelled (docs/reference.md, "Cancellation"): never retried, never handled
     /// by `on_error`.
