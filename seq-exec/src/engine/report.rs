@@ -315,13 +315,44 @@ fn untime_items(items: &mut [ItemReport]) {
 /// The JSON Schema of [`RunReport`], derived from these types (with their doc comments as
 /// descriptions): `seq_run`'s output schema.
 pub fn report_schema() -> Value {
-    schemars::schema_for!(RunReport).to_value()
+    portable_schema::<RunReport>()
 }
 
 /// The JSON Schema of [`ToolError`], derived as [`report_schema`] is: the `error` of a failed
 /// call's structured answer.
 pub fn error_schema() -> Value {
-    schemars::schema_for!(ToolError).to_value()
+    portable_schema::<ToolError>()
+}
+
+/// `T`'s JSON Schema in the words every validator knows: schemars marks integers with formats
+/// of its own (`uint`, `uint32`, `uint64`), which clients' validators (the TypeScript SDK's,
+/// the Inspector's) warn about as unknown, and says an optional value with a list of types,
+/// which strict validators flag as not portable. Integers keep their `minimum`; `[T, "null"]`
+/// becomes `anyOf` of the two.
+fn portable_schema<T: JsonSchema>() -> Value {
+    let portable = |schema: &mut schemars::Schema| {
+        let Some(object) = schema.as_object_mut() else {
+            return;
+        };
+        if object.get("type").and_then(Value::as_str) == Some("integer") {
+            object.remove("format");
+        }
+        if let Some(Value::Array(types)) = object.get("type")
+            && types.len() > 1
+        {
+            let one_of_each: Vec<Value> = types
+                .iter()
+                .map(|t| serde_json::json!({ "type": t }))
+                .collect();
+            object.remove("type");
+            object.insert("anyOf".to_owned(), Value::Array(one_of_each));
+        }
+    };
+    schemars::generate::SchemaSettings::default()
+        .with_transform(schemars::transform::RecursiveTransform(portable))
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 fn is_zero_usize(n: &usize) -> bool {
