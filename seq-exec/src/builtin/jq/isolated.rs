@@ -1,4 +1,4 @@
-//! Filters evaluated in child processes of seqc's own binary (`seqc __jq`, [`super::serve`]):
+//! Filters evaluated in child processes of seqc's own binary (`seqc __jq`, [`super::serve()`]):
 //! what the step guard of an in-process evaluation cannot bound, a child's limits do. A value
 //! nested deep enough to overflow a native's recursion (`tojson`, `==`, dropping it), an
 //! allocation sized by a value (`"x" * 1e14`), a native that does not return (`pow` on huge
