@@ -6,6 +6,7 @@
 #
 #   fuzz/run.sh 20                 # what .ci/run does
 #   fuzz/run.sh 600 check run      # a longer local run of some targets
+#   fuzz/run.sh 600 jq             # jq filters, evaluated by a release seqc (SEQC_BIN)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -13,7 +14,7 @@ seconds=${1:-20}
 shift || true
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-    targets=(split item condition check run)
+    targets=(split item condition check run jq)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -24,6 +25,9 @@ fi
 # `--sanitizer none`: no `-Z` flag reaches rustc, so the stable toolchain builds the targets
 # (libFuzzer's coverage instrumentation uses only stable `-C` options).
 cargo fuzz build --sanitizer none
+# The `jq` target evaluates filters in children of seqc (`seqc __jq`), as seqc's commands do.
+cargo build --release --manifest-path ../Cargo.toml --bin seqc
+export SEQC_BIN=${SEQC_BIN:-$(cd .. && pwd)/target/release/seqc}
 ./seed.sh >/dev/null
 
 mkdir -p logs

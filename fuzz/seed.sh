@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=..
 corpus=corpus
-mkdir -p "$corpus"/{split,item,condition,check,run}
+mkdir -p "$corpus"/{split,item,condition,check,run,jq}
 
 mapfile -t files < <(find "$root/examples" "$root/tests/fixtures" "$root/seq-check/tests/fixtures" \
     -type f \( -name '*.json' -o -name '*.json.broken' \) | sort)
@@ -57,6 +57,17 @@ for when in '$args.x == 1' '$out.r.status != "ok"' '$args.tags contains "a"' \
     printf '%s' "$when" > "$corpus/condition/seed-$(printf '%s' "$when" | cksum | cut -d' ' -f1)"
 done
 
-for target in split item condition check run; do
+# jq: bytes steering fuzz_targets/jq.rs's grammar. The first byte picks the input; then each
+# production (0-17) once at the top, followed by bytes that pick operands: deep nesting (11),
+# string repeats (12), loops that build (6, 14), operator chains (15), natives (10).
+for production in $(seq 0 17); do
+    for tail in '\x00' '\x0b\x05\x40\x00' '\x06\x07\x01\x00\x0a\x00' '\x0c\x07' '\x0f\x00\xff' \
+        '\x0a\x06\x05\x01\x00\x00\x00' '\x05\x0a\x00\x01\x0a\x00\x02'; do
+        seed=$(printf '\\x%02x\\x%02x%s' "$((production % 4))" "$production" "$tail")
+        printf "$seed" > "$corpus/jq/seed-$production-$(printf '%s' "$tail" | cksum | cut -d' ' -f1)"
+    done
+done
+
+for target in split item condition check run jq; do
     printf '%-10s %4d seeds\n' "$target" "$(find "$corpus/$target" -type f | wc -l)"
 done

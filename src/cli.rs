@@ -82,6 +82,10 @@ pub enum Command {
     /// Cancel a durable run and the child invocations it waits for: the step running stops
     /// being waited for, nothing new starts, and its report says `cancelled`.
     Cancel(crate::runs::CancelArgs),
+    /// Evaluate jq filters for a seqc process that started this one (not for people): one
+    /// JSON request per line on stdin, one answer per line on stdout.
+    #[command(name = "__jq", hide = true)]
+    Jq,
 }
 
 pub fn run() -> ExitCode {
@@ -104,6 +108,7 @@ pub fn run() -> ExitCode {
         }
         Command::Runs(args) => crate::runs::runs(&args),
         Command::Cancel(args) => crate::runs::cancel(&args),
+        Command::Jq => crate::jq::serve(),
     };
     status.into()
 }

@@ -9,6 +9,7 @@ mod files;
 mod fix;
 mod graph;
 mod host;
+mod jq;
 mod lsp;
 mod mcp;
 mod render;

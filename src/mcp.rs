@@ -386,17 +386,26 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
                     }
                 };
                 let submitter = Arc::new(seq_restate::Submitter::new(ingress, admin));
-                SeqServer::assemble(storage, root, caller, policy, downstream, Arc::new(Stderr))
-                    .with_remote(submitter)
+                SeqServer::assemble_with(
+                    storage,
+                    root,
+                    caller,
+                    policy,
+                    downstream,
+                    Arc::new(Stderr),
+                    crate::jq::runner(),
+                )
+                .with_remote(submitter)
             }
             // clap requires both or neither.
-            (Some(_) | None, _) => SeqServer::assemble(
+            (Some(_) | None, _) => SeqServer::assemble_with(
                 args.data.storage(),
                 root,
                 caller,
                 policy,
                 downstream,
                 Arc::new(Stderr),
+                crate::jq::runner(),
             ),
         };
         let server = match traces {

@@ -206,6 +206,7 @@ fn run_with(
     };
     // The file tools never reach the stored sequences, whatever the root.
     let builtin = BuiltinHost::new(&root)
+        .with_jq(crate::jq::runner())
         .with_policy(Arc::clone(&policy))
         .with_output(output)
         .with_hidden(storage.dir());

@@ -106,7 +106,11 @@ async fn serve_with(
         return trouble(message);
     }
     let host: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
-        Arc::new(BuiltinHost::new(root).with_policy(policy)),
+        Arc::new(
+            BuiltinHost::new(root)
+                .with_jq(crate::jq::runner())
+                .with_policy(policy),
+        ),
         Arc::clone(mcp) as Arc<dyn ToolHost>,
     ]));
     let mut runs = seq_restate::SeqRun::new(host);

@@ -617,3 +617,34 @@ fn a_one_line_file_with_many_mistakes_gets_a_bounded_report() {
     let json = parse_json_report(&seqc(&["check", "--format", "json", path]));
     assert_eq!((json.diagnostics.len(), json.errors), (2_000, 2_000));
 }
+
+/// A literal `jq` filter nested 1,000 deep (2 KB) is an E1004 diagnostic, not a crash of the
+/// checker: jaq's parser never sees it.
+#[test]
+fn a_deeply_nested_jq_filter_is_a_diagnostic_not_a_crash() {
+    let dir = common::scratch("deep-jq-filter");
+    for (name, filter) in [
+        (
+            "brackets",
+            format!("{}.{}", "[".repeat(1000), "]".repeat(1000)),
+        ),
+        (
+            "parentheses",
+            format!("{}.{}", "(".repeat(1000), ")".repeat(1000)),
+        ),
+        ("pipes", format!(".{}", "|.".repeat(5000))),
+    ] {
+        let tools = serde_json::json!({"tool": "jq", "args": {"filter": filter}, "as": "v"})
+            .to_string()
+            + " ;";
+        let file = dir.join(format!("{name}.json"));
+        let text = serde_json::json!({"name": "deep", "groups": [
+            {"name": "g", "out": {"v": "any"}, "tools": tools}
+        ]});
+        std::fs::write(&file, text.to_string()).unwrap();
+        let output = common::seqc(&["check", file.to_str().unwrap()]);
+        assert_eq!(common::status(&output), 1, "{name}: {output:?}");
+        let said = format!("{}{}", common::stdout(&output), common::stderr(&output));
+        assert!(said.contains("E1004"), "{name}: {said}");
+    }
+}

@@ -351,3 +351,39 @@ fn the_workspace_walk_skips_fifos_sockets_and_devices_without_blocking() {
     });
     client.shutdown();
 }
+
+/// A literal `jq` filter nested 3,000 deep (6 KB of file): jaq's parser would descend
+/// it on the server's stack. It is a diagnostic (E1004) instead, and the server goes on:
+/// coloured and hovered without descending it either.
+#[test]
+fn a_deeply_nested_jq_filter_is_a_diagnostic_not_a_crash() {
+    let filter = format!("{}.{}", "[(".repeat(1500), ")]".repeat(1500));
+    let tools =
+        serde_json::json!({"tool": "jq", "args": {"filter": filter}, "as": "v"}).to_string() + " ;";
+    let text = serde_json::json!({"name": "deep", "groups": [
+        {"name": "g", "out": {"v": "any"}, "tools": tools}
+    ]})
+    .to_string();
+    assert!(text.len() > 6000);
+    let root = workspace("deep-jq", &[]);
+    let mut client = Client::start(&root, Offer::Default);
+    let uri = client.open("deep.json", &text);
+    client.diagnostics_until(&uri, "the filter's diagnostic", |p| {
+        codes(&p.diagnostics).contains(&"E1004".to_owned())
+    });
+    let tokens = client.request::<lsp_types::request::SemanticTokensFullRequest>(
+        lsp_types::SemanticTokensParams {
+            text_document: lsp_types::TextDocumentIdentifier::new(uri.clone()),
+            work_done_progress_params: lsp_types::WorkDoneProgressParams::default(),
+            partial_result_params: lsp_types::PartialResultParams::default(),
+        },
+    );
+    assert!(tokens.is_some());
+    let at = u32::try_from(text.find("[(").unwrap()).unwrap();
+    let position = client.text_document_position(&uri, &text, at);
+    let _ = client.request::<HoverRequest>(lsp_types::HoverParams {
+        text_document_position_params: position,
+        work_done_progress_params: lsp_types::WorkDoneProgressParams::default(),
+    });
+    client.shutdown();
+}

@@ -23,7 +23,7 @@ use seq_catalog::{Catalog, ParallelSafety, ToolDef};
 use seq_catalog::{
     SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_WHEN_CALL, result_shape,
 };
-use seq_exec::builtin::{BuiltinHost, OutputSink};
+use seq_exec::builtin::{BuiltinHost, JqRunner, OutputSink};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
 use seq_exec::policy::Policy;
@@ -118,7 +118,30 @@ impl SeqServer {
         mcp: Arc<McpHost>,
         output: Arc<dyn OutputSink>,
     ) -> SeqServer {
+        Self::assemble_with(
+            storage,
+            root,
+            caller,
+            policy,
+            mcp,
+            output,
+            JqRunner::InThread,
+        )
+    }
+
+    /// [`SeqServer::assemble`] with the `jq` tool's filters evaluated by `jq` (`seqc mcp`
+    /// isolates them in child processes, so that no caller's filter takes the service down).
+    pub fn assemble_with(
+        storage: impl SequenceStorage + 'static,
+        root: PathBuf,
+        caller: Caller,
+        policy: Arc<Policy>,
+        mcp: Arc<McpHost>,
+        output: Arc<dyn OutputSink>,
+        jq: JqRunner,
+    ) -> SeqServer {
         let builtin = BuiltinHost::new(&root)
+            .with_jq(jq)
             .with_policy(Arc::clone(&policy))
             .with_output(output);
         let builtin_tools: Vec<ToolDef> = builtin.definitions().cloned().collect();

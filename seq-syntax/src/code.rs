@@ -177,6 +177,7 @@ codes! {
     JqSyntax = "E1001", Error, "jq filter that does not parse";
     JqUnknownName = "E1002", Error, "jq filter calling a function or variable that does not exist";
     JqInterpolated = "E1003", Error, "value interpolated into a jq filter";
+    JqTooBig = "E1004", Error, "jq filter nested too deep or too long to read";
 }
 
 impl Serialize for Code {

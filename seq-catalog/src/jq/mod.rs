@@ -4,10 +4,12 @@
 //! thread, is the engine's (seq-exec's `builtin::jq`); it compiles with [`compile`] too, so the
 //! check and the run know the same names.
 
+mod bounds;
 mod library;
 mod pieces;
 mod types;
 
+pub use bounds::{MAX_NESTING, MAX_TOKENS, Size, size};
 pub use library::{IMPURE_DEFS, IMPURE_NATIVES};
 pub use pieces::{Piece, pieces};
 pub use types::result_type;
@@ -34,13 +36,23 @@ pub enum ProblemKind {
     Syntax,
     /// A function or variable that does not exist, or is left out on purpose.
     Unknown,
+    /// The filter nests deeper or is longer than a filter may be ([`MAX_NESTING`],
+    /// [`MAX_TOKENS`]); nothing else of it was looked at.
+    TooBig,
 }
 
 /// A compiled filter for the data kind `D` (the engine's, with its bounds; the checker's plain).
 pub type Filter<D> = jaq_core::Filter<D>;
 
 /// Compiles `filter` against the pure library; every problem, at its bytes, when it does not.
+/// A filter past the bounds of its size is refused before jaq reads it; the rest is compiled
+/// on a stack sized for those bounds (`bounds`), on whatever thread calls this.
 pub fn compile<D: for<'a> DataT<V<'a> = Val>>(filter: &str) -> Result<Filter<D>, Vec<Problem>> {
+    bounds::check(filter).map_err(|problem| vec![problem])?;
+    bounds::on_stack(|| compile_bounded(filter))
+}
+
+fn compile_bounded<D: for<'a> DataT<V<'a> = Val>>(filter: &str) -> Result<Filter<D>, Vec<Problem>> {
     let arena = Arena::default();
     let loader = Loader::new(library::defs());
     let file = File {

@@ -30,16 +30,22 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// The pieces of `filter`, in order and disjoint; empty when it does not lex (the checker then
-/// reports it).
+/// reports it), and for a filter past the bounds of its size (`bounds`), which the lexer
+/// would descend as deep as it nests.
 pub fn pieces(filter: &str) -> Vec<(Range<usize>, Piece)> {
-    let Ok(tokens) = Lexer::new(filter).lex() else {
+    if super::bounds::check(filter).is_err() {
         return Vec::new();
-    };
-    let mut out = Vec::new();
-    for token in &tokens {
-        token_pieces(filter, token, &mut out);
     }
-    out
+    super::bounds::on_stack(|| {
+        let Ok(tokens) = Lexer::new(filter).lex() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for token in &tokens {
+            token_pieces(filter, token, &mut out);
+        }
+        out
+    })
 }
 
 /// Where `part`, a slice of `whole`, lies in it.

@@ -32,9 +32,13 @@ impl Ty {
 }
 
 /// The type of `filter`'s output on an input of type `input`, when evident.
+/// Nothing is evident of a filter past the bounds of its size (`bounds`).
 pub fn result_type(filter: &str, input: Option<JsonType>) -> Option<JsonType> {
-    let term = jaq_core::load::parse(filter, |p| p.term())?;
-    ty(&term, input.map(Ty::Of)).map(Ty::json)
+    super::bounds::check(filter).ok()?;
+    super::bounds::on_stack(|| {
+        let term = jaq_core::load::parse(filter, |p| p.term())?;
+        ty(&term, input.map(Ty::Of)).map(Ty::json)
+    })
 }
 
 fn array_of(element: Option<Ty>) -> Ty {

@@ -1,5 +1,5 @@
 //! The `filter` of a `jq` item: a literal is compiled at check time, its problems reported at
-//! their bytes in the file (E1001, E1002); a reference inside it would paste a value into code
+//! their bytes in the file (E1001, E1002; E1004 for one too deep or too long to read); a reference inside it would paste a value into code
 //! (E1003).
 
 use super::Cx;
@@ -48,6 +48,7 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
         let code = match problem.kind {
             ProblemKind::Syntax => Code::JqSyntax,
             ProblemKind::Unknown => Code::JqUnknownName,
+            ProblemKind::TooBig => Code::JqTooBig,
         };
         out.push(Diagnostic::new(code, span, problem.message).with_help(problem.help));
     }

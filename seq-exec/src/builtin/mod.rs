@@ -26,7 +26,10 @@ mod root;
 
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use files::{FileError, read_regular};
-pub use jq::running as jq_running;
+pub use jq::{
+    JqRunner, MAX_CHILDREN as JQ_MAX_CHILDREN, MEMORY as JQ_MEMORY, Pool as JqPool,
+    running as jq_running, serve as serve_jq,
+};
 pub use output::{Captured, OutputSink, Stdout};
 #[cfg(target_os = "linux")]
 pub use procs::die_with_parent;
@@ -58,6 +61,8 @@ pub struct BuiltinHost {
     hidden: Arc<[PathBuf]>,
     policy: Arc<Policy>,
     output: Arc<dyn OutputSink>,
+    /// Where `jq` filters are evaluated: in this process unless the embedder isolates them.
+    jq: JqRunner,
     /// Sorted by name. Every call looks its tool up, and over eight names a scan (`==` compares
     /// lengths first) costs a third of a `BTreeMap` lookup.
     definitions: Vec<Arc<ToolDef>>,
@@ -88,6 +93,7 @@ impl BuiltinHost {
             hidden: Arc::from([]),
             policy: Arc::new(Policy::allow_all()),
             output: Arc::new(Stdout),
+            jq: JqRunner::InThread,
             definitions,
         }
     }
@@ -113,6 +119,18 @@ impl BuiltinHost {
         self
     }
 
+    /// Where the `jq` tool evaluates filters ([`JqRunner`]); seqc's commands isolate them in
+    /// child processes.
+    pub fn with_jq(mut self, jq: JqRunner) -> BuiltinHost {
+        self.jq = jq;
+        self
+    }
+
+    /// The `jq` tool's runner (its children, for tests).
+    pub fn jq_runner(&self) -> &JqRunner {
+        &self.jq
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -129,7 +147,7 @@ impl BuiltinHost {
         match name {
             CMD_RUN => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
             ECHO => ready(args::required(&args, "value").cloned()),
-            JQ => Box::pin(async move { jq::jq(&args).await }),
+            JQ => Box::pin(async move { jq::jq(&args, &self.jq).await }),
             SLEEP => match args::whole_number(&args, "ms") {
                 Ok(ms) => Box::pin(async move {
                     tokio::time::sleep(Duration::from_millis(ms)).await;

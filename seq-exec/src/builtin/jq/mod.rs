@@ -11,6 +11,14 @@
 //!
 //! Compiling a filter compiles jaq's whole library with it, which costs far more than running a
 //! small filter: compiled filters are kept by their text ([`cache`]), a bounded number of them.
+//!
+//! Where that thread runs is the host's choice ([`JqRunner`]). In this process (the default,
+//! for embedders) a filter's own recursion and endless loops are bounded, but not what jaq does
+//! in Rust outside the interpreter's steps: a native descending a deeply nested value (`tojson`,
+//! `==`, dropping it) can overflow the stack, an allocation sized by a value (`"x" * 1e14`) can
+//! abort the process, and a native that does not return (`pow` on huge integers) keeps a core
+//! busy after the call is dropped. seqc's commands run filters in child processes instead
+//! ([`isolated`], served by [`serve()`]), where those end the child, not seqc.
 
 use super::args;
 use crate::error::{Reason, ToolError};
@@ -25,6 +33,44 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 mod cache;
+mod isolated;
+mod serve;
+
+pub use isolated::{MAX_CHILDREN, Pool};
+pub use serve::{MEMORY, serve};
+
+/// Where the `jq` tool evaluates filters.
+#[derive(Clone, Debug, Default)]
+pub enum JqRunner {
+    /// On a thread of this process. Not isolated: see the module's documentation for what a
+    /// hostile filter can still do to the process.
+    #[default]
+    InThread,
+    /// In child processes running `program args…`, which must serve [`serve()`] (seqc's is
+    /// `seqc __jq`).
+    Isolated(Arc<isolated::Pool>),
+}
+
+impl JqRunner {
+    /// Filters evaluated in children started as `program args…`.
+    pub fn isolated(
+        program: impl Into<std::path::PathBuf>,
+        args: impl IntoIterator<Item = impl Into<std::ffi::OsString>>,
+    ) -> JqRunner {
+        JqRunner::Isolated(Arc::new(isolated::Pool::new(
+            program.into(),
+            args.into_iter().map(Into::into).collect(),
+        )))
+    }
+
+    /// The pids of the child processes alive now (none in this process's runner).
+    pub fn children(&self) -> Vec<u32> {
+        match self {
+            JqRunner::InThread => Vec::new(),
+            JqRunner::Isolated(pool) => pool.children(),
+        }
+    }
+}
 
 /// The stack of a filter's thread. Only what is touched is committed.
 const THREAD_STACK: usize = 64 * 1024 * 1024;
@@ -43,11 +89,19 @@ pub fn running() -> usize {
     RUNNING.load(Ordering::SeqCst)
 }
 
-pub(crate) async fn jq(args: &Value) -> Result<Value, ToolError> {
+pub(crate) async fn jq(args: &Value, runner: &JqRunner) -> Result<Value, ToolError> {
     let filter = args::string(args, seq_syntax::jq::FILTER)?.to_owned();
     let input = args::optional(args, seq_syntax::jq::INPUT)?
         .cloned()
         .unwrap_or(Value::Null);
+    match runner {
+        JqRunner::InThread => in_thread(filter, input).await,
+        JqRunner::Isolated(pool) => isolated::call(pool, filter, input).await,
+    }
+}
+
+/// Evaluates on a thread of this process, stopped through the step guard when dropped.
+async fn in_thread(filter: String, input: Value) -> Result<Value, ToolError> {
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = Arc::clone(&stop.0);
     let (send, receive) = tokio::sync::oneshot::channel();
