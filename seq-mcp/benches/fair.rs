@@ -357,7 +357,6 @@ fn main() {
     runtime.block_on(under_way).unwrap();
     bench("hostile", &attacked);
     stop.cancel();
-    drop(bench);
     group.finish();
     let _ = runtime.block_on(attacker);
 
