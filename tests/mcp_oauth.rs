@@ -263,6 +263,15 @@ fn access_tokens_from_the_configured_issuer_name_callers_by_scope() {
             ),
         ),
         (
+            "not valid yet (`nbf` past the leeway)",
+            token(
+                &signing,
+                "k1",
+                &json!({"iss": issuer, "aud": RESOURCE, "scope": "seq.alice",
+                        "nbf": now() + 600, "exp": now() + 1200}),
+            ),
+        ),
+        (
             "another audience",
             token(
                 &signing,

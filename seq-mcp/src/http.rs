@@ -9,8 +9,11 @@
 //! - binds a session to the caller that opened it: another caller's requests on it are 404, as
 //!   for a session that does not exist;
 //! - bounds sessions ([`MAX_SESSIONS`] in all and [`MAX_SESSIONS_PER_CALLER`] for each caller
-//!   with a token, 503 past either) and connections ([`MAX_CONNECTIONS`], the rest wait to be
-//!   accepted), and header reading time.
+//!   with a token, 503 past either; a session being opened is counted from its request on, so
+//!   that racing `initialize`s cannot overshoot), connections and calls in flight
+//!   ([`crate::admission`]: a connection holds a slot only once a request on it named a caller),
+//!   header reading time, and body reading time and size (408 and 413, a `Content-Length` past
+//!   the bound refused before any of the body is read).
 //!
 //! - keeps every SSE stream for resumption ([`crate::resume`]): a connection that drops while
 //!   a call runs leaves the call running for the resume window, so that the client can come
@@ -21,20 +24,23 @@
 //! rmcp validates `Host` and `Origin` (DNS-rebinding protection) against [`HttpOptions`]'s
 //! lists and bounds the request body.
 
+use crate::admission::{Admission, CallSlot, Connection, Limits};
+use crate::bound::MAX_MESSAGE_BYTES;
 use crate::oauth::{METADATA_PATH, OAuth, Refusal};
-use crate::resume::{Reader, Streams};
+use crate::resume::{Lost, Reader, Streams};
 use crate::server::{SeqServer, ServeError};
 use crate::token::Tokens;
 use bytes::Bytes;
 use futures::Stream;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, BodyStream, Full, StreamBody, combinators::BoxBody};
+use http_body_util::{BodyExt, BodyStream, Full, Limited, StreamBody, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use seq_exec::Caller;
 use seq_exec::engine::CancellationToken;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -52,8 +58,6 @@ pub const MAX_SESSIONS: usize = 256;
 /// [`MAX_SESSIONS`]; an `initialize` past it is 503. An open server (one caller) has the
 /// global bound alone.
 pub const MAX_SESSIONS_PER_CALLER: usize = 32;
-/// Connections served at once; more wait in the listen queue.
-pub const MAX_CONNECTIONS: usize = 512;
 /// How long a client may take to send a request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -69,6 +73,11 @@ pub struct SessionEnded(pub CancellationToken);
 /// extensions for [`SeqServer`].
 #[derive(Clone, Debug)]
 pub struct Abandoned(pub CancellationToken);
+
+/// The slot of a `tools/call` among the calls in flight ([`crate::admission`]): it rides in the
+/// request's extensions into the call's handler, so that it is free again once the run ends.
+#[derive(Clone, Debug)]
+pub struct InFlight(pub Arc<CallSlot>);
 
 /// Who may call.
 #[derive(Clone, Debug)]
@@ -89,6 +98,8 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// How long a call whose connection dropped waits for its client to come back.
     pub resume_window: Duration,
+    /// The bounds on connections, calls, bodies and kept answers.
+    pub limits: Limits,
 }
 
 impl HttpOptions {
@@ -99,8 +110,11 @@ impl HttpOptions {
             .into_iter()
             .map(str::to_owned)
             .collect();
-        if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
-            allowed_hosts.push(addr.ip().to_string());
+        // The address bound is its own name (`127.0.0.2`, say); rmcp compares an IPv6 `Host`
+        // without its brackets, so `[::1]` and `::1` are one.
+        let own = addr.ip().to_string();
+        if !addr.ip().is_unspecified() && !allowed_hosts.contains(&own) {
+            allowed_hosts.push(own);
         }
         allowed_hosts.extend(hosts.iter().cloned());
         let mut allowed_origins: Vec<String> = allowed_hosts
@@ -122,7 +136,14 @@ impl HttpOptions {
             allowed_hosts,
             allowed_origins,
             resume_window: crate::resume::RESUME_WINDOW,
+            limits: Limits::default(),
         }
+    }
+
+    /// Serves within `limits` instead of the default bounds.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// A call whose connection dropped waits `window` for its client to come back.
@@ -140,6 +161,7 @@ struct Gate {
     service: StreamableHttpService<SeqServer, LocalSessionManager>,
     manager: Arc<LocalSessionManager>,
     streams: Streams,
+    admission: Admission,
     /// Which caller opened each session, and the token its end cancels.
     owners: Mutex<HashMap<String, (String, CancellationToken)>>,
     /// The sessions each caller is opening now (its `initialize` not answered yet), counted
@@ -148,7 +170,7 @@ struct Gate {
 }
 
 impl Gate {
-    async fn handle(&self, mut request: Request<Incoming>) -> Response<Body> {
+    async fn handle(&self, request: Request<Incoming>, connection: &Connection) -> Response<Body> {
         if let Some(oauth) = self.oauth()
             && request.uri().path().starts_with(METADATA_PATH)
             && request.method() == Method::GET
@@ -162,6 +184,33 @@ impl Gate {
             Ok(caller) => caller,
             Err(refusal) => return refusal.answer(self.oauth()),
         };
+        // Only now does the connection hold a slot (crate::admission).
+        if let Err(full) = connection.prove(&caller) {
+            return closing(busy(full.0));
+        }
+        let (parts, body) = request.into_parts();
+        let body = if parts.method == Method::POST {
+            match self.read_body(&parts, body).await {
+                Ok(body) => body,
+                Err(refused) => return refused,
+            }
+        } else {
+            Bytes::new()
+        };
+        let mut request = Request::from_parts(parts, Full::new(body.clone()));
+        // A call's slot among the calls in flight, and the id its answer will carry.
+        let mut answers = None;
+        if let Some(peeked) = peek(&body) {
+            if peeked.method.as_deref() == Some("tools/call") {
+                match self.admission.call(&caller) {
+                    Ok(slot) => {
+                        request.extensions_mut().insert(InFlight(Arc::new(slot)));
+                    }
+                    Err(full) => return busy(full.0),
+                }
+            }
+            answers = peeked.id;
+        }
         // Holds the caller's place among its sessions while its `initialize` is answered.
         let mut reserved: Option<Opening> = None;
         let session = request
@@ -187,21 +236,32 @@ impl Gate {
                 if resumed.is_some_and(|owner| owner != *id) {
                     return plain(StatusCode::NOT_FOUND, "no such stream".to_owned());
                 }
+                if let Some(lost) = request
+                    .headers()
+                    .get(LAST_EVENT_ID)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|event| self.streams.lost(event))
+                {
+                    return lost_answer(&lost);
+                }
             }
             None if request.method() == Method::POST => {
                 let live = self.manager.sessions.read().await;
-                let open = live.len();
+                let mut owners = self.owners();
+                forget_ended(&mut owners, &live);
+                // The sessions the gate knows (still live) and those being opened (their
+                // `initialize` not answered yet), each counted once and under one lock: racing
+                // requests cannot all see room for one, nor a session count twice as it opens.
+                let mut opening = lock(&self.opening);
+                let open = owners.len() + opening.values().sum::<usize>();
                 if open >= MAX_SESSIONS {
                     return busy(format!(
                         "{open} sessions are open, the most this server keeps ({MAX_SESSIONS}); \
                          end one (DELETE {PATH}) or retry later"
                     ));
                 }
+                let pending = opening.get(&caller.id).copied().unwrap_or(0);
                 if matches!(self.access, Access::Tokens(_)) {
-                    let mut owners = self.owners();
-                    forget_ended(&mut owners, &live);
-                    let mut opening = lock(&self.opening);
-                    let pending = opening.get(&caller.id).copied().unwrap_or(0);
                     let mine = pending
                         + owners
                             .values()
@@ -214,14 +274,15 @@ impl Gate {
                             caller.id
                         ));
                     }
-                    opening.insert(caller.id.clone(), pending + 1);
-                    drop(opening);
-                    drop(owners);
-                    reserved = Some(Opening {
-                        opening: Arc::clone(&self.opening),
-                        caller: caller.id.clone(),
-                    });
                 }
+                opening.insert(caller.id.clone(), pending + 1);
+                drop(opening);
+                drop(owners);
+                drop(live);
+                reserved = Some(Opening {
+                    opening: Arc::clone(&self.opening),
+                    caller: caller.id.clone(),
+                });
             }
             None => {}
         }
@@ -242,6 +303,8 @@ impl Gate {
                     streams: self.streams.clone(),
                     abandon,
                     session: session.clone(),
+                    caller: caller.id.clone(),
+                    answers: answers.take(),
                     reader: None,
                     ended: false,
                 })
@@ -266,10 +329,12 @@ impl Gate {
                     let mut owners = self.owners();
                     forget_ended(&mut owners, &live);
                     owners.insert(id.to_owned(), (caller.id, CancellationToken::new()));
+                    // Counted among the owners from now on, in the same breath.
+                    drop(reserved.take());
                 }
             }
         }
-        // The session, if one opened, is counted among the owners now.
+        // A session that did not open is not counted any more.
         drop(reserved);
         response
     }
@@ -285,8 +350,48 @@ impl Gate {
         }
     }
 
+    /// The body of a POST, read within the body timeout and the size bound; else the answer
+    /// that refuses it (and closes the connection, whose rest is not read).
+    async fn read_body(
+        &self,
+        parts: &http::request::Parts,
+        body: Incoming,
+    ) -> Result<Bytes, Response<Body>> {
+        let declared = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<u64>().ok());
+        if let Some(declared) = declared
+            && declared > MAX_MESSAGE_BYTES as u64
+        {
+            return Err(too_large(Some(declared)));
+        }
+        let timeout = self.admission.limits().body_timeout;
+        let read = Limited::new(body, MAX_MESSAGE_BYTES).collect();
+        match tokio::time::timeout(timeout, read).await {
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+            Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+                Err(too_large(None))
+            }
+            // The client went away or broke the framing: nobody to read an answer well.
+            Ok(Err(error)) => Err(closing(plain(
+                StatusCode::BAD_REQUEST,
+                format!("the request's body could not be read: {error}"),
+            ))),
+            Err(_) => Err(closing(plain(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request's body did not come within {} s, the most this server waits \
+                     for one",
+                    timeout.as_secs_f64()
+                ),
+            ))),
+        }
+    }
+
     /// The request's caller, or why it has none.
-    async fn caller(&self, request: &Request<Incoming>) -> Result<Caller, Unauthorized> {
+    async fn caller<B>(&self, request: &Request<B>) -> Result<Caller, Unauthorized> {
         let tokens = match &self.access {
             Access::Open(caller) => return Ok(caller.clone()),
             Access::Tokens(tokens) => tokens,
@@ -351,7 +456,60 @@ impl Drop for Opening {
     }
 }
 
-/// 503 with `Retry-After`: a bound on sessions is reached.
+/// What a POST's body says of itself, as far as the gate needs.
+#[derive(serde::Deserialize)]
+struct Peeked {
+    method: Option<String>,
+    id: Option<Value>,
+}
+
+/// The method and id of a JSON-RPC request (`None` for anything else: rmcp answers it).
+fn peek(body: &[u8]) -> Option<Peeked> {
+    serde_json::from_slice(body).ok()
+}
+
+/// 413: the body is past the bound (`declared`: as its `Content-Length` says).
+fn too_large(declared: Option<u64>) -> Response<Body> {
+    let bound = MAX_MESSAGE_BYTES;
+    let size = match declared {
+        Some(bytes) => format!("is {bytes} bytes, more than"),
+        None => "is longer than".to_owned(),
+    };
+    closing(plain(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the request's body {size} the {bound} bytes ({} MiB) a request may have",
+            bound / (1024 * 1024)
+        ),
+    ))
+}
+
+/// `response`, after which the connection closes.
+fn closing(mut response: Response<Body>) -> Response<Body> {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// The answer to a resumption whose events are no longer kept: the request's own error, as an
+/// SSE stream of one event, so that the client's call ends with the reason; 410 when the
+/// request is not known.
+fn lost_answer(lost: &Lost) -> Response<Body> {
+    let Some(request) = &lost.request else {
+        return plain(StatusCode::GONE, lost.text());
+    };
+    let error = serde_json::json!({"jsonrpc": "2.0", "id": request, "error": {
+        "code": -32603, "message": lost.text()}});
+    let mut response = Response::new(Full::new(Bytes::from(format!("data: {error}\n\n"))).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    response
+}
+
+/// 503 with `Retry-After`: a bound on sessions, connections or calls is reached.
 fn busy(text: String) -> Response<Body> {
     let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, text);
     response
@@ -368,6 +526,9 @@ struct Watched {
     streams: Streams,
     abandon: CancellationToken,
     session: Option<String>,
+    /// Whose answer it is, and the id of the request it answers.
+    caller: String,
+    answers: Option<Value>,
     reader: Option<Reader>,
     ended: bool,
 }
@@ -379,14 +540,30 @@ impl Stream for Watched {
         let polled = Pin::new(&mut self.body).poll_next(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
+                let data = frame
+                    .data_ref()
+                    .map(|data| data.as_ref())
+                    .unwrap_or_default();
+                let mut ids = event_ids(data).peekable();
                 if self.reader.is_none()
-                    && let Some(event) = frame.data_ref().and_then(|data| first_id(data))
+                    && let Some(event) = ids.peek()
                 {
                     let (abandon, session) = (self.abandon.clone(), self.session.clone());
-                    self.reader = self.streams.watch(event, abandon, session);
+                    let answers = self.answers.take();
+                    self.reader =
+                        self.streams
+                            .watch(event, abandon, session, &self.caller, answers);
+                }
+                for event in ids {
+                    self.streams.sent(event);
                 }
             }
-            Poll::Ready(None) => self.ended = true,
+            Poll::Ready(None) => {
+                self.ended = true;
+                if let Some(reader) = &self.reader {
+                    reader.delivered();
+                }
+            }
             Poll::Ready(Some(Err(never))) => match *never {},
             Poll::Pending => {}
         }
@@ -403,12 +580,11 @@ impl Drop for Watched {
     }
 }
 
-/// The `id:` of the first event in `data` (SSE text).
-fn first_id(data: &[u8]) -> Option<&str> {
-    std::str::from_utf8(data)
-        .ok()?
-        .lines()
-        .find_map(|line| line.strip_prefix("id:"))
+/// The `id:`s of the events in `data` (SSE text), in order; only those lines are decoded.
+fn event_ids(data: &[u8]) -> impl Iterator<Item = &str> {
+    data.split(|&byte| byte == b'\n')
+        .filter_map(|line| line.strip_prefix(b"id:"))
+        .filter_map(|id| std::str::from_utf8(id).ok())
         .map(str::trim)
         .filter(|id| !id.is_empty())
 }
@@ -500,7 +676,13 @@ pub async fn serve(
     options: HttpOptions,
     stop: CancellationToken,
 ) -> Result<(), ServeError> {
-    let streams = Streams::new(options.resume_window);
+    let limits = options.limits.clone();
+    let streams = Streams::new(
+        options.resume_window,
+        limits.kept_bytes,
+        limits.kept_bytes_per_caller,
+    );
+    let admission = Admission::new(limits, matches!(options.access, Access::Tokens(_)));
     let manager =
         Arc::new(LocalSessionManager::default().with_event_store(Arc::new(streams.clone())));
     let config = StreamableHttpServerConfig::default()
@@ -517,16 +699,13 @@ pub async fn serve(
         service,
         manager,
         streams,
+        admission: admission.clone(),
         owners: Mutex::new(HashMap::new()),
         opening: Arc::new(Mutex::new(HashMap::new())),
     });
-    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&permits).acquire_owned() => permit,
-            () = stop.cancelled() => break,
-        };
-        let Ok(permit) = permit else { break };
+        // Never waits for a slot: a connection that names no caller is the one that goes
+        // (crate::admission).
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = stop.cancelled() => break,
@@ -535,10 +714,12 @@ pub async fn serve(
         let Ok((stream, _)) = accepted else { continue };
         let gate = Arc::clone(&gate);
         let stop = stop.clone();
+        let slot = Arc::new(admission.admit());
         tokio::spawn(async move {
+            let evicted = slot.closed().clone();
             let service = hyper::service::service_fn(move |request| {
-                let gate = Arc::clone(&gate);
-                async move { Ok::<_, Infallible>(gate.handle(request).await) }
+                let (gate, slot) = (Arc::clone(&gate), Arc::clone(&slot));
+                async move { Ok::<_, Infallible>(gate.handle(request, &slot).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -547,12 +728,13 @@ pub async fn serve(
             tokio::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}
+                // The oldest connection that named no caller, closed for a newer one.
+                () = evicted.cancelled() => {}
                 () = stop.cancelled() => {
                     connection.as_mut().graceful_shutdown();
                     let _ = connection.await;
                 }
             }
-            drop(permit);
         });
     }
     runs.cancel();

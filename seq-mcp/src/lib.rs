@@ -7,6 +7,7 @@
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
 //! - [`http`]: the same server over streamable HTTP (`--http`), with bearer tokens
 //!   ([`token`]) naming the caller.
+//! - [`admission`]: the connection and call slots of `--http`, bounded per caller and in all.
 //! - [`resume`]: the SSE streams kept for clients that come back with `Last-Event-ID`.
 //! - [`progress`]: progress notifications as a run's items and groups finish, and a heartbeat.
 //! - [`answer`]: a tool's outcome as an MCP answer, and the output schemas that say so.
@@ -14,6 +15,7 @@
 //! - [`framing`]: every request answered: parse errors, invalid requests and invalid params.
 //! - [`convert`]: how definitions, results and failures map between MCP and seqc.
 
+pub mod admission;
 pub mod answer;
 pub mod bound;
 mod child;

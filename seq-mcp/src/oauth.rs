@@ -139,6 +139,8 @@ impl OAuth {
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&[&self.resource]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        // A token is not good before its `nbf` either, with the leeway `exp` has.
+        validation.validate_nbf = true;
         let data = decode::<Claims>(token, &key, &validation).map_err(|error| {
             Refusal::Invalid(format!(
                 "the token does not hold here: {}",

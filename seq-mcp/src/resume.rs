@@ -9,12 +9,20 @@
 //! call it answers is then cancelled ([`Reader`], [`Streams::watch`]). A finished stream is kept
 //! for the resume window after its answer (a minute at least); one that stays unfinished and
 //! silent, for [`STALE`].
+//!
+//! What is kept is bounded in bytes, per caller ([`MAX_KEPT_BYTES_PER_CALLER`]) and in all
+//! ([`MAX_KEPT_BYTES`]), and freed as soon as it is no longer needed: a stream read to its end
+//! (its answer delivered) keeps no events, and a client that resumes after an event has
+//! acknowledged it and those before. Past a bound, the oldest events already sent on a
+//! connection go first, then the oldest unsent ones. A resumption that asks for an event no
+//! longer kept is told so ([`Streams::lost`]) instead of getting a stream with a hole.
 
 use rmcp::model::JsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::{
     EventStore, EventStoreError, EventStream, ServerSseMessage,
 };
 use seq_exec::engine::CancellationToken;
+use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
@@ -33,6 +41,13 @@ pub const STALE: Duration = Duration::from_secs(600);
 const KEEP_ANSWERED: Duration = Duration::from_secs(60);
 /// How often the store looks for streams to forget.
 const SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// Bytes of events kept for resumption in all.
+pub const MAX_KEPT_BYTES: usize = 512 * 1024 * 1024;
+/// Bytes of events kept for resumption for one caller, so that no caller's answers can take
+/// all of [`MAX_KEPT_BYTES`].
+pub const MAX_KEPT_BYTES_PER_CALLER: usize = 64 * 1024 * 1024;
+/// Whom the events of a stream not yet bound to a caller are counted against (besides all).
+const NOBODY: &str = "";
 
 /// The streams of one server (module comment).
 #[derive(Clone, Debug)]
@@ -41,6 +56,9 @@ pub struct Streams(Arc<Shared>);
 #[derive(Debug)]
 struct Shared {
     window: Duration,
+    /// Bytes kept at most, in all and per caller.
+    kept: usize,
+    kept_per_caller: usize,
     state: Mutex<State>,
 }
 
@@ -51,13 +69,71 @@ struct State {
     /// rmcp's stream ids to keys.
     keys: HashMap<String, String>,
     swept: Instant,
+    /// Bytes of events kept, in all and by caller ([`NOBODY`] for streams bound to none yet).
+    bytes: usize,
+    bytes_of: HashMap<String, usize>,
+    /// Counts the events stored: the order of age across streams.
+    stored: u64,
+}
+
+/// One kept event.
+#[derive(Debug)]
+struct Kept {
+    index: u64,
+    message: ServerSseMessage,
+    bytes: usize,
+    /// Its place in the order of all events stored (older is smaller).
+    order: u64,
+}
+
+/// Why events of a stream are no longer kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gone {
+    /// They were read: the stream to its end, or a client resumed after them.
+    Delivered,
+    /// They were dropped for room: the caller's share ([`MAX_KEPT_BYTES_PER_CALLER`]) or all
+    /// ([`MAX_KEPT_BYTES`]) was full.
+    Dropped { per_caller: bool, bound: usize },
+}
+
+/// A resumption that asks for events no longer kept ([`Streams::lost`]).
+#[derive(Clone, Debug)]
+pub struct Lost {
+    /// The id of the request the stream answers, when known.
+    pub request: Option<Value>,
+    pub why: Gone,
+}
+
+impl Lost {
+    /// What the client is told.
+    pub fn text(&self) -> String {
+        match self.why {
+            Gone::Delivered => "the events after this one were already delivered, and are not                                 kept once read"
+                .to_owned(),
+            Gone::Dropped { per_caller, bound } => format!(
+                "the events after this one were dropped unread: this server keeps at most {}                  MiB of answers for resumption {}, and newer ones needed the room; call again",
+                bound / (1024 * 1024),
+                if per_caller { "per caller" } else { "in all" }
+            ),
+        }
+    }
 }
 
 #[derive(Debug)]
 struct Stream {
     rmcp_id: String,
-    events: VecDeque<(u64, ServerSseMessage)>,
+    events: VecDeque<Kept>,
     next: u64,
+    /// The bytes of `events`.
+    bytes: usize,
+    /// Whom `bytes` are counted against ([`NOBODY`] until [`Streams::watch`] tells).
+    caller: String,
+    /// The request the stream answers, when known.
+    request: Option<Value>,
+    /// The highest index sent on a connection.
+    sent: Option<u64>,
+    /// The highest index no longer kept, and why.
+    gone: Option<(u64, Gone)>,
     /// When the answer was stored: nothing follows it.
     answered: Option<Instant>,
     last: Instant,
@@ -75,13 +151,18 @@ struct Stream {
 
 impl Streams {
     /// A store whose abandoned streams' calls are cancelled after `window`.
-    pub fn new(window: Duration) -> Streams {
+    pub fn new(window: Duration, kept: usize, kept_per_caller: usize) -> Streams {
         Streams(Arc::new(Shared {
             window,
+            kept,
+            kept_per_caller,
             state: Mutex::new(State {
                 streams: HashMap::new(),
                 keys: HashMap::new(),
                 swept: Instant::now(),
+                bytes: 0,
+                bytes_of: HashMap::new(),
+                stored: 0,
             }),
         }))
     }
@@ -93,19 +174,94 @@ impl Streams {
 
     /// The connection answering a request reads the stream of `event_id` (its first event):
     /// when it drops before the answer and no client comes back within the window, `abandon`
-    /// is cancelled. The stream is bound to `session`.
+    /// is cancelled. The stream is bound to `session`, answers `request` and is counted
+    /// against `caller`.
     pub fn watch(
         &self,
         event_id: &str,
         abandon: CancellationToken,
         session: Option<String>,
+        caller: &str,
+        request: Option<Value>,
     ) -> Option<Reader> {
         let (key, _) = parse(event_id)?;
         let mut state = self.state();
         let stream = state.streams.get_mut(key)?;
         stream.abandon = Some(abandon);
         stream.session = session;
-        Some(self.attach(stream, key))
+        stream.request = request;
+        let (bytes, was) = (
+            stream.bytes,
+            std::mem::replace(&mut stream.caller, caller.into()),
+        );
+        let reader = self.attach(stream, key);
+        state.uncount(&was, bytes);
+        *state.bytes_of.entry(caller.to_owned()).or_insert(0) += bytes;
+        state.bytes += bytes;
+        self.fit(&mut state, caller);
+        Some(reader)
+    }
+
+    /// Event `event_id` went out on a connection: it goes before unsent ones when room is
+    /// needed.
+    pub fn sent(&self, event_id: &str) {
+        let Some((key, index)) = parse(event_id) else {
+            return;
+        };
+        if let Some(stream) = self.state().streams.get_mut(key) {
+            stream.sent = stream.sent.max(Some(index));
+        }
+    }
+
+    /// Why a resumption after `event_id` cannot have what follows it, when it cannot.
+    pub fn lost(&self, event_id: &str) -> Option<Lost> {
+        let (key, after) = parse(event_id)?;
+        let state = self.state();
+        let stream = state.streams.get(key)?;
+        let (through, why) = stream.gone?;
+        (through > after).then(|| Lost {
+            request: stream.request.clone(),
+            why,
+        })
+    }
+
+    /// The bytes kept now, in all and for `caller`.
+    pub fn kept(&self, caller: &str) -> (usize, usize) {
+        let state = self.state();
+        (
+            state.bytes,
+            state.bytes_of.get(caller).copied().unwrap_or(0),
+        )
+    }
+
+    /// Drops events until `caller` and all are within their bounds: those sent first, then the
+    /// rest, oldest first.
+    fn fit(&self, state: &mut State, caller: &str) {
+        let (all, each) = (self.0.kept, self.0.kept_per_caller);
+        loop {
+            let over_mine =
+                caller != NOBODY && state.bytes_of.get(caller).copied().unwrap_or(0) > each;
+            let over_all = state.bytes > all;
+            if !over_mine && !over_all {
+                return;
+            }
+            let why = if over_mine {
+                Gone::Dropped {
+                    per_caller: true,
+                    bound: each,
+                }
+            } else {
+                Gone::Dropped {
+                    per_caller: false,
+                    bound: all,
+                }
+            };
+            let whose = over_mine.then_some(caller);
+            let Some(key) = state.oldest(whose) else {
+                return;
+            };
+            state.drop_front(&key, Some(why));
+        }
     }
 
     fn attach(&self, stream: &mut Stream, key: &str) -> Reader {
@@ -133,9 +289,19 @@ impl Streams {
             .map(|(key, _)| key.clone())
             .collect();
         for key in gone {
-            if let Some(stream) = state.streams.remove(&key) {
-                state.keys.remove(&stream.rmcp_id);
-            }
+            state.forget(&key);
+        }
+    }
+
+    /// The stream of `key` was read to its end: its events are not needed any more.
+    fn delivered(&self, key: &str) {
+        let mut state = self.state();
+        let answered = state
+            .streams
+            .get(key)
+            .is_some_and(|stream| stream.answered.is_some());
+        if answered {
+            state.free_through(key, u64::MAX, Gone::Delivered);
         }
     }
 
@@ -196,6 +362,11 @@ impl Streams {
                         rmcp_id: rmcp_id.to_owned(),
                         events: VecDeque::new(),
                         next: 0,
+                        bytes: 0,
+                        caller: NOBODY.to_owned(),
+                        request: None,
+                        sent: None,
+                        gone: None,
                         answered: None,
                         last: now,
                         readers: 0,
@@ -208,6 +379,8 @@ impl Streams {
                 key
             }
         };
+        let order = state.stored;
+        state.stored += 1;
         let Some(stream) = state.streams.get_mut(&key) else {
             return format!("{key}-0");
         };
@@ -226,11 +399,30 @@ impl Streams {
         if answer {
             stream.answered = Some(now);
         }
-        if stream.events.len() >= MAX_EVENTS {
-            stream.events.pop_front();
-        }
-        stream.events.push_back((index, kept));
+        // The size rmcp writes it at, near enough.
+        let bytes = kept
+            .message
+            .as_deref()
+            .and_then(|message| serde_json::to_vec(message).ok())
+            .map_or(0, |text| text.len())
+            + id.len();
+        stream.bytes += bytes;
+        stream.events.push_back(Kept {
+            index,
+            message: kept,
+            bytes,
+            order,
+        });
         stream.changed.send_replace(stream.next);
+        let caller = stream.caller.clone();
+        let full = stream.events.len() > MAX_EVENTS;
+        *state.bytes_of.entry(caller.clone()).or_insert(0) += bytes;
+        state.bytes += bytes;
+        if full {
+            // A long run's oldest heartbeats: a resumption still gets the rest and the answer.
+            state.drop_front(&key, None);
+        }
+        self.fit(&mut state, &caller);
         id
     }
 
@@ -240,6 +432,8 @@ impl Streams {
             || -> EventStoreError { format!("no stream has the event `{event_id}`").into() };
         let (key, after) = parse(event_id).ok_or_else(unknown)?;
         let mut state = self.state();
+        // The client has read through `after`: what it holds is not needed any more.
+        state.free_through(key, after, Gone::Delivered);
         let stream = state.streams.get_mut(key).ok_or_else(unknown)?;
         let changes = stream.changed.subscribe();
         let reader = self.attach(stream, key);
@@ -248,7 +442,7 @@ impl Streams {
             key: key.to_owned(),
             after,
             changes,
-            _reader: reader,
+            reader,
         };
         Ok(Box::pin(futures::stream::unfold(replay, Replay::next)))
     }
@@ -257,17 +451,85 @@ impl Streams {
 impl State {
     fn sweep(&mut self, now: Instant, window: Duration) {
         self.swept = now;
-        let keys = &mut self.keys;
-        self.streams.retain(|_, stream| {
-            let keep = match stream.answered {
-                Some(at) => now.duration_since(at) < window.max(KEEP_ANSWERED),
-                None => now.duration_since(stream.last) < STALE,
-            };
-            if !keep {
-                keys.remove(&stream.rmcp_id);
+        let old: Vec<String> = self
+            .streams
+            .iter()
+            .filter(|(_, stream)| match stream.answered {
+                Some(at) => now.duration_since(at) >= window.max(KEEP_ANSWERED),
+                None => now.duration_since(stream.last) >= STALE,
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in old {
+            self.forget(&key);
+        }
+    }
+
+    /// Forgets the stream of `key` and its bytes.
+    fn forget(&mut self, key: &str) {
+        if let Some(stream) = self.streams.remove(key) {
+            self.keys.remove(&stream.rmcp_id);
+            self.uncount(&stream.caller, stream.bytes);
+        }
+    }
+
+    fn uncount(&mut self, caller: &str, bytes: usize) {
+        self.bytes = self.bytes.saturating_sub(bytes);
+        if let Some(count) = self.bytes_of.get_mut(caller) {
+            *count = count.saturating_sub(bytes);
+            if *count == 0 {
+                self.bytes_of.remove(caller);
             }
-            keep
-        });
+        }
+    }
+
+    /// Frees the events of `key` up to index `through`.
+    fn free_through(&mut self, key: &str, through: u64, why: Gone) {
+        while self
+            .streams
+            .get(key)
+            .and_then(|stream| stream.events.front())
+            .is_some_and(|event| event.index <= through)
+        {
+            self.drop_front(key, Some(why));
+        }
+    }
+
+    /// Drops the oldest event of `key`, saying why it is gone (nothing: a resumption after it
+    /// goes on without it).
+    fn drop_front(&mut self, key: &str, why: Option<Gone>) {
+        let Some(stream) = self.streams.get_mut(key) else {
+            return;
+        };
+        let Some(event) = stream.events.pop_front() else {
+            return;
+        };
+        stream.bytes = stream.bytes.saturating_sub(event.bytes);
+        if let Some(why) = why {
+            // Dropped unread stays the reason: the client never had those events.
+            let why = match stream.gone {
+                Some((_, was @ Gone::Dropped { .. })) if why == Gone::Delivered => was,
+                Some(_) | None => why,
+            };
+            stream.gone = Some((event.index, why));
+        }
+        let caller = stream.caller.clone();
+        self.uncount(&caller, event.bytes);
+    }
+
+    /// The stream (of `caller`, or anyone's) whose oldest event goes first: one already sent
+    /// before any unsent one, the oldest among either.
+    fn oldest(&self, caller: Option<&str>) -> Option<String> {
+        self.streams
+            .iter()
+            .filter(|(_, stream)| caller.is_none_or(|caller| stream.caller == caller))
+            .filter_map(|(key, stream)| {
+                let front = stream.events.front()?;
+                let unsent = stream.sent.is_none_or(|sent| front.index > sent);
+                Some(((unsent, front.order), key))
+            })
+            .min_by_key(|(rank, _)| *rank)
+            .map(|(_, key)| key.clone())
     }
 }
 
@@ -276,6 +538,13 @@ impl State {
 pub struct Reader {
     streams: Streams,
     key: String,
+}
+
+impl Reader {
+    /// The stream was read to its end: its answer is delivered.
+    pub fn delivered(&self) {
+        self.streams.delivered(&self.key);
+    }
 }
 
 impl Drop for Reader {
@@ -290,26 +559,33 @@ struct Replay {
     key: String,
     after: u64,
     changes: watch::Receiver<u64>,
-    _reader: Reader,
+    reader: Reader,
 }
 
 impl Replay {
     async fn next(mut self) -> Option<(ServerSseMessage, Replay)> {
         loop {
             {
-                let state = self.streams.state();
-                let stream = state.streams.get(&self.key)?;
+                let mut state = self.streams.state();
+                let stream = state.streams.get_mut(&self.key)?;
                 // Seen now: a change after this wakes the wait below.
                 self.changes.borrow_and_update();
-                if let Some((index, event)) =
-                    stream.events.iter().find(|(index, _)| *index > self.after)
+                let after = self.after;
+                if let Some((index, event)) = stream
+                    .events
+                    .iter()
+                    .find(|kept| kept.index > after)
+                    .map(|kept| (kept.index, kept.message.clone()))
                 {
-                    self.after = *index;
-                    let event = event.clone();
+                    self.after = index;
+                    stream.sent = stream.sent.max(Some(index));
                     drop(state);
                     return Some((event, self));
                 }
                 if stream.answered.is_some() {
+                    drop(state);
+                    // Asked for again after the answer went out: read to the end.
+                    self.reader.delivered();
                     return None;
                 }
             }
@@ -369,5 +645,117 @@ impl EventStore for Streams {
     {
         let replay = self.replay(last_event_id);
         Box::pin(std::future::ready(replay))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(value: Value) -> ServerSseMessage {
+        ServerSseMessage::from_message(serde_json::from_value(value).unwrap())
+    }
+
+    fn progress() -> ServerSseMessage {
+        message(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": 1, "progress": 1}}))
+    }
+
+    /// An answer of about `bytes` bytes.
+    fn answer(id: u64, bytes: usize) -> ServerSseMessage {
+        message(json!({"jsonrpc": "2.0", "id": id, "result": {
+            "content": [{"type": "text", "text": "x".repeat(bytes)}]}}))
+    }
+
+    /// A stream of `caller` answering request `id`: a progress event, watched, then an answer
+    /// of `bytes`; the first event's id and the reader.
+    fn stream(
+        streams: &Streams,
+        rmcp: &str,
+        caller: &str,
+        id: u64,
+        bytes: usize,
+    ) -> (String, Reader) {
+        let first = streams.store(rmcp, &progress());
+        let reader = streams
+            .watch(
+                &first,
+                CancellationToken::new(),
+                None,
+                caller,
+                Some(json!(id)),
+            )
+            .unwrap();
+        streams.store(rmcp, &answer(id, bytes));
+        (first, reader)
+    }
+
+    #[test]
+    fn a_stream_read_to_its_end_keeps_nothing() {
+        let streams = Streams::new(Duration::ZERO, 1 << 20, 1 << 20);
+        let (first, reader) = stream(&streams, "a", "alice", 1, 1000);
+        assert!(streams.kept("alice").1 > 1000);
+        assert!(streams.lost(&first).is_none());
+        reader.delivered();
+        assert_eq!(streams.kept("alice"), (0, 0));
+        let lost = streams.lost(&first).unwrap();
+        assert_eq!(lost.why, Gone::Delivered);
+        assert!(lost.text().contains("already delivered"), "{}", lost.text());
+    }
+
+    #[test]
+    fn a_resumption_acknowledges_what_it_resumes_after() {
+        let streams = Streams::new(Duration::ZERO, 1 << 20, 1 << 20);
+        let (first, _reader) = stream(&streams, "a", "alice", 1, 1000);
+        let before = streams.kept("alice").1;
+        let _replay = streams.replay(&first).unwrap();
+        let after = streams.kept("alice").1;
+        assert!(after < before && after > 1000, "{before} then {after}");
+        // What follows the acknowledged event is still there to be had.
+        assert!(streams.lost(&first).is_none());
+    }
+
+    #[test]
+    fn past_a_callers_bound_its_oldest_answers_go_sent_ones_first_and_others_keep_theirs() {
+        let streams = Streams::new(Duration::ZERO, 1 << 20, 2500);
+        let (bob, _b) = stream(&streams, "b", "bob", 9, 2000);
+        let (older, _r1) = stream(&streams, "a1", "alice", 1, 1000);
+        let (newer, _r2) = stream(&streams, "a2", "alice", 2, 1000);
+        // The newer one's answer went out on its connection: it goes first.
+        streams.sent(&format!("{}-1", newer.rsplit_once('-').unwrap().0));
+        let (_, _r3) = stream(&streams, "a3", "alice", 3, 1000);
+        let lost = streams.lost(&newer).unwrap();
+        assert_eq!(
+            lost.why,
+            Gone::Dropped {
+                per_caller: true,
+                bound: 2500
+            }
+        );
+        assert_eq!(lost.request, Some(json!(2)));
+        assert!(lost.text().contains("per caller"), "{}", lost.text());
+        assert!(streams.lost(&older).is_none());
+        assert!(streams.kept("alice").1 <= 2500);
+        assert!(
+            streams.lost(&bob).is_none(),
+            "another caller's answers stay"
+        );
+        // Then the oldest unsent one.
+        let (_, _r4) = stream(&streams, "a4", "alice", 4, 1000);
+        assert!(streams.lost(&older).is_some());
+    }
+
+    #[test]
+    fn past_the_bound_in_all_the_oldest_go_whoever_they_are() {
+        let streams = Streams::new(Duration::ZERO, 2500, 1 << 20);
+        let (bob, _b) = stream(&streams, "b", "bob", 9, 1000);
+        let (alice, _a) = stream(&streams, "a", "alice", 1, 1000);
+        let (_, _c) = stream(&streams, "c", "carol", 2, 1000);
+        let lost = streams.lost(&bob).unwrap();
+        assert!(lost.text().contains("in all"), "{}", lost.text());
+        assert!(streams.lost(&alice).is_none());
+        assert!(streams.kept("").0 <= 2500);
     }
 }

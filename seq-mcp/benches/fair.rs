@@ -1,0 +1,385 @@
+//! Fairness of `--http`: `CALLERS` callers with tokens (8, or `SEQC_BENCH_CALLERS`), each
+//! making 20 `seq_run`s of a one-item sequence one after another, on a quiet server and then on
+//! the same server while one more caller, hostile, does all it can to starve them:
+//!
+//! - half-sent bodies: 200 connections with its token that send a request's headers and half its
+//!   body, each opened again a second after the server closes it;
+//! - connections without a token: 200 that send nothing, each opened again a second after the
+//!   server closes it;
+//! - a flood of long calls: 200 tasks starting `seq_run`s that outlive the benchmark, each
+//!   starting another a second after one is refused;
+//! - many sessions: 64 `initialize`s held open.
+//!
+//! The second between attempts keeps the attack one of holding the server's slots, not of
+//! spending the machine's CPU (which a per-caller rate limit in front would answer).
+//!
+//! The server is a process of its own (this binary, started again, serving as `seqc mcp --http`
+//! does with the default bounds). Criterion times a round (every caller's runs); the line after
+//! gives p50/p99 of one `seq_run`'s latency as the callers saw it, quiet and under attack, and
+//! the ratio of the p99s, measured in the same run (the target is within 2).
+//! `cargo bench -p seq-mcp --bench fair`; under `cargo test --benches`, one small round.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a benchmark that cannot set up should stop there, and prints its figures"
+)]
+
+use criterion::{Criterion, SamplingMode, Throughput};
+use futures::future::join_all;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use seq_exec::Caller;
+use seq_exec::builtin::Captured;
+use seq_exec::engine::CancellationToken;
+use seq_exec::policy::{Policy, Rules};
+use seq_mcp::http::{Access, HttpOptions};
+use seq_mcp::token::{Tokens, sha256_hex};
+use seq_mcp::{McpHost, SeqServer};
+use seq_store::storage::Storage;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Set in the child of this binary that serves, on the data directory of [`DATA`].
+const SERVE: &str = "SEQ_MCP_FAIR_SERVE";
+const DATA: &str = "SEQ_MCP_FAIR_DATA";
+const RUNS_PER_CALLER: usize = 20;
+const HOSTILE: &str = "hostile";
+
+fn full_size() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
+}
+
+fn callers() -> usize {
+    if !full_size() {
+        return 2;
+    }
+    std::env::var("SEQC_BENCH_CALLERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(8)
+}
+
+/// How many of each kind of attack the hostile caller keeps going.
+fn attackers() -> usize {
+    if full_size() { 200 } else { 8 }
+}
+
+fn token(caller: &str) -> String {
+    format!("{caller}-token-0123456789abcdef")
+}
+
+fn names(count: usize) -> Vec<String> {
+    (0..count).map(|c| format!("c{c}")).collect()
+}
+
+/// The policy: every caller and the hostile one, each with its token.
+fn policy(count: usize) -> Policy {
+    names(count).into_iter().chain([HOSTILE.to_owned()]).fold(
+        Policy::allow_all(),
+        |policy, caller| {
+            let rules = Rules {
+                token_sha256: Some(sha256_hex(&token(&caller))),
+                ..Rules::default()
+            };
+            policy.for_caller(caller, rules)
+        },
+    )
+}
+
+/// The child's part: serve with tokens until the parent kills it.
+fn serve(count: usize) {
+    let data = std::env::var(DATA).unwrap();
+    let data = Path::new(&data);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let policy = Arc::new(policy(count));
+        let root = data.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let server = SeqServer::assemble(
+            Storage::new(data.join("store")),
+            root,
+            Caller::new("bench"),
+            Arc::clone(&policy),
+            Arc::new(McpHost::none(Arc::clone(&policy))),
+            Arc::new(Captured::new()),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        println!("{addr}");
+        let access = Access::Tokens(Tokens::from_policy(&policy).unwrap());
+        let options = HttpOptions::new(access, addr, &[], &[]);
+        seq_mcp::http::serve(server, listener, options, CancellationToken::new())
+            .await
+            .unwrap();
+    });
+}
+
+/// A child killed when dropped (its runs' commands die with it).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn client(url: &str, caller: &str) -> Result<Client, String> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token(caller));
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .map_err(|error| error.to_string())
+}
+
+async fn create(client: &Client, name: &str, group: Value) {
+    let Value::Object(args) = json!({"name": name, "replace": true, "groups": [group]}) else {
+        unreachable!()
+    };
+    let created = client
+        .call_tool(CallToolRequestParams::new("seq_create").with_arguments(args))
+        .await
+        .unwrap();
+    assert_ne!(created.is_error, Some(true), "{created:?}");
+}
+
+/// One round: every caller's runs, all callers at once; its wall time.
+async fn round(clients: &[(String, Client)], latencies: &Mutex<Vec<Duration>>) -> Duration {
+    let started = Instant::now();
+    join_all(clients.iter().map(|(name, client)| async move {
+        for n in 0..RUNS_PER_CALLER {
+            let Value::Object(args) = json!({"name": format!("quick-{name}"), "args": {"n": n}})
+            else {
+                unreachable!()
+            };
+            let call = Instant::now();
+            let answer = client
+                .call_tool(CallToolRequestParams::new("seq_run").with_arguments(args))
+                .await
+                .unwrap();
+            let took = call.elapsed();
+            let report = answer.structured_content.unwrap_or_default();
+            assert_eq!(report["ok"], true, "{report}");
+            latencies.lock().unwrap().push(took);
+        }
+    }))
+    .await;
+    started.elapsed()
+}
+
+/// How long an attacker waits before trying again (module comment).
+const AGAIN: Duration = Duration::from_secs(1);
+
+/// The hostile caller's attack (module comment), until `stop`; `ready` is told once it is all
+/// under way.
+async fn attack(
+    addr: SocketAddr,
+    url: String,
+    stop: CancellationToken,
+    ready: tokio::sync::oneshot::Sender<()>,
+) {
+    let mut tasks = Vec::new();
+    let head = |length: usize, auth: bool| {
+        let auth = if auth {
+            format!("Authorization: Bearer {}\r\n", token(HOSTILE))
+        } else {
+            String::new()
+        };
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n{auth}\r\n"
+        )
+    };
+    // Half-sent bodies, and connections that send nothing: held until the server closes them,
+    // then opened again.
+    for auth in [true, false] {
+        for _ in 0..attackers() {
+            let (stop, head) = (stop.clone(), head(1000, auth));
+            tasks.push(tokio::spawn(async move {
+                while !stop.is_cancelled() {
+                    let Ok(mut socket) = tokio::net::TcpStream::connect(addr).await else {
+                        tokio::time::sleep(AGAIN).await;
+                        continue;
+                    };
+                    if auth {
+                        let _ = socket.write_all(head.as_bytes()).await;
+                        let _ = socket.write_all(&[b' '; 500]).await;
+                    }
+                    let mut sink = Vec::new();
+                    tokio::select! {
+                        _ = socket.read_to_end(&mut sink) => tokio::time::sleep(AGAIN).await,
+                        () = stop.cancelled() => {}
+                    }
+                }
+            }));
+        }
+    }
+    // Sessions held open, and a flood of long calls on the first of them.
+    let mut sessions = Vec::new();
+    for _ in 0..64 {
+        if let Ok(session) = client(&url, HOSTILE).await {
+            sessions.push(session);
+        }
+    }
+    if let Some(first) = sessions.first() {
+        let slow = json!({"tool": "cmd_run", "args": {"command": "sleep 600"}}).to_string();
+        create(first, "slow", json!({"name": "g", "tools": slow + " ;"})).await;
+    }
+    let sessions = Arc::new(sessions);
+    for k in 0..attackers() {
+        let (stop, sessions) = (stop.clone(), Arc::clone(&sessions));
+        tasks.push(tokio::spawn(async move {
+            let Some(session) = sessions.get(k % sessions.len().max(1)) else {
+                return;
+            };
+            while !stop.is_cancelled() {
+                let Value::Object(args) = json!({"name": "slow"}) else {
+                    unreachable!()
+                };
+                let call =
+                    session.call_tool(CallToolRequestParams::new("seq_run").with_arguments(args));
+                tokio::select! {
+                    _ = call => tokio::time::sleep(AGAIN).await,
+                    () = stop.cancelled() => {}
+                }
+            }
+        }));
+    }
+    let _ = ready.send(());
+    stop.cancelled().await;
+    for task in tasks {
+        let _ = task.await;
+    }
+    let sessions = Arc::try_unwrap(sessions).unwrap_or_default();
+    for session in sessions {
+        let _ = session.cancel().await;
+    }
+}
+
+/// What one phase's rounds gave.
+#[derive(Default)]
+struct Figures {
+    latencies: Mutex<Vec<Duration>>,
+}
+
+impl Figures {
+    fn percentile(&self, p: f64) -> Duration {
+        let mut all = self.latencies.lock().unwrap().clone();
+        all.sort();
+        let index = ((all.len() as f64 - 1.0) * p).round() as usize;
+        all.get(index).copied().unwrap_or_default()
+    }
+}
+
+fn main() {
+    let count = callers();
+    if std::env::var(SERVE).is_ok() {
+        serve(count);
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut server = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(SERVE, "1")
+        .env(DATA, data.path())
+        .args(std::env::args().skip(1))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _server = Killed(server);
+    let addr: SocketAddr = line.trim().parse().unwrap();
+    let url = format!("http://{addr}/mcp");
+    let clients: Vec<(String, Client)> = runtime.block_on(async {
+        let clients = join_all(names(count).into_iter().map(|name| {
+            let url = url.clone();
+            async move {
+                let client = client(&url, &name).await.unwrap();
+                let echo = json!({"tool": "echo", "args": {"value": "$args.n"}, "as": "v"})
+                    .to_string()
+                    + " ;";
+                create(
+                    &client,
+                    &format!("quick-{name}"),
+                    json!({"name": "g", "in": {"n": "integer"}, "out": {"v": "any"},
+                           "tools": echo}),
+                )
+                .await;
+                (name, client)
+            }
+        }));
+        clients.await
+    });
+    let (quiet, attacked) = (Figures::default(), Figures::default());
+
+    let runs = count * RUNS_PER_CALLER;
+    let mut criterion = Criterion::default().configure_from_args();
+    let mut group = criterion.benchmark_group(format!("fair/{count} callers x {RUNS_PER_CALLER}"));
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(10))
+        .throughput(Throughput::Elements(runs as u64));
+    let mut bench = |name: &str, figures: &Figures| {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                runtime.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        total += round(&clients, &figures.latencies).await;
+                    }
+                    total
+                })
+            });
+        });
+    };
+    bench("quiet", &quiet);
+    let stop = CancellationToken::new();
+    let (ready, under_way) = tokio::sync::oneshot::channel();
+    let attacker = runtime.spawn(attack(addr, url.clone(), stop.clone(), ready));
+    runtime.block_on(under_way).unwrap();
+    bench("hostile", &attacked);
+    stop.cancel();
+    group.finish();
+    let _ = runtime.block_on(attacker);
+
+    let (q50, q99) = (quiet.percentile(0.5), quiet.percentile(0.99));
+    let (h50, h99) = (attacked.percentile(0.5), attacked.percentile(0.99));
+    println!(
+        "fair, {count} callers x {RUNS_PER_CALLER} seq_run, one hostile caller ({} half-sent \
+         bodies, {} connections without a token, {} flooding long calls, 64 sessions): latency \
+         p50/p99 quiet {:.2}/{:.2} ms, under attack {:.2}/{:.2} ms; p99 ratio {:.2} (target \
+         within 2)",
+        attackers(),
+        attackers(),
+        attackers(),
+        q50.as_secs_f64() * 1e3,
+        q99.as_secs_f64() * 1e3,
+        h50.as_secs_f64() * 1e3,
+        h99.as_secs_f64() * 1e3,
+        h99.as_secs_f64() / q99.as_secs_f64(),
+    );
+    runtime.block_on(async {
+        for (_, client) in clients {
+            let _ = client.cancel().await;
+        }
+    });
+    criterion.final_summary();
+}
