@@ -1,7 +1,7 @@
 //! Hostile `jq` filters against seqc's isolated evaluation (docs/robustness.md, "jq filters"):
 //! deep values handed to natives that recurse, allocations sized by a value, literal filters
-//! nested past jaq's parser, and natives that never return. Each is a failed call, the
-//! process asking goes on, and a dropped call leaves nothing computing. The filters are data
+//! nested past jaq's parser, and natives that never return. Each call ends (failed, or for a
+//! few, answered), the process asking goes on, and a dropped call leaves nothing computing. The filters are data
 //! (tests/fixtures/jq_hostile/filters.json); what each call says is a snapshot.
 
 #![allow(
@@ -38,7 +38,7 @@ fn isolated_host(root: &std::path::Path) -> BuiltinHost {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_hostile_filter_is_a_failed_call_and_the_host_goes_on() {
+async fn every_hostile_filter_ends_its_call_and_the_host_goes_on() {
     let root = tempfile::tempdir().unwrap();
     let host = isolated_host(root.path());
     let caller = Caller::new("local");
@@ -47,12 +47,16 @@ async fn every_hostile_filter_is_a_failed_call_and_the_host_goes_on() {
         let result = host
             .call(&caller, "jq", json!({"filter": case.filter}))
             .await;
-        let error = result.expect_err(&case.name);
-        assert_eq!(error.reason, Reason::Failed, "{}: {error:?}", case.name);
-        outcomes.insert(
-            case.name,
-            json!({"detail": error.detail, "hint": error.hint, "field": error.field}),
-        );
+        // Most fail; a few natives are cheap enough on the child's stack to answer (`==` on
+        // two values 200,000 deep): either way the call ends and the host goes on.
+        let outcome = match result {
+            Ok(value) => json!({"answer": value}),
+            Err(error) => {
+                assert_eq!(error.reason, Reason::Failed, "{}: {error:?}", case.name);
+                json!({"detail": error.detail, "hint": error.hint, "field": error.field})
+            }
+        };
+        outcomes.insert(case.name, outcome);
         // The next call is answered as if nothing happened.
         let next = host
             .call(&caller, "jq", json!({"filter": ". + 1", "input": 1}))
@@ -174,14 +178,15 @@ fn the_service_outlives_hostile_filters_from_its_callers() {
             assert!(text.contains("E1004"), "{}: {created}", case.name);
         } else {
             assert_ne!(created["isError"], true, "{}: {created}", case.name);
+            // The run ends, failed or (for a few natives) answered.
             let ran = client.call("seq_run", json!({"name": "hostile"}));
-            assert_eq!(ran["isError"], true, "{}: {ran}", case.name);
-            let report = &ran["structuredContent"]["report"];
-            assert_eq!(
-                report["groups"][0]["status"], "failed",
-                "{}: {ran}",
-                case.name
-            );
+            let report = if ran["isError"] == true {
+                &ran["structuredContent"]["report"]
+            } else {
+                &ran["structuredContent"]
+            };
+            let status = &report["groups"][0]["status"];
+            assert!(status == "failed" || status == "ran", "{}: {ran}", case.name);
         }
         // Another caller, on a session of its own, is answered.
         let mut other = http::Client::connect(&url, None);
