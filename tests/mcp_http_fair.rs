@@ -419,3 +419,15 @@ fn a_server_bound_to_another_loopback_address_answers_to_it() {
             .contains(&"http://[::1]:7000".to_owned())
     );
 }
+
+/// Ending a session is 200 (the Python SDK takes only 200 or 204 as ended); ending it again, or
+/// one that never was, is 404, as the specification says.
+#[test]
+fn ending_an_unknown_session_is_404() {
+    let served = Served::start("127.0.0.1:0", false, Limits::default());
+    let mut client = served.client(None);
+    assert_eq!(client.delete().status, 200);
+    assert_eq!(client.delete().status, 404);
+    client.session = Some("no-such-session".to_owned());
+    assert_eq!(client.delete().status, 404);
+}

@@ -221,11 +221,19 @@ impl Gate {
         match &session {
             Some(id) => {
                 let known = self.owners().get(id).cloned();
-                if let Some((owner, ended)) = known {
-                    if owner != caller.id {
+                match known {
+                    Some((owner, ended)) => {
+                        if owner != caller.id {
+                            return plain(StatusCode::NOT_FOUND, "no such session".to_owned());
+                        }
+                        request.extensions_mut().insert(SessionEnded(ended));
+                    }
+                    // rmcp accepts the end of a session it does not know (202); the
+                    // specification says 404, and clients report anything else as a failure.
+                    None if request.method() == Method::DELETE => {
                         return plain(StatusCode::NOT_FOUND, "no such session".to_owned());
                     }
-                    request.extensions_mut().insert(SessionEnded(ended));
+                    None => {}
                 }
                 // A stream is resumed only in the session it belongs to.
                 let resumed = request
@@ -292,6 +300,11 @@ impl Gate {
         request.extensions_mut().insert(caller.clone());
         request.extensions_mut().insert(Abandoned(abandon.clone()));
         let mut response = self.service.handle(request).await;
+        // rmcp accepts a session's end with 202; clients (the Python SDK) take only 200 or 204
+        // as a session ended, and report anything else as a failed termination.
+        if deleting && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
         let streamed = response
             .headers()
             .get(header::CONTENT_TYPE)
