@@ -186,7 +186,11 @@ fn the_service_outlives_hostile_filters_from_its_callers() {
                 &ran["structuredContent"]
             };
             let status = &report["groups"][0]["status"];
-            assert!(status == "failed" || status == "ran", "{}: {ran}", case.name);
+            assert!(
+                status == "failed" || status == "ran",
+                "{}: {ran}",
+                case.name
+            );
         }
         // Another caller, on a session of its own, is answered.
         let mut other = http::Client::connect(&url, None);
