@@ -88,7 +88,11 @@ fn caught_in(sequence: &Sequence, group: &str, index: usize) -> String {
 /// `2 groups ran, 1 skipped, 1 not reached`: only the counts that are not zero.
 fn counts(sequence: &Sequence, report: &RunReport) -> String {
     let of = |status: GroupStatus| report.groups.iter().filter(|g| g.status == status).count();
-    let not_reached = sequence.groups.len().saturating_sub(report.groups.len());
+    // A group that runs only when called is not the run's to reach: its run is in its call's
+    // report, whether it ran or not.
+    let not_reached = seq_catalog::calls::entry_groups(sequence)
+        .count()
+        .saturating_sub(report.groups.len());
     let parts = [
         (of(GroupStatus::Ran), "ran"),
         (of(GroupStatus::Skipped), "skipped"),
@@ -189,6 +193,28 @@ mod tests {
             "✗ s failed in 7 ms: 1 group ran, 1 failed, 1 not reached\n  \
              group `g1`, item 1 `cmd_run` (after 1 retry): failed: exit status 2\n    \
              hint: read stderr\n"
+        );
+    }
+
+    #[test]
+    fn a_group_that_runs_only_when_called_is_never_not_reached() {
+        let text = r#"{"name": "s", "groups": [
+            {"name": "main", "out": {"r": "object"},
+             "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"helper\"},\"as\":\"r\"} ;"},
+            {"name": "helper", "tools": "{\"tool\":\"echo\",\"args\":{\"value\":1}} ;"}]}"#;
+        let sequence = seq_syntax::parse(text).sequence.unwrap();
+        let report = RunReport {
+            ok: true,
+            groups: vec![group("main", GroupStatus::Ran, Vec::new())],
+            out: Map::new(),
+            error: None,
+            argument_errors: Vec::new(),
+            cancelled: false,
+            output: Map::new(),
+        };
+        assert_eq!(
+            rendered(&sequence, &report),
+            "✓ s succeeded in 7 ms: 1 group ran\n"
         );
     }
 
