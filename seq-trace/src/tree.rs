@@ -52,7 +52,16 @@ where
         KeyValue::new(key::CALLER, run.caller.id.clone()),
         KeyValue::new(key::OK, report.ok),
     ];
-    attributes.extend(reason(report.error.as_ref()));
+    // A run that started fails by its first failed group: its reason is the run's.
+    let first_failure = report.error.as_ref().or_else(|| {
+        report.groups.iter().find_map(|group| {
+            group
+                .error
+                .as_ref()
+                .or_else(|| first_item_error(&group.items))
+        })
+    });
+    attributes.extend(reason(first_failure));
     let status = if report.ok {
         Status::Unset
     } else {
@@ -66,9 +75,24 @@ where
         status,
     );
     for group in &report.groups {
-        spans.group(&cx, group);
+        spans.group(&cx, group, end_ms);
     }
     spans.end(&cx, end_ms);
+}
+
+/// The error of the first item that failed, if any.
+fn first_item_error(items: &[ItemReport]) -> Option<&ToolError> {
+    items
+        .iter()
+        .find(|item| item.status == ItemStatus::Failed)
+        .and_then(|item| item.error.as_ref())
+}
+
+/// Where a span of the report ends: its own end, within its parent's. The report's times are
+/// whole milliseconds, each rounded on its own, so a child may seem to end a millisecond after
+/// its parent; a trace backend draws that as a child outliving its parent.
+fn end_within(started_ms: u64, duration_ms: u64, within: u64) -> u64 {
+    started_ms.saturating_add(duration_ms).min(within)
 }
 
 /// The context of a W3C `traceparent`, empty when it does not parse (a run with no parent).
@@ -114,7 +138,8 @@ where
         cx.span().end_with_timestamp(self.at(end_ms));
     }
 
-    fn group(&self, parent: &Context, group: &GroupReport) {
+    fn group(&self, parent: &Context, group: &GroupReport, within: u64) {
+        let end = end_within(group.started_ms, group.duration_ms, within);
         let mut attributes = vec![
             KeyValue::new(key::GROUP, group.name.clone()),
             KeyValue::new(key::STATUS, group_status(group.status)),
@@ -124,17 +149,18 @@ where
         let cx = self.start(
             parent,
             format!("group {}", group.name),
-            group.started_ms,
+            group.started_ms.min(end),
             attributes,
             group_span_status(group.status, group.error.as_ref()),
         );
         for (index, item) in group.items.iter().enumerate() {
-            self.item(&cx, index, item);
+            self.item(&cx, index, item, end);
         }
-        self.end(&cx, group.started_ms.saturating_add(group.duration_ms));
+        self.end(&cx, end);
     }
 
-    fn item(&self, parent: &Context, index: usize, item: &ItemReport) {
+    fn item(&self, parent: &Context, index: usize, item: &ItemReport, within: u64) {
+        let end = end_within(item.started_ms, item.duration_ms, within);
         let mut attributes = vec![
             KeyValue::new(key::TOOL, item.tool.clone()),
             KeyValue::new(key::INDEX, count(index)),
@@ -147,7 +173,7 @@ where
         let cx = self.start(
             parent,
             format!("item {}", item.tool),
-            item.started_ms,
+            item.started_ms.min(end),
             attributes,
             item_span_status(item.status, item.error.as_ref()),
         );
@@ -158,30 +184,35 @@ where
                 for (number, (attempt, error)) in
                     failed.iter().zip(&item.failed_attempts).enumerate()
                 {
-                    let attempt_cx =
-                        self.attempt(&cx, number, attempt.started_ms, "failed", Some(error));
+                    let attempt_cx = self.attempt(
+                        &cx,
+                        number,
+                        attempt.started_ms.min(end),
+                        "failed",
+                        Some(error),
+                    );
                     self.end(
                         &attempt_cx,
-                        attempt.started_ms.saturating_add(attempt.duration_ms),
+                        end_within(attempt.started_ms, attempt.duration_ms, end),
                     );
                 }
                 self.attempt(
                     &cx,
                     failed.len(),
-                    last.started_ms,
+                    last.started_ms.min(end),
                     item_status(item.status),
                     item.error.as_ref(),
                 )
             }
         };
+        let calls_end = item.attempts.last().map_or(end, |last| {
+            end_within(last.started_ms, last.duration_ms, end)
+        });
         for called in &item.called {
-            self.call(&calls_under, called);
+            self.call(&calls_under, called, calls_end);
         }
-        if let Some(last) = item.attempts.last() {
-            self.end(
-                &calls_under,
-                last.started_ms.saturating_add(last.duration_ms),
-            );
+        if item.attempts.last().is_some() {
+            self.end(&calls_under, calls_end);
         }
         if let Some(each) = &item.each {
             for (index, element) in each.elements.iter().enumerate() {
@@ -196,17 +227,17 @@ where
                 let element_cx = self.start(
                     &cx,
                     format!("element {index}"),
-                    element.started_ms,
+                    element.started_ms.min(end),
                     attributes,
                     item_span_status(element.status, element.error.as_ref()),
                 );
                 self.end(
                     &element_cx,
-                    element.started_ms.saturating_add(element.duration_ms),
+                    end_within(element.started_ms, element.duration_ms, end),
                 );
             }
         }
-        self.end(&cx, item.started_ms.saturating_add(item.duration_ms));
+        self.end(&cx, end);
     }
 
     /// Attempt `number` (from 0; its attribute counts from 1), ended by the caller.
@@ -238,7 +269,8 @@ where
         )
     }
 
-    fn call(&self, parent: &Context, called: &CalledGroup) {
+    fn call(&self, parent: &Context, called: &CalledGroup, within: u64) {
+        let end = end_within(called.started_ms, called.duration_ms, within);
         let mut attributes = vec![
             KeyValue::new(key::GROUP, called.name.clone()),
             KeyValue::new(key::STATUS, group_status(called.status)),
@@ -255,14 +287,14 @@ where
         let cx = self.start(
             parent,
             name,
-            called.started_ms,
+            called.started_ms.min(end),
             attributes,
             group_span_status(called.status, called.error.as_ref()),
         );
         for (index, item) in called.items.iter().enumerate() {
-            self.item(&cx, index, item);
+            self.item(&cx, index, item, end);
         }
-        self.end(&cx, called.started_ms.saturating_add(called.duration_ms));
+        self.end(&cx, end);
     }
 }
 
@@ -347,7 +379,7 @@ mod tests {
                 "started_ms": 5, "duration_ms": 20, "out": {},
                 "error": {"reason": "timeout", "detail": "the group ran out of time"},
                 "items": [{"tool": "sleep", "status": "cancelled",
-                    "started_ms": 6, "duration_ms": 19}]}]
+                    "started_ms": 6, "duration_ms": 20}]}]
         }))
         .unwrap()
     }
@@ -383,8 +415,14 @@ mod tests {
             panic!("{spans:?}")
         };
         assert_eq!((group.start_time, group.end_time), (at(5), at(25)));
+        // The item's own end (26 ms, each time rounded on its own) is within its group's.
         assert_eq!((item.start_time, item.end_time), (at(6), at(25)));
         assert_eq!((run.start_time, run.end_time), (at(0), at(25)));
+        // The run failed by its group: the run says why too.
+        assert!(
+            run.attributes
+                .contains(&KeyValue::new(key::REASON, "timeout"))
+        );
         assert_eq!(item.parent_span_id, group.span_context.span_id());
         assert_eq!(group.parent_span_id, run.span_context.span_id());
         assert_eq!(
