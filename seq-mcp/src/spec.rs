@@ -20,6 +20,12 @@
 //! A server has either `command` (with optional `args`, `env`, `cwd`) or `url` (with optional
 //! `headers`); `type` (`stdio`, `http`, `streamable-http`) may say which. `prefix` is optional
 //! and, unlike on the command line, separate from the name. Unknown fields are errors.
+//!
+//! `${VAR}` and `${VAR:-default}` in a `url`, a `headers` value or an `env` value are the
+//! environment's `VAR` (or the default when it is unset or empty), as other MCP clients'
+//! config files have them, so that a token is never written into the file:
+//! `"headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}`. A variable that is unset, with no
+//! default, is an error naming it; `$$` is a `$`.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -75,6 +81,13 @@ pub enum SpecError {
     },
     /// Two servers under one name (a `--mcp NAME=` and a config key, say).
     DuplicateName { name: String },
+    /// A `${VAR}` in a config file whose variable is not set and has no default, or a `${`
+    /// without its `}`.
+    Variable {
+        path: PathBuf,
+        server: String,
+        problem: String,
+    },
 }
 
 impl fmt::Display for SpecError {
@@ -108,6 +121,11 @@ impl fmt::Display for SpecError {
                 f,
                 "two MCP servers are named `{name}`; give each its own name"
             ),
+            SpecError::Variable {
+                path,
+                server,
+                problem,
+            } => write!(f, "{}: MCP server `{server}`: {problem}", path.display()),
         }
     }
 }
@@ -240,14 +258,85 @@ pub fn load_config(path: &Path) -> Result<Vec<ServerSpec>, SpecError> {
 
 /// [`load_config`] on text already read; `path` is for messages.
 pub fn parse_config(path: &Path, text: &str) -> Result<Vec<ServerSpec>, SpecError> {
+    parse_config_with(path, text, &|name| std::env::var(name).ok())
+}
+
+/// [`parse_config`] with the environment's variables from `var`.
+pub fn parse_config_with(
+    path: &Path,
+    text: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<ServerSpec>, SpecError> {
     let file: ConfigFile = serde_json::from_str(text).map_err(|error| SpecError::Invalid {
         path: path.to_owned(),
         reason: error.to_string(),
     })?;
     file.mcp_servers
         .into_iter()
-        .map(|(name, server)| config_server(path, name, server))
+        .map(|(name, server)| {
+            let server = expanded(server, var).map_err(|problem| SpecError::Variable {
+                path: path.to_owned(),
+                server: name.clone(),
+                problem,
+            })?;
+            config_server(path, name, server)
+        })
         .collect()
+}
+
+/// `server` with the variables of its `url`, `headers` and `env` values in place.
+fn expanded(
+    mut server: ConfigServer,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<ConfigServer, String> {
+    if let Some(url) = &server.url {
+        server.url = Some(expand(url, var).map_err(|p| format!("in `url`: {p}"))?);
+    }
+    for (name, value) in server.headers.iter_mut() {
+        *value = expand(value, var).map_err(|p| format!("in header `{name}`: {p}"))?;
+    }
+    for (name, value) in server.env.iter_mut() {
+        *value = expand(value, var).map_err(|p| format!("in `env` `{name}`: {p}"))?;
+    }
+    Ok(server)
+}
+
+/// `text` with each `${VAR}` and `${VAR:-default}` replaced (module comment).
+fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(inside) = after.strip_prefix('{') {
+            let Some(end) = inside.find('}') else {
+                return Err("a `${` has no closing `}`".to_owned());
+            };
+            let (name, default) = match inside[..end].split_once(":-") {
+                Some((name, default)) => (name, Some(default)),
+                None => (&inside[..end], None),
+            };
+            let value = var(name).filter(|value| !value.is_empty());
+            match (value, default) {
+                (Some(value), _) => out.push_str(&value),
+                (None, Some(default)) => out.push_str(default),
+                (None, None) => {
+                    return Err(format!(
+                        "the environment variable `{name}` is not set (write `${{{name}:-DEFAULT}}` for a default)"
+                    ));
+                }
+            }
+            rest = &inside[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn config_server(path: &Path, name: String, server: ConfigServer) -> Result<ServerSpec, SpecError> {
@@ -443,6 +532,43 @@ mod tests {
             ),
             Err(SpecError::BadPrefix { .. })
         ));
+    }
+
+    #[test]
+    fn variables_are_expanded_in_urls_headers_and_env_and_a_missing_one_is_named() {
+        let env = |name: &str| match name {
+            "TOKEN" => Some("s3cret".to_owned()),
+            "PORT" => Some("7000".to_owned()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
+        let text = r#"{"mcpServers": {
+            "docs": {"url": "http://127.0.0.1:${PORT}/mcp",
+                     "headers": {"Authorization": "Bearer ${TOKEN}", "X-Cost": "$$5 ${EMPTY:-none}"}},
+            "fs": {"command": "server", "env": {"LEVEL": "${LEVEL:-info}"}}
+        }}"#;
+        let specs = parse_config_with(Path::new("c.json"), text, &env).unwrap();
+        let Transport::Url { url, headers } = &specs[0].transport else {
+            panic!("{specs:?}")
+        };
+        assert_eq!(url, "http://127.0.0.1:7000/mcp");
+        assert_eq!(headers["Authorization"], "Bearer s3cret");
+        assert_eq!(headers["X-Cost"], "$5 none");
+        assert!(
+            matches!(&specs[1].transport, Transport::Command { env, .. } if env["LEVEL"] == "info")
+        );
+
+        let missing = r#"{"mcpServers": {"docs": {"url": "http://h/mcp",
+            "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}}}"#;
+        let error = parse_config_with(Path::new("c.json"), missing, &env).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "c.json: MCP server `docs`: in header `Authorization`: the environment variable \
+             `DOCS_TOKEN` is not set (write `${DOCS_TOKEN:-DEFAULT}` for a default)"
+        );
+        let open = r#"{"mcpServers": {"docs": {"url": "http://h/${X"}}}"#;
+        let error = parse_config_with(Path::new("c.json"), open, &env).unwrap_err();
+        assert!(error.to_string().contains("has no closing"), "{error}");
     }
 
     #[test]
