@@ -485,3 +485,72 @@ fn one_caller_cannot_open_more_than_its_share_of_sessions() {
     assert_ne!(listed["isError"], true, "{listed}");
     assert_eq!(stop(server), Some(143));
 }
+
+/// seqc as a client of a server that wants a token: without one the error says so in words (no
+/// Rust type names) and what to do; with the token in the environment, named by `${VAR}` in the
+/// config file's headers, the server's tools are there.
+#[test]
+fn a_token_for_a_url_server_comes_from_the_environment() {
+    let token = "dora-token-0123456789";
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let policy = data.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        json!({"callers": {"dora": {"token_sha256": seq_mcp::token::sha256_hex(token)}}})
+            .to_string(),
+    )
+    .unwrap();
+    let (server, url) = serve(&[
+        "--root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        data.path().join("store").to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    let sequence = data.path().join("list.json");
+    std::fs::write(
+        &sequence,
+        json!({"name": "list", "groups": [{"name": "g", "out": {"l": "any"},
+            "tools": "{\"tool\":\"up.seq_list\",\"args\":{},\"as\":\"l\"} ;"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let config = data.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"up": {"url": url, "prefix": "up",
+            "headers": {"Authorization": "Bearer ${UP_TOKEN}"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let check = |token: Option<&str>| {
+        let mut command = common::command();
+        command.args(["check", sequence.to_str().unwrap(), "--mcp-config"]);
+        command.arg(&config);
+        match token {
+            Some(token) => command.env("UP_TOKEN", token),
+            None => command.env_remove("UP_TOKEN"),
+        };
+        command.output().unwrap()
+    };
+    let unset = check(None);
+    assert_eq!(unset.status.code(), Some(2));
+    let said = text(&unset.stderr);
+    assert!(
+        said.contains("the environment variable `UP_TOKEN` is not set"),
+        "{said}"
+    );
+    let wrong = check(Some("not-the-token"));
+    assert_eq!(wrong.status.code(), Some(2));
+    let said = text(&wrong.stderr);
+    assert!(said.contains("requires authorization"), "{said}");
+    assert!(
+        !said.contains("rmcp::") && !said.contains("WorkerTransport"),
+        "{said}"
+    );
+    let right = check(Some(token));
+    assert_eq!(right.status.code(), Some(0), "{}", text(&right.stderr));
+    assert_eq!(stop(server), Some(143));
+}

@@ -275,7 +275,7 @@ where
             stderr.settle(Duration::from_millis(500)).await;
             Err(ConnectError::Initialize {
                 server: spec.name.clone(),
-                reason: error.to_string(),
+                reason: in_words(&error),
                 stderr: stderr.lines(),
             })
         }
@@ -284,6 +284,66 @@ where
             after: timeout,
             stderr: stderr.lines(),
         }),
+    }
+}
+
+/// Why a session could not start, in words: rmcp's own message names the transport's Rust type
+/// ("Send message error Transport [rmcp::transport::worker::WorkerTransport<…>] error: Auth
+/// required, when send initialize request"); what a user needs is the causes, outermost first,
+/// and what to do about the common ones.
+fn in_words(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match error {
+        E::TransportError { error, .. } => {
+            let mut causes: Vec<String> = Vec::new();
+            let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+            while let Some(cause) = next {
+                let text = cause.to_string();
+                // A wrapper repeats its cause's text after its own; keep each once.
+                if !causes.iter().any(|known| known.contains(&text)) {
+                    causes.push(text);
+                }
+                next = cause_of(cause);
+            }
+            let said = causes.join(": ");
+            let lower = said.to_ascii_lowercase();
+            if lower.contains("auth required") || lower.contains("authorization required") {
+                format!(
+                    "the server requires authorization ({said}); give it a token in an \
+                     `--mcp-config` file: `\"headers\": {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}`, \
+                     the token in the environment variable `TOKEN`"
+                )
+            } else if lower.contains("connection refused") {
+                format!("nothing answers at the server's address ({said}); is it running?")
+            } else {
+                format!("the connection failed while starting the session: {said}")
+            }
+        }
+        E::ConnectionClosed(_) => {
+            "the server closed the connection before answering `initialize`".to_owned()
+        }
+        E::JsonRpcError(data) => format!("the server refused `initialize`: {}", data.message),
+        other @ (E::ExpectedInitResponse(_)
+        | E::ExpectedInitResult(_)
+        | E::ConflictInitResponseId(..)
+        | E::UncorrelatedErrorResponse { .. }
+        | E::NoCompatibleProtocolVersion { .. }
+        | E::NoPreferredProtocolVersion
+        | E::Cancelled
+        | E::LegacyFallbackFailed { .. }
+        | _) => other.to_string(),
+    }
+}
+
+/// What caused `error`: its source, or for rmcp's HTTP client error (whose variant holding the
+/// HTTP library's error does not name it as its source) that error.
+fn cause_of<'e>(
+    error: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e (dyn std::error::Error + 'static)> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(inner)) => Some(inner),
+        Some(_) | None => error.source(),
     }
 }
 
