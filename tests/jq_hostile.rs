@@ -199,3 +199,41 @@ fn the_service_outlives_hostile_filters_from_its_callers() {
     }
     assert_eq!(http::stop(server), Some(143));
 }
+
+/// The children are shared by every caller, each with a share of its own: one caller's filters
+/// that never end (each holding its child to the tool's timeout) hold at most its share, and
+/// another caller's filter is answered meanwhile.
+#[test]
+fn one_callers_endless_filters_leave_the_others_a_child() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let root = tempfile::tempdir().unwrap();
+    let host = isolated_host(root.path());
+    let alice = Caller::new("alice");
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut endless: Vec<_> = (0..20)
+        .map(|_| Box::pin(host.call(&alice, "jq", json!({"filter": "def f: f; f"}))))
+        .collect();
+    // Alice's calls take her share of children, and wait for it past that.
+    while host.jq_runner().children().len() < seq_exec::builtin::JQ_MAX_PER_CALLER {
+        for call in &mut endless {
+            assert!(call.as_mut().poll(&mut cx).is_pending());
+        }
+        std::thread::yield_now();
+    }
+    for call in &mut endless {
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+    }
+    assert_eq!(
+        host.jq_runner().children().len(),
+        seq_exec::builtin::JQ_MAX_PER_CALLER
+    );
+    let bob = Caller::new("bob");
+    let answer = runtime.block_on(host.call(&bob, "jq", json!({"filter": ". + 1", "input": 1})));
+    assert_eq!(answer.unwrap(), json!(2));
+    drop(endless);
+}

@@ -27,8 +27,8 @@ mod root;
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use files::{FileError, read_regular};
 pub use jq::{
-    JqRunner, MAX_CHILDREN as JQ_MAX_CHILDREN, MEMORY as JQ_MEMORY, Pool as JqPool,
-    running as jq_running, serve as serve_jq,
+    JqRunner, MAX_CHILDREN as JQ_MAX_CHILDREN, MAX_PER_CALLER as JQ_MAX_PER_CALLER,
+    MEMORY as JQ_MEMORY, Pool as JqPool, running as jq_running, serve as serve_jq,
 };
 pub use output::{Captured, OutputSink, Stdout};
 #[cfg(target_os = "linux")]
@@ -143,11 +143,16 @@ impl BuiltinHost {
     /// One tool's call, boxed at that tool's own size: a `sleep` in flight holds a timer, not
     /// the largest state of any tool (`cmd_run`'s), nor its arguments. Items of a wide parallel
     /// group are mostly sleeping or waiting, and all of them are alive at once.
-    fn dispatch<'a>(&'a self, name: &str, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn dispatch<'a>(
+        &'a self,
+        caller: &'a Caller,
+        name: &str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         match name {
             CMD_RUN => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
             ECHO => ready(args::required(&args, "value").cloned()),
-            JQ => Box::pin(async move { jq::jq(&args, &self.jq).await }),
+            JQ => Box::pin(async move { jq::jq(&args, &self.jq, caller).await }),
             SLEEP => match args::whole_number(&args, "ms") {
                 Ok(ms) => Box::pin(async move {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -197,11 +202,11 @@ impl ToolHost for BuiltinHost {
 
     fn call<'a>(
         &'a self,
-        _caller: &'a Caller,
+        caller: &'a Caller,
         name: &'a str,
         args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        self.dispatch(name, args)
+        self.dispatch(caller, name, args)
     }
 
     fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {

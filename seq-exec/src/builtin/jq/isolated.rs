@@ -7,7 +7,9 @@
 //! itself never runs the filter.
 //!
 //! Children are kept warm (each with its own compile cache), at most [`MAX_IDLE`] idle; at
-//! most [`MAX_CHILDREN`] evaluate at once, more calls wait for one. A child is started with
+//! most [`MAX_CHILDREN`] evaluate at once, more calls wait for one, and at most
+//! [`MAX_PER_CALLER`] of them for one caller, so that one caller's filters that never end
+//! (each holding its child to the tool's timeout) cannot keep every other caller waiting. A child is started with
 //! the parent-death signal (it dies with seqc) and `kill_on_drop`; a call dropped mid-way
 //! kills its child and reaps it on the runtime, so nothing is left computing.
 //!
@@ -18,7 +20,7 @@ use super::failed;
 use crate::error::{Reason, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -31,6 +33,8 @@ use tokio::sync::Semaphore;
 pub const MAX_IDLE: usize = 4;
 /// Children evaluating at once; further calls wait for one of them.
 pub const MAX_CHILDREN: usize = 16;
+/// Children evaluating at once for one caller: a quarter of them.
+pub const MAX_PER_CALLER: usize = MAX_CHILDREN / 4;
 /// The most bytes of an answer read from a child: the engine's bound on a result, plus room
 /// for the answer's envelope. A longer answer fails the call (and its child is killed).
 const MAX_ANSWER: u64 = super::super::MAX_READ_BYTES as u64 + 4096;
@@ -56,6 +60,8 @@ pub struct Pool {
     args: Vec<OsString>,
     idle: Mutex<Vec<Warm>>,
     permits: Arc<Semaphore>,
+    /// Each caller's share of [`Pool::permits`], by caller id.
+    shares: Mutex<HashMap<String, Arc<Semaphore>>>,
     live: Arc<Mutex<BTreeSet<u32>>>,
 }
 
@@ -117,6 +123,7 @@ impl Pool {
             args,
             idle: Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(MAX_CHILDREN)),
+            shares: Mutex::new(HashMap::new()),
             live: Arc::new(Mutex::new(BTreeSet::new())),
         }
     }
@@ -217,8 +224,32 @@ impl Pool {
     }
 }
 
-/// Evaluates `filter` over `input` in a child.
-pub(super) async fn call(pool: &Pool, filter: String, input: Value) -> Result<Value, ToolError> {
+/// `caller`'s share of the children: a semaphore of its own, made on its first call. Shares
+/// nobody holds are let go once there are many.
+fn share(pool: &Pool, caller: &str) -> Arc<Semaphore> {
+    let mut shares = pool.shares.lock().unwrap_or_else(PoisonError::into_inner);
+    if shares.len() > 1024 {
+        shares.retain(|_, share| Arc::strong_count(share) > 1);
+    }
+    Arc::clone(
+        shares
+            .entry(caller.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(MAX_PER_CALLER))),
+    )
+}
+
+/// Evaluates `filter` over `input` in a child, for `caller`.
+pub(super) async fn call(
+    pool: &Pool,
+    caller: &str,
+    filter: String,
+    input: Value,
+) -> Result<Value, ToolError> {
+    // The caller's own share first: waiting for it holds none of the others'.
+    let _share = share(pool, caller)
+        .acquire_owned()
+        .await
+        .map_err(|_| failed("the filter's processes are shut down"))?;
     let _permit = Arc::clone(&pool.permits)
         .acquire_owned()
         .await

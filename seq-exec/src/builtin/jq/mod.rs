@@ -36,7 +36,7 @@ mod cache;
 mod isolated;
 mod serve;
 
-pub use isolated::{MAX_CHILDREN, Pool};
+pub use isolated::{MAX_CHILDREN, MAX_PER_CALLER, Pool};
 pub use serve::{MEMORY, serve};
 
 /// Where the `jq` tool evaluates filters.
@@ -89,14 +89,18 @@ pub fn running() -> usize {
     RUNNING.load(Ordering::SeqCst)
 }
 
-pub(crate) async fn jq(args: &Value, runner: &JqRunner) -> Result<Value, ToolError> {
+pub(crate) async fn jq(
+    args: &Value,
+    runner: &JqRunner,
+    caller: &crate::Caller,
+) -> Result<Value, ToolError> {
     let filter = args::string(args, seq_syntax::jq::FILTER)?.to_owned();
     let input = args::optional(args, seq_syntax::jq::INPUT)?
         .cloned()
         .unwrap_or(Value::Null);
     match runner {
         JqRunner::InThread => in_thread(filter, input).await,
-        JqRunner::Isolated(pool) => isolated::call(pool, filter, input).await,
+        JqRunner::Isolated(pool) => isolated::call(pool, &caller.id, filter, input).await,
     }
 }
 
