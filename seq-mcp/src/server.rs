@@ -383,7 +383,12 @@ impl SeqServer {
                 traceparent,
             });
         }
-        Ok(crate::answer::to_result(&name, outcome))
+        // Measuring and cutting a large answer is CPU work on megabytes: on the blocking pool,
+        // not on the threads that answer every other caller's requests.
+        let shaped = tokio::task::spawn_blocking(move || crate::answer::to_result(&name, outcome));
+        shaped.await.map_err(|error| {
+            ErrorData::internal_error(format!("the answer could not be made: {error}"), None)
+        })
     }
 }
 
