@@ -128,7 +128,7 @@ impl Uncertain {
                 "after a `'` inside a `${...}` that stands in double quotes"
             }
             Uncertain::Arithmetic => {
-                "in shell arithmetic (`$((...))`, `((...))`, `let`, `[[ ... -eq ... ]]`, an array subscript, a substring offset, or after `declare -i`)"
+                "in shell arithmetic (`$((...))`, `((...))`, `let`, `[[ ... -eq ... ]]`, an array subscript, a substring offset, after `declare -i`) or naming a variable (`read`, `declare`, `unset`, `printf -v`, `[[ -v ]]`)"
             }
             Uncertain::AssignedUnquoted => {
                 "inside an unquoted `${X=...}` or `${X:=...}`, whose result is split and globbed"
@@ -870,6 +870,11 @@ impl Scan {
         {
             return true;
         }
+        if names_variable(words, command.in_word.then_some(&command.cur[..]))
+            || (self.dbracket.is_some() && words.last().is_some_and(|w| w == "-v"))
+        {
+            return true;
+        }
         command.in_word && in_subscript(&command.cur)
     }
 
@@ -1141,6 +1146,37 @@ fn in_subscript(word: &str) -> bool {
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !subscript.contains(']')
+}
+
+/// Builtins whose arguments name variables: bash evaluates a name's subscript
+/// (`a[$(touch P)]`) as arithmetic, running what it holds.
+const NAMERS: [&str; 10] = [
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "export",
+    "read",
+    "unset",
+    "mapfile",
+    "readarray",
+    "getopts",
+];
+
+/// Whether a value about to be read (in the word `cur`, if one is being read) would name a
+/// variable: an argument of a [`NAMERS`] builtin outside an assignment's value part, or the
+/// argument of `-v` to `printf`, `test` or `[`.
+fn names_variable(words: &[String], cur: Option<&str>) -> bool {
+    let Some(first) = command_word(words) else {
+        return false;
+    };
+    let name = basename(&words[first]);
+    if NAMERS.contains(&name) {
+        return !cur.is_some_and(|cur| cur.contains('='));
+    }
+    matches!(name, "printf" | "test" | "[")
+        && cur.is_none()
+        && words.last().is_some_and(|w| w == "-v")
 }
 
 /// Reserved words that may stand before a command (`if eval ...`, `! sh -c ...`).
@@ -1570,6 +1606,19 @@ mod tests {
         ] {
             assert_eq!(scan(text), arithmetic, "{text}");
         }
+        // A value naming a variable: bash evaluates its subscript.
+        for text in [
+            "declare \"$args.v\"=1",
+            "printf -v $args.v x",
+            "read -r $args.v",
+            "unset $args.v",
+            "[[ -v $args.v ]]",
+            "test -v $args.v",
+        ] {
+            assert_eq!(scan(text), arithmetic, "{text}");
+        }
+        assert_eq!(scan("export A=$args.v"), Ok(vec![Context::Word]));
+        assert_eq!(scan("grep -v $args.v f"), Ok(vec![Context::Word]));
         // Not arithmetic: string tests, plain words with brackets closed, `[`.
         assert_eq!(scan("[[ $args.v == x ]]"), Ok(vec![Context::Word]));
         assert_eq!(scan("[ $args.v -eq 1 ]"), Ok(vec![Context::Word]));
