@@ -186,7 +186,7 @@ fn every_explanation_has_a_working_example_and_fix() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert_eq!(
         retired,
-        [Code::UnsupportedOperator],
+        [Code::UnsupportedOperator, Code::ShellReparsed],
         "codes no longer emitted"
     );
     // Only codes that no page can show (bytes that are not UTF-8, input past a size bound, an

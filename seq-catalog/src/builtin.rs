@@ -297,24 +297,32 @@ fn definitions() -> Vec<ToolDef> {
         tool(
             CMD_RUN,
             "Runs `command` with `sh -c`, or `argv` without a shell; a `$args` value in \
-             `command` is one quoted word (a command line input runs as `\"argv\": \
+             `command` is one word (a command line input runs as `\"argv\": \
              [\"sh\",\"-c\",$args.line]`). Exactly one of `command` and \
              `argv`; it runs in its own process, in the host's root directory, and returns \
              `{stdout, stderr, exit_code}`, `stdout` with its final newline. A `$args`/`$out` \
-             value inside `command` is escaped for the quoting it lands in (a bare one becomes \
-             one single-quoted word), and shell text such as `$1` or `$?` is the shell's. A non-zero exit \
+             value in `command` reaches the shell in a variable (`SEQ_V1`, ...), never as code: \
+             not inside single quotes, a comment or arithmetic, nor in `eval`, `sh -c` or `ssh` \
+             (pass it as `sh -c '... \"$1\"' sh $args.v`); shell text such as `$1` or `$?` is \
+             the shell's. A non-zero exit \
              is a failure whose detail gives the exit status and the end of stderr. When \
              `timeout` passes, the command and every process it started are killed.",
             &[
                 opt(
                     "command",
                     Some(JsonType::String),
-                    "The command line, run by the shell; interpolated values are escaped.",
+                    "The command line, run by the shell; values referenced in it arrive as variables.",
                 ),
                 opt(
                     "argv",
                     Some(JsonType::Array),
                     "The program and its arguments, an array of strings, run without a shell.",
+                ),
+                opt(
+                    "env",
+                    Some(JsonType::Object),
+                    "Environment variables for the command, an object of strings; names starting \
+                     with `SEQ_V` carry the values of `command` and are the engine's.",
                 ),
                 opt(
                     "timeout",

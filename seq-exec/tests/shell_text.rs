@@ -86,10 +86,16 @@ fn contexts() -> Vec<(String, &'static str, &'static str)> {
         ("printf %s $args.x".to_owned(), "", ""),
         ("printf %s <$args.x>".to_owned(), "<", ">"),
         ("printf %s \"<$args.x>\"".to_owned(), "<", ">"),
-        ("printf %s '<$args.x>'".to_owned(), "<", ">"),
+        ("printf %s '<'\"$args.x\"'>'".to_owned(), "<", ">"),
         ("printf %s \"$(printf %s $args.x)\"".to_owned(), "", ""),
         ("printf %s \"a'$args.x'b\"".to_owned(), "a'", "'b"),
-        ("printf %s 'a\"$args.x\"b'".to_owned(), "a\"", "\"b"),
+        ("printf %s 'a\"'\"$args.x\"'\"b'".to_owned(), "a\"", "\"b"),
+        (
+            "case $args.x in $args.x) printf %s \"<$args.x>\";; esac".to_owned(),
+            "<",
+            ">",
+        ),
+        ("x=$args.x; printf %s \"<$x>\"".to_owned(), "<", ">"),
     ]
 }
 
@@ -134,6 +140,54 @@ async fn a_bare_reference_as_the_command_is_one_word_not_code() {
         .await;
     let error = report.groups[0].items[0].error.as_ref().unwrap();
     assert_eq!(error.reason, Reason::Failed, "{error:?}");
+    assert!(!dir.path().join("pwned").exists());
+}
+
+#[tokio::test]
+async fn a_value_holding_a_nul_byte_is_refused_not_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::new(Arc::new(BuiltinHost::new(dir.path())), MemorySource::new());
+    let seq = sequence(&command_item("printf %s $args.x"));
+    let mut args = Map::new();
+    args.insert("x".to_owned(), json!("a\u{0}b"));
+    let report = engine
+        .run(&seq, args, RunRequest::new(&Caller::new("alice")))
+        .await;
+    let error = report.groups[0].items[0].error.as_ref().unwrap();
+    assert_eq!(error.reason, Reason::ArgError, "{error:?}");
+    assert!(
+        error.detail.as_deref().unwrap_or("").contains("NUL"),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn env_sets_variables_and_refuses_what_the_environment_cannot_hold() {
+    use seq_exec::ToolHost;
+    let dir = tempfile::tempdir().unwrap();
+    let host = BuiltinHost::new(dir.path());
+    let caller = Caller::new("local");
+    let ran = host
+        .call(
+            &caller,
+            "cmd_run",
+            json!({"command": "printf %s \"$A\"", "env": {"A": "x; $(touch pwned)"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ran["stdout"], "x; $(touch pwned)");
+    for env in [
+        json!({"A=B": "x"}),
+        json!({"A": "x\u{0}"}),
+        json!({"A": 1}),
+        json!("A"),
+    ] {
+        let error = host
+            .call(&caller, "cmd_run", json!({"command": "true", "env": env}))
+            .await
+            .unwrap_err();
+        assert_eq!(error.reason, Reason::Type, "{env}");
+    }
     assert!(!dir.path().join("pwned").exists());
 }
 
@@ -205,7 +259,12 @@ proptest! {
         } else {
             (before, after)
         };
-        let command = format!("printf %s {open}{before}${{args.x}}{after}{close}");
+        // Inside single quotes a value stands between closed quotes (`'a'"$v"'b'`).
+        let command = if context == 2 {
+            format!("printf %s {open}{before}'\"${{args.x}}\"'{after}{close}")
+        } else {
+            format!("printf %s {open}{before}${{args.x}}{after}{close}")
+        };
         let dir = tempfile::tempdir().unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let got = runtime.block_on(stdout_of(dir.path(), &command_item(&command), &value));

@@ -160,6 +160,8 @@ codes! {
     CommandAndArgv = "E0703", Error, "`cmd_run` needs exactly one of `command` and `argv`";
     ShellUncertainPlace = "E0704", Error, "value where the shell's reading of it is uncertain";
     ShellReparsed = "W0701", Warning, "value reaching a command that parses it as shell code again";
+    ShellReparsedError = "E0705", Error, "value reaching a command that parses it as shell code again";
+    ShellReservedName = "E0706", Error, "shell text or `env` names a variable reserved for values";
 
     // Catalog files: `--catalog` files and a workspace's `seq-catalog.json` ("Tool arguments and
     // the catalog" in docs/reference.md).

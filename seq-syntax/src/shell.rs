@@ -1,27 +1,31 @@
-//! Values in shell text (docs/reference.md, "Shell text"): a `$args`/`$out` value interpolated
-//! into `cmd_run`'s `command` is escaped for the quoting context it lands in, so that a value can
-//! never add a command, a redirection or an expansion.
+//! Values in shell text (docs/reference.md, "Shell text"): a `$args`/`$out`/`$each` value
+//! referenced in `cmd_run`'s `command` never becomes shell text. The command runs with each value
+//! in an environment variable of its own ([`VALUE_PREFIX`]`1`, `2`, ...), and the reference is
+//! replaced by that variable's expansion ([`expansion_into`]): the shell never parses a value.
 //!
 //! The context of each reference is found by a scan of the template's literal parts — the text
 //! the author wrote, never the values — so it is known before a value exists: the checker reports
-//! text the scan cannot follow, and the engine escapes each value by the same scan. Where the
-//! scan cannot be sure of a context (after a backslash, in a construct the shells read
-//! differently), the reference is refused, never guessed.
+//! text the scan cannot follow, and the engine places each expansion by the same scan. Where an
+//! expansion would not give the value (single quotes, a comment, a here-document), where the
+//! shell evaluates a variable's text as code (arithmetic, a command that parses its arguments
+//! again), or where the scan cannot be sure of a context, the reference is refused, never
+//! guessed. A misjudged quoting context costs at most a split word, never a command.
 //!
-//! The scan also follows the words of each simple command, to tell a value that reaches a
-//! command which parses its arguments as shell code again (`eval`, `sh -c`, `ssh`): escaping
-//! holds for one parse only.
+//! [`escape_into`] quotes a value for display only (a report showing the command with its values
+//! in place); nothing escaped reaches a shell.
 
 use crate::ast::TemplatePart;
 
 /// Where a value lands in shell text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Context {
-    /// Outside quotes (also inside `$(...)` and an unquoted `${...}`): the value becomes one word.
+    /// Outside quotes (also inside `$(...)` and an unquoted `${...}`): the expansion is quoted,
+    /// `"${SEQ_V1}"`.
     Word,
-    /// Inside `"..."`: `"`, `$`, `` ` `` and `\` are backslash-escaped.
+    /// Inside `"..."`: the expansion stands bare, `${SEQ_V1}`.
     Double,
-    /// Inside `'...'`: `'` becomes `'\''`.
+    /// Inside `'...'`: no expansion gives the value there (the scan reports it; the checker's
+    /// fix closes the quotes around the reference).
     Single,
 }
 
@@ -34,6 +38,11 @@ pub enum Problem {
     Unsafe(Place),
     /// A reference stands where the scan cannot be sure how the shell reads it.
     Uncertain(Uncertain),
+    /// A reference reaches a command that parses its arguments as shell code again (`eval`,
+    /// `sh -c`, `ssh`): the label of [`Reparse::command`].
+    Reparsed(&'static str),
+    /// The literal text names a variable under [`VALUE_PREFIX`], which only the engine sets.
+    Reserved,
 }
 
 /// What was left open.
@@ -63,21 +72,27 @@ impl Opener {
 pub enum Place {
     /// After `#`: a comment ends at a newline, whatever the quoting.
     Comment,
-    /// In a here-document: its body expands `$`, `` ` `` and `\` but knows no quotes.
+    /// In a here-document whose delimiter is quoted (its body expands nothing), in a delimiter,
+    /// or in a body after a `$(`, `${` or backquote of its own (which the scan does not follow).
     HereDocument,
     /// Between backquotes: their body is re-read with its own backslash rules.
     Backquotes,
     /// In `$'...'`, whose backslash escapes differ from single quotes'.
     DollarQuote,
+    /// Inside `'...'`, where the shell expands nothing.
+    SingleQuotes,
 }
 
 impl Place {
     pub fn describe(self) -> &'static str {
         match self {
             Place::Comment => "in a shell comment",
-            Place::HereDocument => "after a here-document (`<<`)",
+            Place::HereDocument => {
+                "in a quoted here-document, a here-document's delimiter, or a body with a substitution of its own"
+            }
             Place::Backquotes => "between backquotes",
             Place::DollarQuote => "inside `$'...'`",
+            Place::SingleQuotes => "inside single quotes",
         }
     }
 }
@@ -113,7 +128,7 @@ impl Uncertain {
                 "after a `'` inside a `${...}` that stands in double quotes"
             }
             Uncertain::Arithmetic => {
-                "inside shell arithmetic (`$((...))`, `((...))`, `$[...]`, `${X:OFFSET}` or `${A[INDEX]}`)"
+                "in shell arithmetic (`$((...))`, `((...))`, `let`, `[[ ... -eq ... ]]`, an array subscript, a substring offset, after `declare -i`) or naming a variable (`read`, `declare`, `unset`, `printf -v`, `[[ -v ]]`)"
             }
             Uncertain::AssignedUnquoted => {
                 "inside an unquoted `${X=...}` or `${X:=...}`, whose result is split and globbed"
@@ -134,7 +149,7 @@ impl Uncertain {
                 "use double quotes inside the braces: `\"${X#\"...\"}\"`"
             }
             Uncertain::Arithmetic => {
-                "check the value is a number first, or compute without the shell; a value never becomes an expression"
+                "make the number in a `jq` step first (`{\"tool\":\"jq\",\"args\":{\"filter\":\".v | tonumber + 1\",\"input\":{\"v\":$args.v}}}`), or pass the value to the script as data: `sh -c '... \"$1\" ...' sh $args.v`"
             }
             Uncertain::AssignedUnquoted => {
                 "quote the whole expansion and the value inside it: `\"${X:=\"$args.v\"}\"`"
@@ -190,17 +205,72 @@ pub struct Scanned {
     pub word_ends: Vec<WordEnd>,
 }
 
-/// The context of each reference of `parts`, in order, or the first problem.
+impl RefScan {
+    /// Where the value's expansion stands (a word, or inside double quotes), or why no
+    /// expansion there gives the value as data. A command that parses the value again comes
+    /// first: closing the quotes around it would hand the value to that parse.
+    pub fn expansion(&self) -> Result<Context, Problem> {
+        if let Some(reparse) = &self.reparse {
+            return Err(Problem::Reparsed(reparse.command));
+        }
+        match self.context? {
+            Context::Single => Err(Problem::Unsafe(Place::SingleQuotes)),
+            context @ (Context::Word | Context::Double) => Ok(context),
+        }
+    }
+}
+
+/// The context of each reference of `parts`, in order (only [`Context::Word`] and
+/// [`Context::Double`]), or the first problem.
 pub fn contexts(parts: &[TemplatePart]) -> Result<Vec<Context>, Problem> {
+    if reserved(parts) {
+        return Err(Problem::Reserved);
+    }
     let scanned = scan(parts);
-    let contexts = scanned
-        .refs
-        .into_iter()
-        .map(|r| r.context)
-        .collect::<Result<Vec<_>, _>>()?;
-    match scanned.unclosed {
-        Some(opener) => Err(Problem::Unclosed(opener)),
-        None => Ok(contexts),
+    // Text left open first: what the references stand in is not known then.
+    if let Some(opener) = scanned.unclosed {
+        return Err(Problem::Unclosed(opener));
+    }
+    scanned.refs.iter().map(RefScan::expansion).collect()
+}
+
+/// The prefix of the environment variables that carry values into the shell: `SEQ_V1`,
+/// `SEQ_V2`, ... Only the engine sets them; shell text and `env` may not name them.
+pub const VALUE_PREFIX: &str = "SEQ_V";
+
+/// The variable that carries the `n`th value (from 0) referenced in a command.
+pub fn value_variable(n: usize) -> String {
+    format!("{VALUE_PREFIX}{}", n + 1)
+}
+
+/// Whether `name` is one of the engine's variables (or could be mistaken for one).
+pub fn is_reserved(name: &str) -> bool {
+    name.starts_with(VALUE_PREFIX)
+}
+
+/// Whether the literal text of `parts` names the prefix: it could set, unset or read another
+/// value's variable.
+pub fn reserved(parts: &[TemplatePart]) -> bool {
+    parts.iter().any(|part| match part {
+        TemplatePart::Text(text) => text.contains(VALUE_PREFIX),
+        TemplatePart::Ref(_) => false,
+    })
+}
+
+/// The expansion of `variable` for `context`, appended to `out`: quoted where a word stands,
+/// bare inside double quotes. The shell substitutes the variable's text and never parses it.
+pub fn expansion_into(out: &mut String, variable: &str, context: Context) {
+    match context {
+        Context::Word => {
+            out.push_str("\"${");
+            out.push_str(variable);
+            out.push_str("}\"");
+        }
+        Context::Double | Context::Single => {
+            out.push_str("${");
+            out.push_str(variable);
+            out.push('}');
+        }
     }
 }
 
@@ -227,11 +297,23 @@ pub fn scan(parts: &[TemplatePart]) -> Scanned {
                     brace.value();
                 }
                 let context = scan.context();
-                let reparse = match context {
-                    Ok(context) => scan.reparse(context),
-                    Err(_) => None,
+                let reparse = match (&scan.body, context) {
+                    // A body that a shell reads as its script is code once expanded.
+                    (Some(body), _) => body.doc.script_of.map(|command| Reparse {
+                        command,
+                        script: None,
+                    }),
+                    (None, Ok(context)) => scan.reparse(context),
+                    (None, Err(_)) => None,
                 };
                 refs.push(RefScan { context, reparse });
+                scan.refs_seen += 1;
+                if let Some(body) = &mut scan.body {
+                    body.line.push(VALUE);
+                    body.escaped = false;
+                    body.dollar = false;
+                    continue;
+                }
                 // A value is one word (or part of the quoted text): what follows it does not
                 // start a word, and an escape before it is spent.
                 scan.word_start = false;
@@ -242,6 +324,21 @@ pub fn scan(parts: &[TemplatePart]) -> Scanned {
     }
     scan.at = WordEnd::End;
     scan.end_word();
+    if let Some((start, true)) = scan.dbracket {
+        scan.arithmetic.push((start, scan.refs_seen));
+    }
+    // Arithmetic found after the reference (`[[ V -eq 1 ]]`), or an integer variable that any
+    // later assignment evaluates (`declare -i n; n=V`, also in a loop): refuse them all.
+    for (index, r) in refs.iter_mut().enumerate() {
+        let evaluated = scan.integer_declared
+            || scan
+                .arithmetic
+                .iter()
+                .any(|(start, end)| (*start..*end).contains(&index));
+        if evaluated && r.context.is_ok() {
+            r.context = Err(Problem::Uncertain(Uncertain::Arithmetic));
+        }
+    }
     Scanned {
         refs,
         unclosed: scan.unclosed(),
@@ -323,6 +420,78 @@ impl Brace {
     }
 }
 
+/// A here-document announced by `<<`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HereDoc {
+    delimiter: String,
+    /// Its delimiter was quoted: the body is literal text, expanding nothing.
+    quoted: bool,
+    /// `<<-`: leading tabs are stripped from each line.
+    strip_tabs: bool,
+    /// The command reading it parses it as shell code (`sh <<E`, `ssh host <<E`): its label.
+    script_of: Option<&'static str>,
+}
+
+/// A here-document's body being read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Body {
+    doc: HereDoc,
+    line: String,
+    /// The last character was an unescaped backslash.
+    escaped: bool,
+    /// The last character was an unescaped `$`.
+    dollar: bool,
+    /// A `$(`, `${`, `$[` or backquote was read in the body: what follows it is not followed.
+    substituted: bool,
+}
+
+impl Body {
+    fn new(doc: HereDoc) -> Body {
+        Body {
+            doc,
+            line: String::new(),
+            escaped: false,
+            dollar: false,
+            substituted: false,
+        }
+    }
+
+    /// Reads `c`; true when its line is the delimiter, which ends the body.
+    fn read(&mut self, c: char) -> bool {
+        if c == '\n' && !self.escaped {
+            let line = std::mem::take(&mut self.line);
+            let line = if self.doc.strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                &line[..]
+            };
+            self.dollar = false;
+            return line == self.doc.delimiter;
+        }
+        self.line.push(c);
+        if self.doc.quoted {
+            return false;
+        }
+        let dollar = std::mem::take(&mut self.dollar);
+        if std::mem::take(&mut self.escaped) {
+            // A backslash-newline joins lines: the delimiter test of the joined line is not
+            // followed.
+            if c == '\n' {
+                self.substituted = true;
+            }
+            return false;
+        }
+        match c {
+            '\\' => self.escaped = true,
+            '`' => self.substituted = true,
+            '(' | '{' | '[' if dollar => self.substituted = true,
+            '$' => self.dollar = true,
+            _ => {}
+        }
+        false
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Frame {
     /// Outside quotes inside `$(...)` (`true`) or a subshell `(...)` (`false`).
@@ -363,7 +532,16 @@ struct Scan {
     less: bool,
     /// The last character opened a `(` (for `((`).
     opened: bool,
-    heredoc: bool,
+    /// `<<` was read (`true` for `<<-`): the next word is a here-document's delimiter.
+    delimiter: Option<bool>,
+    /// The character after `<<` is awaited (`-` strips tabs, `<` makes a here-string).
+    after_heredoc: bool,
+    /// The word being read has quotes or a backslash (a quoted delimiter expands nothing).
+    word_quoted: bool,
+    /// Here-documents whose bodies start at the next newline, in order.
+    pending: Vec<HereDoc>,
+    /// The here-document whose body is being read.
+    body: Option<Body>,
     /// The scan met something it cannot follow for certain: every later reference is refused.
     lost: Option<Uncertain>,
     /// One per [`Frame::Brace`] on the stack, in order.
@@ -373,6 +551,15 @@ struct Scan {
     word_ends: Vec<WordEnd>,
     /// Where the character being read stands.
     at: WordEnd,
+    /// The references read so far.
+    refs_seen: usize,
+    /// A `[[` open: the first reference inside it, and whether an arithmetic test (`-eq`) was
+    /// read there.
+    dbracket: Option<(usize, bool)>,
+    /// References (from, to) inside a `[[ ... ]]` holding an arithmetic test.
+    arithmetic: Vec<(usize, usize)>,
+    /// A command declared integer variables (`declare -i`).
+    integer_declared: bool,
 }
 
 impl Default for Scan {
@@ -384,12 +571,20 @@ impl Default for Scan {
             dollar: false,
             less: false,
             opened: false,
-            heredoc: false,
+            delimiter: None,
+            after_heredoc: false,
+            word_quoted: false,
+            pending: Vec::new(),
+            body: None,
             lost: None,
             braces: Vec::new(),
             commands: vec![Command::default()],
             word_ends: Vec::new(),
             at: WordEnd::End,
+            refs_seen: 0,
+            dbracket: None,
+            arithmetic: Vec::new(),
+            integer_declared: false,
         }
     }
 }
@@ -400,8 +595,19 @@ impl Scan {
     }
 
     fn context(&self) -> Result<Context, Problem> {
-        if self.heredoc {
+        if self.delimiter.is_some() {
             return Err(Problem::Unsafe(Place::HereDocument));
+        }
+        if let Some(body) = &self.body {
+            // An unquoted body expands `${SEQ_V1}` as double quotes do, and knows no quotes;
+            // after a backslash or inside a substitution of its own the scan is not sure.
+            return if body.doc.quoted || body.substituted {
+                Err(Problem::Unsafe(Place::HereDocument))
+            } else if body.escaped {
+                Err(Problem::Uncertain(Uncertain::AfterBackslash))
+            } else {
+                Ok(Context::Double)
+            };
         }
         // A backquote anywhere below makes its body re-read: refuse.
         if self.stack.contains(&Frame::Backquote) {
@@ -425,6 +631,9 @@ impl Scan {
         }
         if self.escaped {
             return Err(Problem::Uncertain(Uncertain::AfterBackslash));
+        }
+        if self.evaluated_here() {
+            return Err(Problem::Uncertain(Uncertain::Arithmetic));
         }
         if self.stack.contains(&Frame::Arith) || self.braces.iter().any(|b| b.arithmetic) {
             return Err(Problem::Uncertain(Uncertain::Arithmetic));
@@ -474,8 +683,15 @@ impl Scan {
                 });
             }
             "ssh" => {
-                // The destination is data; the words after it are the remote shell's code.
-                return (remote_command(words, first + 1) <= index).then_some(Reparse {
+                // The destination is data; the words after it are the remote shell's code, and
+                // so is an option such as `-o ProxyCommand=...`.
+                let cur = if command.in_word {
+                    &command.cur[..]
+                } else {
+                    ""
+                };
+                let option = cur.starts_with("-o") || words.last().is_some_and(|w| w == "-o");
+                return (option || remote_command(words, first + 1) <= index).then_some(Reparse {
                     command: "ssh",
                     script: None,
                 });
@@ -497,6 +713,18 @@ impl Scan {
                 });
             }
             _ => {}
+        }
+        // `su --command=SCRIPT`, the script in the option's own word.
+        if command.in_word
+            && command.cur.starts_with("--command=")
+            && words[first..]
+                .iter()
+                .any(|w| RUNS_C_SCRIPT.iter().any(|(s, _)| *s == basename(w)))
+        {
+            return Some(Reparse {
+                command: "su -c",
+                script: None,
+            });
         }
         let (name, positional) = script_option(words, index)?;
         let script = (positional && context == Context::Single).then(|| {
@@ -580,8 +808,74 @@ impl Scan {
             if let Some(end) = self.word_ends.get_mut(command.word) {
                 *end = at;
             }
-            command.words.push(std::mem::take(&mut command.cur));
+            let word = std::mem::take(&mut command.cur);
+            if let Some(strip_tabs) = self.delimiter.take() {
+                let script_of = stdin_script(&command.words);
+                self.pending.push(HereDoc {
+                    delimiter: word.clone(),
+                    quoted: self.word_quoted,
+                    strip_tabs,
+                    script_of,
+                });
+            }
+            command.words.push(word);
+            self.read_word();
         }
+        self.word_quoted = false;
+    }
+
+    /// An unquoted newline: the bodies of the here-documents announced on its line start.
+    fn newline(&mut self) {
+        if !self.pending.is_empty() {
+            self.body = Some(Body::new(self.pending.remove(0)));
+        }
+    }
+
+    /// Notes what the word just read makes arithmetic: a `[[ ... ]]` test (`-eq` may follow
+    /// the value it compares) and integer declarations.
+    fn read_word(&mut self) {
+        let Some(words) = self.commands.last().map(|c| &c.words) else {
+            return;
+        };
+        let Some(word) = words.last() else {
+            return;
+        };
+        match (word.as_str(), self.dbracket) {
+            ("[[", None) => self.dbracket = Some((self.refs_seen, false)),
+            ("]]", Some((start, arithmetic))) => {
+                if arithmetic {
+                    self.arithmetic.push((start, self.refs_seen));
+                }
+                self.dbracket = None;
+            }
+            (test, Some((start, false))) if ARITHMETIC_TESTS.contains(&test) => {
+                self.dbracket = Some((start, true));
+            }
+            _ => {}
+        }
+        if declares_integers(words) {
+            self.integer_declared = true;
+        }
+    }
+
+    /// Whether the value about to be read is evaluated as arithmetic by the command or word
+    /// it stands in: `let`, a `declare -i`, or an array subscript (`a[V]=1`, `unset "a[V]"`).
+    fn evaluated_here(&self) -> bool {
+        let Some(command) = self.commands.last() else {
+            return false;
+        };
+        let words = &command.words;
+        if command_word(words).is_some_and(|i| basename(&words[i]) == "let")
+            || declares_integers(words)
+        {
+            return true;
+        }
+        if names_variable(words, command.in_word.then_some(&command.cur[..]))
+            || (self.dbracket.is_some() && words.last().is_some_and(|w| w == "-v"))
+        {
+            return true;
+        }
+        command.in_word && in_subscript(&command.cur)
     }
 
     fn end_command(&mut self) {
@@ -592,6 +886,28 @@ impl Scan {
     }
 
     fn char(&mut self, c: char) {
+        if let Some(body) = &mut self.body {
+            if body.read(c) {
+                self.body = (!self.pending.is_empty())
+                    .then(|| self.pending.remove(0))
+                    .map(Body::new);
+            }
+            return;
+        }
+        if std::mem::take(&mut self.after_heredoc) {
+            match c {
+                '-' => {
+                    self.delimiter = Some(true);
+                    return;
+                }
+                // `<<<`: a here-string, an ordinary word.
+                '<' => {
+                    self.delimiter = None;
+                    return;
+                }
+                _ => {}
+            }
+        }
         let dollar = std::mem::take(&mut self.dollar);
         let less = std::mem::take(&mut self.less);
         let opened = std::mem::take(&mut self.opened);
@@ -619,6 +935,7 @@ impl Scan {
                     self.stack.pop();
                     self.word_start = true;
                     self.end_command();
+                    self.newline();
                 }
             }
             Some(Frame::Double) => {
@@ -696,6 +1013,9 @@ impl Scan {
                     }
                     return;
                 }
+                if matches!(c, '\\' | '\'' | '"') {
+                    self.word_quoted = true;
+                }
                 match c {
                     '\\' => self.escaped = true,
                     '\'' if dollar => self.push(Frame::DollarQuote),
@@ -735,7 +1055,10 @@ impl Scan {
                         self.literal(c);
                     }
                     '#' if word_start => self.push(Frame::Comment),
-                    '<' if less => self.heredoc = true,
+                    '<' if less => {
+                        self.delimiter = Some(false);
+                        self.after_heredoc = true;
+                    }
                     '<' => {
                         self.less = true;
                         self.end_word();
@@ -745,7 +1068,12 @@ impl Scan {
                         self.end_word();
                         self.word_start = true;
                     }
-                    '\n' | ';' | '&' | '|' => {
+                    '\n' => {
+                        self.end_command();
+                        self.word_start = true;
+                        self.newline();
+                    }
+                    ';' | '&' | '|' => {
                         self.end_command();
                         self.word_start = true;
                     }
@@ -755,12 +1083,6 @@ impl Scan {
         }
     }
 }
-
-/// Commands that run the command after them (and their options): `sudo sh -c ...`.
-const WRAPPERS: [&str; 12] = [
-    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "timeout",
-    "xargs", "stdbuf",
-];
 
 /// Shells whose `-c` parses its script argument as shell code.
 const SHELLS: [(&str, &str); 7] = [
@@ -774,8 +1096,9 @@ const SHELLS: [(&str, &str); 7] = [
 ];
 
 /// Commands besides the shells whose `-c` (or `--command`) argument a shell parses.
-const RUNS_C_SCRIPT: [(&str, &str); 3] = [
+const RUNS_C_SCRIPT: [(&str, &str); 4] = [
     ("su", "su -c"),
+    ("runuser", "su -c"),
     ("flock", "flock -c"),
     ("script", "script -c"),
 ];
@@ -793,28 +1116,197 @@ fn is_assignment(word: &str) -> bool {
     })
 }
 
-/// The index of the command word, past assignments and wrappers with their options.
+/// `[[ ... ]]`'s tests that evaluate both sides as arithmetic.
+const ARITHMETIC_TESTS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
+/// Builtins whose `-i` gives a variable the integer attribute: every later assignment to it is
+/// evaluated as arithmetic.
+const DECLARERS: [&str; 4] = ["declare", "typeset", "local", "readonly"];
+
+/// `declare -i` (or `-ai`, `typeset -i`, `local -i`) among `words`.
+fn declares_integers(words: &[String]) -> bool {
+    let Some(first) = command_word(words) else {
+        return false;
+    };
+    DECLARERS.contains(&basename(&words[first]))
+        && words[first + 1..].iter().any(|w| {
+            w.strip_prefix('-')
+                .is_some_and(|flags| !flags.starts_with('-') && flags.contains('i'))
+        })
+}
+
+/// A word read so far as `NAME[` with the subscript still open: bash evaluates the subscript
+/// of an indexed array as arithmetic (in assignments, `unset`, `read`, `printf -v`, `[[ -v ]]`).
+fn in_subscript(word: &str) -> bool {
+    let Some((name, subscript)) = word.split_once('[') else {
+        return false;
+    };
+    let name = name.trim_start_matches(['(', ' ']);
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !subscript.contains(']')
+}
+
+/// Builtins whose arguments name variables: bash evaluates a name's subscript
+/// (`a[$(touch P)]`) as arithmetic, running what it holds.
+const NAMERS: [&str; 10] = [
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "export",
+    "read",
+    "unset",
+    "mapfile",
+    "readarray",
+    "getopts",
+];
+
+/// Whether a value about to be read (in the word `cur`, if one is being read) would name a
+/// variable: an argument of a [`NAMERS`] builtin outside an assignment's value part, or the
+/// argument of `-v` to `printf`, `test` or `[`.
+fn names_variable(words: &[String], cur: Option<&str>) -> bool {
+    let Some(first) = command_word(words) else {
+        return false;
+    };
+    let name = basename(&words[first]);
+    if NAMERS.contains(&name) {
+        return !cur.is_some_and(|cur| cur.contains('='));
+    }
+    matches!(name, "printf" | "test" | "[")
+        && cur.is_none()
+        && words.last().is_some_and(|w| w == "-v")
+}
+
+/// Reserved words that may stand before a command (`if eval ...`, `! sh -c ...`).
+const RESERVED_WORDS: [&str; 9] = [
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{",
+];
+
+/// The index of the command word, past reserved words, assignments and wrappers with their
+/// options (and the options' arguments: `nice -n 5`, `sudo -u bob`, `timeout 5`).
 fn command_word(words: &[String]) -> Option<usize> {
-    let mut wrapped = false;
-    let mut duration = false;
+    let mut wrapper: Option<&Wrapper> = None;
+    let mut skip_next = false;
+    let mut operands = 0;
     for (i, word) in words.iter().enumerate() {
-        if is_assignment(word) || (wrapped && word.starts_with('-')) {
+        if std::mem::take(&mut skip_next) {
             continue;
         }
-        if duration {
-            duration = false;
+        if let Some(w) = wrapper {
+            if word.starts_with('-') && word.len() > 1 {
+                skip_next = w.takes_argument(word);
+                continue;
+            }
+            if operands > 0 {
+                operands -= 1;
+                continue;
+            }
+        }
+        if wrapper.is_none() && RESERVED_WORDS.contains(&word.as_str()) {
             continue;
         }
-        let name = basename(word);
-        if WRAPPERS.contains(&name) {
-            wrapped = true;
-            duration = name == "timeout";
+        if is_assignment(word) {
+            continue;
+        }
+        if let Some(w) = WRAPPERS.iter().find(|w| w.name == basename(word)) {
+            wrapper = Some(w);
+            operands = w.operands;
             continue;
         }
         return Some(i);
     }
     None
 }
+
+/// A command that runs the command after it.
+struct Wrapper {
+    name: &'static str,
+    /// Its options that take the next word as their argument.
+    options: &'static [&'static str],
+    /// Operands before the command (`timeout DURATION`, `chroot DIR`).
+    operands: usize,
+}
+
+impl Wrapper {
+    fn takes_argument(&self, word: &str) -> bool {
+        self.options.contains(&word)
+    }
+}
+
+const fn wrapper(name: &'static str, options: &'static [&'static str], operands: usize) -> Wrapper {
+    Wrapper {
+        name,
+        options,
+        operands,
+    }
+}
+
+/// Commands that run the command after them: `sudo -u bob sh -c ...`.
+const WRAPPERS: [Wrapper; 19] = [
+    wrapper(
+        "sudo",
+        &[
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "--user",
+            "--group",
+            "--chdir",
+            "--prompt",
+            "--role",
+            "--type",
+            "--host",
+            "--other-user",
+        ],
+        0,
+    ),
+    wrapper("doas", &["-u", "-C"], 0),
+    wrapper("env", &["-u", "-C", "--unset", "--chdir"], 0),
+    wrapper("command", &[], 0),
+    wrapper("builtin", &[], 0),
+    wrapper("exec", &["-a"], 0),
+    wrapper("nohup", &[], 0),
+    wrapper("time", &["-f", "-o", "--format", "--output"], 0),
+    wrapper("nice", &["-n", "--adjustment"], 0),
+    wrapper("timeout", &["-s", "-k", "--signal", "--kill-after"], 1),
+    wrapper(
+        "xargs",
+        &[
+            "-a",
+            "-d",
+            "-E",
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--max-lines",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+        ],
+        0,
+    ),
+    wrapper("stdbuf", &["-i", "-o", "-e"], 0),
+    wrapper("setsid", &[], 0),
+    wrapper("ionice", &["-c", "-n", "-t", "--class", "--classdata"], 0),
+    wrapper("chrt", &[], 1),
+    wrapper("taskset", &[], 1),
+    wrapper("chroot", &["--userspec", "--groups"], 1),
+    wrapper("unbuffer", &[], 0),
+    wrapper("runuser", &["-u", "-g", "-l"], 0),
+];
 
 /// ssh's options that take an argument (as its manual lists them).
 const SSH_ARGUMENT_OPTIONS: &str = "BbcDEeFIiJLlmOoPpQRSWw";
@@ -857,6 +1349,9 @@ fn script_option(words: &[String], index: usize) -> Option<(&'static str, bool)>
         let (label, anywhere, positional) =
             if let Some((_, label)) = SHELLS.iter().find(|(s, _)| *s == name) {
                 (*label, false, true)
+            } else if name.starts_with('$') {
+                // A program named by a variable (`$SHELL -c`): a shell, for all the scan knows.
+                ("$SHELL -c", false, true)
             } else if let Some((_, label)) = RUNS_C_SCRIPT.iter().find(|(s, _)| *s == name) {
                 (*label, true, name == "su")
             } else {
@@ -881,6 +1376,22 @@ fn script_option(words: &[String], index: usize) -> Option<(&'static str, bool)>
         }
     }
     None
+}
+
+/// Whether the command of `words` reads shell code on its standard input (a shell, `ssh`,
+/// `su`, `.`, `source`, a program named by a variable): its label.
+fn stdin_script(words: &[String]) -> Option<&'static str> {
+    let name = basename(&words[command_word(words)?]);
+    if let Some((_, label)) = SHELLS.iter().find(|(s, _)| *s == name) {
+        return Some(label);
+    }
+    match name {
+        "ssh" => Some("ssh"),
+        "su" | "runuser" => Some("su -c"),
+        "." | "source" => Some("eval"),
+        _ if name.starts_with('$') => Some("$SHELL -c"),
+        _ => None,
+    }
 }
 
 /// The index of the first word of watch's command, its options read from `from`; past the end
@@ -916,7 +1427,7 @@ fn plain_word(value: &str) -> bool {
         })
 }
 
-/// `value` escaped for `context`, appended to `out`.
+/// `value` escaped for `context`, appended to `out`: for display only, never run.
 pub fn escape_into(out: &mut String, value: &str, context: Context) {
     match context {
         Context::Word if plain_word(value) => out.push_str(value),
@@ -968,11 +1479,12 @@ mod tests {
 
     #[test]
     fn contexts_of_references() {
-        use Context::{Double, Single, Word};
+        use Context::{Double, Word};
         assert_eq!(scan("echo $args.x"), Ok(vec![Word]));
+        assert_eq!(scan("echo \"a $args.x\" $args.y"), Ok(vec![Double, Word]));
         assert_eq!(
-            scan("echo \"a $args.x\" '$args.y'"),
-            Ok(vec![Double, Single])
+            scan("echo '$args.y'"),
+            Err(Problem::Unsafe(Place::SingleQuotes))
         );
         assert_eq!(scan("echo \"$(cat $args.x)\""), Ok(vec![Word]));
         assert_eq!(scan("echo \\'$args.x"), Ok(vec![Word]));
@@ -995,7 +1507,7 @@ mod tests {
         );
         assert_eq!(scan("ls # $args.x"), Err(Problem::Unsafe(Place::Comment)));
         assert_eq!(
-            scan("cat <<E\n$args.x\nE"),
+            scan("cat <<'E'\n$args.x\nE"),
             Err(Problem::Unsafe(Place::HereDocument))
         );
         assert_eq!(
@@ -1010,7 +1522,7 @@ mod tests {
 
     #[test]
     fn backslashes_and_braces() {
-        use Context::{Double, Single, Word};
+        use Context::{Double, Word};
         let uncertain = |u| Err(Problem::Uncertain(u));
         assert_eq!(
             scan("echo \"C:\\$args.v\""),
@@ -1023,7 +1535,10 @@ mod tests {
         assert_eq!(scan("printf %s \"${X:+\"$args.v\"}\""), Ok(vec![Double]));
         assert_eq!(scan("printf %s \"${X#\"$args.v\"}\""), Ok(vec![Double]));
         assert_eq!(scan("printf %s ${X:-$args.v}"), Ok(vec![Word]));
-        assert_eq!(scan("printf %s ${X:-'$args.v'}"), Ok(vec![Single]));
+        assert_eq!(
+            scan("printf %s ${X:-'$args.v'}"),
+            Err(Problem::Unsafe(Place::SingleQuotes))
+        );
         assert_eq!(
             scan("printf %s \"${X:-$args.v}\""),
             uncertain(Uncertain::BareInQuotedBrace)
@@ -1070,6 +1585,83 @@ mod tests {
         assert_eq!(scan("echo \"${X:=\"$args.v\"}\""), Ok(vec![Double]));
         assert_eq!(scan("echo $( (ls) ) $args.v"), Ok(vec![Word]));
         assert_eq!(scan("echo ${X"), Err(Problem::Unclosed(Opener::Brace)));
+    }
+
+    #[test]
+    fn arithmetic_everywhere() {
+        let arithmetic = Err(Problem::Uncertain(Uncertain::Arithmetic));
+        for text in [
+            "[[ $args.v -eq 1 ]]",
+            "[[ \"$args.v\" -gt 1 && -n x ]] && echo y",
+            "[[ x == y || $args.v -le 2 ]]",
+            "let x=$args.v",
+            "let \"x = $args.v\"",
+            "declare -i n=$args.v",
+            "local -ai n; n=$args.v",
+            "x=$args.v; typeset -i x",
+            "x[$args.v]=1",
+            "unset \"a[$args.v]\"",
+            "read -r 'a'[$args.v] < /dev/null",
+            "echo ${a[@]:$args.v}",
+        ] {
+            assert_eq!(scan(text), arithmetic, "{text}");
+        }
+        // A value naming a variable: bash evaluates its subscript.
+        for text in [
+            "declare \"$args.v\"=1",
+            "printf -v $args.v x",
+            "read -r $args.v",
+            "unset $args.v",
+            "[[ -v $args.v ]]",
+            "test -v $args.v",
+        ] {
+            assert_eq!(scan(text), arithmetic, "{text}");
+        }
+        assert_eq!(scan("export A=$args.v"), Ok(vec![Context::Word]));
+        assert_eq!(scan("grep -v $args.v f"), Ok(vec![Context::Word]));
+        // Not arithmetic: string tests, plain words with brackets closed, `[`.
+        assert_eq!(scan("[[ $args.v == x ]]"), Ok(vec![Context::Word]));
+        assert_eq!(scan("[ $args.v -eq 1 ]"), Ok(vec![Context::Word]));
+        assert_eq!(scan("echo a[1]$args.v"), Ok(vec![Context::Word]));
+        assert_eq!(scan("declare x=$args.v"), Ok(vec![Context::Word]));
+    }
+
+    #[test]
+    fn here_documents() {
+        use Context::{Double, Word};
+        let unsafe_here = Err(Problem::Unsafe(Place::HereDocument));
+        assert_eq!(
+            scan("cat <<E\na $args.x b\nE\necho $args.y"),
+            Ok(vec![Double, Word])
+        );
+        assert_eq!(scan("cat <<-E >f\n\t$args.x\n\tE\n"), Ok(vec![Double]));
+        assert_eq!(
+            scan("cat <<E; echo $args.y\n'$args.x\nE"),
+            Ok(vec![Word, Double])
+        );
+        assert_eq!(scan("cat <<A <<'B'\n$args.x\nA\n$args.y\nB"), unsafe_here);
+        assert_eq!(scan("cat <<A <<'B'\n$args.x\nA\nB"), Ok(vec![Double]));
+        assert_eq!(scan("cat <<\\E\n$args.x\nE"), unsafe_here);
+        assert_eq!(scan("cat <<\"E\"\n$args.x\nE"), unsafe_here);
+        assert_eq!(scan("cat <<$args.x\nE"), unsafe_here);
+        assert_eq!(scan("cat <<E\n$(echo $args.x)\nE"), unsafe_here);
+        assert_eq!(
+            scan("cat <<E\n\\$args.x\nE"),
+            Err(Problem::Uncertain(Uncertain::AfterBackslash))
+        );
+        // A line holding the delimiter among other text does not end the body.
+        assert_eq!(scan("cat <<E\nE x\n$args.x\nE"), Ok(vec![Double]));
+        assert_eq!(scan("cat <<<$args.x"), Ok(vec![Word]));
+        // A shell reading the body as its script parses the value.
+        assert_eq!(reparsed("sh <<E\necho $args.x\nE"), [Some("sh -c")]);
+        assert_eq!(reparsed("ssh h <<E\necho $args.x\nE"), [Some("ssh")]);
+    }
+
+    #[test]
+    fn reserved_prefix() {
+        assert_eq!(scan("SEQ_V1=x; echo $args.v"), Err(Problem::Reserved));
+        assert_eq!(scan("echo \"$SEQ_V2\""), Err(Problem::Reserved));
+        assert!(is_reserved("SEQ_V1") && !is_reserved("SEQ_X"));
     }
 
     fn reparsed(text: &str) -> Vec<Option<&'static str>> {
@@ -1121,6 +1713,24 @@ mod tests {
         );
         assert_eq!(reparsed("watch -n 1 ls $args.v"), [Some("watch")]);
         assert_eq!(reparsed("watch -x ls $args.v"), [None]);
+        // Wrappers' option arguments and reserved words before the command.
+        assert_eq!(reparsed("nice -n 5 eval $args.v"), [Some("eval")]);
+        assert_eq!(reparsed("timeout 5 sh -c \"$args.v\""), [Some("sh -c")]);
+        assert_eq!(reparsed("timeout -s KILL 5 eval $args.v"), [Some("eval")]);
+        assert_eq!(reparsed("nohup ssh h \"ls $args.v\""), [Some("ssh")]);
+        assert_eq!(reparsed("sudo -u bob eval $args.v"), [Some("eval")]);
+        assert_eq!(reparsed("if eval $args.v; then :; fi"), [Some("eval")]);
+        assert_eq!(reparsed("! eval $args.v"), [Some("eval")]);
+        assert_eq!(
+            reparsed("while true; do eval $args.v; done"),
+            [Some("eval")]
+        );
+        assert_eq!(reparsed("$SHELL -c \"$args.v\""), [Some("$SHELL -c")]);
+        assert_eq!(reparsed("env A=1 bash -c \"$args.v\""), [Some("bash -c")]);
+        assert_eq!(reparsed("su --command=\"ls $args.v\" bob"), [Some("su -c")]);
+        assert_eq!(reparsed("ssh -o ProxyCommand=$args.v h"), [Some("ssh")]);
+        assert_eq!(reparsed("ssh $args.host uptime"), [None]);
+        assert_eq!(reparsed("nice -n 5 ls $args.v"), [None]);
         let (template, _) =
             parse_template("sh -c 'echo \"$args.a\" $args.b' x", &OffsetMap::default());
         let scanned = scan_all(&template.parts);
@@ -1135,6 +1745,17 @@ mod tests {
             })
             .collect();
         assert_eq!(inner, [Some(Context::Double), Some(Context::Word)]);
+        // The command that parses again decides, before the quotes around the value.
+        assert_eq!(scanned.refs[0].expansion(), Err(Problem::Reparsed("sh -c")));
+    }
+
+    #[test]
+    fn expansions() {
+        let mut out = String::new();
+        expansion_into(&mut out, &value_variable(0), Context::Word);
+        out.push(' ');
+        expansion_into(&mut out, &value_variable(1), Context::Double);
+        assert_eq!(out, "\"${SEQ_V1}\" ${SEQ_V2}");
     }
 
     #[test]

@@ -86,6 +86,24 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
             .with_help("add `\"command\": …` for shell text, or `\"argv\": […]` to run without a shell"),
         );
     }
+    if let Some(env) = given("env")
+        && let ValueKind::Object(members) = &env.value.kind
+    {
+        for member in members.iter().filter(|m| shell::is_reserved(&m.key.value)) {
+            out.push(
+                Diagnostic::new(
+                    Code::ShellReservedName,
+                    member.key.span,
+                    format!(
+                        "`env` sets `{}`: names starting with `{}` carry the values of `command`",
+                        member.key.value,
+                        shell::VALUE_PREFIX
+                    ),
+                )
+                .with_help("rename the variable"),
+            );
+        }
+    }
     let Some(command) = given("command") else {
         return;
     };
@@ -101,21 +119,51 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
             TemplatePart::Text(_) => None,
         })
         .collect();
-    // One error per command: the first the engine would refuse it for.
-    let problem = scanned
-        .refs
-        .iter()
-        .zip(&refs)
-        .find_map(|(r, span)| r.context.err().map(|p| (p, *span)))
-        .or_else(|| {
-            scanned
-                .unclosed
-                .map(|o| (Problem::Unclosed(o), command.value.span))
-        });
+    if shell::reserved(&template.parts) {
+        out.push(problem_diagnostic(
+            Problem::Reserved,
+            command.value.span,
+            command.value.span,
+        ));
+    }
+    // One error per command (besides the commands that parse values again, each reported):
+    // the first the engine would refuse it for, text left open first.
+    let problem = match scanned.unclosed {
+        Some(opener) => Some((Problem::Unclosed(opener), command.value.span)),
+        None => scanned
+            .refs
+            .iter()
+            .zip(&refs)
+            .find_map(|(r, span)| match r.expansion() {
+                Ok(_) | Err(Problem::Reparsed(_)) => None,
+                Err(problem) => Some((problem, *span)),
+            }),
+    };
     if let Some((problem, at)) = problem {
-        out.push(problem_diagnostic(problem, command.value.span, at));
+        let mut d = problem_diagnostic(problem, command.value.span, at);
+        if problem == Problem::Unsafe(shell::Place::SingleQuotes)
+            && let Some(reference) = reference_at(template, at)
+        {
+            // `'a $args.v b'` becomes `'a '"$args.v"' b'`: the same text around a quoted value.
+            d = d
+                .with_replacement(
+                    "close the single quotes around the value",
+                    at,
+                    super::fix::in_item_string(&format!("'\"{}\"'", braced(reference))),
+                )
+                .graded(Applicability::MaybeIncorrect);
+        }
+        out.push(d);
     }
     reparsed(template, &scanned, &refs, command.value.span, out);
+}
+
+/// The reference of `template` at `span`.
+fn reference_at(template: &Template, span: Span) -> Option<&seq_syntax::ast::Reference> {
+    template.parts.iter().find_map(|part| match part {
+        TemplatePart::Ref(reference) if reference.span == span => Some(&**reference),
+        TemplatePart::Ref(_) | TemplatePart::Text(_) => None,
+    })
 }
 
 fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
@@ -129,25 +177,60 @@ fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
             ),
         )
         .with_help(format!(
-            "close the `{}`; values are escaped for the quoting they land in",
+            "close the `{}`; the place of each value in the text is read from the quoting around it",
             opener.spelling()
         )),
+        Problem::Unsafe(place @ shell::Place::SingleQuotes) => Diagnostic::new(
+            Code::ShellUnsafePlace,
+            at,
+            format!(
+                "a value stands {}, where the shell expands nothing",
+                place.describe()
+            ),
+        )
+        .with_help("close the single quotes around the value: `'a '\"$args.v\"' b'`"),
         Problem::Unsafe(place) => Diagnostic::new(
             Code::ShellUnsafePlace,
             command,
             format!(
-                "a value stands {}, where no escaping keeps it literal text",
+                "a value stands {}, where the shell would not give it as it is",
                 place.describe()
             ),
         )
-        .with_help("move the reference, write `$(...)` for backquotes, or use `argv` to run without a shell"),
+        .with_help("move the reference out of it (a here-document's text can come on standard input instead: `printf '%s\\n' $args.v | cmd`), write `$(...)` for backquotes, or use `argv` to run without a shell"),
+        Problem::Reparsed(command_name) => Diagnostic::new(
+            Code::ShellReparsedError,
+            at,
+            format!(
+                "this value reaches `{command_name}`, which parses it as shell code again"
+            ),
+        )
+        .with_help(reparse_help(command_name)),
+        Problem::Reserved => Diagnostic::new(
+            Code::ShellReservedName,
+            command,
+            format!(
+                "the shell text names `{}`: variables starting with it carry the values of `command`",
+                shell::VALUE_PREFIX
+            ),
+        )
+        .with_help("rename the variable; the engine sets `SEQ_V1`, `SEQ_V2`, ... for the values"),
         Problem::Uncertain(uncertain) => Diagnostic::new(
             Code::ShellUncertainPlace,
             at,
-            format!(
-                "a value stands {}, where the shell's reading of it is not certain",
-                uncertain.describe()
-            ),
+            match uncertain {
+                shell::Uncertain::Arithmetic => format!(
+                    "a value stands {}, where the shell evaluates its text as code",
+                    uncertain.describe()
+                ),
+                shell::Uncertain::AfterBackslash
+                | shell::Uncertain::BareInQuotedBrace
+                | shell::Uncertain::QuoteInQuotedBrace
+                | shell::Uncertain::AssignedUnquoted => format!(
+                    "a value stands {}, where the shell's reading of it is not certain",
+                    uncertain.describe()
+                ),
+            },
         )
         .with_help(format!(
             "{}; or use `argv` to run without a shell",
@@ -156,7 +239,7 @@ fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
     }
 }
 
-/// W0701: values that reach `eval`, `sh -c`, `ssh`, `su -c`, `flock -c`, `script -c`, `trap` or
+/// E0705: values that reach `eval`, `sh -c`, `ssh`, `su -c`, `flock -c`, `script -c`, `trap` or
 /// `watch`, one warning per command word.
 /// The fix, for a `-c` script in single quotes, reads each value as a positional parameter
 /// (`sh -c 'echo "$1"' _ $args.v`): the value is then data to the inner shell too.
@@ -194,10 +277,10 @@ fn reparsed(
         };
         done.extend(&group);
         let mut d = Diagnostic::new(
-            Code::ShellReparsed,
+            Code::ShellReparsedError,
             *span,
             format!(
-                "this value reaches `{}`, which parses it as shell code again: escaping holds for one parse only",
+                "this value reaches `{}`, which parses it as shell code again",
                 reparse.command
             ),
         );
@@ -244,7 +327,7 @@ fn reparse_help(command: &str) -> &'static str {
         }
         "watch" => "run the command without a shell: `watch -x cmd $args.v`",
         _ => {
-            "pass the value as data instead: `sh -c '... \"$1\" ...' _ $args.v` reads it as a positional argument, or use `argv`"
+            "pass the value as data instead: `sh -c '... \"$1\" ...' sh $args.v` reads it as a positional argument, or use `argv`"
         }
     }
 }

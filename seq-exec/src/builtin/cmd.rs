@@ -25,6 +25,7 @@ const STDERR_TAIL: usize = 1000;
 pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolError> {
     let program = program(args)?;
     let ok_exit = ok_exit(args)?;
+    let env = env(args)?;
     let timeout = match args::optional_string(args, "timeout")? {
         None => DEFAULT_TIMEOUT,
         Some(text) => seq_syntax::parse_duration(text).map_err(|problem| {
@@ -53,6 +54,9 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
         Program::Shell(_) => "sh",
         Program::Argv(program, _) => program.as_str(),
     };
+    // The sequence's own variables and the values of `command` (`SEQ_V1`, ...); the engine's
+    // own variables below are set after them, so that none stands in for those.
+    shell.envs(env);
     shell
         .current_dir(root)
         .stdin(Stdio::null())
@@ -168,6 +172,33 @@ fn ok_exit(args: &Value) -> Result<Vec<i32>, ToolError> {
                 .filter(|c| (0..=255).contains(c))
                 .and_then(|c| i32::try_from(c).ok())
                 .ok_or_else(wrong)
+        })
+        .collect()
+}
+
+/// `env`: the variables to set for the command, an object of strings, `{}` when left out.
+fn env(args: &Value) -> Result<Vec<(String, String)>, ToolError> {
+    let Some(given) = args::optional(args, "env")? else {
+        return Ok(Vec::new());
+    };
+    let wrong = || {
+        args::wrong_type(
+            "env",
+            "an object of strings (names without `=`, nothing holding a NUL byte)",
+            given,
+        )
+    };
+    given
+        .as_object()
+        .ok_or_else(wrong)?
+        .iter()
+        .map(|(name, value)| {
+            let value = value.as_str().ok_or_else(wrong)?;
+            // The C environment cannot hold these: refused here, never cut short.
+            if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+                return Err(wrong());
+            }
+            Ok((name.clone(), value.to_owned()))
         })
         .collect()
 }

@@ -162,26 +162,32 @@ fn fill(
     Ok(text)
 }
 
-/// `cmd_run`'s `command` (docs/reference.md, "Shell text"): each interpolated value escaped for
-/// the quoting context it lands in, so that it reaches the shell as literal text. A bare
-/// reference is one word. Any other kind of value is filled in as usual (the tool refuses it).
+/// `cmd_run`'s `command` (docs/reference.md, "Shell text"), and the values it references: each
+/// value goes in an environment variable of its own (`SEQ_V1`, ...) and the reference becomes
+/// that variable's expansion, so that the shell never parses a value. A bare reference is one
+/// word. Any other kind of value is filled in as usual, with no variables (the tool refuses it).
 pub(crate) fn shell_command(
     arg: &Arg,
     scope: Scope<'_>,
     budget: &mut Budget,
-) -> Result<Value, ToolError> {
+) -> Result<(Value, Vec<(String, String)>), ToolError> {
+    let mut variables = Vec::new();
     let template = match &arg.kind {
         ValueKind::String(template) => template,
         ValueKind::Ref(reference) => {
             let value = values::read(scope, reference)?;
-            let escaped = shell::escape(&text_within(value, budget)?, Context::Word);
-            return Ok(Value::String(escaped));
+            let raw = text_within(value, budget)?;
+            let variable = variable(0, raw, &mut variables)?;
+            let mut text = String::new();
+            shell::expansion_into(&mut text, &variable, Context::Word);
+            budget.take(text.len())?;
+            return Ok((Value::String(text), variables));
         }
         ValueKind::Null
         | ValueKind::Bool(_)
         | ValueKind::Number(_)
         | ValueKind::Array(_)
-        | ValueKind::Object(_) => return value(arg, scope, budget),
+        | ValueKind::Object(_) => return Ok((value(arg, scope, budget)?, variables)),
     };
     let contexts = shell::contexts(&template.parts).map_err(|problem| {
         ToolError::new(
@@ -192,11 +198,79 @@ pub(crate) fn shell_command(
         .with_hint("run `seqc check`: it explains the shell text it cannot follow")
     })?;
     let mut contexts = contexts.into_iter();
-    // A `'` in a value becomes `'\''`: the escaping counts against the budget too.
+    let mut refused = None;
+    // Each value is charged as it is read, each expansion by what it adds beyond the value.
     let text = fill(template, scope, budget, |text, raw| {
-        shell::escape_into(text, raw, contexts.next().unwrap_or(Context::Word));
+        let n = variables.len();
+        match variable(n, raw.to_owned(), &mut variables) {
+            Ok(name) => {
+                shell::expansion_into(text, &name, contexts.next().unwrap_or(Context::Word));
+            }
+            Err(error) => {
+                refused.get_or_insert(error);
+            }
+        }
     })?;
-    Ok(Value::String(text))
+    if let Some(error) = refused {
+        return Err(error);
+    }
+    Ok((Value::String(text), variables))
+}
+
+/// Adds the values' variables to `cmd_run`'s `env`, refusing an `env` of the sequence's own that
+/// names the reserved prefix (it could stand in for a value). An `env` that is not an object is
+/// left for the tool to refuse.
+pub(crate) fn pass_variables(
+    args: &mut Map<String, Value>,
+    variables: Vec<(String, String)>,
+) -> Result<(), ToolError> {
+    if let Some(Value::Object(env)) = args.get("env")
+        && let Some(name) = env.keys().find(|name| shell::is_reserved(name))
+    {
+        return Err(ToolError::new(
+            Reason::ArgError,
+            format!(
+                "`env` sets `{name}`: names starting with `{}` carry the values of `command`",
+                shell::VALUE_PREFIX
+            ),
+        )
+        .with_field("env")
+        .with_hint("rename the variable"));
+    }
+    if variables.is_empty() {
+        return Ok(());
+    }
+    let env = args
+        .entry("env")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(env) = env {
+        for (name, value) in variables {
+            env.insert(name, Value::String(value));
+        }
+    }
+    Ok(())
+}
+
+/// Keeps `raw` as the `n`th value's variable, and names it; a NUL byte cannot be in the
+/// environment (the C interface ends the text there), so such a value is refused.
+fn variable(
+    n: usize,
+    raw: String,
+    variables: &mut Vec<(String, String)>,
+) -> Result<String, ToolError> {
+    if raw.contains('\0') {
+        return Err(ToolError::new(
+            Reason::ArgError,
+            "a value in `command` holds a NUL byte, which no shell variable can hold",
+        )
+        .with_field("command")
+        .with_hint(
+            "pass binary data by file (`files_write`), or remove the NUL with a `jq` step first",
+        ));
+    }
+    let name = shell::value_variable(n);
+    variables.push((name.clone(), raw));
+    Ok(name)
 }
 
 /// [`text`], charged to the budget first (so that a huge value is refused before it is

@@ -314,13 +314,12 @@ fn arguments(
     if item.tool.value != CMD_RUN {
         return fill::object(members, scope, None, budget);
     }
-    // Shell text: values are escaped for the quoting they land in.
+    // Shell text: values reach the shell through its environment, never as text.
     let mut args = fill::object(members, scope, Some("command"), budget)?;
     if let Some(command) = members.iter().find(|m| m.key.value == "command") {
-        args.insert(
-            "command".to_owned(),
-            fill::shell_command(&command.value, scope, budget)?,
-        );
+        let (text, variables) = fill::shell_command(&command.value, scope, budget)?;
+        args.insert("command".to_owned(), text);
+        fill::pass_variables(&mut args, variables)?;
     }
     Ok(args)
 }
