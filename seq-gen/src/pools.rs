@@ -42,7 +42,7 @@ pub(crate) const COMMANDS: &[&str] = &[
     r#"for h in $args.hosts; do ping -c1 -W1 $h; done"#,
     r#"echo $HOME $$; ls -la \"$args.path\""#,
     r#"journalctl -u nginx --since \"1 hour ago\" | grep -E \"(5[0-9]{2})\" | wc -l"#,
-    r#"curl -s -H \"Content-Type: application/json\" -d '{\"host\": \"$args.主机\", \"limit\": $args.limit}' http://localhost:8080/api/check"#,
+    r#"curl -s -H \"Content-Type: application/json\" -d \"{\\\"host\\\": \\\"$args.主机\\\", \\\"limit\\\": $args.limit}\" http://localhost:8080/api/check"#,
     r#"ssh ${args.主机} 'df -h / ; free -m ; cat /proc/loadavg'"#,
     r#"tar -czf /backups/$args.host-$(date +%F).tar.gz $args.path && echo \"备份完成 ✓\""#,
     r#"awk -F'\\t' '{print $1\"\\t\"$3}' /srv/data/${args.path}.tsv | head -n $args.count"#,
