@@ -19,12 +19,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// Connections that have named a caller, served at once.
-pub const MAX_CONNECTIONS: usize = 512;
+pub const MAX_CONNECTIONS: usize = 1024;
 /// Connections one caller with a token may hold at once, so that no caller can take all of
 /// [`MAX_CONNECTIONS`] (with half-sent bodies, say).
 pub const MAX_CONNECTIONS_PER_CALLER: usize = 64;
 /// Connections that have named no caller yet, kept at once; the oldest goes for a new one.
-pub const MAX_UNPROVEN_CONNECTIONS: usize = 256;
+pub const MAX_UNPROVEN_CONNECTIONS: usize = 512;
 /// `tools/call`s answered at once.
 pub const MAX_CALLS: usize = 512;
 /// `tools/call`s one caller with a token may have answered at once.
