@@ -131,7 +131,7 @@ impl Traces {
         }
     }
 
-    /// Exports what is still queued, within [`FLUSH`], and stops the exporter: before the
+    /// Exports what is still queued, within 2 s, and stops the exporter: before the
     /// process exits. One message says what could not be exported, however many batches.
     pub fn shutdown(&self) -> Result<(), String> {
         let shut = self.provider.shutdown_with_timeout(FLUSH);
