@@ -1,8 +1,9 @@
 //! `--catalog FILE`: tool definitions of other hosts, added to the built-in catalog.
 
 use crate::files::reason;
+use crate::render;
 use seq_catalog::Catalog;
-use seq_syntax::{Diagnostic, LineIndex};
+use seq_syntax::LineIndex;
 use std::fs;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -27,8 +28,10 @@ pub fn load(paths: &[PathBuf]) -> Result<Catalog, Vec<String>> {
             }
         };
         let text = String::from_utf8_lossy(&bytes);
+        let index = LineIndex::new(&text);
         for diagnostic in catalog.load_file(&bytes) {
-            let line = one_line(&shown.to_string(), &text, &diagnostic);
+            let place = render::file_place(&shown.to_string(), &text, &index, &diagnostic);
+            let line = render::one_line(&place, &diagnostic);
             if diagnostic.is_error() {
                 errors.push(line);
             } else {
@@ -45,18 +48,4 @@ pub fn load(paths: &[PathBuf]) -> Result<Catalog, Vec<String>> {
         let _ = writeln!(err, "seqc: {warning}");
     }
     Ok(catalog)
-}
-
-/// `PATH:LINE:COLUMN: SEVERITY[CODE]: message`, both positions 1-based, the column in
-/// characters.
-fn one_line(path: &str, text: &str, diagnostic: &Diagnostic) -> String {
-    let at = LineIndex::new(text).line_col(text, diagnostic.span.start);
-    format!(
-        "{path}:{}:{}: {}[{}]: {}",
-        at.line,
-        at.column,
-        diagnostic.severity.as_str(),
-        diagnostic.code,
-        diagnostic.message
-    )
 }

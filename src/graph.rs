@@ -1,6 +1,7 @@
 //! `seqc graph`: the call graph of the files given, as Graphviz DOT or JSON on stdout.
 
 use crate::files::read_inputs;
+use crate::render;
 use crate::status::{Status, emit, trouble};
 use clap::{Args, ValueEnum};
 use seq_syntax::ast::Sequence;
@@ -73,16 +74,8 @@ fn report(path: &str, text: &str, errors: &[&Diagnostic]) {
     let index = LineIndex::new(text);
     let mut err = io::stderr().lock();
     for diagnostic in errors {
-        let at = index.line_col(text, diagnostic.span.start);
         // As in `trouble`: with stderr gone, the exit status still tells.
-        let _ = writeln!(
-            err,
-            "{path}:{}:{}: {}[{}]: {}",
-            at.line,
-            at.column,
-            diagnostic.severity.as_str(),
-            diagnostic.code,
-            diagnostic.message
-        );
+        let place = render::file_place(path, text, &index, diagnostic);
+        let _ = writeln!(err, "{}", render::one_line(&place, diagnostic));
     }
 }

@@ -1,7 +1,7 @@
 //! The data directory of `run`, `create`, `list` and `delete`: where it is, what it holds, and
 //! checking a sequence file against the sequences stored in it.
 
-use crate::render::SourceFile;
+use crate::render::{self, SourceFile};
 use crate::status::warn;
 use clap::Args;
 use seq_catalog::Catalog;
@@ -105,13 +105,7 @@ pub fn report_stored(name: &str, diagnostics: &[Diagnostic]) {
     let mut err = io::stderr().lock();
     for diagnostic in diagnostics {
         // With stderr gone, the exit status still tells.
-        let _ = writeln!(
-            err,
-            "#{name}: {}[{}]: {}",
-            diagnostic.severity.as_str(),
-            diagnostic.code,
-            diagnostic.message
-        );
+        let _ = writeln!(err, "{}", render::one_line(&format!("#{name}"), diagnostic));
         if let Some(help) = &diagnostic.help {
             let _ = writeln!(err, "  help: {help}");
         }

@@ -7,8 +7,26 @@ pub mod json;
 pub mod sarif;
 
 use clap::ValueEnum;
-use seq_syntax::{Diagnostic, Severity};
+use seq_syntax::{Diagnostic, LineIndex, Severity};
 use std::io::{self, IsTerminal};
+
+/// A diagnostic on one line, `PLACE: SEVERITY[CODE]: message`: the form of every line-per-finding
+/// output (catalog problems, a graph's syntax errors, a stored sequence's findings). PLACE is
+/// `PATH:LINE:COLUMN` for a file (see [`file_place`]) or `#name` for a stored sequence.
+pub fn one_line(place: &str, diagnostic: &Diagnostic) -> String {
+    format!(
+        "{place}: {}[{}]: {}",
+        diagnostic.severity.as_str(),
+        diagnostic.code,
+        diagnostic.message
+    )
+}
+
+/// `PATH:LINE:COLUMN` of a diagnostic's start, both 1-based, the column in characters.
+pub fn file_place(path: &str, text: &str, index: &LineIndex, diagnostic: &Diagnostic) -> String {
+    let at = index.line_col(text, diagnostic.span.start);
+    format!("{path}:{}:{}", at.line, at.column)
+}
 
 /// Counts over a whole run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
