@@ -36,8 +36,23 @@ pub const FILES_READ: &str = "files_read";
 pub const FILES_WRITE: &str = "files_write";
 /// `files_list`: lists a directory under the root.
 pub const FILES_LIST: &str = "files_list";
+/// The one spelling of the output-channel prefix, for the constants below (`concat!` takes
+/// literals only).
+macro_rules! output_send_prefix {
+    () => {
+        "output_send__"
+    };
+}
+/// The name prefix of an output channel's tool: `output_send__<channel>` prints on `<channel>`,
+/// and calls to one channel keep their order even in a parallel group.
+pub const OUTPUT_SEND_PREFIX: &str = output_send_prefix!();
 /// `output_send__stdout`: prints a line on the run's standard output.
-pub const OUTPUT_STDOUT: &str = "output_send__stdout";
+pub const OUTPUT_STDOUT: &str = concat!(output_send_prefix!(), "stdout");
+
+/// Whether `tool` is an output channel's (`output_send__<channel>`).
+pub fn is_output_send(tool: &str) -> bool {
+    tool.starts_with(OUTPUT_SEND_PREFIX)
+}
 
 /// The embedded host's tools.
 pub const HOST_TOOLS: [&str; 8] = [

@@ -28,6 +28,7 @@ use crate::input::{AttemptInput, CalledFrom, RunInput, Snapshot, WorkflowInput};
 use crate::workflow::{SeqItemClient, SeqRunClient};
 use restate_sdk::prelude::*;
 use seq_catalog::ParallelSafety;
+use seq_catalog::is_output_send;
 use seq_catalog::{Catalog, SEQ_RUN};
 use seq_exec::engine::{
     Attempt, Called, CancellationToken, Deadline, Driver, RunClock, Step, with_idempotency_key,
@@ -494,11 +495,6 @@ impl Driver for Journaled<'_> {
             safe && !Catalog::is_call(tool) && tool != SEQ_RUN && !is_output_send(tool)
         })
     }
-}
-
-/// Whether `tool` sends to one of the run's output channels.
-fn is_output_send(tool: &str) -> bool {
-    tool.starts_with("output_send__")
 }
 
 /// The order in which a run observes the outcomes of its child invocations: the order it made

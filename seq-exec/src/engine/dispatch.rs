@@ -98,8 +98,7 @@ pub(crate) async fn host_tool(
     let tool = step.tool;
     // An output channel's line, kept for the report once the call succeeds (also when a
     // durable driver replays the call's outcome).
-    let sent = tool
-        .starts_with("output_send__")
+    let sent = seq_catalog::is_output_send(tool)
         .then(|| args.get("text").and_then(Value::as_str).map(str::to_owned))
         .flatten();
     // The in-process driver's attempts are awaited here, without boxing them, nor copying the

@@ -229,7 +229,7 @@ fn predecessors(group: &Group) -> Vec<Option<usize>> {
         .enumerate()
         .map(|(i, item)| {
             let tool = item.tool.value.as_str();
-            tool.starts_with("output_send__")
+            seq_catalog::is_output_send(tool)
                 .then(|| last.insert(tool, i))
                 .flatten()
         })

@@ -3,15 +3,13 @@
 //! the sequence printed. The host still delivers every line as before (`seqc run` prints them).
 //! Bounded: past [`MAX_OUTPUT_LOG_BYTES`] lines are counted, not kept.
 
+use seq_catalog::OUTPUT_SEND_PREFIX as PREFIX;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 /// The most bytes of text a run's report keeps of its output, over all channels.
 pub const MAX_OUTPUT_LOG_BYTES: usize = 1024 * 1024;
-
-/// The tool name prefix of an output channel.
-const PREFIX: &str = "output_send__";
 
 #[derive(Debug, Default)]
 pub(crate) struct OutputLog {
