@@ -16,6 +16,11 @@ pub const MAX_PRETTY_VALUE_BYTES: usize = 1024 * 1024;
 /// Longest JSON string, in bytes as written (quotes included): 16 MiB (E0009).
 pub const MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
 
+/// Largest result one tool call may return, and largest its filled-in arguments may grow, as
+/// compact JSON: 16 MiB (reason `failed` past it). Built-in tools stop reading a command's output
+/// or a file at the same bound, so that nothing larger is ever held.
+pub const MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
+
 /// Most groups in one sequence: 100,000 (E0009). The 10 MB benchmark file has about 10,600.
 pub const MAX_GROUPS: usize = 100_000;
 
@@ -89,7 +94,7 @@ pub const MAX_EACH: u32 = 10_000;
 /// What one run may hold by default, at every depth: its values (as compact JSON) and its item
 /// runs (below), 256 MiB. A run past it fails with reason `budget`; the checker warns of a
 /// fan-out whose worst case passes it (W0555).
-pub const RUN_BYTES: usize = 256 * 1024 * 1024;
+pub const RUN_BYTES: usize = 16 * MAX_RESULT_BYTES;
 
 /// What an item run holds of its run's budget while it runs (its state, awaiting its tool):
 /// measured at about 1.8 KB for an element of a called `each`, counted as 2 KiB.

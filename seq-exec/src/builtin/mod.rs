@@ -49,7 +49,7 @@ use std::time::Duration;
 /// The most bytes a built-in tool reads into memory for one result: a command's stdout, its
 /// stderr, a file. The engine's own bound on a result (`Limits::max_result_bytes`) is the same;
 /// this one stops the read itself, so that `yes` or a huge file never fills memory first.
-pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
+pub const MAX_READ_BYTES: usize = seq_syntax::limits::MAX_RESULT_BYTES;
 
 /// The names of the embedded host's tools (their one home is the catalog).
 pub use seq_catalog::HOST_TOOLS as TOOLS;

@@ -138,8 +138,8 @@ impl Default for Limits {
             max_depth: seq_syntax::limits::MAX_CALL_DEPTH,
             tool_timeout: seq_syntax::ast::Item::CALL_TIMEOUT,
             max_nested_groups: seq_syntax::limits::MAX_NESTED_GROUPS,
-            max_result_bytes: 16 * 1024 * 1024,
-            max_argument_bytes: 16 * 1024 * 1024,
+            max_result_bytes: seq_syntax::limits::MAX_RESULT_BYTES,
+            max_argument_bytes: seq_syntax::limits::MAX_RESULT_BYTES,
             max_run_bytes: seq_syntax::limits::RUN_BYTES,
         }
     }
