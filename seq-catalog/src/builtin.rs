@@ -192,6 +192,16 @@ pub const GUIDE_EXAMPLE: &str = r#"{"name":"notes","groups":[{"name":"gather","i
 /// the guide's example of that quoting, which a test checks.
 pub const GUIDE_JQ: &str = r#""tools":"{\"tool\":\"jq\",\"args\":{\"filter\":\"map(.name) | join(\\\",\\\")\",\"input\":$args.rows},\"as\":\"csv\"};""#;
 
+/// How `cmd_run` treats its exit status, in its description (a macro because `concat!` takes
+/// literals only; the guide says it in brief).
+macro_rules! cmd_run_exit_rule {
+    () => {
+        "An exit status outside `ok_exit` (default [0]) fails the call (reason `failed`, its \
+         detail the status and the end of stderr), so a result's `exit_code` is always one of \
+         `ok_exit`."
+    };
+}
+
 /// `seq_create`'s description: the language in brief (the schema has every field).
 fn seq_create_guide() -> String {
     format!(
@@ -230,8 +240,8 @@ fn seq_create_guide() -> String {
          per element in element order (`null` for a failure `continue` tolerates), e.g. \
          `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
          Elements run side by side as items do (one at a time in a `parallel: false` \
-         group); `max_parallel: N` bounds the runs in flight. A non-zero exit fails `cmd_run`; `stdout` \
-         keeps its final newline. `on_error`: `abort` (default) \
+         group); `max_parallel: N` bounds the runs in flight. `cmd_run` fails outside \
+         `ok_exit`; `stdout` keeps its final newline. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
          or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries; \
@@ -311,7 +321,8 @@ fn definitions() -> Vec<ToolDef> {
         // The embedded host (its catalog flags).
         tool(
             CMD_RUN,
-            "Runs `command` with `sh -c`, or `argv` without a shell; a `$args` value in \
+            concat!(
+                "Runs `command` with `sh -c`, or `argv` without a shell; a `$args` value in \
              `command` is one word (a command line input runs as `\"argv\": \
              [\"sh\",\"-c\",$args.line]`). Exactly one of `command` and \
              `argv`; it runs in its own process, in the host's root directory, and returns \
@@ -319,9 +330,10 @@ fn definitions() -> Vec<ToolDef> {
              value in `command` reaches the shell in a variable (`SEQ_V1`, ...), never as code: \
              not inside single quotes, a comment or arithmetic, nor in `eval`, `sh -c` or `ssh` \
              (pass it as `sh -c '... \"$1\"' sh $args.v`); shell text such as `$1` or `$?` is \
-             the shell's. A non-zero exit \
-             is a failure whose detail gives the exit status and the end of stderr. When \
-             `timeout` passes, the command and every process it started are killed.",
+             the shell's. When `timeout` passes, the command and every process it started \
+             are killed. ",
+                cmd_run_exit_rule!()
+            ),
             &[
                 opt(
                     "command",
