@@ -1,7 +1,8 @@
 //! Submitting a run to a Restate ingress and waiting for its report.
 //!
 //! The run id is the workflow's key: a second submission with the same id does not start a
-//! second run, it attaches to the first and gets its report.
+//! second run, it attaches to the first and gets its report. So a submission whose answer is
+//! lost (a cluster node losing leadership, a broken connection) is simply made again.
 
 use crate::input::RunInput;
 use seq_exec::RunReport;
@@ -58,23 +59,29 @@ pub async fn submit_observed(
     let client = reqwest::Client::new();
     let body = serde_json::to_vec(input).map_err(|e| SubmitError::NotReport(e.to_string()))?;
     let key = path_segment(run_id);
-    // Sent, not called: a run already submitted under this id answers "previously accepted".
-    let sent = client
-        .post(format!("{ingress}/SeqRun/{key}/run/send"))
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
-    answer(sent).await?;
-    let attached = async {
+    // Sent, not called: a run already submitted under this id answers "previously accepted",
+    // so sending again after a broken answer is safe, as attaching again is.
+    let send_url = format!("{ingress}/SeqRun/{key}/run/send");
+    again(|| async {
+        let sent = client
+            .post(&send_url)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
+        answer(sent).await
+    })
+    .await?;
+    let attach_url = format!("{ingress}/restate/workflow/SeqRun/{key}/attach");
+    let attached = again(|| async {
         let attached = client
-            .get(format!("{ingress}/restate/workflow/SeqRun/{key}/attach"))
+            .get(&attach_url)
             .send()
             .await
             .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
         answer(attached).await
-    };
+    });
     let bytes = match observer {
         None => attached.await?,
         Some(observer) => {
@@ -106,6 +113,43 @@ pub async fn submit_observed(
         }
     };
     serde_json::from_slice(&bytes).map_err(|e| SubmitError::NotReport(e.to_string()))
+}
+
+/// How many times a request to the ingress is made when its answer is lost or a server error:
+/// in a cluster, the node answering may lose a partition's leadership mid-answer (a 500 saying
+/// the stream is "no longer needed"), while the run goes on.
+const TRIES: u32 = 6;
+
+/// `request` until it succeeds, fails for good (an answer below 500), or [`TRIES`] times have
+/// failed; 0.5 s, 1 s, 2 s … between tries.
+async fn again<F, R>(request: impl Fn() -> F) -> Result<R, SubmitError>
+where
+    F: std::future::Future<Output = Result<R, SubmitError>>,
+{
+    let mut pause = Duration::from_millis(500);
+    let mut tries = 1;
+    loop {
+        match request().await {
+            Err(error) if error.is_transient() && tries < TRIES => {
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+                tries += 1;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+impl SubmitError {
+    /// Whether asking again may succeed: the ingress could not be reached, the answer broke
+    /// off, or it answered with a server error.
+    fn is_transient(&self) -> bool {
+        match self {
+            SubmitError::Unreachable(_) => true,
+            SubmitError::Refused { status, .. } => *status >= 500,
+            SubmitError::NotReport(_) => false,
+        }
+    }
 }
 
 /// How often a run being waited for is asked what it finished.
