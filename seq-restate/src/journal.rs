@@ -24,6 +24,7 @@
 //! of which would make calls at moments a replay cannot reproduce. Such a group runs one item
 //! at a time, as before.
 
+use crate::halting::halting;
 use crate::input::{AttemptInput, CalledFrom, RunInput, Snapshot, WorkflowInput};
 use crate::workflow::{SeqItemClient, SeqRunClient};
 use restate_sdk::prelude::*;
@@ -125,7 +126,7 @@ impl<'ctx> Journaled<'ctx> {
         let key = format!("{}/{}", self.root, step.key());
         let deadline = wall(step.deadline);
         let guard = self.guard;
-        Box::pin(async move {
+        halting(Box::pin(async move {
             // Restate's cancellation reaches a handler only through a durable future it awaits,
             // and the step's closure runs outside them: a sleep awaited beside it is how the
             // cancellation stops the step (409), its tool's future dropped as a timeout drops
@@ -156,7 +157,7 @@ impl<'ctx> Journaled<'ctx> {
                 Ok(Json(outcome)) => self.observed(outcome, deadline).await,
                 Err(error) => self.refused(tool, &error),
             }
-        })
+        }))
     }
 
     /// The attempt of `outcome`; when it ended at `deadline`, the group whose deadline that is
@@ -200,7 +201,7 @@ impl<'ctx> Journaled<'ctx> {
             deadline: wall(step.deadline),
         };
         let input_deadline = input.deadline;
-        Box::pin(async move {
+        halting(Box::pin(async move {
             // Called when first polled, which the engine does for every item of the group in
             // item order, and for a retry right after the outcome before it.
             let call = ctx
@@ -221,7 +222,7 @@ impl<'ctx> Journaled<'ctx> {
                 Ok(Json(outcome)) => self.observed(outcome, input_deadline).await,
                 Err(error) => self.refused(tool, &error),
             }
-        })
+        }))
     }
 }
 
@@ -383,7 +384,7 @@ impl Driver for Journaled<'_> {
             }),
         };
         let deadline = wall(call.step.deadline);
-        Box::pin(async move {
+        halting(Box::pin(async move {
             let answered = ctx
                 .workflow_client::<SeqRunClient>(id)
                 .run(Json(input))
@@ -400,13 +401,13 @@ impl Driver for Journaled<'_> {
                 },
                 Err(error) => self.refused_run(name, &error),
             }
-        })
+        }))
     }
 
     /// The group's deadline, read from a clock journaled as step `GROUP/clock`.
     fn deadline<'a>(&'a self, group: &'a str, timeout: Duration) -> BoxFuture<'a, Deadline> {
         let ctx: &'a WorkflowContext<'a> = self.ctx;
-        Box::pin(async move {
+        halting(Box::pin(async move {
             let read = ctx
                 .run(|| async { Ok(now()) })
                 .name(format!("{group}/clock"))
@@ -416,7 +417,7 @@ impl Driver for Journaled<'_> {
             let started = read.unwrap_or_else(|_| now());
             let timeout = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
             Deadline::Wall(started.saturating_add(timeout))
-        })
+        }))
     }
 
     /// Wakes when an attempt ended at `deadline` (a journaled outcome says so).
@@ -441,7 +442,7 @@ impl Driver for Journaled<'_> {
         let ctx: &'a WorkflowContext<'a> = self.ctx;
         let deadline = wall(step.deadline);
         let name = format!("{}/pause/{}", step.name(), step.attempt);
-        Box::pin(async move {
+        halting(Box::pin(async move {
             let ticket = step.beside.then(|| self.gate.ticket());
             if let Some(ticket) = &ticket {
                 ticket.turn().await;
@@ -471,7 +472,7 @@ impl Driver for Journaled<'_> {
                 }
                 (Ok(()) | Err(_), None) => {}
             }
-        })
+        }))
     }
 
     /// Takes its place in the order of the child invocations, as the attempt would have.

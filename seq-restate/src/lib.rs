@@ -22,6 +22,7 @@
 //! another crate with its own driver over the same interpreter.
 
 mod admin;
+mod halting;
 mod input;
 mod journal;
 mod progress;

@@ -351,7 +351,9 @@ impl SeqItem {
         // cancellation of the run reaches the attempt (409), which then stops its tool (a
         // command and what it started). Longer than the per-tool bound: it never cuts off a call.
         let guard = ctx.sleep(self.limits.tool_timeout + GUARD_MARGIN);
+        // In this order on every execution: a replay polls what the first execution polled.
         let outcome = tokio::select! {
+            biased;
             outcome = &mut work => outcome,
             slept = guard => match slept {
                 Err(error) if error.code() == 409 => Outcome::Done(Attempt {
