@@ -8,7 +8,10 @@
 //! - `fan-out`: one parallel group of 100 `sleep {"ms": 50}` items (child invocations), against
 //!   the 50 ms floor and against the same run in process;
 //! - `runs/s`: 40 runs of a one-item sequence submitted 8 at a time, against the same runs in
-//!   process.
+//!   process;
+//! - `cluster`: the same runs on the repository's three-node cluster (deploy/cluster/, two
+//!   workers registered with it), submitted to its three ingresses in turn, against the single
+//!   server in the same round: runs per second, and each run's latency (p50, p99).
 //!
 //! Every figure is the median of the rounds, and a ratio against a baseline of the same round
 //! (per item: the ratio of the two medians, a round's in-process difference being near the
@@ -27,7 +30,7 @@ mod common;
 #[path = "../tests/common/restate.rs"]
 mod restate;
 
-use restate::{Process, Restate, free_port, localhost};
+use restate::{Cluster, Process, Restate, free_port, localhost};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -106,17 +109,47 @@ fn throughput(
     runs: usize,
     at_once: usize,
 ) -> f64 {
+    let ingresses: Vec<Option<&str>> = vec![ingress];
+    spread(setup, file, &ingresses, runs, at_once).0
+}
+
+/// `runs` runs of `file`, `at_once` at a time, the `i`th at `ingresses[i % len]`: runs per
+/// second, and each run's wall time in milliseconds, sorted.
+fn spread(
+    setup: &Setup,
+    file: &Path,
+    ingresses: &[Option<&str>],
+    runs: usize,
+    at_once: usize,
+) -> (f64, Vec<f64>) {
     let started = Instant::now();
-    std::thread::scope(|scope| {
-        for lane in 0..at_once {
-            scope.spawn(move || {
-                for _ in (lane..runs).step_by(at_once) {
-                    run(setup, file, ingress);
-                }
-            });
-        }
+    let mut times: Vec<f64> = std::thread::scope(|scope| {
+        let lanes: Vec<_> = (0..at_once)
+            .map(|lane| {
+                scope.spawn(move || {
+                    (lane..runs)
+                        .step_by(at_once)
+                        .map(|i| {
+                            let ingress = ingresses[i % ingresses.len()];
+                            run(setup, file, ingress).as_secs_f64() * 1000.0
+                        })
+                        .collect::<Vec<f64>>()
+                })
+            })
+            .collect();
+        lanes
+            .into_iter()
+            .flat_map(|lane| lane.join().unwrap())
+            .collect()
     });
-    runs as f64 / started.elapsed().as_secs_f64()
+    times.sort_by(f64::total_cmp);
+    (runs as f64 / started.elapsed().as_secs_f64(), times)
+}
+
+/// The `p`th percentile (0 to 100) of sorted `values`.
+fn percentile(values: &[f64], p: usize) -> f64 {
+    let at = (values.len() * p / 100).min(values.len().saturating_sub(1));
+    values.get(at).copied().unwrap_or(f64::NAN)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -172,6 +205,28 @@ fn main() {
         rps_local.push(here);
         rps_ratio.push(there / here);
     }
+    // The same runs on three nodes, against the single server, in the same rounds.
+    let cluster = Cluster::start();
+    let addr = localhost(free_port());
+    let cluster_workers: Vec<Process> = (0..2).map(|_| cluster.node(0).worker(addr, dir)).collect();
+    let three: Vec<Option<&str>> = (0..3)
+        .map(|i| Some(cluster.node(i).ingress.as_str()))
+        .collect();
+    run(&setup, &one, three[0]);
+    let (mut one_node, mut three_nodes) = (vec![], vec![]);
+    let (mut one_times, mut three_times) = (vec![], vec![]);
+    for _ in 0..rounds {
+        let (rps, times) = spread(&setup, &one, &[ingress], runs, 8);
+        one_node.push(rps);
+        one_times.extend(times);
+        let (rps, times) = spread(&setup, &one, &three, runs, 8);
+        three_nodes.push(rps);
+        three_times.extend(times);
+    }
+    drop(cluster_workers);
+    one_times.sort_by(f64::total_cmp);
+    three_times.sort_by(f64::total_cmp);
+
     println!("durable runs, median of {rounds} round(s):");
     // A round's in-process difference can be below the noise of starting a process (0 ms):
     // the ratio is of the medians.
@@ -196,5 +251,16 @@ fn main() {
         median(rps_durable),
         median(rps_local),
         median(rps_ratio)
+    );
+    let (one_rps, three_rps) = (median(one_node), median(three_nodes));
+    println!(
+        "  cluster ({runs} runs, 8 at a time, two workers): {three_rps:.1} runs/s on 3 nodes, \
+         {one_rps:.1} on 1: {:.2}x; latency p50/p99 {:.0}/{:.0} ms on 3 nodes, {:.0}/{:.0} ms \
+         on 1",
+        three_rps / one_rps,
+        percentile(&three_times, 50),
+        percentile(&three_times, 99),
+        percentile(&one_times, 50),
+        percentile(&one_times, 99),
     );
 }
