@@ -29,31 +29,12 @@ mod common;
 mod restate;
 
 use common::{status, stderr};
-use restate::{Restate, Setup, evidence_lines, free_port, localhost, post, query, wait_for};
+use restate::{
+    Restate, Setup, evidence_lines, free_port, local, localhost, post, query, report, wait_for,
+};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::Output;
 use std::time::{Duration, Instant};
-
-fn local(data: &Path, args: &[&str]) -> Output {
-    common::command()
-        .args(["run", "--format", "json"])
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .output()
-        .unwrap()
-}
-
-/// The report (the last line of stdout) with every `duration_ms` set to 0.
-fn report(output: &Output) -> Value {
-    let text = common::stdout(output);
-    let last = text.lines().last().unwrap_or_default();
-    let mut report: Value = serde_json::from_str(last)
-        .unwrap_or_else(|error| panic!("no report ({error}): {text}{}", stderr(output)));
-    common::redact_durations(&mut report);
-    report
-}
 
 /// `file` with `args` run in process (commands in `local_root`) and on Restate: the same exit
 /// status (`what` names the case in a failure), then both reports.

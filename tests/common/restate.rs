@@ -134,24 +134,42 @@ impl Restate {
 
     /// A server with the settings of `env` besides (`RESTATE_…` variables).
     pub fn start_with(env: &[(&str, &str)]) -> Restate {
-        let dir = tempfile::tempdir().unwrap();
         let [ingress, admin, node] = [free_port(), free_port(), free_port()];
+        let ports = [
+            (
+                "RESTATE_INGRESS__BIND_ADDRESS",
+                format!("127.0.0.1:{ingress}"),
+            ),
+            ("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}")),
+            ("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}")),
+            (
+                "RESTATE_ADVERTISED_ADDRESS",
+                format!("http://127.0.0.1:{node}"),
+            ),
+        ];
+        let mut all: Vec<(&str, &str)> = ports.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        all.extend(env.iter().copied());
+        let server = Restate::spawn(None, ingress, admin, &all);
+        server.wait_healthy();
+        server
+    }
+
+    /// A server started (not yet healthy) from `config` if any, with `env`, its data in a
+    /// temporary directory of its own; `ingress` and `admin` are the ports it listens on.
+    fn spawn(config: Option<&str>, ingress: u16, admin: u16, env: &[(&str, &str)]) -> Restate {
+        let dir = tempfile::tempdir().unwrap();
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-        let server = Command::new(server_binary())
+        let mut command = Command::new(server_binary());
+        if let Some(config) = config {
+            let file = dir.path().join("restate.toml");
+            std::fs::write(&file, config).unwrap();
+            command.arg("--config-file").arg(file);
+        }
+        let server = command
             .process_group(0)
             .env("RESTATE_BASE_DIR", dir.path())
             // The server's scratch directories (`invoker-*`) go with the rest, not into /tmp.
             .env("TMPDIR", dir.path())
-            .env(
-                "RESTATE_INGRESS__BIND_ADDRESS",
-                format!("127.0.0.1:{ingress}"),
-            )
-            .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{admin}"))
-            .env("RESTATE_BIND_ADDRESS", format!("127.0.0.1:{node}"))
-            .env(
-                "RESTATE_ADVERTISED_ADDRESS",
-                format!("http://127.0.0.1:{node}"),
-            )
             .envs(env.iter().copied())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -162,23 +180,34 @@ impl Restate {
                     server_binary().display()
                 )
             });
-        let server = Group(server);
-        let admin_addr: SocketAddr = format!("127.0.0.1:{admin}").parse().unwrap();
-        let ingress_addr: SocketAddr = format!("127.0.0.1:{ingress}").parse().unwrap();
-        wait_for(
-            Duration::from_secs(30),
-            "the Restate server is healthy",
-            || {
-                http_status(admin_addr, "/health") == Some(200)
-                    && http_status(ingress_addr, "/restate/health") == Some(200)
-            },
-        );
         Restate {
-            _server: server,
+            _server: Group(server),
             ingress: format!("http://127.0.0.1:{ingress}"),
             admin: format!("http://127.0.0.1:{admin}"),
             _dir: dir,
         }
+    }
+
+    /// Waits until the admin API and the ingress say they are healthy.
+    fn wait_healthy(&self) {
+        let admin: SocketAddr = self.admin.trim_start_matches("http://").parse().unwrap();
+        let ingress: SocketAddr = self.ingress.trim_start_matches("http://").parse().unwrap();
+        let started = Instant::now();
+        while http_status(admin, "/health") != Some(200)
+            || http_status(ingress, "/restate/health") != Some(200)
+        {
+            if started.elapsed() > Duration::from_secs(60) {
+                let log = self.log();
+                let tail = &log[log.floor_char_boundary(log.len().saturating_sub(4000))..];
+                panic!("the Restate server is not healthy within 60s; its log ends:\n{tail}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The server's log so far (for a failing test's message).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("server.log")).unwrap_or_default()
     }
 
     /// A worker listening at `addr`, its commands running in `root`, registered once it says
@@ -251,6 +280,56 @@ impl Restate {
     }
 }
 
+/// The three nodes of the repository's cluster (deploy/cluster/n1.toml … n3.toml), on free
+/// loopback ports, each with its data in a temporary directory: the log and the partitions kept
+/// on two nodes of three. A node is killed (SIGKILL, with what it started) by dropping it.
+pub struct Cluster {
+    pub nodes: Vec<Option<Restate>>,
+}
+
+impl Cluster {
+    pub fn start() -> Cluster {
+        let files: Vec<String> = (1..=3)
+            .map(|n| {
+                let path = Path::new(common::PACKAGE).join(format!("deploy/cluster/n{n}.toml"));
+                std::fs::read_to_string(path).unwrap()
+            })
+            .collect();
+        // Every fixed port of the files, each replaced by a free one in all three.
+        let fixed = [5122, 5123, 5124, 9070, 9071, 9072, 8080, 8081, 8082];
+        let free: Vec<u16> = fixed.iter().map(|_| free_port()).collect();
+        let moved = |text: &str| {
+            fixed
+                .iter()
+                .zip(&free)
+                .fold(text.to_owned(), |text, (from, to)| {
+                    text.replace(&format!("127.0.0.1:{from}\""), &format!("127.0.0.1:{to}\""))
+                })
+        };
+        let nodes: Vec<Restate> = files
+            .iter()
+            .enumerate()
+            .map(|(i, text)| Restate::spawn(Some(&moved(text)), free[6 + i], free[3 + i], &[]))
+            .collect();
+        for node in &nodes {
+            node.wait_healthy();
+        }
+        Cluster {
+            nodes: nodes.into_iter().map(Some).collect(),
+        }
+    }
+
+    /// Node `i` (from 0), while it runs.
+    pub fn node(&self, i: usize) -> &Restate {
+        self.nodes[i].as_ref().unwrap()
+    }
+
+    /// Kills node `i` at once, as a crash would.
+    pub fn kill(&mut self, i: usize) {
+        drop(self.nodes[i].take());
+    }
+}
+
 /// What most durable tests start from: a server, one worker whose commands run in `root`, and
 /// a data directory for the local runs and the submitter.
 pub struct Setup {
@@ -288,4 +367,26 @@ pub fn evidence_lines(root: &Path) -> Vec<String> {
 
 pub fn localhost(port: u16) -> SocketAddr {
     format!("127.0.0.1:{port}").parse().unwrap()
+}
+
+/// `seqc run --format json ARGS` in process, in the package directory, with `data` as its data
+/// directory, to its end.
+pub fn local(data: &Path, args: &[&str]) -> Output {
+    common::command()
+        .args(["run", "--format", "json"])
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .output()
+        .unwrap()
+}
+
+/// The report (the last line of stdout) with every `duration_ms` set to 0.
+pub fn report(output: &Output) -> Value {
+    let text = common::stdout(output);
+    let last = text.lines().last().unwrap_or_default();
+    let mut report: Value = serde_json::from_str(last)
+        .unwrap_or_else(|error| panic!("no report ({error}): {text}{}", common::stderr(output)));
+    common::redact_durations(&mut report);
+    report
 }
