@@ -314,7 +314,7 @@ fn output(name: &str) -> Option<Json> {
         SEQ_RUN => json!({"type": "object", "additionalProperties": {"type": "object"}}),
         // The target's `out` slots (`{group: {slot: value}}` for `#name`).
         SEQ_CALL => json!({"type": "object"}),
-        // As `seq_call`, or null when `when` is false.
+        // As `seq_call`, or null when `when` is false and there is no `else`.
         SEQ_WHEN_CALL => json!({"type": ["object", "null"]}),
         _ => return None,
     })
@@ -634,7 +634,9 @@ fn definitions() -> Vec<ToolDef> {
             "Like `seq_call`, but evaluates `when` first, in the caller's scope (called directly, \
              `$args` are this call's `args`): when it is false the call is skipped and writes no \
              slot and its `args` are not read (so they may read a slot that only the true case \
-             sets); a condition that cannot be evaluated is an error, never false.",
+             sets); with `else`, the `else` target is called instead (with `else_args`, or the \
+             same `args`) and its result is the item's, so one `as` is written either way. A \
+             condition that cannot be evaluated is an error, never false.",
             &[
                 req(
                     "target",
@@ -650,6 +652,16 @@ fn definitions() -> Vec<ToolDef> {
                     "when",
                     Some(JsonType::String),
                     "A condition such as `$args.count > 0 && !$args.dry`, evaluated before the call.",
+                ),
+                opt(
+                    "else",
+                    Some(JsonType::String),
+                    "What to call when `when` is false: a group name, or `#` and a sequence name.",
+                ),
+                opt(
+                    "else_args",
+                    Some(JsonType::Object),
+                    "Arguments for the `else` target's `in` slots (default: `args`).",
                 ),
             ],
             true,
