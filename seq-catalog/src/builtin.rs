@@ -632,11 +632,11 @@ fn definitions() -> Vec<ToolDef> {
         tool(
             SEQ_WHEN_CALL,
             "Like `seq_call`, but evaluates `when` first, in the caller's scope (called directly, \
-             `$args` are this call's `args`): when it is false the call is skipped and writes no \
-             slot and its `args` are not read (so they may read a slot that only the true case \
-             sets); with `else`, the `else` target is called instead (with `else_args`, or the \
-             same `args`) and its result is the item's, so one `as` is written either way. A \
-             condition that cannot be evaluated is an error, never false.",
+             `$args` are this call's `args`): when it is false it calls `else` instead (with \
+             `else_args`, default `args`), or without `else` is skipped, writing no slot and \
+             reading no `args` (which may read a slot only the true case sets). With `else`, one \
+             `as` is written either way. A condition that cannot be evaluated is an error, never \
+             false.",
             &[
                 req(
                     "target",
