@@ -282,7 +282,10 @@ fn output(name: &str) -> Option<Json> {
         }),
         FILES_DELETE => record(&[
             ("path", string()),
-            ("kind", json!({"type": "string", "enum": ["file", "dir", "link", "other"]})),
+            (
+                "kind",
+                json!({"type": "string", "enum": ["file", "dir", "link", "other"]}),
+            ),
             ("removed", integer()),
         ]),
         FILES_MOVE => record(&[("from", string()), ("to", string())]),

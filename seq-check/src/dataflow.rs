@@ -24,8 +24,8 @@
 mod diagnostics;
 
 use crate::graph::model::{Names, call_target, call_targets};
-use seq_catalog::calls::ELSE;
 use crate::rules::when_call;
+use seq_catalog::calls::ELSE;
 use seq_catalog::{Catalog, SEQ_TOOLS, SEQ_WHEN_CALL};
 use seq_syntax::ast::{
     CmpOp, Condition, ConditionKind, Group, Item, LogicOp, Missing, OnError, Operand, OperandKind,

@@ -432,7 +432,10 @@ async fn files_refuse_symbolic_links_that_lead_outside() {
         ("files_write", json!({"path": "dangling", "content": "x"})),
         ("files_stat", json!({"path": "out/secret"})),
         ("files_delete", json!({"path": "out/secret"})),
-        ("files_move", json!({"from": "inner/ok.txt", "to": "out/moved"})),
+        (
+            "files_move",
+            json!({"from": "inner/ok.txt", "to": "out/moved"}),
+        ),
         ("files_move", json!({"from": "out/secret", "to": "here"})),
     ] {
         let error = call(&host, tool, args.clone()).await.unwrap_err();

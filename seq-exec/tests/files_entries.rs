@@ -76,9 +76,13 @@ async fn delete_takes_a_file_an_empty_directory_or_with_recursive_a_tree() {
     assert!(full.hint.unwrap().contains("recursive"));
     assert!(root.join("d/e/deep.txt").exists());
     assert_eq!(
-        call(&host, "files_delete", json!({"path": "d", "recursive": true}))
-            .await
-            .unwrap(),
+        call(
+            &host,
+            "files_delete",
+            json!({"path": "d", "recursive": true})
+        )
+        .await
+        .unwrap(),
         json!({"path": "d", "kind": "dir", "removed": 3})
     );
     assert!(!root.join("d").exists());
@@ -119,9 +123,13 @@ async fn delete_removes_a_link_never_what_it_leads_to() {
         .unwrap()["kind"],
         "link"
     );
-    call(&host, "files_delete", json!({"path": "d", "recursive": true}))
-        .await
-        .unwrap();
+    call(
+        &host,
+        "files_delete",
+        json!({"path": "d", "recursive": true}),
+    )
+    .await
+    .unwrap();
     assert!(!root.join("top-link").exists() && !root.join("d").exists());
     assert_eq!(
         std::fs::read_to_string(outside.join("keep.txt")).unwrap(),
@@ -148,7 +156,11 @@ async fn delete_refuses_a_tree_deeper_than_its_bound() {
     .unwrap_err();
     assert_eq!(error.reason, Reason::Failed);
     assert!(
-        error.detail.as_deref().unwrap_or_default().contains("deeper than"),
+        error
+            .detail
+            .as_deref()
+            .unwrap_or_default()
+            .contains("deeper than"),
         "{error:?}"
     );
 }
@@ -184,7 +196,10 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
         (taken.reason, taken.field.as_deref()),
         (Reason::Failed, Some("to"))
     );
-    assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "other");
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "other"
+    );
     call(
         &host,
         "files_move",
@@ -192,7 +207,10 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
     )
     .await
     .unwrap();
-    assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "hello");
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "hello"
+    );
     // A link moves as itself.
     call(&host, "files_move", json!({"from": "link", "to": "d/link"}))
         .await
@@ -222,10 +240,22 @@ async fn the_data_directory_is_neither_deleted_nor_moved_nor_held_by_what_is() {
     std::fs::create_dir_all(root.join("d/data")).unwrap();
     let host = BuiltinHost::new(&root).with_hidden(&root.join("d/data"));
     for (tool, args, field) in [
-        ("files_delete", json!({"path": "d", "recursive": true}), "path"),
+        (
+            "files_delete",
+            json!({"path": "d", "recursive": true}),
+            "path",
+        ),
         ("files_delete", json!({"path": "d/data/x"}), "path"),
-        ("files_move", json!({"from": "d", "to": "elsewhere"}), "from"),
-        ("files_move", json!({"from": "a.txt", "to": "d/data/a"}), "to"),
+        (
+            "files_move",
+            json!({"from": "d", "to": "elsewhere"}),
+            "from",
+        ),
+        (
+            "files_move",
+            json!({"from": "a.txt", "to": "d/data/a"}),
+            "to",
+        ),
     ] {
         let error = call(&host, tool, args.clone()).await.unwrap_err();
         assert_eq!(

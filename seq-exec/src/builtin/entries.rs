@@ -77,7 +77,9 @@ impl Entry {
         {
             return Err(ToolError::new(
                 Reason::Unauthorized,
-                format!("`{path}` is or holds seqc's data directory, which the file tools do not reach"),
+                format!(
+                    "`{path}` is or holds seqc's data directory, which the file tools do not reach"
+                ),
             )
             .with_field(field)
             .with_hint("stored sequences change through `seq_create` and `seq_delete`"));
@@ -168,7 +170,9 @@ pub(super) async fn files_stat(
 fn modified_ms(stat: &rustix::fs::Stat) -> i64 {
     let seconds = i64::from(stat.st_mtime);
     let nanos = i64::try_from(stat.st_mtime_nsec).unwrap_or(0);
-    seconds.saturating_mul(1000).saturating_add(nanos / 1_000_000)
+    seconds
+        .saturating_mul(1000)
+        .saturating_add(nanos / 1_000_000)
 }
 
 /// Deletes a file, a link or an empty directory; with `recursive`, a directory and all it holds.
@@ -184,8 +188,8 @@ pub(super) async fn files_delete(
     blocking(move || {
         let name = entry.name_to_change("path", "deleted")?;
         let deleting = |error: io::Error| entry.error("deleting", error, "path");
-        let dir = beneath::open_dir(&entry.parent.root, &entry.parent.relative)
-            .map_err(deleting)?;
+        let dir =
+            beneath::open_dir(&entry.parent.root, &entry.parent.relative).map_err(deleting)?;
         let Some((kind, _)) = beneath::kind_of(&dir, name).map_err(deleting)? else {
             return Err(deleting(io::ErrorKind::NotFound.into()));
         };
@@ -250,9 +254,11 @@ fn empty_dir(parent: &OwnedFd, name: &str) -> Result<u64, (io::Error, String)> {
         for (child, kind) in names {
             let shown = child.to_string_lossy().into_owned();
             let kind = match kind {
-                FileType::Unknown => rustix::fs::statat(dir, child.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
-                    .map(|stat| FileType::from_raw_mode(stat.st_mode))
-                    .map_err(|e| fail(e.into(), &shown))?,
+                FileType::Unknown => {
+                    rustix::fs::statat(dir, child.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
+                        .map(|stat| FileType::from_raw_mode(stat.st_mode))
+                        .map_err(|e| fail(e.into(), &shown))?
+                }
                 known @ (FileType::RegularFile
                 | FileType::Directory
                 | FileType::Symlink

@@ -180,9 +180,11 @@ impl BuiltinHost {
             FILES_STAT => {
                 Box::pin(async move { entries::files_stat(&self.root, &self.hidden, &args).await })
             }
-            FILES_DELETE => Box::pin(async move {
-                entries::files_delete(&self.root, &self.hidden, &args).await
-            }),
+            FILES_DELETE => {
+                Box::pin(
+                    async move { entries::files_delete(&self.root, &self.hidden, &args).await },
+                )
+            }
             FILES_MOVE => {
                 Box::pin(async move { entries::files_move(&self.root, &self.hidden, &args).await })
             }
