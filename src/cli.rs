@@ -56,8 +56,9 @@ pub enum Command {
     /// host plus the `--mcp` servers' tools (with `--restate`, stored in the Restate server and
     /// run there by `seqc worker`s); `seq_create`'s and `seq_run`'s descriptions list
     /// the tools a client can reach. `--root DIR` is required and must not contain the data
-    /// directory. `cmd_run` and `files_write` are off unless `--enable` names them; the other
-    /// embedded tools (`echo`, `sleep`, `files_read`, `files_list`,
+    /// directory. `cmd_run` and `files_write` are off unless `--enable` names them
+    /// (`files_write` turns on every file write: `files_delete` and `files_move` too); the other
+    /// embedded tools (`echo`, `sleep`, `files_read`, `files_list`, `files_stat`,
     /// `output_send__stdout`) are on.
     /// `--allow`/`--deny` limit what the client may use, at every depth. The sequences'
     /// `output_send__stdout` lines go to stderr (stdout carries the protocol).

@@ -101,7 +101,7 @@ pub const GATED: [&str; 2] = ["cmd_run", "files_write"];
 #[derive(Debug, Args)]
 pub struct PolicyArgs {
     /// Turn on an embedded tool that is off by default: `cmd_run` (a shell command line) or
-    /// `files_write` (repeatable). Without it the tool is refused as a denied one is, at every
+    /// `files_write` (every file write: `files_write`, `files_delete`, `files_move`) (repeatable). Without it the tool is refused as a denied one is, at every
     /// depth, and not listed as available; `--allow` does not turn it on.
     #[arg(long = "enable", value_name = "TOOL", value_parser = clap::builder::PossibleValuesParser::new(GATED))]
     pub enable: Vec<String>,
@@ -231,7 +231,21 @@ pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
         ));
     }
     let enabled = |tool: &str| args.enable.iter().chain(&file.enable).any(|e| e == tool);
-    let off: Vec<&str> = GATED.into_iter().filter(|tool| !enabled(tool)).collect();
+    // `files_write` is the one switch of every file write.
+    let off: Vec<(&str, &str)> = GATED
+        .into_iter()
+        .filter(|switch| !enabled(switch))
+        .flat_map(|switch| {
+            let tools: &[&str] = if switch == seq_catalog::FILES_WRITE {
+                &seq_catalog::FILE_WRITES
+            } else {
+                &[]
+            };
+            std::iter::once(switch)
+                .chain(tools.iter().copied().filter(move |tool| *tool != switch))
+                .map(move |tool| (tool, switch))
+        })
+        .collect();
     let mut policy = args
         .allow
         .iter()
@@ -240,10 +254,10 @@ pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
         .deny
         .iter()
         .fold(policy, |policy, pattern| policy.deny(pattern));
-    Ok(off.into_iter().fold(policy, |policy, tool| {
+    Ok(off.into_iter().fold(policy, |policy, (tool, switch)| {
         policy.turn_off(
             tool,
-            format!("`--enable {tool}` (or `\"enable\": [\"{tool}\"]` in its policy file)"),
+            format!("`--enable {switch}` (or `\"enable\": [\"{switch}\"]` in its policy file)"),
         )
     }))
 }

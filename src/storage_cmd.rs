@@ -193,6 +193,7 @@ fn failure(error: &ToolError) -> Status {
         | Reason::Type
         | Reason::Unauthorized
         | Reason::NotFound
+        | Reason::Absent
         | Reason::ArgError
         | Reason::Depth
         | Reason::Cycle => Status::Failed,

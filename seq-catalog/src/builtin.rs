@@ -36,6 +36,12 @@ pub const FILES_READ: &str = "files_read";
 pub const FILES_WRITE: &str = "files_write";
 /// `files_list`: lists a directory under the root.
 pub const FILES_LIST: &str = "files_list";
+/// `files_stat`: what is at a path under the root, if anything.
+pub const FILES_STAT: &str = "files_stat";
+/// `files_delete`: deletes a file or directory under the root.
+pub const FILES_DELETE: &str = "files_delete";
+/// `files_move`: renames a file or directory under the root.
+pub const FILES_MOVE: &str = "files_move";
 /// The one spelling of the output-channel prefix, for the constants below (`concat!` takes
 /// literals only).
 macro_rules! output_send_prefix {
@@ -55,7 +61,7 @@ pub fn is_output_send(tool: &str) -> bool {
 }
 
 /// The embedded host's tools.
-pub const HOST_TOOLS: [&str; 8] = [
+pub const HOST_TOOLS: [&str; 11] = [
     CMD_RUN,
     ECHO,
     JQ,
@@ -63,8 +69,15 @@ pub const HOST_TOOLS: [&str; 8] = [
     FILES_READ,
     FILES_WRITE,
     FILES_LIST,
+    FILES_STAT,
+    FILES_DELETE,
+    FILES_MOVE,
     OUTPUT_STDOUT,
 ];
+
+/// The tools that change files: one switch, `files_write`'s, turns them all on where writes are
+/// off by default (`seqc mcp`), so that enabling writes never leaves one kind of write out.
+pub const FILE_WRITES: [&str; 3] = [FILES_WRITE, FILES_DELETE, FILES_MOVE];
 
 /// The names a catalog file can never redefine: the checker gives them meaning of its own.
 pub const SEQ_TOOLS: [&str; 6] = [
@@ -282,6 +295,25 @@ fn output(name: &str) -> Option<Json> {
         FILES_READ => string(),
         FILES_WRITE => record(&[("path", string()), ("bytes", integer())]),
         FILES_LIST => json!({"type": "array", "items": string()}),
+        FILES_STAT => json!({
+            "type": "object",
+            "properties": {
+                "exists": {"type": "boolean"},
+                "kind": {"type": ["string", "null"], "enum": ["file", "dir", "link", "other", null]},
+                "size": {"type": ["integer", "null"]},
+                "modified_ms": {"type": ["integer", "null"]},
+            },
+            "required": ["exists", "kind", "size", "modified_ms"],
+        }),
+        FILES_DELETE => record(&[
+            ("path", string()),
+            (
+                "kind",
+                json!({"type": "string", "enum": ["file", "dir", "link", "other"]}),
+            ),
+            ("removed", integer()),
+        ]),
+        FILES_MOVE => record(&[("from", string()), ("to", string())]),
         SEQ_CREATE => record(&[
             ("name", string()),
             ("groups", integer()),
@@ -310,7 +342,7 @@ fn output(name: &str) -> Option<Json> {
         SEQ_RUN => json!({"type": "object", "additionalProperties": {"type": "object"}}),
         // The target's `out` slots (`{group: {slot: value}}` for `#name`).
         SEQ_CALL => json!({"type": "object"}),
-        // As `seq_call`, or null when `when` is false.
+        // As `seq_call`, or null when `when` is false and there is no `else`.
         SEQ_WHEN_CALL => json!({"type": ["object", "null"]}),
         _ => return None,
     })
@@ -408,7 +440,8 @@ fn definitions() -> Vec<ToolDef> {
         tool(
             FILES_READ,
             "Reads a UTF-8 text file under the host's root and returns its content; a path that \
-             does not exist fails with the detail `` `PATH` does not exist ``. Paths are \
+             does not exist fails with the reason `absent` (detail `` `PATH` does not exist ``; \
+             `files_stat` asks without failing). Paths are \
              relative to the root; absolute paths, `..` and symbolic links that lead outside the \
              root are refused.",
             &[req(
@@ -448,6 +481,70 @@ fn definitions() -> Vec<ToolDef> {
             )],
             false,
             Safe,
+        ),
+        tool(
+            FILES_STAT,
+            "Tells what is at a path under the host's root, without following a link there: \
+             `{exists, kind, size, modified_ms}`, `kind` one of `file`, `dir`, `link`, `other`. \
+             A path that does not exist is no failure: `exists` is false and the rest null. \
+             Paths as for `files_read`.",
+            &[req(
+                "path",
+                Some(JsonType::String),
+                "A path relative to the root.",
+            )],
+            false,
+            Safe,
+        ),
+        tool(
+            FILES_DELETE,
+            "Deletes a file, a link (never what it leads to) or an empty directory under the \
+             host's root; with `recursive: true` a directory and all it holds. Returns `{path, \
+             kind, removed}`. A path that does not exist fails with the reason `absent`. Not \
+             parallel-safe. Paths as for `files_read`; the root itself is never deleted.",
+            &[
+                req(
+                    "path",
+                    Some(JsonType::String),
+                    "A path relative to the root.",
+                ),
+                opt(
+                    "recursive",
+                    Some(JsonType::Boolean),
+                    "Delete a directory with everything in it (default false).",
+                ),
+            ],
+            false,
+            // Deletes race with every other use of the path.
+            Unsafe,
+        ),
+        tool(
+            FILES_MOVE,
+            "Renames `from` to `to` under the host's root in one step (a link moves as itself), \
+             creating missing parent directories of `to`; returns `{from, to}`. An existing `to` \
+             fails unless `replace: true`. Both must be on one file system (else it fails, \
+             saying so). A `from` that does not exist fails with the reason `absent`. Not \
+             parallel-safe. Paths as for `files_read`.",
+            &[
+                req(
+                    "from",
+                    Some(JsonType::String),
+                    "The path to move, relative to the root.",
+                ),
+                req(
+                    "to",
+                    Some(JsonType::String),
+                    "The new path, relative to the root.",
+                ),
+                opt(
+                    "replace",
+                    Some(JsonType::Boolean),
+                    "Replace what is at `to` (default false).",
+                ),
+            ],
+            false,
+            // Two moves of one path would race.
+            Unsafe,
         ),
         tool(
             OUTPUT_STDOUT,
@@ -565,9 +662,11 @@ fn definitions() -> Vec<ToolDef> {
         tool(
             SEQ_WHEN_CALL,
             "Like `seq_call`, but evaluates `when` first, in the caller's scope (called directly, \
-             `$args` are this call's `args`): when it is false the call is skipped and writes no \
-             slot and its `args` are not read (so they may read a slot that only the true case \
-             sets); a condition that cannot be evaluated is an error, never false.",
+             `$args` are this call's `args`): when it is false it calls `else` instead (with \
+             `else_args`, default `args`), or without `else` is skipped, writing no slot and \
+             reading no `args` (which may read a slot only the true case sets). With `else`, one \
+             `as` is written either way. A condition that cannot be evaluated is an error, never \
+             false.",
             &[
                 req(
                     "target",
@@ -583,6 +682,16 @@ fn definitions() -> Vec<ToolDef> {
                     "when",
                     Some(JsonType::String),
                     "A condition such as `$args.count > 0 && !$args.dry`, evaluated before the call.",
+                ),
+                opt(
+                    "else",
+                    Some(JsonType::String),
+                    "What to call when `when` is false: a group name, or `#` and a sequence name.",
+                ),
+                opt(
+                    "else_args",
+                    Some(JsonType::Object),
+                    "Arguments for the `else` target's `in` slots (default: `args`).",
                 ),
             ],
             true,

@@ -23,8 +23,9 @@
 
 mod diagnostics;
 
-use crate::graph::model::{Names, call_target};
+use crate::graph::model::{Names, call_target, call_targets};
 use crate::rules::when_call;
+use seq_catalog::calls::ELSE;
 use seq_catalog::{Catalog, SEQ_TOOLS, SEQ_WHEN_CALL};
 use seq_syntax::ast::{
     CmpOp, Condition, ConditionKind, Group, Item, LogicOp, Missing, OnError, Operand, OperandKind,
@@ -322,21 +323,22 @@ impl<'a> Flow<'a> {
         slot: &str,
         fallback: &HashSet<&str>,
     ) -> Option<Unwritten<'a>> {
-        if item.tool.value == SEQ_WHEN_CALL {
+        // With `else`, one of the two targets is called whatever `when` gives.
+        if item.tool.value == SEQ_WHEN_CALL && item.arg(ELSE).is_none() {
             let when = item.arg("when").map(|v| v.span);
             return Some(Unwritten::WhenCall { when });
         }
-        let target = call_target(item);
-        if let Some((target, _)) = target
-            && let Some((callee_seq, Some(callee))) = self.names.resolve(seq, target)
-            && let Some(callee) = self.group(callee_seq, callee)
-            && let Some(when) = &callee.when
-        {
-            let callee = callee.name.value.as_str();
-            return Some(Unwritten::CalleeWhen {
-                callee,
-                when: when.span,
-            });
+        for (target, _) in call_targets(item) {
+            if let Some((callee_seq, Some(callee))) = self.names.resolve(seq, target)
+                && let Some(callee) = self.group(callee_seq, callee)
+                && let Some(when) = &callee.when
+            {
+                let callee = callee.name.value.as_str();
+                return Some(Unwritten::CalleeWhen {
+                    callee,
+                    when: when.span,
+                });
+            }
         }
         // An `each` item's caught elements leave `null` at their places: the slot is written.
         if let Some(error_as) = &item.error_as
@@ -373,8 +375,10 @@ impl<'a> Flow<'a> {
                 }),
             };
         }
-        let may_be_missing = match target {
-            Some((CallTarget::Group(_), _)) => false,
+        let may_be_missing = match call_target(item) {
+            Some((CallTarget::Group(_), _)) => {
+                call_targets(item).any(|(target, _)| target.is_sequence())
+            }
             Some((CallTarget::Sequence(_), _)) => true,
             None => {
                 Catalog::is_call(&item.tool.value) || !SEQ_TOOLS.contains(&item.tool.value.as_str())
@@ -407,6 +411,10 @@ impl<'a> Flow<'a> {
         });
         let mut writer = (seq, writer);
         loop {
+            // A call with two targets has no one callee to follow.
+            if writer.1.arg(ELSE).is_some() {
+                return None;
+            }
             let (target, _) = call_target(writer.1)?;
             let (callee_seq, callee_group) = self.names.resolve(writer.0, target)?;
             let callee_group = match callee_group {

@@ -1,5 +1,6 @@
 //! The result contract: a failure is structured data with a machine-readable reason,
-//! never a string to be searched. "Not found" and "failed" are different reasons.
+//! never a string to be searched. "Not found" (no such tool), "absent" (no such file) and
+//! "failed" are different reasons.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,9 @@ pub enum Reason {
     Timeout,
     /// No host provides the tool right now (existence is a run-time property).
     NotFound,
+    /// A file tool was asked about a path that does not exist (the tool itself is there). Not
+    /// retried.
+    Absent,
     /// An argument's value is not acceptable: a sequence with errors given to `seq_create`, a
     /// name that is taken or malformed, a path outside the root, or arguments truncated or
     /// malformed upstream (`__arg_error`). `field` names the argument.
@@ -44,6 +48,7 @@ impl Reason {
             Reason::Unauthorized => "unauthorized",
             Reason::Timeout => "timeout",
             Reason::NotFound => "not_found",
+            Reason::Absent => "absent",
             Reason::ArgError => "arg_error",
             Reason::Depth => "depth",
             Reason::Cycle => "cycle",
@@ -62,6 +67,7 @@ impl Reason {
             | Reason::Type
             | Reason::Unauthorized
             | Reason::NotFound
+            | Reason::Absent
             | Reason::ArgError
             | Reason::Depth
             | Reason::Cycle

@@ -313,10 +313,12 @@ pub fn rights<'t>(tool: &'t str, args: &Value) -> Vec<&'t str> {
     if tool == SEQ_WHEN_CALL {
         rights.push(SEQ_CALL);
     }
-    let calls_stored = args
-        .get("target")
-        .and_then(Value::as_str)
-        .is_some_and(|target| CallTarget::parse(target).is_sequence());
+    // Either target of a `seq_when_call` may be the one called.
+    let calls_stored = ["target", seq_catalog::calls::ELSE].iter().any(|key| {
+        args.get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|target| CallTarget::parse(target).is_sequence())
+    });
     if (tool == SEQ_CALL || tool == SEQ_WHEN_CALL) && calls_stored {
         rights.push(SEQ_RUN);
     }

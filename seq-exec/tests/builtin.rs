@@ -375,7 +375,7 @@ async fn files_write_read_and_list() {
         .unwrap_err();
     assert_eq!(
         (missing.reason, missing.field.as_deref()),
-        (Reason::Failed, Some("path"))
+        (Reason::Absent, Some("path"))
     );
 }
 
@@ -390,11 +390,15 @@ async fn files_refuse_absolute_and_parent_paths() {
             ("files_read", json!({ "path": path })),
             ("files_list", json!({ "path": path })),
             ("files_write", json!({ "path": path, "content": "x" })),
+            ("files_stat", json!({ "path": path })),
+            ("files_delete", json!({ "path": path })),
+            ("files_move", json!({ "from": path, "to": "x" })),
         ] {
             let error = call(&host, tool, args).await.unwrap_err();
+            let field = if tool == "files_move" { "from" } else { "path" };
             assert_eq!(
                 (error.reason, error.field.as_deref()),
-                (Reason::ArgError, Some("path")),
+                (Reason::ArgError, Some(field)),
                 "{tool} {path}"
             );
         }
@@ -426,14 +430,28 @@ async fn files_refuse_symbolic_links_that_lead_outside() {
         ("files_list", json!({"path": "out"})),
         ("files_write", json!({"path": "out/new", "content": "x"})),
         ("files_write", json!({"path": "dangling", "content": "x"})),
+        ("files_stat", json!({"path": "out/secret"})),
+        ("files_delete", json!({"path": "out/secret"})),
+        (
+            "files_move",
+            json!({"from": "inner/ok.txt", "to": "out/moved"}),
+        ),
+        ("files_move", json!({"from": "out/secret", "to": "here"})),
     ] {
         let error = call(&host, tool, args.clone()).await.unwrap_err();
+        let field = match (tool, args.get("to")) {
+            ("files_move", Some(to)) if to.as_str().is_some_and(|to| to.starts_with("out")) => "to",
+            ("files_move", _) => "from",
+            _ => "path",
+        };
         assert_eq!(
             (error.reason, error.field.as_deref()),
-            (Reason::Unauthorized, Some("path")),
+            (Reason::Unauthorized, Some(field)),
             "{tool} {args}"
         );
     }
+    assert!(outside.join("secret").exists());
+    assert!(root.join("inner/ok.txt").exists());
     assert!(!outside.join("new").exists());
     assert!(!outside.join("new-file").exists());
     // A link that stays inside is followed.

@@ -232,6 +232,7 @@ async fn direct_calls_from_a_model() {
                     "probe",
                     args(json!({"host": "h"})),
                     condition,
+                    None,
                     RunRequest::new(&alice()),
                 )
                 .await

@@ -97,16 +97,18 @@ async fn special_files_are_refused_at_once_by_every_file_tool() {
 }
 
 #[tokio::test]
-async fn a_path_that_does_not_exist_says_so_in_one_text_for_every_file_tool() {
+async fn a_path_that_does_not_exist_is_absent_in_one_text_for_every_file_tool() {
     let dir = tempfile::tempdir().unwrap();
     let host = BuiltinHost::new(dir.path());
     for (tool, path) in [
         ("files_read", "nope.txt"),
         ("files_read", "no/dir/nope.txt"),
         ("files_list", "nodir"),
+        ("files_delete", "nope.txt"),
+        ("files_delete", "no/dir/nope.txt"),
     ] {
         let error = call(&host, tool, json!({"path": path})).await.unwrap_err();
-        assert_eq!(error.reason, Reason::Failed, "{tool} {path}: {error:?}");
+        assert_eq!(error.reason, Reason::Absent, "{tool} {path}: {error:?}");
         assert_eq!(error.field.as_deref(), Some("path"), "{error:?}");
         assert_eq!(
             error.detail.as_deref(),

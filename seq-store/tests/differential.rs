@@ -82,6 +82,7 @@ fn check_time(error: &ToolError) -> Option<&'static str> {
         | Reason::Unauthorized
         | Reason::Timeout
         | Reason::NotFound
+        | Reason::Absent
         | Reason::Failed
         | Reason::Cancelled => {
             let undeclared = ["q", "$args.q", "zz", "$out.zz", "nope"];

@@ -358,9 +358,10 @@ async fn create_from_a_file_under_the_root() {
         .call("seq_create", json!({"name": "x", "file": "nope.json"}))
         .await
         .unwrap_err();
+    // Read as `files_read` reads: a file that is not there is `absent`.
     assert_eq!(
         (missing.reason, missing.field.as_deref()),
-        (Reason::Failed, Some("file"))
+        (Reason::Absent, Some("file"))
     );
 }
 

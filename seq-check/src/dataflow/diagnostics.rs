@@ -185,8 +185,10 @@ fn guard(reference: &Reference, field: Option<&str>) -> String {
 
 fn skip_help(skip: Unwritten<'_>, slot: &str, guard: &str) -> String {
     match skip {
-        Unwritten::WhenCall { .. } => "use `seq_call` if the call must always happen, or read \
-                                       the slot in a `seq_when_call` guarded by the same condition"
+        Unwritten::WhenCall { .. } => "give the `seq_when_call` an `else` target, called when \
+                                       `when` is false; use `seq_call` if the call must always \
+                                       happen; or read the slot in a `seq_when_call` guarded by \
+                                       the same condition"
             .to_owned(),
         Unwritten::CalleeWhen { callee, .. } => format!(
             "drop `{callee}`'s `when`, or read the slot in a `seq_when_call` guarded by the same \

@@ -2,7 +2,7 @@
 //! `target` is a literal that resolves, plus the edges by which running a sequence runs its groups.
 
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
-pub(crate) use seq_catalog::calls::call_target;
+pub(crate) use seq_catalog::calls::{call_target, call_targets};
 use seq_syntax::Span;
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
@@ -145,10 +145,10 @@ impl<'a> CallGraph<'a> {
                 let Some(&from) = groups.get(group) else {
                     continue;
                 };
-                for (item, it) in g.items.iter().enumerate() {
-                    let Some((target, span)) = call_target(it) else {
-                        continue;
-                    };
+                let targets = g.items.iter().enumerate().flat_map(|(item, it)| {
+                    call_targets(it).map(move |(target, span)| (item, target, span))
+                });
+                for (item, target, span) in targets {
                     let site = Some(Site {
                         seq,
                         group,

@@ -3,7 +3,7 @@
 //! store points at a dashed node named after it. Node ids are positions (`s0`, `s0g1`), so any
 //! name, CJK or quoted, is only ever a label.
 
-use super::model::{Names, call_target};
+use super::model::{Names, call_targets};
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Value, json};
@@ -32,10 +32,11 @@ fn calls<'a>(sequences: &[&'a Sequence]) -> Vec<CallEdge<'a>> {
     let mut edges = Vec::new();
     for (seq, sequence) in sequences.iter().enumerate() {
         for (group, g) in sequence.groups.iter().enumerate() {
-            for item in &g.items {
-                let Some((target, _)) = call_target(item) else {
-                    continue;
-                };
+            let targets = g
+                .items
+                .iter()
+                .flat_map(|item| call_targets(item).map(move |(target, _)| (item, target)));
+            for (item, target) in targets {
                 let to = names.resolve(seq, target);
                 let target = target.to_string();
                 edges.push(CallEdge {

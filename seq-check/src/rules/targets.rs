@@ -1,6 +1,7 @@
 //! Call targets: `seq_call` and `seq_when_call` need a
 //! `target` (not `group`), a literal that is a group of this sequence or `#sequence`; the
-//! arguments must be inputs the target declares, of their types. An unknown `#name` is only a
+//! arguments must be inputs the target declares, of their types. A `seq_when_call`'s `else` is
+//! a target as well, given `else_args` (or the same `args`). An unknown `#name` is only a
 //! warning: sequences come and go. `seq_run` inside a group hides its callee from the call graph.
 //! `seq_create` and `seq_delete` manage what others run: a client's tools, never a step.
 
@@ -8,6 +9,7 @@ use super::args::{check_value, list};
 use super::types::input_schema;
 use super::types::references;
 use super::{Cx, fix};
+use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_catalog::{Catalog, SEQ_CREATE, SEQ_DELETE, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::ast::{Group, Item, Member, Root, SlotDecl, Value, ValueKind};
 use seq_syntax::diagnostic::did_you_mean;
@@ -107,10 +109,29 @@ fn call(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
             return;
         }
     };
+    to_callee(cx, item, target, find("args"), out);
+    if item.tool.value == SEQ_WHEN_CALL
+        && let Some(otherwise) = find(ELSE)
+    {
+        // `else_args` default to the same `args`.
+        let args = find(ELSE_ARGS).or_else(|| find("args"));
+        to_callee(cx, item, otherwise, args, out);
+    }
+}
+
+/// The checks of one target of a call (`target`, or `seq_when_call`'s `else`) and the
+/// arguments it is given.
+fn to_callee(
+    cx: &Cx<'_>,
+    item: &Item,
+    target: &Member,
+    args: Option<&Member>,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(callee) = resolve(cx, &target.value, out) else {
         return;
     };
-    let passed: &[Member] = match find("args") {
+    let passed: &[Member] = match args {
         None => &[],
         Some(args) => match &args.value.kind {
             ValueKind::Object(passed) => passed,

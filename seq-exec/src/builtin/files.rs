@@ -1,4 +1,5 @@
-//! `files_read`, `files_write`, `files_list`: confined to the host's root. A path is resolved
+//! `files_read`, `files_write`, `files_list`: confined to the host's root (the tools on an entry
+//! itself, `files_stat`, `files_delete` and `files_move`, are in [`super::entries`]). A path is resolved
 //! by [`resolve_beneath`] (which says why an escape is refused) and then opened entry by entry
 //! without following links ([`beneath`]), so a link swapped in meanwhile cannot lead outside.
 //! Only regular files are read or replaced: a FIFO, a socket or a device is refused before it
@@ -22,7 +23,7 @@ pub(super) async fn files_read(
     args: &Value,
 ) -> Result<Value, ToolError> {
     let path = args::string(args, "path")?;
-    let place = resolve(root, hidden, path)?;
+    let place = resolve(root, hidden, path, "path")?;
     let shown = path.to_owned();
     let budget = crate::engine::budget::current();
     blocking(move || {
@@ -99,7 +100,7 @@ impl FileError {
             // One stable text for the common failure, so that a caught error can be told apart
             // (`$out.e.detail contains "does not exist"`) without the system's wording.
             FileError::Io(_, error) if error.kind() == io::ErrorKind::NotFound => {
-                ToolError::new(Reason::Failed, format!("`{shown}` does not exist"))
+                ToolError::new(Reason::Absent, format!("`{shown}` does not exist"))
                     .with_field("path")
                     .with_hint("check the path; `files_list` lists what a directory holds")
             }
@@ -234,7 +235,7 @@ pub(super) async fn files_write(
         | Value::Array(_)
         | Value::Object(_)) => other.to_string(),
     };
-    let place = resolve(root, hidden, path)?;
+    let place = resolve(root, hidden, path, "path")?;
     let shown = path.to_owned();
     blocking(move || {
         write_regular(&place, content.as_bytes()).map_err(|error| error.at(&shown))?;
@@ -250,7 +251,7 @@ pub(super) async fn files_list(
     args: &Value,
 ) -> Result<Value, ToolError> {
     let path = args::string(args, "path")?;
-    let place = resolve(root, hidden, path)?;
+    let place = resolve(root, hidden, path, "path")?;
     let shown = path.to_owned();
     blocking(move || {
         let listing = |error: io::Error| FileError::Io("listing", error).at(&shown);
@@ -288,21 +289,27 @@ pub(super) async fn files_list(
     .await
 }
 
-fn resolve(root: &Path, hidden: &[PathBuf], path: &str) -> Result<Beneath, ToolError> {
-    let place = resolve_beneath(root, path).map_err(|error| error.to_tool_error("path"))?;
+/// `path` (the argument `field`) resolved beneath the root, outside the hidden directories.
+pub(super) fn resolve(
+    root: &Path,
+    hidden: &[PathBuf],
+    path: &str,
+    field: &str,
+) -> Result<Beneath, ToolError> {
+    let place = resolve_beneath(root, path).map_err(|error| error.to_tool_error(field))?;
     let full = place.root.join(&place.relative);
     if hidden.iter().any(|dir| full.starts_with(dir)) {
         return Err(ToolError::new(
             Reason::Unauthorized,
             format!("`{path}` is inside seqc's data directory, which the file tools do not reach"),
         )
-        .with_field("path")
+        .with_field(field)
         .with_hint("stored sequences change through `seq_create` and `seq_delete`"));
     }
     Ok(place)
 }
 
-async fn blocking<F>(work: F) -> Result<Value, ToolError>
+pub(super) async fn blocking<F>(work: F) -> Result<Value, ToolError>
 where
     F: FnOnce() -> Result<Value, ToolError> + Send + 'static,
 {

@@ -9,6 +9,9 @@
 //! | `files_read {path}` | a regular file's text | yes |
 //! | `files_write {path, content}` | replaces a regular file atomically (creating parent directories) | no |
 //! | `files_list {path}` | sorted entry names, directories with a trailing `/` | yes |
+//! | `files_stat {path}` | `{exists, kind, size, modified_ms}`, never failing for a missing path | yes |
+//! | `files_delete {path, recursive?}` | deletes an entry (a link as itself) | no |
+//! | `files_move {from, to, replace?}` | one rename beneath the root | no |
 //! | `output_send__stdout {text}` | a line on the output sink | yes (ordered per channel) |
 //!
 //! Definitions come from [`Catalog::builtin`], the one place they are written. The file tools
@@ -18,6 +21,7 @@
 pub mod args;
 mod beneath;
 mod cmd;
+mod entries;
 pub(crate) mod files;
 mod jq;
 mod output;
@@ -25,6 +29,7 @@ mod procs;
 mod root;
 
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
+pub use entries::MAX_DELETE_DEPTH;
 pub use files::{FileError, read_regular};
 pub use jq::{
     JqRunner, MAX_CHILDREN as JQ_MAX_CHILDREN, MAX_PER_CALLER as JQ_MAX_PER_CALLER,
@@ -39,7 +44,10 @@ pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_un
 use crate::error::{Reason, ToolError};
 use crate::host::{BoxFuture, Caller, ToolHost};
 use crate::policy::Policy;
-use seq_catalog::{CMD_RUN, ECHO, FILES_LIST, FILES_READ, FILES_WRITE, JQ, OUTPUT_STDOUT, SLEEP};
+use seq_catalog::{
+    CMD_RUN, ECHO, FILES_DELETE, FILES_LIST, FILES_MOVE, FILES_READ, FILES_STAT, FILES_WRITE, JQ,
+    OUTPUT_STDOUT, SLEEP,
+};
 use seq_catalog::{Catalog, ToolDef};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -168,6 +176,17 @@ impl BuiltinHost {
             }
             FILES_LIST => {
                 Box::pin(async move { files::files_list(&self.root, &self.hidden, &args).await })
+            }
+            FILES_STAT => {
+                Box::pin(async move { entries::files_stat(&self.root, &self.hidden, &args).await })
+            }
+            FILES_DELETE => {
+                Box::pin(
+                    async move { entries::files_delete(&self.root, &self.hidden, &args).await },
+                )
+            }
+            FILES_MOVE => {
+                Box::pin(async move { entries::files_move(&self.root, &self.hidden, &args).await })
             }
             OUTPUT_STDOUT => ready(args::string(&args, "text").and_then(|text| {
                 self.output.send(text).map_err(|error| {

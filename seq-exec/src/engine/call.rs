@@ -4,7 +4,8 @@
 //!
 //! What a call returns (and writes to its `as` slot): for a group target, the object of the
 //! slots the group set — nothing at all (`None`: the slot stays unset) when its `when` was
-//! false; for `#name`, `{group: {slot: value}}` for every group of the sequence that ran.
+//! false (a `seq_when_call` whose `when` is false calls its `else` target instead, if it has
+//! one); for `#name`, `{group: {slot: value}}` for every group of the sequence that ran.
 //! A `#name` that is not stored, or a group that does not exist, is `not_found` of the item
 //! itself, so `missing` applies to it; a failure inside the callee is a failure of the call,
 //! with the callee's reason.
@@ -19,6 +20,7 @@ use super::values::{self, Scope, describe};
 use super::{Cx, eval, fill, signature_error, size, within};
 use crate::error::{Reason, ToolError};
 use crate::host::BoxFuture;
+use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_catalog::{Catalog, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::ast::{Group, Item, Sequence, ValueKind};
 use seq_syntax::names::CallTarget;
@@ -354,15 +356,27 @@ pub(crate) async fn item(
     let tool = item.tool.value.as_str();
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     let mut when = None;
+    // Which target a `seq_when_call` calls: `target` when `when` holds, else `else`.
+    let mut otherwise = false;
     if tool == SEQ_WHEN_CALL {
         let text = when_text(g, item, scope)?;
         let condition = eval::parse(&text)?;
         if !eval::eval(&condition, scope).map_err(|e| within(e, "`when` of `seq_when_call`"))? {
-            return Ok(None);
+            if item.arg(ELSE).is_none() {
+                return Ok(None);
+            }
+            otherwise = true;
         }
         when = Some(text);
     }
-    let skip = when.as_ref().map(|_| "when");
+    // The arguments of the branch not taken are not read (they may read a slot that only the
+    // other branch's case sets); `when` was read above, as a condition.
+    let skip: &[&str] = match (when.is_some(), otherwise) {
+        (false, _) => &[],
+        (true, false) => &["when", ELSE_ARGS],
+        (true, true) if item.arg(ELSE_ARGS).is_some() => &["when", "args"],
+        (true, true) => &["when"],
+    };
     let budget = &mut fill::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
     let mut args = fill::object(members, scope, skip, budget)?;
     if let Some(text) = when {
@@ -380,10 +394,16 @@ pub(crate) async fn item(
         // `seq_run` inside a group runs a sequence: a `#name` call (W0508 warns the checker
         // cannot follow it; the run-time bounds still hold).
         CallTarget::Sequence(text("name")).to_string()
+    } else if otherwise {
+        text(ELSE).to_owned()
     } else {
         text("target").to_owned()
     };
-    let callee_args = match args.get("args") {
+    let passed = match args.get(ELSE_ARGS) {
+        Some(else_args) if otherwise => Some(else_args),
+        Some(_) | None => args.get("args"),
+    };
+    let callee_args = match passed {
         Some(Value::Object(members)) => members.clone(),
         Some(_) | None => Map::new(),
     };

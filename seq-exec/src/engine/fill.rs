@@ -103,20 +103,20 @@ pub(crate) fn value(arg: &Arg, scope: Scope<'_>, budget: &mut Budget) -> Result<
                 .map(|item| value(item, scope, budget))
                 .collect::<Result<_, _>>()?,
         ),
-        ValueKind::Object(members) => Value::Object(object(members, scope, None, budget)?),
+        ValueKind::Object(members) => Value::Object(object(members, scope, &[], budget)?),
     })
 }
 
-/// The members as an object, leaving out the member named `skip`.
+/// The members as an object, leaving out the members named in `skip`.
 pub(crate) fn object(
     members: &[Member],
     scope: Scope<'_>,
-    skip: Option<&str>,
+    skip: &[&str],
     budget: &mut Budget,
 ) -> Result<Map<String, Value>, ToolError> {
     let mut out = Map::new();
     for member in members {
-        if skip == Some(member.key.value.as_str()) {
+        if skip.contains(&member.key.value.as_str()) {
             continue;
         }
         out.insert(

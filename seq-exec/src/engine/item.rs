@@ -312,10 +312,10 @@ fn arguments(
 ) -> Result<Map<String, Value>, ToolError> {
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     if item.tool.value != CMD_RUN {
-        return fill::object(members, scope, None, budget);
+        return fill::object(members, scope, &[], budget);
     }
     // Shell text: values reach the shell through its environment, never as text.
-    let mut args = fill::object(members, scope, Some("command"), budget)?;
+    let mut args = fill::object(members, scope, &["command"], budget)?;
     if let Some(command) = members.iter().find(|m| m.key.value == "command") {
         let (text, variables) = fill::shell_command(&command.value, scope, budget)?;
         args.insert("command".to_owned(), text);

@@ -430,8 +430,9 @@ impl Engine {
             .map(|value| value.unwrap_or(Value::Null))
     }
 
-    /// `seq_when_call` made directly by a model: [`Engine::call`] when `when` holds, `null`
-    /// without calling when it does not. The condition is evaluated before anything
+    /// `seq_when_call` made directly by a model: [`Engine::call`] when `when` holds; when it
+    /// does not, the call of `otherwise` (the `else` target and its arguments) if given, else
+    /// `null` without calling. The condition is evaluated before anything
     /// else; its `$args` are the arguments of this call (a model has no other scope). A
     /// condition that does not parse is an `arg_error`; one that cannot be evaluated is
     /// a `type` error, never "false".
@@ -441,6 +442,7 @@ impl Engine {
         target: &str,
         args: Map<String, Value>,
         when: &str,
+        otherwise: Option<(&str, Map<String, Value>)>,
         request: RunRequest<'_>,
     ) -> Result<Value, ToolError> {
         let condition = eval::parse(when)?;
@@ -449,10 +451,13 @@ impl Engine {
             out: Map::new(),
             unwritten: Default::default(),
         };
-        if !eval::eval(&condition, values::Scope::of(&slots))? {
-            return Ok(Value::Null);
+        if eval::eval(&condition, values::Scope::of(&slots))? {
+            return self.call(sequence, target, args, request).await;
         }
-        self.call(sequence, target, args, request).await
+        match otherwise {
+            Some((target, args)) => self.call(sequence, target, args, request).await,
+            None => Ok(Value::Null),
+        }
     }
 }
 

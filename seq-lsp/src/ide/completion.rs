@@ -10,8 +10,9 @@ mod snippet;
 use super::hover::{code, signature, tool_markdown};
 use super::text::{Embedded, escape_depth};
 use super::{Analysis, CompletionItem, CompletionKind, FileId};
+use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_catalog::{Catalog, ToolDef};
-use seq_catalog::{JsonType, SEQ_RUN};
+use seq_catalog::{JsonType, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_syntax::Span;
 use seq_syntax::ast::{Missing, OnError, Sequence, Type};
 use seq_syntax::escape::MapOffset;
@@ -437,12 +438,22 @@ impl<'a> Work<'a> {
                     .unwrap_or_default();
                 self.callee_inputs(&inner, &target);
             }
+            (Place::Key, [key::ARGS, ELSE_ARGS]) if tool == SEQ_WHEN_CALL => {
+                let target = cx
+                    .frames
+                    .get(1)
+                    .and_then(|f| f.member(ELSE))
+                    .and_then(|m| m.text.clone())
+                    .unwrap_or_default();
+                self.callee_inputs(&inner, &target);
+            }
             (Place::Value(_), [key::TOOL]) => self.tool_names(&inner),
             (Place::Value(_), [key::AS]) => {
                 self.slots(&inner, &group.outputs, "output", &group.name, Shape::String)
             }
             (Place::Value(_), [key::UNSAFE_SERIAL]) => self.booleans(&inner),
             (Place::Value(_), [key::ARGS, "target" | "group"]) if call => self.targets(&inner),
+            (Place::Value(_), [key::ARGS, ELSE]) if tool == SEQ_WHEN_CALL => self.targets(&inner),
             (Place::Value(_), [key::ARGS, "name"]) if tool == SEQ_RUN => {
                 self.sequences(&inner, false)
             }

@@ -4,7 +4,8 @@
 
 use super::text::{Embedded, touches};
 use seq_catalog::Catalog;
-use seq_catalog::SEQ_RUN;
+use seq_catalog::calls::{ELSE, ELSE_ARGS};
+use seq_catalog::{SEQ_RUN, SEQ_WHEN_CALL};
 use seq_check::{Check, Source};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
@@ -370,6 +371,15 @@ impl Builder<'_> {
             let target = item.arg("target").or_else(|| item.arg("group"));
             let callee = target.and_then(|t| self.target(t));
             if let (Some(callee), Some(args)) = (callee, item.arg("args"))
+                && let ValueKind::Object(members) = &args.kind
+            {
+                self.call_arguments(&callee, members);
+            }
+            // `seq_when_call`'s `else`: a target too, given `else_args` (or the same `args`).
+            let otherwise = item.arg(ELSE).filter(|_| tool == SEQ_WHEN_CALL);
+            let callee = otherwise.and_then(|t| self.target(t));
+            if let (Some(callee), Some(args)) =
+                (callee, item.arg(ELSE_ARGS).or_else(|| item.arg("args")))
                 && let ValueKind::Object(members) = &args.kind
             {
                 self.call_arguments(&callee, members);

@@ -4,6 +4,7 @@ use super::findings::{self, Finding, Origin};
 use super::{RemoteRun, SeqOutcome, SeqTools, StorageTools, storage_error};
 use crate::storage::StorageError;
 use seq_catalog::SEQ_WHEN_CALL;
+use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_exec::builtin::args;
 use seq_exec::engine::{CancellationToken, GroupStatus, RunReport, RunRequest};
 use seq_exec::error::{Reason, ToolError};
@@ -144,22 +145,36 @@ impl SeqTools {
         args: &Value,
         request: RunRequest<'_>,
     ) -> Result<Value, ToolError> {
-        let target = args::string(args, "target")?;
-        if !CallTarget::parse(target).is_sequence() {
-            return Err(ToolError::new(
+        let sequence_only = |field: &str| -> Result<&str, ToolError> {
+            let target = args::string(args, field)?;
+            if CallTarget::parse(target).is_sequence() {
+                return Ok(target);
+            }
+            Err(ToolError::new(
                 Reason::ArgError,
                 format!("`{target}` names a group, and a call made outside a sequence has no sequence to find it in"),
             )
-            .with_field("target")
-            .with_hint("call a stored sequence as `#name`, or run one with `seq_run`"));
-        }
+            .with_field(field)
+            .with_hint("call a stored sequence as `#name`, or run one with `seq_run`"))
+        };
+        let target = sequence_only("target")?;
         let call_args: Map<String, Value> = args::optional_object(args, "args")?
             .cloned()
             .unwrap_or_default();
         if tool == SEQ_WHEN_CALL {
             let when = args::string(args, "when")?;
+            let otherwise = match args::optional_string(args, ELSE)? {
+                None => None,
+                Some(_) => {
+                    let else_args = match args::optional_object(args, ELSE_ARGS)? {
+                        Some(else_args) => else_args.clone(),
+                        None => call_args.clone(),
+                    };
+                    Some((sequence_only(ELSE)?, else_args))
+                }
+            };
             self.engine
-                .when_call(None, target, call_args, when, request)
+                .when_call(None, target, call_args, when, otherwise, request)
                 .await
         } else {
             self.engine.call(None, target, call_args, request).await
