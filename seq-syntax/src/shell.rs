@@ -16,6 +16,8 @@
 
 use crate::ast::TemplatePart;
 
+mod parsed;
+
 /// Where a value lands in shell text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Context {
@@ -115,6 +117,10 @@ pub enum Uncertain {
     /// Inside an unquoted `${X=...}` or `${X:=...}`: the value is assigned, then the expansion
     /// is split into words and globbed.
     AssignedUnquoted,
+    /// Where the shell parser cannot place it for certain: the text does not parse, the
+    /// expansion does not come out as one, or the parser reads its place otherwise than the
+    /// scan of the words around it.
+    Unparsed,
 }
 
 impl Uncertain {
@@ -132,6 +138,9 @@ impl Uncertain {
             }
             Uncertain::AssignedUnquoted => {
                 "inside an unquoted `${X=...}` or `${X:=...}`, whose result is split and globbed"
+            }
+            Uncertain::Unparsed => {
+                "where the shell parser cannot place it for certain: the text does not parse, or the parser and the scan of the words read its place two ways"
             }
         }
     }
@@ -153,6 +162,9 @@ impl Uncertain {
             }
             Uncertain::AssignedUnquoted => {
                 "quote the whole expansion and the value inside it: `\"${X:=\"$args.v\"}\"`"
+            }
+            Uncertain::Unparsed => {
+                "write the text around the value plainly (close what it opens, write a `case` pattern inside `$(...)` as `(x)`, put one here-document per command, alone on its line), or pass the value to a script as data: `sh -c '... \"$1\" ...' sh $args.v`"
             }
         }
     }
@@ -277,8 +289,24 @@ pub fn expansion_into(out: &mut String, variable: &str, context: Context) {
 /// Stands for a value in the words the scan keeps: no command or option is spelt with it.
 const VALUE: char = '\u{1}';
 
-/// Scans `parts`: each reference's context and whether a command parses it again.
+/// Scans `parts`: each reference's context and whether a command parses it again. The shell
+/// parser decides each context: a reference keeps one only where the parser places it and the
+/// scan of the words around it reads the same place (the scan adds what a grammar cannot know:
+/// the commands that evaluate or parse their arguments again). Text without references needs
+/// no parse.
 pub fn scan(parts: &[TemplatePart]) -> Scanned {
+    let mut scanned = scan_words(parts);
+    if !scanned.refs.is_empty() {
+        for (r, parsed) in scanned.refs.iter_mut().zip(parsed::contexts(parts)) {
+            r.context = agree(r.context, parsed);
+        }
+    }
+    scanned
+}
+
+/// The scan of the words alone, without the parser's reading: what [`scan`] adds the parser
+/// to. Public for the benchmark that weighs the parser against it; use [`scan`].
+pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
     let mut scan = Scan::default();
     let mut refs = Vec::new();
     for (index, part) in parts.iter().enumerate() {
@@ -343,6 +371,20 @@ pub fn scan(parts: &[TemplatePart]) -> Scanned {
         refs,
         unclosed: scan.unclosed(),
         word_ends: scan.word_ends,
+    }
+}
+
+/// One reference's context from the scan and from the parser: the scan's refusal stands (it
+/// knows the commands that evaluate their arguments); otherwise the parser's, and a context
+/// only where both read the same.
+fn agree(
+    scanned: Result<Context, Problem>,
+    parsed: Result<Context, Problem>,
+) -> Result<Context, Problem> {
+    match (scanned, parsed) {
+        (Err(problem), _) | (Ok(_), Err(problem)) => Err(problem),
+        (Ok(scanned), Ok(parsed)) if scanned == parsed => Ok(parsed),
+        (Ok(_), Ok(_)) => Err(Problem::Uncertain(Uncertain::Unparsed)),
     }
 }
 
@@ -1634,13 +1676,14 @@ mod tests {
             scan("cat <<E\na $args.x b\nE\necho $args.y"),
             Ok(vec![Double, Word])
         );
-        assert_eq!(scan("cat <<-E >f\n\t$args.x\n\tE\n"), Ok(vec![Double]));
-        assert_eq!(
-            scan("cat <<E; echo $args.y\n'$args.x\nE"),
-            Ok(vec![Word, Double])
-        );
-        assert_eq!(scan("cat <<A <<'B'\n$args.x\nA\n$args.y\nB"), unsafe_here);
-        assert_eq!(scan("cat <<A <<'B'\n$args.x\nA\nB"), Ok(vec![Double]));
+        assert_eq!(scan("cat <<E >f\n$args.x\nE\n"), Ok(vec![Double]));
+        // Bodies the shell parser misreads (a `<<-` body, a command after the operator, two
+        // here-documents on one line): refused as not certain, never guessed.
+        let unparsed = Err(Problem::Uncertain(Uncertain::Unparsed));
+        assert_eq!(scan("cat <<-E >f\n\t$args.x\n\tE\n"), unparsed);
+        assert_eq!(scan("cat <<E; echo $args.y\n'$args.x\nE"), unparsed);
+        assert_eq!(scan("cat <<A <<'B'\n$args.x\nA\n$args.y\nB"), unparsed);
+        assert_eq!(scan("cat <<A <<'B'\n$args.x\nA\nB"), unparsed);
         assert_eq!(scan("cat <<\\E\n$args.x\nE"), unsafe_here);
         assert_eq!(scan("cat <<\"E\"\n$args.x\nE"), unsafe_here);
         assert_eq!(scan("cat <<$args.x\nE"), unsafe_here);
@@ -1650,7 +1693,7 @@ mod tests {
             Err(Problem::Uncertain(Uncertain::AfterBackslash))
         );
         // A line holding the delimiter among other text does not end the body.
-        assert_eq!(scan("cat <<E\nE x\n$args.x\nE"), Ok(vec![Double]));
+        assert_eq!(scan("cat <<E\nE x\n$args.x\nE"), unparsed);
         assert_eq!(scan("cat <<<$args.x"), Ok(vec![Word]));
         // A shell reading the body as its script parses the value.
         assert_eq!(reparsed("sh <<E\necho $args.x\nE"), [Some("sh -c")]);

@@ -230,6 +230,9 @@ fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
                     "a value stands {}, where the shell's reading of it is not certain",
                     uncertain.describe()
                 ),
+                shell::Uncertain::Unparsed => {
+                    format!("a value stands {}", uncertain.describe())
+                }
             },
         )
         .with_help(format!(
