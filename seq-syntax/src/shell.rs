@@ -181,7 +181,7 @@ pub struct Reparse {
     pub script: Option<ScriptWord>,
 }
 
-/// A `-c` script word written in single quotes, as the fix needs it.
+/// A `-c` script word written in quotes, as the fix needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptWord {
     /// Counts words across the whole text: references in the same script share it.
@@ -215,6 +215,9 @@ pub struct Scanned {
     pub unclosed: Option<Opener>,
     /// Where each word (by its count) ends.
     pub word_ends: Vec<WordEnd>,
+    /// Where each word (by its count) starts: the position of its first character (of the
+    /// character before it where a value starts the word).
+    pub word_starts: Vec<WordEnd>,
 }
 
 impl RefScan {
@@ -371,6 +374,7 @@ pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
         refs,
         unclosed: scan.unclosed(),
         word_ends: scan.word_ends,
+        word_starts: scan.word_starts,
     }
 }
 
@@ -591,6 +595,7 @@ struct Scan {
     /// One per command level: the top, then each `$(...)` or `(...)` open.
     commands: Vec<Command>,
     word_ends: Vec<WordEnd>,
+    word_starts: Vec<WordEnd>,
     /// Where the character being read stands.
     at: WordEnd,
     /// The references read so far.
@@ -622,6 +627,7 @@ impl Default for Scan {
             braces: Vec::new(),
             commands: vec![Command::default()],
             word_ends: Vec::new(),
+            word_starts: Vec::new(),
             at: WordEnd::End,
             refs_seen: 0,
             dbracket: None,
@@ -769,24 +775,27 @@ impl Scan {
             });
         }
         let (name, positional) = script_option(words, index)?;
-        let script = (positional && context == Context::Single).then(|| {
-            let mut inner = Scan::default();
-            let cur = if command.in_word {
-                &command.cur[..]
-            } else {
-                ""
-            };
-            for c in cur.chars() {
-                inner.char(if c == VALUE { 'x' } else { c });
-            }
-            ScriptWord {
-                word,
-                inner: match inner.context() {
-                    Ok(c @ (Context::Word | Context::Double)) => Some(c),
-                    Ok(Context::Single) | Err(_) => None,
-                },
-            }
-        });
+        // A script in single quotes, or in double quotes (the fix then checks that single
+        // quotes read its text the same).
+        let script =
+            (positional && matches!(context, Context::Single | Context::Double)).then(|| {
+                let mut inner = Scan::default();
+                let cur = if command.in_word {
+                    &command.cur[..]
+                } else {
+                    ""
+                };
+                for c in cur.chars() {
+                    inner.char(if c == VALUE { 'x' } else { c });
+                }
+                ScriptWord {
+                    word,
+                    inner: match inner.context() {
+                        Ok(c @ (Context::Word | Context::Double)) => Some(c),
+                        Ok(Context::Single) | Err(_) => None,
+                    },
+                }
+            });
         Some(Reparse {
             command: name,
             script,
@@ -831,6 +840,7 @@ impl Scan {
             command.in_word = true;
             command.word = next;
             self.word_ends.push(WordEnd::End);
+            self.word_starts.push(self.at);
         }
     }
 
