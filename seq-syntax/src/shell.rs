@@ -1675,6 +1675,11 @@ mod tests {
         assert_eq!(scan("[[ $args.v == x ]]"), Ok(vec![Context::Word]));
         assert_eq!(scan("[ $args.v -eq 1 ]"), Ok(vec![Context::Word]));
         assert_eq!(scan("echo a[1]$args.v"), Ok(vec![Context::Word]));
+        // Blanks before a value inside double quotes (the grammar's node takes them).
+        assert_eq!(
+            scan("printf %s \" ${args.x}ja\""),
+            Ok(vec![Context::Double])
+        );
         assert_eq!(scan("declare x=$args.v"), Ok(vec![Context::Word]));
     }
 

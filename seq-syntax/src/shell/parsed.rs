@@ -44,7 +44,7 @@ pub(super) fn contexts(parts: &[TemplatePart]) -> Vec<Result<Context, Problem>> 
     }
     spans
         .iter()
-        .map(|&(start, end)| place(root, start, end))
+        .map(|&(start, end)| place(root, &text, start, end))
         .collect()
 }
 
@@ -63,11 +63,16 @@ fn parse(text: &str) -> Option<Tree> {
 }
 
 /// The context of the expansion written at `start..end`.
-fn place(root: Node<'_>, start: usize, end: usize) -> Result<Context, Problem> {
+fn place(root: Node<'_>, text: &str, start: usize, end: usize) -> Result<Context, Problem> {
     let Some(node) = root.descendant_for_byte_range(start, end) else {
         return Err(Problem::Uncertain(Uncertain::Unparsed));
     };
-    let whole = node.start_byte() == start && node.end_byte() == end;
+    // Inside double quotes the grammar lets an expansion's node take the blanks before it
+    // (`" ${SEQ_V1}"`): they are the string's text, not part of the expansion.
+    let whole = node.end_byte() == end
+        && text
+            .get(node.start_byte()..start)
+            .is_some_and(|gap| gap.bytes().all(|b| b == b' ' || b == b'\t'));
     if !(whole && node.kind() == "expansion") {
         // The expansion did not come out as one: it is text of whatever holds it. (In a
         // here-document that is a quoted delimiter's body, which the scan refuses, or a body
