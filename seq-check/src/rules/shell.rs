@@ -230,6 +230,9 @@ fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
                     "a value stands {}, where the shell's reading of it is not certain",
                     uncertain.describe()
                 ),
+                shell::Uncertain::Unparsed => {
+                    format!("a value stands {}", uncertain.describe())
+                }
             },
         )
         .with_help(format!(
@@ -285,8 +288,9 @@ fn reparsed(
             ),
         );
         let positional = script.and_then(|word| {
+            let start = scanned.word_starts.get(word.word).copied()?;
             let end = scanned.word_ends.get(word.word).copied()?;
-            positional_fix(template, scanned, &group, end)
+            positional_fix(template, scanned, &group, start, end)
         });
         match positional {
             Some(text) => {
@@ -332,28 +336,44 @@ fn reparse_help(command: &str) -> &'static str {
     }
 }
 
-/// The command text with the values of `group` (all in one single-quoted `-c` script ending at
-/// `end`) read as `$1`, `$2`, ... and passed after the script.
+/// The command text with the values of `group` (all in one quoted `-c` script from `start` to
+/// `end`) read as `$1`, `$2`, ... and passed after the script. A script in double quotes is
+/// put in single quotes, only where its text holds no `$`, backquote, backslash or quote: then
+/// both quotes give the inner shell the same script.
 fn positional_fix(
     template: &Template,
     scanned: &Scanned,
     group: &[usize],
+    start: WordEnd,
     end: WordEnd,
 ) -> Option<String> {
+    let double = char_at(template, start) == Some('"');
     let mut text = String::new();
     let mut passed = String::new();
+    // The literal text of a double-quoted script after its opening quote.
+    let mut script = String::new();
+    let mut reading = false;
     let mut index = 0;
     for (p, part) in template.parts.iter().enumerate() {
         match part {
-            TemplatePart::Text(t) => match end {
-                WordEnd::At { part, offset } if part == p => {
-                    text.push_str(t.get(..offset)?);
-                    text.push_str(" _");
-                    text.push_str(&passed);
-                    text.push_str(t.get(offset..)?);
+            TemplatePart::Text(t) => {
+                for (offset, c) in t.char_indices() {
+                    let at = WordEnd::At { part: p, offset };
+                    if at == end {
+                        close_script(&mut text, &passed, double)?;
+                        reading = false;
+                    }
+                    if double && at == start {
+                        text.push('\'');
+                        reading = true;
+                        continue;
+                    }
+                    if reading {
+                        script.push(c);
+                    }
+                    text.push(c);
                 }
-                WordEnd::At { .. } | WordEnd::End => text.push_str(t),
-            },
+            }
             TemplatePart::Ref(reference) => {
                 if let Some(n) = group.iter().position(|g| *g == index) {
                     let inner = scanned
@@ -371,6 +391,9 @@ fn positional_fix(
                     }
                     passed.push(' ');
                     passed.push_str(&braced(reference));
+                } else if reading {
+                    // A value outside the quotes but in the script word: still parsed.
+                    return None;
                 } else {
                     text.push_str(&braced(reference));
                 }
@@ -379,10 +402,40 @@ fn positional_fix(
         }
     }
     if end == WordEnd::End {
-        text.push_str(" _");
-        text.push_str(&passed);
+        close_script(&mut text, &passed, double)?;
+    }
+    if double
+        && script
+            .strip_suffix('"')?
+            .contains(['"', '$', '`', '\\', '\''])
+    {
+        return None;
     }
     Some(text)
+}
+
+/// Ends the script word in `text`: its closing double quote made single, then the values.
+fn close_script(text: &mut String, passed: &str, double: bool) -> Option<()> {
+    if double {
+        if text.pop()? != '"' {
+            return None;
+        }
+        text.push('\'');
+    }
+    text.push_str(" _");
+    text.push_str(passed);
+    Some(())
+}
+
+/// The literal character of `template` at `at`.
+fn char_at(template: &Template, at: WordEnd) -> Option<char> {
+    let WordEnd::At { part, offset } = at else {
+        return None;
+    };
+    match template.parts.get(part)? {
+        TemplatePart::Text(t) => t.get(offset..)?.chars().next(),
+        TemplatePart::Ref(_) => None,
+    }
 }
 
 /// `${args.x}`: the reference in braces, so no text after it runs into its name.

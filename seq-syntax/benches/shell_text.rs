@@ -1,0 +1,166 @@
+//! The shell text of 1,000 `cmd_run` commands with references (a mix of the shapes models write:
+//! pipelines, quoted and unquoted values, `$(...)`, `case`, loops, here-documents, `sh -c`
+//! with positional arguments, comments), checked as the checker and the engine check it:
+//!
+//! - `serde_json_file`: the file of commands read as a `serde_json::Value`, the floor for
+//!   reading the text at all;
+//! - `scan_words`: the scan of the words alone (quoting, commands that parse their arguments
+//!   again), what the checker ran before the shell parser decided the contexts;
+//! - `scan`: the parser's reading and the scan together (`seq_syntax::shell::scan`).
+//!
+//! `scan / scan_words` is the shell parser's cost; `scan / serde_json_file` sets it beside
+//! reading the same bytes. Both are printed from interleaved rounds after criterion's figures.
+//!
+//! `cargo bench -p seq-syntax --bench shell_text`; `SEQC_BENCH_CLOCK=cpu` measures CPU time
+//! (see `seq_gen::clock`). Under `cargo bench -- --test` it runs once, a smoke test.
+
+use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
+use seq_gen::clock::Clock;
+use seq_syntax::ast::TemplatePart;
+use seq_syntax::escape::OffsetMap;
+use seq_syntax::shell;
+use seq_syntax::template::parse_template;
+use std::hint::black_box;
+use std::time::Duration;
+
+/// Commands as models write them, `{}` standing for a name that varies with the command.
+const SHAPES: &[&str] = &[
+    "grep -rn $args.pattern_{} $args.dir | head -n 20",
+    "cd $args.repo && git log --oneline -n 5 -- \"$args.path_{}\"",
+    "printf '%s\\n' \"$(cat $args.file_{})\" | wc -l",
+    "curl -fsS \"https://api.example.com/items/$args.id_{}\" -H \"Authorization: Bearer $args.token\"",
+    "for f in $args.files_{}; do echo \"file: $f\"; wc -c \"$f\"; done",
+    "case $args.mode_{} in fast) make -j4 ;; *) make ;; esac",
+    "cat <<EOF > notes.txt\nname: $args.name_{}\nwhen: $(date)\nEOF\ncat notes.txt",
+    "sh -c 'echo \"$1\" | tr a-z A-Z' sh $args.text_{}",
+    "find $args.dir -name '*.rs' -newer \"$args.stamp_{}\" | xargs wc -l",
+    "test -f \"$args.path_{}\" && echo \"exists: $args.path_{}\" || echo missing # check first",
+    "jq -r '.items[] | .name' \"$out.fetch_{}.stdout\" | sort | uniq -c",
+    "if [ -d \"$args.dir_{}\" ]; then ls -la \"$args.dir_{}\"; else mkdir -p \"$args.dir_{}\"; fi",
+    "docker run --rm -e NAME=\"$args.name_{}\" -v \"$(pwd):/src\" img:latest build",
+    "echo \"${HOME:-/root}/$args.sub_{}\" && printf '%s=%s\\n' key \"$args.value_{}\"",
+    "tar -czf \"backup-$args.date_{}.tar.gz\" -C \"$args.dir\" . 2>/dev/null; echo done",
+    "ssh -o BatchMode=yes host 'uptime' && rsync -a \"$args.src_{}\" host:/srv/",
+];
+
+fn commands() -> String {
+    let mut items = Vec::with_capacity(1000);
+    for n in 0..1000 {
+        let shape = SHAPES.get(n % SHAPES.len()).copied().unwrap_or_default();
+        let command = shape.replace("{}", &n.to_string());
+        items.push(serde_json::json!({"tool": "cmd_run", "args": {"command": command}}));
+    }
+    serde_json::Value::Array(items).to_string()
+}
+
+fn templates(file: &str) -> Vec<Vec<TemplatePart>> {
+    let value: serde_json::Value = serde_json::from_str(file).expect("the generated file is JSON");
+    value
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|item| {
+            let command = item["args"]["command"].as_str().expect("a command");
+            parse_template(command, &OffsetMap::default()).0.parts
+        })
+        .collect()
+}
+
+fn scan_all(all: &[Vec<TemplatePart>], scan: fn(&[TemplatePart]) -> shell::Scanned) -> usize {
+    all.iter()
+        .map(|parts| scan(black_box(parts)).refs.len())
+        .sum()
+}
+
+fn shell_text(c: &mut Criterion<Clock>) {
+    let file = commands();
+    let all = templates(&file);
+    // Every command must be one the checker accepts, or the work is not the same.
+    for parts in &all {
+        let scanned = shell::scan(parts);
+        assert!(
+            scanned.unclosed.is_none() && scanned.refs.iter().all(|r| r.expansion().is_ok()),
+            "a generated command is refused: {parts:?}"
+        );
+    }
+    eprintln!(
+        "shell_text input: {} bytes, {} commands, {} references",
+        file.len(),
+        all.len(),
+        scan_all(&all, shell::scan)
+    );
+    let mut group = c.benchmark_group("shell_text");
+    group
+        .sample_size(20)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("serde_json_file", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&file)))
+    });
+    group.bench_function("scan_words", |b| {
+        b.iter(|| scan_all(&all, shell::scan_words))
+    });
+    group.bench_function("scan", |b| b.iter(|| scan_all(&all, shell::scan)));
+    group.finish();
+    if full_size() {
+        interleaved_ratios(&file, &all);
+    }
+}
+
+/// The ratios from rounds that run the three one after the other, which a machine shared with
+/// other work disturbs less than criterion's separate stretches (as in `front_end`).
+fn interleaved_ratios(file: &str, all: &[Vec<TemplatePart>]) {
+    const ROUNDS: usize = 31;
+    let time = |f: &mut dyn FnMut()| {
+        let started = std::time::Instant::now();
+        f();
+        started.elapsed().as_secs_f64()
+    };
+    let mut rounds = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let json = time(&mut || {
+            black_box(serde_json::from_str::<serde_json::Value>(black_box(file)).ok());
+        });
+        let words = time(&mut || {
+            black_box(scan_all(all, shell::scan_words));
+        });
+        let full = time(&mut || {
+            black_box(scan_all(all, shell::scan));
+        });
+        rounds.push((json, words, full));
+    }
+    let median = |ratio: &dyn Fn(&(f64, f64, f64)) -> f64| {
+        let mut ratios: Vec<f64> = rounds.iter().map(ratio).collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let best = |pick: &dyn Fn(&(f64, f64, f64)) -> f64| {
+        rounds.iter().map(pick).fold(f64::INFINITY, f64::min)
+    };
+    let (json, words, full) = (best(&|r| r.0), best(&|r| r.1), best(&|r| r.2));
+    println!(
+        "shell_text interleaved, {ROUNDS} rounds: scan / scan_words = {:.2}× (median of rounds; \
+         best times {:.2}×), scan / serde_json_file = {:.2}× (best {:.2}×); best scan {:.2} ms \
+         for {} commands",
+        median(&|r| r.2 / r.1),
+        full / words,
+        median(&|r| r.2 / r.0),
+        full / json,
+        full * 1e3,
+        all.len(),
+    );
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(Clock::from_env());
+    targets = shell_text
+}
+criterion_main!(benches);
+
+/// Whether to run at full size: under `cargo bench`, not with `--test` nor `cargo test --benches`.
+fn full_size() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
+}
