@@ -50,16 +50,12 @@ pub enum Notices {
 
 /// Starts the servers of `args` beside the embedded host, on the current runtime. With none,
 /// an empty host. Problems are reported on stderr and come back as the status to exit with.
-pub async fn connect(
-    args: &McpArgs,
-    policy: Arc<Policy>,
-    notices: Notices,
-) -> Result<Arc<McpHost>, Status> {
+pub async fn connect(args: &McpArgs, notices: Notices) -> Result<Arc<McpHost>, Status> {
     if !args.any() {
-        return Ok(Arc::new(McpHost::none(policy)));
+        return Ok(Arc::new(McpHost::none()));
     }
     let specs = seq_mcp::spec::collect(&args.servers, &args.configs).map_err(trouble)?;
-    let mut options = Options::new(policy).beside_builtin();
+    let mut options = Options::new().beside_builtin();
     if notices == Notices::AsTheyCome {
         options = options.on_notice(Arc::new(|notice: &Notice| warn(notice)));
     }
@@ -77,8 +73,7 @@ pub fn live_definitions(args: &McpArgs) -> Result<Vec<ToolDef>, Status> {
     // A signal stops the servers started here and ends the check.
     let runtime = Runtime::start(OnSignal::Exit)?;
     runtime.block_on(async {
-        let policy = Arc::new(Policy::allow_all());
-        let mcp = connect(args, policy, Notices::AsTheyCome).await?;
+        let mcp = connect(args, Notices::AsTheyCome).await?;
         let definitions = mcp.definitions();
         mcp.shutdown().await;
         Ok(definitions)
@@ -367,7 +362,7 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
     };
     let stop = runtime.stop();
     let status = runtime.block_on(async {
-        let mcp = match connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
+        let mcp = match connect(&args.mcp, Notices::AsTheyCome).await {
             Ok(mcp) => mcp,
             Err(status) => return status,
         };

@@ -72,7 +72,7 @@ impl Served {
             root.path().to_path_buf(),
             Caller::new("local"),
             Arc::clone(&policy),
-            Arc::new(McpHost::none(Arc::clone(&policy))),
+            Arc::new(McpHost::none()),
             Arc::new(Captured::new()),
         );
         let stop = CancellationToken::new();

@@ -1,4 +1,5 @@
-//! Who may use which tool: the answer a host gives to `can_use`.
+//! Who may use which tool: the patterns the engine's [`crate::Authorizer`] holds every
+//! dispatch to.
 //!
 //! A policy has a global layer and, optionally, one layer per caller id. Each layer holds `allow`
 //! and `deny` patterns on tool names, where `*` matches any run of characters (`files_*`,

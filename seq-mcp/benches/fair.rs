@@ -111,7 +111,7 @@ fn serve(count: usize) {
             root,
             Caller::new("bench"),
             Arc::clone(&policy),
-            Arc::new(McpHost::none(Arc::clone(&policy))),
+            Arc::new(McpHost::none()),
             Arc::new(Captured::new()),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -12,7 +12,6 @@ use seq_syntax::ast::Sequence;
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
-use std::sync::Arc;
 
 fn sequence(name: &str) -> Sequence {
     let text = json!({
@@ -268,7 +267,7 @@ fn tools_with(data: &Path, policy: Policy) -> StorageTools {
     let root = data.join("root");
     fs::create_dir_all(&root).unwrap();
     let mut config = SeqConfig::new(Storage::new(data), &root);
-    config.policy = Arc::new(policy);
+    config.authorizer = seq_exec::Authorizer::new(policy);
     StorageTools::new(config)
 }
 
