@@ -12,6 +12,7 @@ use seq_exec::Caller;
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::{Policy, STORE_ADMIN};
 use seq_mcp::http::{Access, HttpOptions};
+use seq_mcp::policy_file::{PolicyFile, Settings};
 use seq_mcp::server::Stderr;
 use seq_mcp::token::Tokens;
 use seq_mcp::{McpHost, Notice, Options, SeqServer};
@@ -186,14 +187,14 @@ pub fn token() -> Status {
     }
 }
 
-/// Who may call `--http` at `addr`: the policy's tokens, or, on a loopback address without a
+/// Who may call `--http` at `addr`: the policy file's tokens, or, on a loopback address without a
 /// policy file, everyone as `--caller`.
 fn http_access(
     args: &ServeArgs,
-    policy: &Policy,
+    settings: &Settings,
     addr: std::net::SocketAddr,
 ) -> Result<Access, String> {
-    let tokens = Tokens::from_policy(policy)?;
+    let tokens = Tokens::from_settings(settings)?;
     if !tokens.is_empty() {
         return Ok(Access::Tokens(tokens));
     }
@@ -209,11 +210,15 @@ fn http_access(
 
 /// The policy of `seqc mcp` and `seqc worker`: the `--policy` file, `--allow`/`--deny` added to
 /// its global layer, and every gated tool that neither `--enable` nor the file's `enable` names
-/// turned off.
-pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
-    let file = match &args.policy {
+/// turned off; with the file's settings beside it (tokens, OAuth, quotas), which a worker does
+/// not use.
+pub fn serve_policy(args: &PolicyArgs) -> Result<(Policy, Settings), String> {
+    let PolicyFile {
+        policy: file,
+        settings,
+    } = match &args.policy {
         Some(path) => read_policy(path)?,
-        None => Policy::allow_all(),
+        None => PolicyFile::default(),
     };
     if let Some(unknown) = file
         .enable
@@ -235,12 +240,13 @@ pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
         .deny
         .iter()
         .fold(policy, |policy, pattern| policy.deny(pattern));
-    Ok(off.into_iter().fold(policy, |policy, tool| {
+    let policy = off.into_iter().fold(policy, |policy, tool| {
         policy.turn_off(
             tool,
             format!("`--enable {tool}` (or `\"enable\": [\"{tool}\"]` in its policy file)"),
         )
-    }))
+    });
+    Ok((policy, settings))
 }
 
 /// Refuses a policy with a pattern that matches no tool known here (the embedded and
@@ -295,7 +301,7 @@ const MAX_POLICY_BYTES: usize = 1024 * 1024;
 /// The policy file, read as a file someone else may control: a regular file only, not through
 /// a link, without blocking (a FIFO is refused, never waited on), refused past
 /// [`MAX_POLICY_BYTES`] before it is read.
-fn read_policy(path: &Path) -> Result<Policy, String> {
+fn read_policy(path: &Path) -> Result<PolicyFile, String> {
     use seq_check::regular_file::{self, Links, ReadError};
     let shown = path.display();
     let bytes = regular_file::read(path, MAX_POLICY_BYTES, Links::Refuse).map_err(|error| {
@@ -309,7 +315,9 @@ fn read_policy(path: &Path) -> Result<Policy, String> {
         };
         format!("cannot read the policy file {shown}: {why}")
     })?;
-    serde_json::from_slice(&bytes)
+    std::str::from_utf8(&bytes)
+        .map_err(|error| error.to_string())
+        .and_then(|text| PolicyFile::parse(text).map_err(|error| error.to_string()))
         .map_err(|error| format!("the policy file {shown} is not a policy: {error}"))
 }
 
@@ -345,12 +353,12 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
         Ok(root) => root,
         Err(message) => return trouble(message),
     };
-    let policy = match serve_policy(&args.rights) {
-        Ok(policy) => Arc::new(policy),
+    let (policy, settings) = match serve_policy(&args.rights) {
+        Ok((policy, settings)) => (Arc::new(policy), settings),
         Err(message) => return trouble(message),
     };
     let http = match args.http.http {
-        Some(addr) => match http_access(args, &policy, addr) {
+        Some(addr) => match http_access(args, &settings, addr) {
             Ok(access) => Some((addr, access)),
             Err(message) => return trouble(message),
         },
@@ -386,6 +394,7 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
                     root,
                     caller,
                     policy,
+                    settings.quotas,
                     downstream,
                     Arc::new(Stderr),
                     crate::jq::runner(),
@@ -398,6 +407,7 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
                 root,
                 caller,
                 policy,
+                settings.quotas,
                 downstream,
                 Arc::new(Stderr),
                 crate::jq::runner(),

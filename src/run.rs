@@ -214,6 +214,7 @@ fn run_with(
         root,
         catalog,
         authorizer: authorizer.clone(),
+        quotas: Default::default(),
     };
     // Sequences may create, list and delete sequences; `seq_call` & co. the engine runs itself.
     let host: Arc<dyn ToolHost> =

@@ -61,7 +61,7 @@ pub fn run(args: &WorkerArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status 
     };
     // The worker's own bound: anyone who reaches the Restate ingress can submit a run.
     let policy = match crate::mcp::serve_policy(&args.rights) {
-        Ok(policy) => Arc::new(policy),
+        Ok((policy, _settings)) => Arc::new(policy),
         Err(message) => return trouble(message),
     };
     let runtime = match Runtime::start(OnSignal::Abandon) {

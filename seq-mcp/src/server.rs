@@ -27,6 +27,7 @@ use seq_exec::builtin::{BuiltinHost, JqRunner, OutputSink};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
 use seq_exec::{Authorizer, Caller, ToolHost};
+use seq_store::quota::Quotas;
 use seq_store::seq_tools::{self, Remote, SeqConfig, SeqTools};
 use seq_store::storage::SequenceStorage;
 use serde_json::{Value, json};
@@ -115,6 +116,7 @@ impl SeqServer {
             root,
             caller,
             authorizer,
+            Quotas::default(),
             mcp,
             output,
             JqRunner::InThread,
@@ -122,12 +124,14 @@ impl SeqServer {
     }
 
     /// [`SeqServer::assemble`] with the `jq` tool's filters evaluated by `jq` (`seqc mcp`
-    /// isolates them in child processes, so that no caller's filter takes the service down).
+    /// isolates them in child processes, so that no caller's filter takes the service down) and
+    /// each caller's stored sequences held to `quotas`.
     pub fn assemble_with(
         storage: impl SequenceStorage + 'static,
         root: PathBuf,
         caller: Caller,
         authorizer: impl Into<Authorizer>,
+        quotas: Quotas,
         mcp: Arc<McpHost>,
         output: Arc<dyn OutputSink>,
         jq: JqRunner,
@@ -145,6 +149,7 @@ impl SeqServer {
             root,
             catalog,
             authorizer: authorizer.into(),
+            quotas,
         };
         let tools = SeqTools::assemble(inner, config, |engine| engine);
         let downstream: Downstream = Arc::new(move || {

@@ -35,6 +35,7 @@ pub use findings::{Finding, lines as finding_lines};
 pub use host::SeqHost;
 pub use reach::unauthorized;
 
+use crate::quota::Quotas;
 use crate::storage::{SequenceStorage, Storage, StorageError};
 use seq_catalog::{
     ArgReason, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
@@ -65,6 +66,8 @@ pub struct SeqConfig {
     /// Who may use what: the seq tools themselves, what `seq_create` stores, and (given to
     /// the engine [`SeqTools::assemble`] builds) every dispatch of the runs.
     pub authorizer: Authorizer,
+    /// What each caller may keep stored.
+    pub quotas: Quotas,
 }
 
 impl SeqConfig {
@@ -76,6 +79,7 @@ impl SeqConfig {
             root: root.into(),
             catalog: Catalog::builtin(),
             authorizer: Authorizer::allow_all(),
+            quotas: Quotas::default(),
         }
     }
 }

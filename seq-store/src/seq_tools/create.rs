@@ -214,7 +214,7 @@ fn admit_into(
             sequence,
             replace,
             &caller.id,
-            tools.config.authorizer.policy().quota_of(caller),
+            tools.config.quotas.of(caller),
             admin,
         ),
         None => storage.put_as(sequence, replace, None, admin),
