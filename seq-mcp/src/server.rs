@@ -126,6 +126,10 @@ impl SeqServer {
     /// [`SeqServer::assemble`] with the `jq` tool's filters evaluated by `jq` (`seqc mcp`
     /// isolates them in child processes, so that no caller's filter takes the service down) and
     /// each caller's stored sequences held to `quotas`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "what a door set up, each part used once"
+    )]
     pub fn assemble_with(
         storage: impl SequenceStorage + 'static,
         root: PathBuf,
