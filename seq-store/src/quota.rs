@@ -1,5 +1,5 @@
 //! What each caller may keep stored: the quota `seq_create` asks with the write
-//! ([`crate::Storage::put_within`]). A service setting, not a right: it is read from the policy
+//! ([`crate::storage::SequenceStorage::put_within`]). A service setting, not a right: it is read from the policy
 //! file by the server (`"quota"` globally and in a caller's layer) and never travels with a run.
 
 use seq_exec::Caller;
