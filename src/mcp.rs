@@ -12,6 +12,7 @@ use seq_exec::Caller;
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::{Policy, STORE_ADMIN};
 use seq_mcp::http::{Access, HttpOptions};
+use seq_mcp::policy_file::{PolicyFile, Settings};
 use seq_mcp::server::Stderr;
 use seq_mcp::token::Tokens;
 use seq_mcp::{McpHost, Notice, Options, SeqServer};
@@ -50,16 +51,12 @@ pub enum Notices {
 
 /// Starts the servers of `args` beside the embedded host, on the current runtime. With none,
 /// an empty host. Problems are reported on stderr and come back as the status to exit with.
-pub async fn connect(
-    args: &McpArgs,
-    policy: Arc<Policy>,
-    notices: Notices,
-) -> Result<Arc<McpHost>, Status> {
+pub async fn connect(args: &McpArgs, notices: Notices) -> Result<Arc<McpHost>, Status> {
     if !args.any() {
-        return Ok(Arc::new(McpHost::none(policy)));
+        return Ok(Arc::new(McpHost::none()));
     }
     let specs = seq_mcp::spec::collect(&args.servers, &args.configs).map_err(trouble)?;
-    let mut options = Options::new(policy).beside_builtin();
+    let mut options = Options::new().beside_builtin();
     if notices == Notices::AsTheyCome {
         options = options.on_notice(Arc::new(|notice: &Notice| warn(notice)));
     }
@@ -77,8 +74,7 @@ pub fn live_definitions(args: &McpArgs) -> Result<Vec<ToolDef>, Status> {
     // A signal stops the servers started here and ends the check.
     let runtime = Runtime::start(OnSignal::Exit)?;
     runtime.block_on(async {
-        let policy = Arc::new(Policy::allow_all());
-        let mcp = connect(args, policy, Notices::AsTheyCome).await?;
+        let mcp = connect(args, Notices::AsTheyCome).await?;
         let definitions = mcp.definitions();
         mcp.shutdown().await;
         Ok(definitions)
@@ -191,14 +187,14 @@ pub fn token() -> Status {
     }
 }
 
-/// Who may call `--http` at `addr`: the policy's tokens, or, on a loopback address without a
+/// Who may call `--http` at `addr`: the policy file's tokens, or, on a loopback address without a
 /// policy file, everyone as `--caller`.
 fn http_access(
     args: &ServeArgs,
-    policy: &Policy,
+    settings: &Settings,
     addr: std::net::SocketAddr,
 ) -> Result<Access, String> {
-    let tokens = Tokens::from_policy(policy)?;
+    let tokens = Tokens::from_settings(settings)?;
     if !tokens.is_empty() {
         return Ok(Access::Tokens(tokens));
     }
@@ -214,11 +210,15 @@ fn http_access(
 
 /// The policy of `seqc mcp` and `seqc worker`: the `--policy` file, `--allow`/`--deny` added to
 /// its global layer, and every gated tool that neither `--enable` nor the file's `enable` names
-/// turned off.
-pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
-    let file = match &args.policy {
+/// turned off; with the file's settings beside it (tokens, OAuth, quotas), which a worker does
+/// not use.
+pub fn serve_policy(args: &PolicyArgs) -> Result<(Policy, Settings), String> {
+    let PolicyFile {
+        policy: file,
+        settings,
+    } = match &args.policy {
         Some(path) => read_policy(path)?,
-        None => Policy::allow_all(),
+        None => PolicyFile::default(),
     };
     if let Some(unknown) = file
         .enable
@@ -254,12 +254,13 @@ pub fn serve_policy(args: &PolicyArgs) -> Result<Policy, String> {
         .deny
         .iter()
         .fold(policy, |policy, pattern| policy.deny(pattern));
-    Ok(off.into_iter().fold(policy, |policy, (tool, switch)| {
+    let policy = off.into_iter().fold(policy, |policy, (tool, switch)| {
         policy.turn_off(
             tool,
             format!("`--enable {switch}` (or `\"enable\": [\"{switch}\"]` in its policy file)"),
         )
-    }))
+    });
+    Ok((policy, settings))
 }
 
 /// Refuses a policy with a pattern that matches no tool known here (the embedded and
@@ -314,7 +315,7 @@ const MAX_POLICY_BYTES: usize = 1024 * 1024;
 /// The policy file, read as a file someone else may control: a regular file only, not through
 /// a link, without blocking (a FIFO is refused, never waited on), refused past
 /// [`MAX_POLICY_BYTES`] before it is read.
-fn read_policy(path: &Path) -> Result<Policy, String> {
+fn read_policy(path: &Path) -> Result<PolicyFile, String> {
     use seq_check::regular_file::{self, Links, ReadError};
     let shown = path.display();
     let bytes = regular_file::read(path, MAX_POLICY_BYTES, Links::Refuse).map_err(|error| {
@@ -328,7 +329,9 @@ fn read_policy(path: &Path) -> Result<Policy, String> {
         };
         format!("cannot read the policy file {shown}: {why}")
     })?;
-    serde_json::from_slice(&bytes)
+    std::str::from_utf8(&bytes)
+        .map_err(|error| error.to_string())
+        .and_then(|text| PolicyFile::parse(text).map_err(|error| error.to_string()))
         .map_err(|error| format!("the policy file {shown} is not a policy: {error}"))
 }
 
@@ -364,12 +367,12 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
         Ok(root) => root,
         Err(message) => return trouble(message),
     };
-    let policy = match serve_policy(&args.rights) {
-        Ok(policy) => Arc::new(policy),
+    let (policy, settings) = match serve_policy(&args.rights) {
+        Ok((policy, settings)) => (Arc::new(policy), settings),
         Err(message) => return trouble(message),
     };
     let http = match args.http.http {
-        Some(addr) => match http_access(args, &policy, addr) {
+        Some(addr) => match http_access(args, &settings, addr) {
             Ok(access) => Some((addr, access)),
             Err(message) => return trouble(message),
         },
@@ -381,7 +384,7 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
     };
     let stop = runtime.stop();
     let status = runtime.block_on(async {
-        let mcp = match connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
+        let mcp = match connect(&args.mcp, Notices::AsTheyCome).await {
             Ok(mcp) => mcp,
             Err(status) => return status,
         };
@@ -405,6 +408,7 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
                     root,
                     caller,
                     policy,
+                    settings.quotas,
                     downstream,
                     Arc::new(Stderr),
                     crate::jq::runner(),
@@ -417,6 +421,7 @@ pub fn serve(args: &ServeArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status
                 root,
                 caller,
                 policy,
+                settings.quotas,
                 downstream,
                 Arc::new(Stderr),
                 crate::jq::runner(),

@@ -17,10 +17,10 @@ use crate::status::{Status, emit, trouble};
 use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_catalog::{Catalog, SEQ_RUN};
+use seq_exec::Authorizer;
 use seq_exec::builtin::{BuiltinHost, OutputSink, Stdout};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{FinishedRun, RunRecorder as _};
-use seq_exec::policy::Policy;
 use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
 use seq_mcp::{Combined, McpHost};
 use seq_store::seq_tools::{SeqConfig, SeqHost, StorageTools};
@@ -120,11 +120,7 @@ pub fn run(args: &RunArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
     };
     let policy = Arc::new(policy(&args.allow, &args.deny));
     // The servers' live tools join the catalog, so the check sees them as the run will.
-    let mcp = match runtime.block_on(crate::mcp::connect(
-        &args.mcp,
-        Arc::clone(&policy),
-        Notices::Kept,
-    )) {
+    let mcp = match runtime.block_on(crate::mcp::connect(&args.mcp, Notices::Kept)) {
         Ok(mcp) => mcp,
         Err(status) => return runtime.finish(status),
     };
@@ -139,7 +135,7 @@ pub fn run(args: &RunArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status {
         run_args,
         root,
         catalog,
-        policy,
+        Authorizer::new(policy),
         &mcp,
         &runtime,
         traces.as_deref(),
@@ -161,7 +157,7 @@ fn run_with(
     run_args: Map<String, Value>,
     root: PathBuf,
     catalog: Catalog,
-    policy: Arc<Policy>,
+    authorizer: Authorizer,
     mcp: &Arc<McpHost>,
     runtime: &Runtime,
     traces: Option<&seq_trace::Traces>,
@@ -170,8 +166,8 @@ fn run_with(
     // refuses it, as it refuses the `#name` calls inside runs).
     if CallTarget::parse(&args.target).is_sequence() {
         let caller = Caller::new(args.caller.clone());
-        if !policy.allows(&caller, SEQ_RUN) {
-            let refusal = seq_store::seq_tools::refused(&policy, &caller, SEQ_RUN);
+        if !authorizer.allows(&caller, SEQ_RUN) {
+            let refusal = authorizer.refusal(&caller, SEQ_RUN);
             return trouble(format_args!(
                 "{} (a stored sequence runs as `{SEQ_RUN}` does); {}",
                 refusal.detail.as_deref().unwrap_or_default(),
@@ -207,7 +203,6 @@ fn run_with(
     // The file tools never reach the stored sequences, whatever the root.
     let builtin = BuiltinHost::new(&root)
         .with_jq(crate::jq::runner())
-        .with_policy(Arc::clone(&policy))
         .with_output(output)
         .with_hidden(storage.dir());
     let tools: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
@@ -218,7 +213,8 @@ fn run_with(
         storage: Arc::new(storage.clone()),
         root,
         catalog,
-        policy,
+        authorizer: authorizer.clone(),
+        quotas: Default::default(),
     };
     // Sequences may create, list and delete sequences; `seq_call` & co. the engine runs itself.
     let host: Arc<dyn ToolHost> =
@@ -227,7 +223,7 @@ fn run_with(
         sequence: Arc::clone(&sequence),
         storage,
     });
-    let mut engine = Engine::new(host, sequences);
+    let mut engine = Engine::new(host, sequences).with_authorizer(authorizer);
     if let Some(observer) = observer {
         engine = engine.with_observer(observer);
     }

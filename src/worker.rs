@@ -5,9 +5,9 @@ use crate::mcp::{McpArgs, Notices, PolicyArgs};
 use crate::signals::{OnSignal, Runtime};
 use crate::status::{Status, trouble};
 use clap::Args;
-use seq_exec::ToolHost;
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::policy::Policy;
+use seq_exec::{Authorizer, ToolHost};
 use seq_mcp::{Combined, McpHost};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -61,7 +61,7 @@ pub fn run(args: &WorkerArgs, traces: Option<Arc<seq_trace::Traces>>) -> Status 
     };
     // The worker's own bound: anyone who reaches the Restate ingress can submit a run.
     let policy = match crate::mcp::serve_policy(&args.rights) {
-        Ok(policy) => Arc::new(policy),
+        Ok((policy, _settings)) => Arc::new(policy),
         Err(message) => return trouble(message),
     };
     let runtime = match Runtime::start(OnSignal::Abandon) {
@@ -86,7 +86,7 @@ async fn serve(
     policy: Arc<Policy>,
     traces: Option<Arc<seq_trace::Traces>>,
 ) -> Status {
-    let mcp = match crate::mcp::connect(&args.mcp, Arc::clone(&policy), Notices::AsTheyCome).await {
+    let mcp = match crate::mcp::connect(&args.mcp, Notices::AsTheyCome).await {
         Ok(mcp) => mcp,
         Err(status) => return status,
     };
@@ -106,14 +106,11 @@ async fn serve_with(
         return trouble(message);
     }
     let host: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
-        Arc::new(
-            BuiltinHost::new(root)
-                .with_jq(crate::jq::runner())
-                .with_policy(policy),
-        ),
+        Arc::new(BuiltinHost::new(root).with_jq(crate::jq::runner())),
         Arc::clone(mcp) as Arc<dyn ToolHost>,
     ]));
-    let mut runs = seq_restate::SeqRun::new(host);
+    // The worker's own policy bounds every run, rights (`seq_call`, `seq_run`) as tools.
+    let mut runs = seq_restate::SeqRun::new(host, Authorizer::new(policy));
     if let Some(traces) = traces {
         runs = runs.with_recorder(traces);
     }

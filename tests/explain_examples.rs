@@ -100,7 +100,7 @@ fn found_in(
         found.extend(seq_store::seq_tools::unauthorized(
             &sequence,
             &[] as &[seq_syntax::ast::Sequence],
-            &policy,
+            &seq_exec::Authorizer::new(policy),
             &caller,
         ));
     }

@@ -18,7 +18,7 @@ mod http;
 use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::engine::CancellationToken;
-use seq_exec::policy::{Policy, Rules};
+
 use seq_mcp::admission::Limits;
 use seq_mcp::http::{Access, HttpOptions, MAX_SESSIONS};
 use seq_mcp::token::{Tokens, sha256_hex};
@@ -50,20 +50,16 @@ impl Served {
     fn start(bind: &str, tokens: bool, limits: Limits) -> Served {
         let root = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
-        let rules = |token: &str| Rules {
-            token_sha256: Some(sha256_hex(token)),
-            ..Rules::default()
-        };
-        let policy = if tokens {
-            Policy::allow_all()
-                .for_caller("alice", rules(ALICE))
-                .for_caller("bob", rules(BOB))
+        let file = if tokens {
+            serde_json::json!({"callers": {"alice": {"token_sha256": sha256_hex(ALICE)},
+                                           "bob": {"token_sha256": sha256_hex(BOB)}}})
         } else {
-            Policy::allow_all()
+            serde_json::json!({})
         };
-        let policy = Arc::new(policy);
+        let file = seq_mcp::policy_file::PolicyFile::parse(&file.to_string()).unwrap();
+        let policy = Arc::new(file.policy);
         let access = if tokens {
-            Access::Tokens(Tokens::from_policy(&policy).unwrap())
+            Access::Tokens(Tokens::from_settings(&file.settings).unwrap())
         } else {
             Access::Open(Caller::new("local"))
         };
@@ -72,7 +68,7 @@ impl Served {
             root.path().to_path_buf(),
             Caller::new("local"),
             Arc::clone(&policy),
-            Arc::new(McpHost::none(Arc::clone(&policy))),
+            Arc::new(McpHost::none()),
             Arc::new(Captured::new()),
         );
         let stop = CancellationToken::new();

@@ -87,10 +87,6 @@ impl ToolHost for EchoHost {
             }
         })
     }
-
-    fn can_use(&self, _caller: &Caller, _tool: &str, _args: &Value) -> bool {
-        true
-    }
 }
 
 /// A store holding one sequence, so that `#name` calls to itself run (and meet the run-time

@@ -1,7 +1,8 @@
 //! The boundary between the engine and whatever provides tools: the embedded host, MCP servers,
 //! an agent runtime. The engine looks every tool up afresh for every call (no cached definitions:
-//! a tool may vanish or be replaced under the same name) and asks the host, for every
-//! dispatch at every depth, whether the *calling identity* may use it.
+//! a tool may vanish or be replaced under the same name). A host says what it offers; whether
+//! the *calling identity* may use it is the engine's [`crate::Authorizer`]'s to say, at every
+//! dispatch at every depth.
 
 use crate::error::ToolError;
 use seq_catalog::ToolDef;
@@ -44,15 +45,4 @@ pub trait ToolHost: Send + Sync {
         name: &'a str,
         args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
-
-    /// Whether `caller` may run `tool` with `args` (the authorization gate of every dispatch).
-    fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool;
-
-    /// When [`ToolHost::can_use`] refuses `tool` to `caller`, how to get past it, if the host
-    /// knows more than "ask for access": for a tool that is off, what turns it on
-    /// ([`crate::policy::Policy::turn_on_hint`]). The hint of the engine's refusal.
-    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
-        let _ = (caller, tool);
-        None
-    }
 }

@@ -1,4 +1,5 @@
-//! Who may use which tool: the answer a host gives to `can_use`.
+//! Who may use which tool: the patterns the engine's [`crate::Authorizer`] holds every
+//! dispatch to.
 //!
 //! A policy has a global layer and, optionally, one layer per caller id. Each layer holds `allow`
 //! and `deny` patterns on tool names, where `*` matches any run of characters (`files_*`,
@@ -27,9 +28,9 @@
 //!   "callers": {"agent-7": {"deny": ["files_write"]}, "lead": {"allow": ["*", "seq_admin"]}}}`.
 //! `enable` lists the tools that are off by default to turn on, as `--enable` does.
 //!
-//! The quota of stored sequences each caller may own ([`Quota`]): `"quota": {"sequences": 1000,
-//! "bytes": 67108864}` globally (every caller, each on its own), or in a caller's layer for that
-//! caller. Absent: [`Quota::DEFAULT`].
+//! Only rights live here. What else a policy file holds is the service's, read where it is used:
+//! a caller's `token_sha256` and `scope` and the `oauth` settings by seq-mcp's HTTP server, the
+//! `quota`s by seq-store.
 
 use crate::host::Caller;
 use seq_catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
@@ -59,63 +60,6 @@ pub struct Policy {
     /// Tools that are off, with how to turn each on: refused to every caller.
     #[serde(skip)]
     pub off: BTreeMap<String, String>,
-    /// What each caller may keep stored (a caller's layer may set its own).
-    #[serde(default, skip_serializing_if = "Quota::is_default")]
-    pub quota: Quota,
-    /// `seqc mcp --http` as an OAuth resource server: access tokens from this issuer, for this
-    /// resource, name callers by their `scope`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oauth: Option<OAuthSettings>,
-}
-
-/// The authorization server whose access tokens `seqc mcp --http` accepts, and what it is to it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OAuthSettings {
-    /// The issuer (`iss`), whose metadata names its keys.
-    pub issuer: String,
-    /// This server's URL as the issuer knows it: the audience (`aud`) its tokens must carry.
-    pub resource: String,
-    /// The issuer's keys (JWKS), when its metadata is not to be asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jwks_uri: Option<String>,
-}
-
-/// How many stored sequences one caller may own, and how many bytes their files may take in
-/// all. Sequences stored from the command line (ownerless) count for no one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Quota {
-    #[serde(default = "Quota::default_sequences")]
-    pub sequences: u64,
-    #[serde(default = "Quota::default_bytes")]
-    pub bytes: u64,
-}
-
-impl Quota {
-    /// 1,000 sequences and 64 MiB per caller.
-    pub const DEFAULT: Quota = Quota {
-        sequences: 1000,
-        bytes: 64 * 1024 * 1024,
-    };
-
-    fn default_sequences() -> u64 {
-        Quota::DEFAULT.sequences
-    }
-
-    fn default_bytes() -> u64 {
-        Quota::DEFAULT.bytes
-    }
-
-    fn is_default(&self) -> bool {
-        *self == Quota::DEFAULT
-    }
-}
-
-impl Default for Quota {
-    fn default() -> Quota {
-        Quota::DEFAULT
-    }
 }
 
 /// One layer of a policy.
@@ -126,16 +70,6 @@ pub struct Rules {
     pub allow: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny: Vec<String>,
-    /// A caller's layer only: the hex SHA-256 of the bearer token that is this caller over
-    /// `seqc mcp --http` (the hash, so that the file never holds the token).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_sha256: Option<String>,
-    /// A caller's layer only: this caller's quota, in place of the global one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quota: Option<Quota>,
-    /// A caller's layer only: the OAuth scope that makes an access token this caller.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
 }
 
 impl Policy {
@@ -210,14 +144,6 @@ impl Policy {
                 .is_none_or(|rules| rules.passes(tool))
     }
 
-    /// What `caller` may keep stored: its layer's quota, else the global one.
-    pub fn quota_of(&self, caller: &Caller) -> Quota {
-        self.callers
-            .get(&caller.id)
-            .and_then(|rules| rules.quota)
-            .unwrap_or(self.quota)
-    }
-
     /// Whether `caller` holds [`STORE_ADMIN`]: an `allow` entry spelled exactly so, globally or
     /// in the caller's layer, and no `deny` pattern matching it in either.
     pub fn is_store_admin(&self, caller: &Caller) -> bool {
@@ -237,12 +163,12 @@ impl Policy {
     /// This policy as it bears on the callers `ids` alone, with its tools that are off denied:
     /// what travels with a run to a place that does not know this policy (a durable worker),
     /// so that there every dispatch is held to it. A caller not among `ids` gets its global
-    /// layer, as here. Rights only: no caller's token hash or OAuth scope, no OAuth settings,
-    /// since what travels is kept where the run is (a durable engine's journal).
+    /// layer, as here. Rights only (a policy holds nothing else): what travels is kept where
+    /// the run is (a durable engine's journal).
     pub fn effective_for<'i>(&self, ids: impl IntoIterator<Item = &'i str>) -> Policy {
         let callers = ids
             .into_iter()
-            .filter_map(|id| Some((id.to_owned(), self.callers.get(id)?.rights())))
+            .filter_map(|id| Some((id.to_owned(), self.callers.get(id)?.clone())))
             .collect();
         Policy {
             allow: self.allow.clone(),
@@ -250,8 +176,6 @@ impl Policy {
             callers,
             enable: Vec::new(),
             off: BTreeMap::new(),
-            quota: self.quota,
-            oauth: None,
         }
     }
 
@@ -337,18 +261,6 @@ impl Rules {
     }
 
     /// Deny wins; an empty `allow` allows everything.
-    /// This layer's rights alone: what it allows, denies and lets keep, without what
-    /// identifies its caller (the token hash, the OAuth scope).
-    pub fn rights(&self) -> Rules {
-        Rules {
-            allow: self.allow.clone(),
-            deny: self.deny.clone(),
-            token_sha256: None,
-            quota: self.quota,
-            scope: None,
-        }
-    }
-
     pub fn passes(&self, tool: &str) -> bool {
         passes(&self.allow, &self.deny, tool)
     }
@@ -415,24 +327,24 @@ mod tests {
         assert!(!policy.allows(&Caller::new("a"), "seq_when_call"));
     }
 
-    /// What travels with a durable run carries the callers' rights, never what identifies
-    /// them: no token hash, no OAuth scope or settings.
+    /// What travels with a durable run carries the named callers' rights, and the tools that
+    /// are off as denied; a policy holds nothing that identifies a caller.
     #[test]
-    fn the_travelling_policy_holds_rights_not_secrets() {
+    fn the_travelling_policy_holds_rights_alone() {
         let policy: Policy = serde_json::from_value(json!({
-            "callers": {"bob": {"deny": ["files_write"], "token_sha256": "ab12",
-                                "scope": "agents", "quota": {"sequences": 3}}},
-            "oauth": {"issuer": "https://issuer.example", "resource": "https://seqc.example"}
+            "callers": {"bob": {"deny": ["files_write"]}, "carol": {"deny": ["echo"]}}
         }))
         .unwrap_or_default();
-        assert!(policy.oauth.is_some());
+        let policy = policy.turn_off("cmd_run", "`--enable cmd_run`");
         let travelling = policy.effective_for(["bob"]);
         let text = serde_json::to_string(&travelling).unwrap_or_default();
         assert_eq!(
             text,
-            r#"{"callers":{"bob":{"deny":["files_write"],"quota":{"sequences":3,"bytes":67108864}}}}"#
+            r#"{"deny":["cmd_run"],"callers":{"bob":{"deny":["files_write"]}}}"#
         );
         assert!(!travelling.allows(&Caller::new("bob"), "files_write"));
+        let with_secret = json!({"callers": {"bob": {"token_sha256": "ab12"}}});
+        assert!(serde_json::from_value::<Policy>(with_secret).is_err());
     }
 
     /// A pattern that guards nothing is named, with the tools it was probably meant for.

@@ -506,12 +506,11 @@ async fn output_goes_to_the_injected_sink_in_order() {
 }
 
 #[test]
-fn can_use_follows_the_policy() {
-    let dir = tempfile::tempdir().unwrap();
+fn the_authorizer_follows_the_policy() {
     let alice = Caller::new("alice");
     let bob = Caller::new("bob");
-    let open = BuiltinHost::new(dir.path());
-    assert!(open.can_use(&alice, "cmd_run", &json!({})));
+    let open = seq_exec::Authorizer::allow_all();
+    assert!(open.allows(&alice, "cmd_run"));
 
     let policy = Policy::allow_all()
         .allow("files_*")
@@ -519,8 +518,8 @@ fn can_use_follows_the_policy() {
         .allow("cmd_run")
         .deny("files_write")
         .for_caller("bob", Rules::default().deny("cmd_*"));
-    let host = BuiltinHost::new(dir.path()).with_policy(Arc::new(policy));
-    let allowed = |caller: &Caller, tool: &str| host.can_use(caller, tool, &json!({}));
+    let authorizer = seq_exec::Authorizer::new(policy);
+    let allowed = |caller: &Caller, tool: &str| authorizer.allows(caller, tool);
     assert!(allowed(&alice, "files_read"));
     assert!(allowed(&alice, "cmd_run"));
     assert!(!allowed(&alice, "files_write"), "deny wins over `files_*`");

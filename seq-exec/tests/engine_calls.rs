@@ -256,7 +256,10 @@ async fn direct_calls_from_a_model() {
         Reason::Type
     );
 
-    host.deny("alice", "work");
+    let engine = engine.with_authorizer(seq_exec::Authorizer::new(
+        seq_exec::policy::Policy::allow_all()
+            .for_caller("alice", seq_exec::policy::Rules::default().deny("work")),
+    ));
     let denied = engine
         .call(Some(&seq), "probe", host_args(), RunRequest::new(&alice()))
         .await

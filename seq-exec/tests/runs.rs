@@ -48,7 +48,10 @@
 use seq_catalog::{Catalog, ToolDef};
 use seq_check::Source;
 use seq_exec::engine::RunRequest;
-use seq_exec::{BoxFuture, Caller, Engine, Limits, SequenceSource, ToolError, ToolHost};
+use seq_exec::policy::Policy;
+use seq_exec::{
+    Authorizer, BoxFuture, Caller, Engine, Limits, SequenceSource, ToolError, ToolHost,
+};
 use seq_syntax::ast::Sequence;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -126,7 +129,6 @@ struct Answer {
 #[derive(Debug)]
 struct FixtureHost {
     tools: HashMap<String, (Arc<ToolDef>, Vec<Answer>)>,
-    denied: Vec<String>,
     calls: Mutex<HashMap<String, usize>>,
     log: Mutex<Vec<String>>,
 }
@@ -179,10 +181,6 @@ impl ToolHost for FixtureHost {
                 (None, false) => Ok(answer.ok.unwrap_or(Value::Null)),
             }
         })
-    }
-
-    fn can_use(&self, _caller: &Caller, tool: &str, _args: &Value) -> bool {
-        !self.denied.iter().any(|denied| denied == tool)
     }
 }
 
@@ -267,7 +265,6 @@ fn run_fixture(dir: &Path) -> Value {
                 )
             })
             .collect(),
-        denied: case.deny.clone(),
         calls: Mutex::default(),
         log: Mutex::default(),
     });
@@ -325,8 +322,13 @@ fn run_fixture(dir: &Path) -> Value {
     if let Some(bytes) = case.limits.max_result_bytes {
         limits.max_result_bytes = bytes;
     }
-    let engine =
-        Engine::new(Arc::clone(&host) as Arc<dyn ToolHost>, Arc::new(stored)).with_limits(limits);
+    let engine = Engine::new(Arc::clone(&host) as Arc<dyn ToolHost>, Arc::new(stored))
+        .with_limits(limits)
+        .with_authorizer(Authorizer::new(
+            case.deny
+                .iter()
+                .fold(Policy::allow_all(), |policy, tool| policy.deny(tool)),
+        ));
     let caller = Caller::new(case.caller.as_deref().unwrap_or("alice"));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()

@@ -28,7 +28,6 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use seq_exec::engine::NoSequences;
 use seq_exec::engine::RunRequest;
-use seq_exec::policy::Policy;
 use seq_exec::{Caller, Engine, ToolHost};
 use seq_gen::times::Times;
 use seq_mcp::{McpHost, Options, ServerSpec};
@@ -109,9 +108,7 @@ fn setup() -> Setup {
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let direct = config.serve(child).await.unwrap();
         let spec = ServerSpec::parse(&format!("ev=node '{entry}' stdio")).unwrap();
-        let host = McpHost::connect(vec![spec], Options::new(Arc::new(Policy::allow_all())))
-            .await
-            .unwrap();
+        let host = McpHost::connect(vec![spec], Options::new()).await.unwrap();
         (direct, Arc::new(host))
     });
     let engine = Engine::new(host.clone(), Arc::new(NoSequences));

@@ -35,8 +35,8 @@ use rmcp::{RoleClient, ServiceExt};
 use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::engine::CancellationToken;
-use seq_exec::policy::{Policy, Rules};
 use seq_mcp::http::{Access, HttpOptions};
+use seq_mcp::policy_file::PolicyFile;
 use seq_mcp::token::{Tokens, sha256_hex};
 use seq_mcp::{McpHost, SeqServer};
 use seq_store::storage::Storage;
@@ -83,18 +83,17 @@ fn names(count: usize) -> Vec<String> {
     (0..count).map(|c| format!("c{c}")).collect()
 }
 
-/// The policy: every caller and the hostile one, each with its token.
-fn policy(count: usize) -> Policy {
-    names(count).into_iter().chain([HOSTILE.to_owned()]).fold(
-        Policy::allow_all(),
-        |policy, caller| {
-            let rules = Rules {
-                token_sha256: Some(sha256_hex(&token(&caller))),
-                ..Rules::default()
-            };
-            policy.for_caller(caller, rules)
-        },
-    )
+/// The policy file: every caller and the hostile one, each with its token.
+fn policy(count: usize) -> PolicyFile {
+    let callers: serde_json::Map<String, serde_json::Value> = names(count)
+        .into_iter()
+        .chain([HOSTILE.to_owned()])
+        .map(|caller| {
+            let hash = sha256_hex(&token(&caller));
+            (caller, serde_json::json!({"token_sha256": hash}))
+        })
+        .collect();
+    PolicyFile::parse(&serde_json::json!({"callers": callers}).to_string()).unwrap()
 }
 
 /// The child's part: serve with tokens until the parent kills it.
@@ -103,7 +102,8 @@ fn serve(count: usize) {
     let data = Path::new(&data);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let policy = Arc::new(policy(count));
+        let file = policy(count);
+        let policy = Arc::new(file.policy.clone());
         let root = data.join("root");
         std::fs::create_dir_all(&root).unwrap();
         let server = SeqServer::assemble(
@@ -111,13 +111,13 @@ fn serve(count: usize) {
             root,
             Caller::new("bench"),
             Arc::clone(&policy),
-            Arc::new(McpHost::none(Arc::clone(&policy))),
+            Arc::new(McpHost::none()),
             Arc::new(Captured::new()),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         println!("{addr}");
-        let access = Access::Tokens(Tokens::from_policy(&policy).unwrap());
+        let access = Access::Tokens(Tokens::from_settings(&file.settings).unwrap());
         let options = HttpOptions::new(access, addr, &[], &[]);
         seq_mcp::http::serve(server, listener, options, CancellationToken::new())
             .await

@@ -69,7 +69,7 @@ fn server(data: &Path) -> SeqServer {
         root,
         Caller::new("bench"),
         Arc::clone(&policy),
-        Arc::new(McpHost::none(policy)),
+        Arc::new(McpHost::none()),
         Arc::new(Captured::new()),
     )
 }

@@ -8,8 +8,8 @@
 //!   `tools/list_changed`, by one background task, one refresh at a time). A server that has
 //!   stopped offers nothing: its tools are not found (so `missing` policies apply), and the stop
 //!   is reported once. A call in flight when it stops fails with `not_found`, never hangs.
-//! - `can_use` is the shared [`Policy`], as for the embedded host: the same patterns at every
-//!   depth.
+//! - Like every host, these say what they offer: who may use it is the engine's
+//!   [`seq_exec::Authorizer`]'s to say, at every depth.
 
 use crate::connection::{Connection, Remote};
 use crate::notice::{ConnectError, Notice};
@@ -18,7 +18,6 @@ use futures::future::join_all;
 use seq_catalog::SEQ_TOOLS;
 use seq_catalog::ToolDef;
 use seq_exec::builtin;
-use seq_exec::policy::Policy;
 use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -35,7 +34,6 @@ pub type NoticeSink = Arc<dyn Fn(&Notice) + Send + Sync>;
 /// How [`McpHost::connect`] sets the host up.
 #[derive(Clone)]
 pub struct Options {
-    pub policy: Arc<Policy>,
     /// Names other hosts offer, with who offers them (for the conflict message).
     pub reserved: BTreeMap<String, String>,
     pub connect_timeout: Duration,
@@ -45,18 +43,22 @@ pub struct Options {
 impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
-            .field("policy", &self.policy)
             .field("reserved", &self.reserved)
             .field("connect_timeout", &self.connect_timeout)
             .finish_non_exhaustive()
     }
 }
 
+impl Default for Options {
+    fn default() -> Options {
+        Options::new()
+    }
+}
+
 impl Options {
     /// Nothing reserved, [`CONNECT_TIMEOUT`], notices only kept.
-    pub fn new(policy: Arc<Policy>) -> Options {
+    pub fn new() -> Options {
         Options {
-            policy,
             reserved: BTreeMap::new(),
             connect_timeout: CONNECT_TIMEOUT,
             on_notice: None,
@@ -159,9 +161,9 @@ impl McpHost {
     }
 
     /// A host without servers (no runtime needed).
-    pub fn none(policy: Arc<Policy>) -> McpHost {
+    pub fn none() -> McpHost {
         let (_, requests) = mpsc::unbounded_channel();
-        McpHost::assemble(Vec::new(), Options::new(policy), Vec::new(), requests)
+        McpHost::assemble(Vec::new(), Options::new(), Vec::new(), requests)
     }
 
     fn assemble(
@@ -386,14 +388,6 @@ impl ToolHost for McpHost {
             result
         })
     }
-
-    fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
-        self.shared.options.policy.allows(caller, tool)
-    }
-
-    fn refusal_hint(&self, _caller: &Caller, tool: &str) -> Option<String> {
-        self.shared.options.policy.turn_on_hint(&[tool])
-    }
 }
 
 fn nobody_offers(name: &str) -> ToolError {
@@ -449,16 +443,5 @@ impl ToolHost for Combined {
                 None => Err(nobody_offers(name)),
             }
         })
-    }
-
-    fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool {
-        // A tool nobody offers has nothing to guard: its call is `not_found` anyway.
-        self.owner(tool)
-            .is_none_or(|host| host.can_use(caller, tool, args))
-    }
-
-    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
-        self.owner(tool)
-            .and_then(|host| host.refusal_hint(caller, tool))
     }
 }

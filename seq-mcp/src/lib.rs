@@ -26,6 +26,7 @@ pub mod host;
 pub mod http;
 pub mod notice;
 pub mod oauth;
+pub mod policy_file;
 pub mod progress;
 pub mod resume;
 pub mod server;

@@ -9,10 +9,10 @@
 //! public key must never verify an HMAC. The protected resource metadata (RFC 9728) is served at
 //! [`METADATA_PATH`] and named in every 401's challenge.
 
+use crate::policy_file::Settings;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use seq_exec::Caller;
-use seq_exec::policy::Policy;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -68,10 +68,10 @@ struct Claims {
 }
 
 impl OAuth {
-    /// The resource server `policy` configures, if any. A scope given to two callers, or a
-    /// policy without an issuer or resource that are http(s) URLs, is an error.
-    pub fn from_policy(policy: &Policy) -> Result<Option<OAuth>, String> {
-        let Some(settings) = &policy.oauth else {
+    /// The resource server a policy file's `settings` configure, if any. A scope given to two
+    /// callers, or an issuer or resource that are not http(s) URLs, is an error.
+    pub fn from_settings(file: &Settings) -> Result<Option<OAuth>, String> {
+        let Some(settings) = &file.oauth else {
             return Ok(None);
         };
         for (what, url) in [
@@ -88,8 +88,8 @@ impl OAuth {
             }
         }
         let mut scopes: Vec<(String, Caller)> = Vec::new();
-        for (id, rules) in &policy.callers {
-            let Some(scope) = &rules.scope else { continue };
+        for (id, caller) in &file.callers {
+            let Some(scope) = &caller.scope else { continue };
             if scope.is_empty() || scope.contains(char::is_whitespace) {
                 return Err(format!(
                     "the policy gives caller `{id}` the scope `{scope}`: a scope is one word"

@@ -26,8 +26,8 @@ use seq_catalog::{
 use seq_exec::builtin::{BuiltinHost, JqRunner, OutputSink};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
-use seq_exec::policy::Policy;
-use seq_exec::{Caller, ToolHost};
+use seq_exec::{Authorizer, Caller, ToolHost};
+use seq_store::quota::Quotas;
 use seq_store::seq_tools::{self, Remote, SeqConfig, SeqTools};
 use seq_store::storage::SequenceStorage;
 use serde_json::{Value, json};
@@ -47,7 +47,6 @@ pub type Downstream = Arc<dyn Fn() -> Vec<ToolDef> + Send + Sync>;
 pub struct SeqServer {
     tools: SeqTools,
     caller: Caller,
-    policy: Arc<Policy>,
     downstream: Downstream,
     /// Cancelled when the client closes the session (its end of stdin): every run stops then,
     /// without waiting for rmcp's drain of in-flight answers.
@@ -63,7 +62,6 @@ impl std::fmt::Debug for SeqServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SeqServer")
             .field("caller", &self.caller)
-            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
@@ -87,18 +85,13 @@ impl ServeError {
 }
 
 impl SeqServer {
-    /// Serves `tools` for `caller`; `policy` decides which seq tools are listed (the tools
-    /// check it again when called) and which downstream tools are shown.
-    pub fn new(
-        tools: SeqTools,
-        caller: Caller,
-        policy: Arc<Policy>,
-        downstream: Downstream,
-    ) -> SeqServer {
+    /// Serves `tools` for `caller`; their authorizer (the one their engine asks) decides
+    /// which seq tools are listed (the tools check it again when called) and which downstream
+    /// tools are shown.
+    pub fn new(tools: SeqTools, caller: Caller, downstream: Downstream) -> SeqServer {
         SeqServer {
             tools,
             caller,
-            policy,
             downstream,
             session: CancellationToken::new(),
             calls: Arc::new(tokio::sync::watch::Sender::new(0)),
@@ -108,13 +101,13 @@ impl SeqServer {
 
     /// The usual wiring (what `seqc mcp` serves): the seq tools over the store in `storage`, their
     /// sequences running on the embedded host (confined to `root`, printing to `output`) beside
-    /// the MCP servers of `mcp`, everything under `policy` for `caller`. `seq_create` checks
+    /// the MCP servers of `mcp`, everything under `authorizer` for `caller`. `seq_create` checks
     /// against the built-in catalog plus the servers' tools as listed now.
     pub fn assemble(
         storage: impl SequenceStorage + 'static,
         root: PathBuf,
         caller: Caller,
-        policy: Arc<Policy>,
+        authorizer: impl Into<Authorizer>,
         mcp: Arc<McpHost>,
         output: Arc<dyn OutputSink>,
     ) -> SeqServer {
@@ -122,7 +115,8 @@ impl SeqServer {
             storage,
             root,
             caller,
-            policy,
+            authorizer,
+            Quotas::default(),
             mcp,
             output,
             JqRunner::InThread,
@@ -130,20 +124,23 @@ impl SeqServer {
     }
 
     /// [`SeqServer::assemble`] with the `jq` tool's filters evaluated by `jq` (`seqc mcp`
-    /// isolates them in child processes, so that no caller's filter takes the service down).
+    /// isolates them in child processes, so that no caller's filter takes the service down) and
+    /// each caller's stored sequences held to `quotas`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "what a door set up, each part used once"
+    )]
     pub fn assemble_with(
         storage: impl SequenceStorage + 'static,
         root: PathBuf,
         caller: Caller,
-        policy: Arc<Policy>,
+        authorizer: impl Into<Authorizer>,
+        quotas: Quotas,
         mcp: Arc<McpHost>,
         output: Arc<dyn OutputSink>,
         jq: JqRunner,
     ) -> SeqServer {
-        let builtin = BuiltinHost::new(&root)
-            .with_jq(jq)
-            .with_policy(Arc::clone(&policy))
-            .with_output(output);
+        let builtin = BuiltinHost::new(&root).with_jq(jq).with_output(output);
         let builtin_tools: Vec<ToolDef> = builtin.definitions().cloned().collect();
         let mut catalog = Catalog::builtin();
         catalog.merge(mcp.definitions());
@@ -155,7 +152,8 @@ impl SeqServer {
             storage: Arc::new(storage),
             root,
             catalog,
-            policy: Arc::clone(&policy),
+            authorizer: authorizer.into(),
+            quotas,
         };
         let tools = SeqTools::assemble(inner, config, |engine| engine);
         let downstream: Downstream = Arc::new(move || {
@@ -163,7 +161,12 @@ impl SeqServer {
             tools.extend(mcp.definitions());
             tools
         });
-        SeqServer::new(tools, caller, policy, downstream)
+        SeqServer::new(tools, caller, downstream)
+    }
+
+    /// Who may use what: the seq tools' authorizer, which their engine asks too.
+    fn authorizer(&self) -> &Authorizer {
+        self.tools.storage_tools().authorizer()
     }
 
     /// `seq_run` runs on `remote` (a durable engine) instead of in this process; `seq_call` and
@@ -231,7 +234,7 @@ impl SeqServer {
         seq_tools::definitions()
             .into_iter()
             .filter(|def| self.tools.offers(&def.name))
-            .filter(|def| self.policy.allows(caller, &def.name))
+            .filter(|def| self.authorizer().allows(caller, &def.name))
             .map(|def| self.tool(def, caller))
             .collect()
     }
@@ -291,7 +294,7 @@ impl SeqServer {
     fn available(&self, caller: &Caller) -> String {
         let mut tools: Vec<ToolDef> = (self.downstream)()
             .into_iter()
-            .filter(|def| self.policy.allows(caller, &def.name))
+            .filter(|def| self.authorizer().allows(caller, &def.name))
             .collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         // The calls are items too, with a parallel safety of their own.
@@ -299,7 +302,7 @@ impl SeqServer {
             seq_tools::definitions()
                 .into_iter()
                 .filter(|def| Catalog::is_call(&def.name))
-                .filter(|def| self.policy.allows(caller, &def.name)),
+                .filter(|def| self.authorizer().allows(caller, &def.name)),
         );
         let listed: Vec<String> = tools.iter().map(signature).collect();
         let mut text = format!(
@@ -322,7 +325,7 @@ impl SeqServer {
     fn reachable(&self, caller: &Caller) -> String {
         let mut names: Vec<String> = (self.downstream)()
             .into_iter()
-            .filter(|def| self.policy.allows(caller, &def.name))
+            .filter(|def| self.authorizer().allows(caller, &def.name))
             .map(|def| format!("`{}`", def.name))
             .collect();
         names.sort();

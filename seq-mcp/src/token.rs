@@ -3,8 +3,8 @@
 //! file can be read by those who run the service without handing out anyone's identity.
 
 use crate::oauth::OAuth;
+use crate::policy_file::Settings;
 use seq_exec::Caller;
-use seq_exec::policy::Policy;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -44,12 +44,13 @@ pub struct Tokens {
 }
 
 impl Tokens {
-    /// The tokens of `policy`'s callers. A hash that is not 64 hex digits, or one given to two
-    /// callers, is an error: either would let a token mean nobody, or the wrong one.
-    pub fn from_policy(policy: &Policy) -> Result<Tokens, String> {
+    /// The tokens of the callers of a policy file's `settings`. A hash that is not 64 hex
+    /// digits, or one given to two callers, is an error: either would let a token mean nobody,
+    /// or the wrong one.
+    pub fn from_settings(settings: &Settings) -> Result<Tokens, String> {
         let mut by_hash = HashMap::new();
-        for (id, rules) in &policy.callers {
-            let Some(hash) = &rules.token_sha256 else {
+        for (id, caller) in &settings.callers {
+            let Some(hash) = &caller.token_sha256 else {
                 continue;
             };
             let hash = hash.to_ascii_lowercase();
@@ -67,7 +68,7 @@ impl Tokens {
                 ));
             }
         }
-        let oauth = OAuth::from_policy(policy)?.map(Arc::new);
+        let oauth = OAuth::from_settings(settings)?.map(Arc::new);
         Ok(Tokens { by_hash, oauth })
     }
 
@@ -84,7 +85,7 @@ impl Tokens {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use seq_exec::policy::Rules;
+    use crate::policy_file::CallerSettings;
 
     #[test]
     fn the_hash_is_sha256_hex() {
@@ -105,28 +106,27 @@ mod tests {
 
     #[test]
     fn a_token_names_its_caller() {
-        let rules = |token: &str| Rules {
-            token_sha256: Some(sha256_hex(token)),
-            ..Rules::default()
+        let settings = |callers: &[(&str, &str)]| Settings {
+            callers: callers
+                .iter()
+                .map(|&(id, hash)| {
+                    let caller = CallerSettings {
+                        token_sha256: Some(hash.to_owned()),
+                        scope: None,
+                    };
+                    (id.to_owned(), caller)
+                })
+                .collect(),
+            ..Settings::default()
         };
-        let policy = Policy::allow_all()
-            .for_caller("alice", rules("a-token"))
-            .for_caller("bob", rules("b-token"));
-        let tokens = Tokens::from_policy(&policy).unwrap();
+        let (a, b) = (sha256_hex("a-token"), sha256_hex("b-token"));
+        let tokens = Tokens::from_settings(&settings(&[("alice", &a), ("bob", &b)])).unwrap();
         assert_eq!(tokens.caller("a-token").unwrap().id, "alice");
         assert_eq!(tokens.caller("b-token").unwrap().id, "bob");
         assert!(tokens.caller("c-token").is_none());
-        let twice = Policy::allow_all()
-            .for_caller("alice", rules("same"))
-            .for_caller("bob", rules("same"));
-        assert!(Tokens::from_policy(&twice).unwrap_err().contains("same"));
-        let short = Policy::allow_all().for_caller(
-            "alice",
-            Rules {
-                token_sha256: Some("abc".into()),
-                ..Rules::default()
-            },
-        );
-        assert!(Tokens::from_policy(&short).is_err());
+        let same = sha256_hex("same");
+        let twice = settings(&[("alice", &same), ("bob", &same)]);
+        assert!(Tokens::from_settings(&twice).unwrap_err().contains("same"));
+        assert!(Tokens::from_settings(&settings(&[("alice", "abc")])).is_err());
     }
 }

@@ -7,7 +7,6 @@ mod support;
 
 use seq_catalog::ParallelSafety;
 use seq_exec::Caller;
-use seq_exec::policy::Policy;
 use seq_exec::{Reason, ToolHost};
 use seq_mcp::{ConnectError, McpHost, Options, ServerSpec};
 use serde_json::json;
@@ -16,7 +15,7 @@ use std::time::Duration;
 use support::{changing, connect, eventually, everything, everything_entry, filesystem};
 
 fn options() -> Options {
-    Options::new(Arc::new(Policy::allow_all()))
+    Options::new()
 }
 
 #[tokio::test(flavor = "multi_thread")]

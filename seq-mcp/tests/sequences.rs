@@ -140,19 +140,18 @@ async fn a_server_killed_mid_run_makes_its_tools_not_found_and_is_reported() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_policy_applies_to_mcp_tools() {
     let dir = files();
-    let policy = Arc::new(Policy::allow_all().deny("read_*"));
-    let mcp = seq_mcp::McpHost::connect(
-        vec![filesystem(dir.path(), None)],
-        seq_mcp::Options::new(policy),
-    )
-    .await
-    .unwrap();
+    let authorizer = seq_exec::Authorizer::new(Policy::allow_all().deny("read_*"));
+    let mcp =
+        seq_mcp::McpHost::connect(vec![filesystem(dir.path(), None)], seq_mcp::Options::new())
+            .await
+            .unwrap();
     let caller = seq_exec::Caller::new("test");
-    assert!(!mcp.can_use(&caller, "read_text_file", &json!({})));
-    assert!(mcp.can_use(&caller, "list_directory", &json!({})));
+    assert!(!authorizer.allows(&caller, "read_text_file"));
+    assert!(authorizer.allows(&caller, "list_directory"));
     let mcp = Arc::new(mcp);
-    let report = run(
+    let report = support::run_under(
         mcp.clone(),
+        authorizer,
         &fixture("fs-read-parallel.json"),
         json!({"dir": dir_arg(&dir)}),
     )

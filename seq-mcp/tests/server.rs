@@ -26,7 +26,7 @@ async fn session(policy: Policy, mcp: Option<Arc<McpHost>>) -> Session {
     let data = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let policy = Arc::new(policy);
-    let mcp = mcp.unwrap_or_else(|| Arc::new(McpHost::none(Arc::clone(&policy))));
+    let mcp = mcp.unwrap_or_else(|| Arc::new(McpHost::none()));
     let server = SeqServer::assemble(
         Storage::new(data.path()),
         root.path().to_path_buf(),
@@ -320,8 +320,8 @@ async fn seq_call_and_seq_when_call_report_progress_as_items_and_groups_finish()
         Storage::new(data.path()),
         root.path().to_path_buf(),
         Caller::new("agent"),
-        Arc::clone(&policy),
-        Arc::new(McpHost::none(policy)),
+        policy,
+        Arc::new(McpHost::none()),
         Arc::new(Captured::new()),
     );
     let (server_end, client_end) = tokio::io::duplex(1 << 16);

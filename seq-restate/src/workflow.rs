@@ -2,62 +2,23 @@
 //! service: one attempt of an item of a parallel group, a child invocation of the run.
 //!
 //! A worker is a trust boundary: what reaches it may come from anyone who reaches the Restate
-//! ingress. Its host carries its own policy, the upper bound of what any run may do on it;
-//! every run (and every attempt) is held besides to the policy that travelled with it
-//! ([`Bounded`]), for its caller and every owner on the stack; and the sequence it is given is
-//! checked again before it runs, never trusted as "already checked".
+//! ingress. Its own [`Authorizer`] is the upper bound of what any run may do on it, tools and
+//! rights (`seq_call`, `seq_run`) alike; every run (and every attempt) is held besides to the
+//! policy that travelled with it ([`Authorizer::within`]), for its caller and every owner on the
+//! stack; and the sequence it is given is checked again before it runs, never trusted as
+//! "already checked".
 
 use crate::input::{AttemptInput, Snapshot, WorkflowInput};
 use crate::journal::{ENTRY_LIMIT, EXPIRED, Journaled, Outcome, now, within, within_entry_limit};
 use crate::progress::{BATCH, Finished, Recorder, key};
 use restate_sdk::prelude::*;
-use seq_catalog::{Catalog, ToolDef};
+use seq_catalog::Catalog;
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{
     Attempt, CancellationToken, Deadline, Driver, FinishedRun, RunRecorder, with_idempotency_key,
 };
-use seq_exec::policy::Policy;
-use seq_exec::{BoxFuture, Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
-use serde_json::Value;
+use seq_exec::{Authorizer, Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
 use std::sync::Arc;
-
-/// The worker's host held to a run's travelling policy as well as to its own.
-struct Bounded {
-    host: Arc<dyn ToolHost>,
-    policy: Policy,
-}
-
-impl Bounded {
-    fn host(host: &Arc<dyn ToolHost>, policy: Policy) -> Arc<dyn ToolHost> {
-        Arc::new(Bounded {
-            host: Arc::clone(host),
-            policy,
-        })
-    }
-}
-
-impl ToolHost for Bounded {
-    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
-        self.host.lookup(name)
-    }
-
-    fn call<'a>(
-        &'a self,
-        caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        self.host.call(caller, name, args)
-    }
-
-    fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool {
-        self.host.can_use(caller, tool, args) && self.policy.allows(caller, tool)
-    }
-
-    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
-        self.host.refusal_hint(caller, tool)
-    }
-}
 
 /// The run of `input`'s sequence refused before it starts, for the errors the worker's own
 /// check finds in it (or in the sequences it may call).
@@ -85,9 +46,12 @@ fn rechecked(input: &crate::input::RunInput, catalog: &Catalog) -> Option<RunRep
     Some(RunReport::failed(error))
 }
 
-/// What a worker runs sequences with: its tool host and the engine's bounds.
+/// What a worker runs sequences with: its tool host, its own authorizer and the engine's
+/// bounds.
 pub struct SeqRun {
     host: Arc<dyn ToolHost>,
+    /// The worker's own bound on every run, whoever submits it.
+    authorizer: Authorizer,
     limits: Limits,
     /// Where the reports of the runs submitted here go once they end (their traces).
     recorder: Option<Arc<dyn RunRecorder>>,
@@ -102,9 +66,12 @@ impl std::fmt::Debug for SeqRun {
 }
 
 impl SeqRun {
-    pub fn new(host: Arc<dyn ToolHost>) -> SeqRun {
+    /// Runs on `host`, every dispatch held to `authorizer` (the worker's own policy) and to
+    /// the policy that travels with each run.
+    pub fn new(host: Arc<dyn ToolHost>, authorizer: Authorizer) -> SeqRun {
         SeqRun {
             host,
+            authorizer,
             limits: Limits::default(),
             recorder: None,
         }
@@ -124,7 +91,11 @@ impl SeqRun {
 
     /// The service making the attempts of this workflow's parallel items, on the same host.
     pub fn items(&self) -> SeqItem {
-        SeqItem::new(Arc::clone(&self.host), self.limits.clone())
+        SeqItem::new(
+            Arc::clone(&self.host),
+            self.authorizer.clone(),
+            self.limits.clone(),
+        )
     }
 
     /// How long Restate may hear nothing from a run before it asks the run to suspend. A run
@@ -164,8 +135,10 @@ impl SeqRun {
         }
         let sequences = Arc::new(Snapshot::of(&input));
         let policy = input.policy.clone();
-        let host = Bounded::host(&self.host, input.policy);
+        let host = Arc::clone(&self.host);
+        // The worker's bound and the run's travelling policy, for the caller and the owners.
         let engine = Engine::new(Arc::clone(&host), Arc::clone(&sequences) as _)
+            .with_authorizer(self.authorizer.within(input.policy))
             .with_limits(self.limits.clone());
         let caller = Caller::new(input.caller);
         let cancel = CancellationToken::new();
@@ -300,6 +273,8 @@ const GUARD_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
 /// What a worker makes the attempts of parallel items with: the engine on its tool host.
 pub struct SeqItem {
     host: Arc<dyn ToolHost>,
+    /// The worker's own bound, as [`SeqRun`]'s.
+    authorizer: Authorizer,
     limits: Limits,
 }
 
@@ -310,8 +285,12 @@ impl std::fmt::Debug for SeqItem {
 }
 
 impl SeqItem {
-    pub fn new(host: Arc<dyn ToolHost>, limits: Limits) -> SeqItem {
-        SeqItem { host, limits }
+    pub fn new(host: Arc<dyn ToolHost>, authorizer: Authorizer, limits: Limits) -> SeqItem {
+        SeqItem {
+            host,
+            authorizer,
+            limits,
+        }
     }
 }
 
@@ -336,12 +315,11 @@ impl SeqItem {
         } = input.into_inner();
         let caller = Caller::new(caller);
         let cancel = CancellationToken::new();
-        // Held to the run's travelling policy, for the caller and the owners on the stack.
-        let engine = Engine::new(
-            Bounded::host(&self.host, policy),
-            Arc::new(Snapshot::empty()),
-        )
-        .with_limits(self.limits.clone());
+        // Held to the worker's bound and the run's travelling policy, for the caller and the
+        // owners on the stack.
+        let engine = Engine::new(Arc::clone(&self.host), Arc::new(Snapshot::empty()))
+            .with_authorizer(self.authorizer.within(policy))
+            .with_limits(self.limits.clone());
         let attempt = engine.attempt(&caller, &stack, &tool, args, &cancel);
         // The handler's answer is journaled by the run: a replay reports this start.
         let began = crate::journal::now();

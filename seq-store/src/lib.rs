@@ -9,5 +9,6 @@
 //! The engine does not depend on this crate: it reaches stored sequences through its
 //! `SequenceSource` seam, which [`storage::Storage`] implements.
 
+pub mod quota;
 pub mod seq_tools;
 pub mod storage;

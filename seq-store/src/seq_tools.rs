@@ -35,11 +35,13 @@ pub use findings::{Finding, lines as finding_lines};
 pub use host::SeqHost;
 pub use reach::unauthorized;
 
+use crate::quota::Quotas;
 use crate::storage::{SequenceStorage, Storage, StorageError};
 use seq_catalog::{
     ArgReason, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
 };
 use seq_catalog::{Catalog, ToolDef};
+use seq_exec::Authorizer;
 use seq_exec::builtin::args;
 use seq_exec::engine::CancellationToken;
 use seq_exec::engine::{Engine, RunReport, RunRequest};
@@ -61,8 +63,11 @@ pub struct SeqConfig {
     pub root: PathBuf,
     /// What `seq_create` checks against: the built-in catalog plus any other host's tools.
     pub catalog: Catalog,
-    /// Who may use the seq tools themselves (the tools a sequence runs are asked of their host).
-    pub policy: Arc<Policy>,
+    /// Who may use what: the seq tools themselves, what `seq_create` stores, and (given to
+    /// the engine [`SeqTools::assemble`] builds) every dispatch of the runs.
+    pub authorizer: Authorizer,
+    /// What each caller may keep stored.
+    pub quotas: Quotas,
 }
 
 impl SeqConfig {
@@ -73,7 +78,8 @@ impl SeqConfig {
             storage: Arc::new(storage),
             root: root.into(),
             catalog: Catalog::builtin(),
-            policy: Arc::new(Policy::allow_all()),
+            authorizer: Authorizer::allow_all(),
+            quotas: Quotas::default(),
         }
     }
 }
@@ -155,8 +161,13 @@ impl StorageTools {
         self.config.storage.as_ref()
     }
 
-    pub fn policy(&self) -> &Arc<Policy> {
-        &self.config.policy
+    pub fn authorizer(&self) -> &Authorizer {
+        &self.config.authorizer
+    }
+
+    /// Whether `caller` holds the store administrator permission ([`STORE_ADMIN`]).
+    pub fn is_store_admin(&self, caller: &Caller) -> bool {
+        self.config.authorizer.policy().is_store_admin(caller)
     }
 
     /// Whether `name` is one of the three tools here.
@@ -225,7 +236,7 @@ impl StorageTools {
             self.may_change(name, caller, "delete")?;
         }
         // Asked again by a storage that checks owners itself (one others reach directly).
-        let admin = caller.is_some_and(|caller| self.policy().is_store_admin(caller));
+        let admin = caller.is_some_and(|caller| self.is_store_admin(caller));
         self.storage()
             .delete_as(name, caller.map(|c| c.id.as_str()), admin)
             .map_err(storage_error)?;
@@ -235,7 +246,7 @@ impl StorageTools {
     /// Whether `caller` may replace or delete (`what`) the stored sequence `name`: its owner
     /// may, a store administrator may; nobody else, and an ownerless one only an administrator.
     fn may_change(&self, name: &str, caller: &Caller, what: &str) -> Result<(), ToolError> {
-        if self.policy().is_store_admin(caller) {
+        if self.is_store_admin(caller) {
             return Ok(());
         }
         // A file that cannot be read has no owner anyone can prove.
@@ -362,9 +373,12 @@ impl SeqTools {
         configure: impl FnOnce(Engine) -> Engine,
     ) -> SeqTools {
         let sequences = config.storage.source();
+        let authorizer = config.authorizer.clone();
         let storage_tools = Arc::new(StorageTools::new(config));
         let host = Arc::new(SeqHost::new(Arc::clone(&storage_tools), inner));
-        let engine = Arc::new(configure(Engine::new(host, sequences)));
+        let engine = Arc::new(configure(
+            Engine::new(host, sequences).with_authorizer(authorizer),
+        ));
         SeqTools {
             storage_tools,
             engine,
@@ -425,12 +439,9 @@ impl SeqTools {
             .with_hint("run the stored sequence with `seq_run`"));
         }
         // Every right the call needs: `seq_call` of `#name` runs a stored sequence.
-        let policy = self.storage_tools.policy();
-        if let Some(right) = seq_exec::policy::rights(name, args)
-            .into_iter()
-            .find(|right| !policy.allows(caller, right))
-        {
-            return Err(refused(policy, caller, right));
+        let authorizer = self.storage_tools.authorizer();
+        if let Some(right) = authorizer.missing(caller, name, args) {
+            return Err(authorizer.refusal(caller, right));
         }
         definition.parameters.validate(args).map_err(|problem| {
             let field = problem.field.clone();
@@ -507,19 +518,6 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
         ),
         StorageError::Unavailable { .. } => ToolError::new(Reason::Failed, detail)
             .with_hint("check that the server is up and a `seqc worker` is registered with it"),
-    }
-}
-
-/// The refusal of a tool the policy does not allow `caller`; for a tool that is off, how to
-/// turn it on.
-pub fn refused(policy: &Policy, caller: &Caller, tool: &str) -> ToolError {
-    let error = ToolError::new(
-        Reason::Unauthorized,
-        format!("caller `{}` may not use `{tool}`", caller.id),
-    );
-    match policy.turn_on_hint(&[tool]) {
-        Some(hint) => error.with_hint(hint),
-        None => error.with_hint("ask for access to the tool"),
     }
 }
 

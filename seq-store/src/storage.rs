@@ -39,9 +39,9 @@
 //!   both store look-alike names or together pass a caller's quota; every writer counts its
 //!   write in that file, so that the others know to list the directory again.
 
+use crate::quota::Quota;
 use seq_check::regular_file::{self, Links, ReadError};
 use seq_exec::engine::SequenceSource;
-use seq_exec::policy::Quota;
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};

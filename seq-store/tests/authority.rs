@@ -37,10 +37,10 @@ fn server() -> Server {
     );
     let data = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let builtin = Arc::new(BuiltinHost::new(root.path()).with_policy(Arc::clone(&policy)));
+    let builtin = Arc::new(BuiltinHost::new(root.path()));
     let storage = Storage::new(data.path());
     let mut config = SeqConfig::new(storage.clone(), root.path());
-    config.policy = policy;
+    config.authorizer = seq_exec::Authorizer::new(policy);
     let tools = SeqTools::assemble(builtin, config, |engine| engine);
     Server {
         _data: data,

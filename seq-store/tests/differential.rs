@@ -62,10 +62,6 @@ impl ToolHost for EchoHost {
             }
         })
     }
-
-    fn can_use(&self, _caller: &Caller, _tool: &str, _args: &Value) -> bool {
-        true
-    }
 }
 
 /// Why `error` is a failure the checker should have ruled out, if it is one (module comment).

@@ -45,7 +45,9 @@ impl Remote for Elsewhere {
                 .map(|stored| (stored.name.value.to_string(), Arc::new(stored)))
                 .collect();
             let host: Arc<dyn ToolHost> = self.host.clone();
-            let engine = Engine::new(host, Arc::new(source));
+            // As a worker: held to the policy that travelled with the run.
+            let engine = Engine::new(host, Arc::new(source))
+                .with_authorizer(seq_exec::Authorizer::new(run.policy));
             Ok(engine
                 .run(
                     run.sequence,
@@ -71,10 +73,10 @@ fn setup() -> Setup {
     let data = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
     let policy = Arc::new(Policy::allow_all().for_caller("low", Rules::default().deny("cmd_run")));
-    let host = Arc::new(BuiltinHost::new(root.path()).with_policy(Arc::clone(&policy)));
+    let host = Arc::new(BuiltinHost::new(root.path()));
     let config = || {
         let mut config = SeqConfig::new(Storage::new(data.path()), root.path());
-        config.policy = Arc::clone(&policy);
+        config.authorizer = seq_exec::Authorizer::new(Arc::clone(&policy));
         config
     };
     let local = SeqTools::assemble(host.clone(), config(), |engine| engine);

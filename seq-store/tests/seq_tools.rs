@@ -35,13 +35,9 @@ fn fixture_with(policy: Policy) -> Fixture {
     let root = tempfile::tempdir().unwrap();
     let output = Arc::new(Captured::new());
     let policy = Arc::new(policy);
-    let builtin = Arc::new(
-        BuiltinHost::new(root.path())
-            .with_output(output.clone())
-            .with_policy(policy.clone()),
-    );
+    let builtin = Arc::new(BuiltinHost::new(root.path()).with_output(output.clone()));
     let mut config = SeqConfig::new(Storage::new(data.path()), root.path());
-    config.policy = policy;
+    config.authorizer = seq_exec::Authorizer::new(policy);
     let tools = SeqTools::assemble(builtin.clone(), config, |engine| engine);
     Fixture {
         data,
@@ -698,9 +694,15 @@ async fn seq_host_offers_the_seq_tools_in_front_of_the_inner_host() {
             .unwrap(),
         json!(3)
     );
-    assert!(!storage_only.can_use(&f.caller, "seq_delete", &json!({})));
-    assert!(!storage_only.can_use(&f.caller, "cmd_run", &json!({})));
-    assert!(storage_only.can_use(&f.caller, "seq_create", &json!({})));
+    // The host offers; the authorizer the seq tools and their engine share decides.
+    let authorizer = f.tools.storage_tools().authorizer();
+    assert!(!authorizer.allows(&f.caller, "seq_delete"));
+    assert!(!authorizer.allows(&f.caller, "cmd_run"));
+    assert!(authorizer.allows(&f.caller, "seq_create"));
+    assert!(std::ptr::eq(
+        authorizer.policy().as_ref(),
+        f.tools.engine().authorizer().policy().as_ref()
+    ));
 
     let running = f.tools.host_for(f.builtin.clone());
     assert_eq!(

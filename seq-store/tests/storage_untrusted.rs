@@ -4,15 +4,14 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_exec::policy::{Policy, Quota, Rules};
 use seq_exec::{Caller, Reason};
+use seq_store::quota::{Quota, Quotas};
 use seq_store::seq_tools::{SeqConfig, StorageTools};
 use seq_store::storage::{MAX_STORED_BYTES, SequenceStorage, Storage, StorageError};
 use seq_syntax::ast::Sequence;
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
-use std::sync::Arc;
 
 fn sequence(name: &str) -> Sequence {
     let text = json!({
@@ -264,11 +263,11 @@ fn the_listing_kept_follows_every_change_to_the_directory() {
     ));
 }
 
-fn tools_with(data: &Path, policy: Policy) -> StorageTools {
+fn tools_with(data: &Path, quotas: Quotas) -> StorageTools {
     let root = data.join("root");
     fs::create_dir_all(&root).unwrap();
     let mut config = SeqConfig::new(Storage::new(data), &root);
-    config.policy = Arc::new(policy);
+    config.quotas = quotas;
     StorageTools::new(config)
 }
 
@@ -285,24 +284,21 @@ fn create(tools: &StorageTools, who: &str, name: &str) -> Result<Value, seq_exec
 #[test]
 fn a_caller_past_its_quota_is_refused_naming_the_limit() {
     let data = tempfile::tempdir().unwrap();
-    let policy = Policy {
-        quota: Quota {
+    let quotas = Quotas {
+        global: Quota {
             sequences: 2,
             bytes: 1 << 20,
         },
-        ..Policy::allow_all()
-    }
-    .for_caller(
-        "small",
-        Rules {
-            quota: Some(Quota {
+        callers: [(
+            "small".to_owned(),
+            Quota {
                 sequences: 100,
                 bytes: 10,
-            }),
-            ..Rules::default()
-        },
-    );
-    let tools = tools_with(data.path(), policy);
+            },
+        )]
+        .into(),
+    };
+    let tools = tools_with(data.path(), quotas);
     create(&tools, "alice", "a1").unwrap();
     create(&tools, "alice", "a2").unwrap();
     let refused = create(&tools, "alice", "a3").unwrap_err();
@@ -334,8 +330,9 @@ fn a_caller_past_its_quota_is_refused_naming_the_limit() {
     create(&tools, "bob", "b2").unwrap();
 }
 
+/// The policy file's spelling is read by the server (seq-mcp's `policy_file`, tested there).
 #[test]
-fn the_default_quota_and_the_policy_file_spelling() {
+fn the_default_quota() {
     assert_eq!(
         Quota::default(),
         Quota {
@@ -343,13 +340,5 @@ fn the_default_quota_and_the_policy_file_spelling() {
             bytes: 64 * 1024 * 1024
         }
     );
-    let policy: Policy = serde_json::from_value(json!({
-        "quota": {"sequences": 5},
-        "callers": {"bot": {"quota": {"sequences": 1, "bytes": 4096}}}
-    }))
-    .unwrap();
-    assert_eq!(policy.quota_of(&Caller::new("someone")).sequences, 5);
-    assert_eq!(policy.quota_of(&Caller::new("someone")).bytes, 64 << 20);
-    assert_eq!(policy.quota_of(&Caller::new("bot")).bytes, 4096);
-    assert!(serde_json::from_value::<Policy>(json!({"quota": {"count": 5}})).is_err());
+    assert!(serde_json::from_value::<Quota>(json!({"count": 5})).is_err());
 }

@@ -35,11 +35,10 @@ fn store() -> Store {
 fn store_with(policy: Policy) -> Store {
     let data = tempfile::tempdir().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let policy = Arc::new(policy);
-    let builtin = Arc::new(BuiltinHost::new(root.path()).with_policy(policy.clone()));
+    let builtin = Arc::new(BuiltinHost::new(root.path()));
     let storage = Storage::new(data.path());
     let mut config = SeqConfig::new(storage.clone(), root.path());
-    config.policy = policy;
+    config.authorizer = seq_exec::Authorizer::new(policy);
     let tools = SeqTools::assemble(builtin, config, |engine| engine);
     Store {
         _data: data,

@@ -15,8 +15,8 @@
 //! | `output_send__stdout {text}` | a line on the output sink | yes (ordered per channel) |
 //!
 //! Definitions come from [`Catalog::builtin`], the one place they are written. The file tools
-//! are confined to the root by [`resolve_beneath`] and `beneath`; `can_use` is answered by a
-//! [`Policy`].
+//! are confined to the root by [`resolve_beneath`] and `beneath`. Who may use them is the
+//! engine's [`crate::Authorizer`]'s to say, not the host's.
 
 pub mod args;
 mod beneath;
@@ -43,7 +43,6 @@ pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_un
 
 use crate::error::{Reason, ToolError};
 use crate::host::{BoxFuture, Caller, ToolHost};
-use crate::policy::Policy;
 use seq_catalog::{
     CMD_RUN, ECHO, FILES_DELETE, FILES_LIST, FILES_MOVE, FILES_READ, FILES_STAT, FILES_WRITE, JQ,
     OUTPUT_STDOUT, SLEEP,
@@ -67,7 +66,6 @@ pub struct BuiltinHost {
     root: PathBuf,
     /// Directories under the root that the file tools do not reach (the data directory).
     hidden: Arc<[PathBuf]>,
-    policy: Arc<Policy>,
     output: Arc<dyn OutputSink>,
     /// Where `jq` filters are evaluated: in this process unless the embedder isolates them.
     jq: JqRunner,
@@ -80,13 +78,12 @@ impl std::fmt::Debug for BuiltinHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BuiltinHost")
             .field("root", &self.root)
-            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
 
 impl BuiltinHost {
-    /// A host whose file tools and commands work in `root`, allowing every tool, printing
+    /// A host whose file tools and commands work in `root`, printing
     /// `output_send__stdout` to standard output.
     pub fn new(root: impl Into<PathBuf>) -> BuiltinHost {
         let catalog = Catalog::builtin();
@@ -99,16 +96,10 @@ impl BuiltinHost {
         BuiltinHost {
             root: root.into(),
             hidden: Arc::from([]),
-            policy: Arc::new(Policy::allow_all()),
             output: Arc::new(Stdout),
             jq: JqRunner::InThread,
             definitions,
         }
-    }
-
-    pub fn with_policy(mut self, policy: Arc<Policy>) -> BuiltinHost {
-        self.policy = policy;
-        self
     }
 
     /// Keeps the file tools out of `dir` (and what is below it), wherever it is: `seqc run`
@@ -226,13 +217,5 @@ impl ToolHost for BuiltinHost {
         args: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         self.dispatch(caller, name, args)
-    }
-
-    fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
-        self.policy.allows(caller, tool)
-    }
-
-    fn refusal_hint(&self, _caller: &Caller, tool: &str) -> Option<String> {
-        self.policy.turn_on_hint(&[tool])
     }
 }

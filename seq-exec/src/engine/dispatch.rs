@@ -242,7 +242,7 @@ pub(crate) fn not_found(tool: &str) -> ToolError {
         .with_hint("its host may be down or have removed it; `missing: \"skip\"` or `\"degrade\"` lets the group go on without it")
 }
 
-/// Whether the run may use `tool` with `args` on `stack`: every right the dispatch needs
+/// Whether the run may use `tool` with `args` on `stack`, by the engine's authorizer: every right the dispatch needs
 /// ([`crate::policy::rights`]) held by the caller and by the owner of every stored sequence on
 /// the stack, so that a sequence never does more than its author may, nor more than its
 /// caller may. `seq_create` and `seq_delete` are a client's tools, never a step of a run.
@@ -264,51 +264,17 @@ pub(crate) fn authorize(
     }
     let owners = stack.owners();
     for right in crate::policy::rights(tool, args) {
-        if !cx.host.can_use(cx.caller, right, args) {
-            return Err(unauthorized(cx, right));
+        if !cx.authorizer.allows(cx.caller, right) {
+            return Err(cx.authorizer.refusal(cx.caller, right));
         }
         for &(sequence, owner) in &owners {
             let owner = Caller::new(owner);
-            if owner != *cx.caller && !cx.host.can_use(&owner, right, args) {
-                return Err(unauthorized_by_owner(cx, sequence, &owner, right));
+            if owner != *cx.caller && !cx.authorizer.allows(&owner, right) {
+                return Err(cx.authorizer.refusal_to_owner(sequence, &owner, right));
             }
         }
     }
     Ok(())
-}
-
-/// The refusal of `tool` to the owner of the stored sequence `sequence` on the stack.
-fn unauthorized_by_owner(cx: Cx<'_>, sequence: &str, owner: &Caller, tool: &str) -> ToolError {
-    let hint = cx.host.refusal_hint(owner, tool).unwrap_or_else(|| {
-        "a stored sequence runs with no more than the rights of the caller who stored it; \
-         ask its owner to remove the tool, or run a sequence of your own"
-            .to_owned()
-    });
-    ToolError::new(
-        Reason::Unauthorized,
-        format!(
-            "`#{sequence}` was stored by `{}`, who may not use `{tool}`",
-            owner.id
-        ),
-    )
-    .with_field("tool")
-    .with_hint(hint)
-}
-
-/// The refusal of `tool` to the run's caller: with the host's hint when it has one (a tool
-/// that is off says what turns it on).
-pub(crate) fn unauthorized(cx: Cx<'_>, tool: &str) -> ToolError {
-    let hint = cx.host.refusal_hint(cx.caller, tool).unwrap_or_else(|| {
-        "a sequence can only use the tools its caller may use; ask for access, or remove the \
-         tool from the sequence"
-            .to_owned()
-    });
-    ToolError::new(
-        Reason::Unauthorized,
-        format!("caller `{}` may not use `{tool}`", cx.caller.id),
-    )
-    .with_field("tool")
-    .with_hint(hint)
 }
 
 /// A pre-validation problem as the result contract says it: `required` or `type`, with

@@ -63,6 +63,7 @@ pub use report::{
 pub use request::RunRequest;
 pub use stack::Stack;
 
+use crate::authorizer::Authorizer;
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolHost};
 use seq_syntax::ast::Sequence;
@@ -205,6 +206,8 @@ struct RunParts {
 /// Runs sequences against a host.
 pub struct Engine {
     host: Arc<dyn ToolHost>,
+    /// Who may use what: asked at every dispatch, for tools and rights alike.
+    authorizer: Authorizer,
     sequences: Arc<dyn SequenceSource>,
     limits: Limits,
     observer: Option<Arc<dyn Observer>>,
@@ -223,6 +226,7 @@ impl std::fmt::Debug for Engine {
 #[derive(Clone, Copy)]
 pub(crate) struct Cx<'a> {
     pub host: &'a dyn ToolHost,
+    pub authorizer: &'a Authorizer,
     pub sequences: &'a dyn SequenceSource,
     pub limits: &'a Limits,
     pub observer: Option<&'a dyn Observer>,
@@ -248,10 +252,22 @@ impl Engine {
     pub fn new(host: Arc<dyn ToolHost>, sequences: Arc<dyn SequenceSource>) -> Engine {
         Engine {
             host,
+            authorizer: Authorizer::allow_all(),
             sequences,
             limits: Limits::default(),
             observer: None,
         }
+    }
+
+    /// Holds every dispatch to `authorizer` (without one, every caller may use everything).
+    pub fn with_authorizer(mut self, authorizer: Authorizer) -> Engine {
+        self.authorizer = authorizer;
+        self
+    }
+
+    /// Who may use what, as this engine asks it.
+    pub fn authorizer(&self) -> &Authorizer {
+        &self.authorizer
     }
 
     pub fn with_limits(mut self, limits: Limits) -> Engine {
@@ -280,6 +296,7 @@ impl Engine {
     ) -> Cx<'a> {
         Cx {
             host: self.host.as_ref(),
+            authorizer: &self.authorizer,
             sequences: self.sequences.as_ref(),
             limits: &self.limits,
             observer: self.observer.as_deref(),

@@ -12,7 +12,7 @@ use seq_exec::engine::{GroupReport, ItemReport, Observer};
 use seq_exec::{BoxFuture, Caller, Engine, Limits, Reason, SequenceSource, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,8 +39,6 @@ pub struct ScriptedHost {
     tools: Mutex<HashMap<String, (ToolDef, Behavior)>>,
     events: Mutex<Vec<Event>>,
     calls: Mutex<HashMap<String, u32>>,
-    /// `(caller, tool)` pairs that `can_use` refuses.
-    denied: Mutex<HashSet<(String, String)>>,
 }
 
 impl std::fmt::Debug for ScriptedHost {
@@ -93,13 +91,6 @@ impl ScriptedHost {
 
     pub fn remove(&self, name: &str) {
         self.tools.lock().unwrap().remove(name);
-    }
-
-    pub fn deny(&self, caller: &str, tool: &str) {
-        self.denied
-            .lock()
-            .unwrap()
-            .insert((caller.to_owned(), tool.to_owned()));
     }
 
     pub fn events(&self) -> Vec<Event> {
@@ -189,14 +180,6 @@ impl ToolHost for ScriptedHost {
             self.push(Event::End(label));
             result
         })
-    }
-
-    fn can_use(&self, caller: &Caller, tool: &str, _args: &Value) -> bool {
-        !self
-            .denied
-            .lock()
-            .unwrap()
-            .contains(&(caller.id.clone(), tool.to_owned()))
     }
 }
 

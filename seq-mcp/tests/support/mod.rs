@@ -10,7 +10,6 @@
 use seq_catalog::Catalog;
 use seq_check::Source;
 use seq_exec::engine::RunRequest;
-use seq_exec::policy::Policy;
 use seq_exec::{BoxFuture, Caller, Engine, Reason, RunReport, ToolError, ToolHost};
 use seq_mcp::{McpHost, Options, ServerSpec, Transport};
 use seq_store::storage::Storage;
@@ -79,7 +78,7 @@ pub fn everything_entry() -> String {
 }
 
 pub async fn connect(specs: Vec<ServerSpec>) -> Arc<McpHost> {
-    match McpHost::connect(specs, Options::new(Arc::new(Policy::allow_all()))).await {
+    match McpHost::connect(specs, Options::new()).await {
         Ok(host) => Arc::new(host),
         Err(error) => panic!("the test servers did not start: {error}"),
     }
@@ -115,11 +114,21 @@ pub fn errors(diagnostics: &[Diagnostic]) -> Vec<&'static str> {
 /// Runs `text` (which must check clean of errors) on `host` with `args`; a run that does not
 /// end within a minute is a hang, and fails the test.
 pub async fn run(host: Arc<dyn ToolHost>, text: &str, args: Value) -> RunReport {
+    run_under(host, seq_exec::Authorizer::allow_all(), text, args).await
+}
+
+/// [`run`] with every dispatch held to `authorizer`.
+pub async fn run_under(
+    host: Arc<dyn ToolHost>,
+    authorizer: seq_exec::Authorizer,
+    text: &str,
+    args: Value,
+) -> RunReport {
     let parse = seq_syntax::parse(text);
     assert!(!parse.has_errors(), "{:?}", parse.diagnostics);
     let sequence = parse.sequence.unwrap();
     let data = tempfile::tempdir().unwrap();
-    let engine = Engine::new(host, Arc::new(Storage::new(data.path())));
+    let engine = Engine::new(host, Arc::new(Storage::new(data.path()))).with_authorizer(authorizer);
     let Value::Object(args) = args else {
         panic!("run arguments must be an object")
     };
@@ -196,9 +205,5 @@ impl ToolHost for Killer {
                 Err(ToolError::new(Reason::NotFound, name))
             }
         })
-    }
-
-    fn can_use(&self, _caller: &Caller, _tool: &str, _args: &Value) -> bool {
-        true
     }
 }

@@ -190,7 +190,7 @@ fn admit_into(
         tools.may_change(name, caller, "replace").map_err(plain)?;
     }
     let refused = match caller {
-        Some(caller) => reach::unauthorized(sequence, &stored, &tools.config.policy, caller),
+        Some(caller) => reach::unauthorized(sequence, &stored, &tools.config.authorizer, caller),
         None => Vec::new(),
     };
     let unauthorized = !refused.is_empty();
@@ -208,13 +208,13 @@ fn admit_into(
     }
     // The quota is asked with the write, in one step for every process on the store; owners
     // are asked again by a storage that checks them itself (one others reach directly).
-    let admin = caller.is_some_and(|caller| tools.policy().is_store_admin(caller));
+    let admin = caller.is_some_and(|caller| tools.is_store_admin(caller));
     match caller {
         Some(caller) => storage.put_within(
             sequence,
             replace,
             &caller.id,
-            tools.config.policy.quota_of(caller),
+            tools.config.quotas.of(caller),
             admin,
         ),
         None => storage.put_as(sequence, replace, None, admin),
@@ -271,7 +271,7 @@ fn source(
                 .with_hint("drop `description`, or write it into the file"));
             }
             if let Some(caller) = caller
-                && !tools.config.policy.allows(caller, FILES_READ)
+                && !tools.config.authorizer.allows(caller, FILES_READ)
             {
                 return Err(ToolError::new(
                     Reason::Unauthorized,

@@ -7,8 +7,7 @@
 //! - running ([`SeqTools::host_for`]): all six, each run on behalf of the caller of its
 //!   dispatch, which the engine carries into every nested dispatch.
 //!
-//! `can_use` answers for the seq tools from the seq tools' policy and asks the inner host for
-//! everything else.
+//! Like every host, it says what it offers; who may use it is the engine's authorizer's to say.
 
 use super::{SeqTools, StorageTools, definition, not_here};
 use seq_catalog::ToolDef;
@@ -96,21 +95,5 @@ impl ToolHost for SeqHost {
             }
             self.inner.call(caller, name, args).await
         })
-    }
-
-    fn can_use(&self, caller: &Caller, tool: &str, args: &Value) -> bool {
-        if SEQ_TOOLS.contains(&tool) {
-            self.storage_tools.policy().allows(caller, tool)
-        } else {
-            self.inner.can_use(caller, tool, args)
-        }
-    }
-
-    fn refusal_hint(&self, caller: &Caller, tool: &str) -> Option<String> {
-        if SEQ_TOOLS.contains(&tool) {
-            self.storage_tools.policy().turn_on_hint(&[tool])
-        } else {
-            self.inner.refusal_hint(caller, tool)
-        }
     }
 }

@@ -5,24 +5,25 @@
 //! items call are its own groups, so their items are among them) and, through `#name` calls,
 //! every tool of the stored sequences it calls, transitively. Each offending item of the new
 //! sequence gets one diagnostic: on its tool name when it uses a refused tool itself, on the
-//! item when a `#name` call reaches some. The engine asks the policy again at every dispatch;
+//! item when a `#name` call reaches some. The engine asks its authorizer again at every dispatch;
 //! this check keeps a caller from storing what others would then run.
 
 use seq_catalog::calls::sequence_calls;
+use seq_exec::Authorizer;
 use seq_exec::host::Caller;
-use seq_exec::policy::Policy;
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Code, Diagnostic};
 use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 
-/// The diagnostics of the items of `sequence` that reach a tool `policy` refuses to `caller`.
+/// The diagnostics of the items of `sequence` that reach a tool `authorizer` refuses to
+/// `caller`.
 /// `stored` are the sequences `#name` calls resolve to (a stored one of the new sequence's name
 /// is the one being replaced, and is passed over).
 pub fn unauthorized<S: Borrow<Sequence>>(
     sequence: &Sequence,
     stored: &[S],
-    policy: &Policy,
+    authorizer: &Authorizer,
     caller: &Caller,
 ) -> Vec<Diagnostic> {
     let mut by_name: HashMap<&str, &Sequence> = stored
@@ -31,7 +32,7 @@ pub fn unauthorized<S: Borrow<Sequence>>(
         .map(|s: &Sequence| (s.name.value.as_str(), s))
         .collect();
     by_name.insert(sequence.name.value.as_str(), sequence);
-    let refused = |tool: &str| !policy.allows(caller, tool);
+    let refused = |tool: &str| !authorizer.allows(caller, tool);
     let mut found = Vec::new();
     for group in &sequence.groups {
         for item in &group.items {
@@ -43,7 +44,7 @@ pub fn unauthorized<S: Borrow<Sequence>>(
                         item.tool.span,
                         format!("caller `{}` may not use `{tool}`", caller.id),
                     )
-                    .with_help(help(policy, &[tool])),
+                    .with_help(help(authorizer, &[tool])),
                 );
             }
         }
@@ -63,7 +64,7 @@ pub fn unauthorized<S: Borrow<Sequence>>(
                         caller.id
                     ),
                 )
-                .with_help(help(policy, &names)),
+                .with_help(help(authorizer, &names)),
             );
         }
     }
@@ -106,8 +107,8 @@ fn quoted(names: &[&str]) -> String {
 }
 
 /// How to get past the refusal: turn an off tool on, or ask for access.
-fn help(policy: &Policy, tools: &[&str]) -> String {
-    policy
+fn help(authorizer: &Authorizer, tools: &[&str]) -> String {
+    authorizer
         .turn_on_hint(tools)
         .unwrap_or_else(|| "remove the item, or ask for access to the tool".to_owned())
 }

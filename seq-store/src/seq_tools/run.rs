@@ -68,7 +68,7 @@ impl SeqTools {
                 let run = RemoteRun {
                     sequence: &sequence,
                     owner: owner.as_deref(),
-                    policy: self.storage_tools.policy().effective_for(ids),
+                    policy: self.storage_tools.authorizer().policy().effective_for(ids),
                     // The durable run carries its own copy.
                     sequences: stored.iter().map(|s| Sequence::clone(s)).collect(),
                     owners,
@@ -115,8 +115,8 @@ impl SeqTools {
         stored: &[Arc<Sequence>],
         caller: &Caller,
     ) -> Option<SeqOutcome> {
-        let policy = self.storage_tools.policy();
-        let refused = super::reach::unauthorized(sequence, stored, policy, caller);
+        let authorizer = self.storage_tools.authorizer();
+        let refused = super::reach::unauthorized(sequence, stored, authorizer, caller);
         if refused.is_empty() {
             return None;
         }
