@@ -57,6 +57,8 @@ pub struct SeqServer {
     calls: Arc<tokio::sync::watch::Sender<usize>>,
     /// Where the reports of `seq_run`'s runs go once they end (their traces).
     recorder: Option<Arc<dyn RunRecorder>>,
+    /// The level this session asked with `logging/setLevel` (a clone starts without one).
+    log_level: crate::log::LogLevel,
 }
 
 impl std::fmt::Debug for SeqServer {
@@ -103,6 +105,7 @@ impl SeqServer {
             session: CancellationToken::new(),
             calls: Arc::new(tokio::sync::watch::Sender::new(0)),
             recorder: None,
+            log_level: crate::log::LogLevel::default(),
         }
     }
 
@@ -551,11 +554,16 @@ pub fn annotations(name: &str) -> ToolAnnotations {
 }
 
 impl ServerHandler for SeqServer {
+    #[allow(
+        deprecated,
+        reason = "MCP logging is what clients implement today; rmcp marks it as to be replaced"
+    )]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
             .enable_prompts()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("seqc", env!("CARGO_PKG_VERSION")))
@@ -595,10 +603,12 @@ impl ServerHandler for SeqServer {
         let ended = SeqServer::session_ended(&context);
         let abandoned = SeqServer::abandoned(&context);
         let progress = crate::progress::Progress::start(&context, &request.name);
+        let log = crate::log::RunLog::start(&self.log_level, &context.peer);
+        let both = crate::log::Both(progress.observer(), log.observer());
         // W3C trace context from `_meta`: the run joins the client's trace.
         let traceparent = context.meta.get("traceparent").and_then(Value::as_str);
         let result = {
-            let answer = self.answer(request, &caller, &cancel, progress.observer(), traceparent);
+            let answer = self.answer(request, &caller, &cancel, both.observer(), traceparent);
             tokio::pin!(answer);
             let finished = tokio::select! {
                 biased;
@@ -617,7 +627,9 @@ impl ServerHandler for SeqServer {
             }
         };
         // What finished is told before the answer, which ends the request.
+        drop(both);
         progress.finish().await;
+        log.finish().await;
         result.map(CallToolResponse::from)
     }
     /// The stand-in for a request past the line bound ([`crate::bound`]): answered under the
@@ -696,6 +708,21 @@ impl ServerHandler for SeqServer {
             })
             .unwrap_or_default();
         std::future::ready(crate::teach::prompt(&request.name, &guide).map(GetPromptResponse::from))
+    }
+
+    /// `logging/setLevel`: the session's run events are sent from now on at `level` and above
+    /// ([`crate::log`]).
+    #[allow(
+        deprecated,
+        reason = "MCP logging is what clients implement today; rmcp marks it as to be replaced"
+    )]
+    fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        self.log_level.set(request.level);
+        std::future::ready(Ok(()))
     }
 
     // No `get_tool`: rmcp would then validate arguments itself, as protocol errors; the seq

@@ -385,3 +385,114 @@ async fn seq_call_and_seq_when_call_report_progress_as_items_and_groups_finish()
         );
     }
 }
+
+/// What a client was sent as log messages: each one's level and `data.message`.
+#[derive(Clone, Default)]
+struct Logged(Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+#[allow(deprecated, reason = "MCP logging is what clients implement today")]
+impl rmcp::ClientHandler for Logged {
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        assert_eq!(params.logger.as_deref(), Some("seqc"));
+        let level = serde_json::to_value(params.level).unwrap();
+        let message = params.data["message"].as_str().unwrap_or_default();
+        self.0
+            .lock()
+            .unwrap()
+            .push((level.as_str().unwrap().to_owned(), message.to_owned()));
+    }
+}
+
+/// `logging` is declared; nothing is sent before `logging/setLevel`, then a run's events at
+/// the level asked and above, all before the call's answer.
+#[tokio::test]
+#[allow(deprecated, reason = "MCP logging is what clients implement today")]
+async fn a_runs_events_are_logged_at_the_level_the_client_set() {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let policy = Arc::new(Policy::allow_all());
+    let server = SeqServer::assemble(
+        Storage::new(data.path()),
+        root.path().to_path_buf(),
+        Caller::new("agent"),
+        Arc::clone(&policy),
+        Arc::new(McpHost::none(policy)),
+        Arc::new(Captured::new()),
+    );
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.unwrap();
+        running.waiting().await.unwrap();
+    });
+    let seen = Logged::default();
+    let client = seen.clone().serve(client_end).await.unwrap();
+    let info = client.peer_info().unwrap();
+    assert!(info.capabilities.logging.is_some(), "{info:?}");
+    let Value::Object(create) = json!({"name": "log", "groups": [
+        {"name": "first", "parallel": false,
+         "tools": r#"{"tool":"sleep","args":{"ms":1}} ; {"tool":"files_read","args":{"path":"missing.txt"}} ;"#}]})
+    else {
+        panic!()
+    };
+    let created = client
+        .call_tool(CallToolRequestParams::new("seq_create").with_arguments(create))
+        .await
+        .unwrap();
+    assert_ne!(created.is_error, Some(true), "{created:?}");
+    let run = || async {
+        let Value::Object(args) = json!({"target": "#log"}) else {
+            panic!()
+        };
+        let answer = client
+            .call_tool(CallToolRequestParams::new("seq_call").with_arguments(args))
+            .await
+            .unwrap();
+        assert_eq!(answer.is_error, Some(true), "{answer:?}");
+        std::mem::take(&mut *seen.0.lock().unwrap())
+    };
+    assert_eq!(run().await, [], "nothing before setLevel");
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
+    let told = run().await;
+    let levels: Vec<&str> = told.iter().map(|(level, _)| level.as_str()).collect();
+    assert_eq!(levels, ["info", "error", "error"], "{told:?}");
+    assert_eq!(told[0].1, "item 1 `sleep` of group `first` succeeded");
+    assert!(
+        told[1]
+            .1
+            .starts_with("item 2 `files_read` of group `first` failed: "),
+        "{told:?}"
+    );
+    assert!(
+        told[2].1.starts_with("group `first` failed in "),
+        "{told:?}"
+    );
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+        .await
+        .unwrap();
+    let told = run().await;
+    assert_eq!(told.len(), 6, "the starts too: {told:?}");
+    assert_eq!(
+        told[0],
+        (
+            "debug".to_owned(),
+            "group `first` started, its items in order".to_owned()
+        )
+    );
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Error))
+        .await
+        .unwrap();
+    assert_eq!(run().await.len(), 2, "the failures only");
+}
