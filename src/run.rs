@@ -217,7 +217,7 @@ fn run_with(
     let config = SeqConfig {
         storage: Arc::new(storage.clone()),
         root,
-        catalog,
+        catalog: catalog.into(),
         policy,
     };
     // Sequences may create, list and delete sequences; `seq_call` & co. the engine runs itself.

@@ -112,7 +112,8 @@ impl SeqServer {
     /// The usual wiring (what `seqc mcp` serves): the seq tools over the store in `storage`, their
     /// sequences running on the embedded host (confined to `root`, printing to `output`) beside
     /// the MCP servers of `mcp`, everything under `policy` for `caller`. `seq_create` checks
-    /// against the built-in catalog plus the servers' tools as listed now.
+    /// against the built-in catalog plus the servers' tools as they list them at that moment
+    /// (refreshed on `tools/list_changed`), as its description lists them.
     pub fn assemble(
         storage: impl SequenceStorage + 'static,
         root: PathBuf,
@@ -148,8 +149,7 @@ impl SeqServer {
             .with_policy(Arc::clone(&policy))
             .with_output(output);
         let builtin_tools: Vec<ToolDef> = builtin.definitions().cloned().collect();
-        let mut catalog = Catalog::builtin();
-        catalog.merge(mcp.definitions());
+        let catalog = live_catalog(Arc::clone(&mcp), Arc::clone(&policy));
         let inner: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
             Arc::new(builtin),
             Arc::clone(&mcp) as Arc<dyn ToolHost>,
@@ -393,6 +393,26 @@ impl SeqServer {
             ErrorData::internal_error(format!("the answer could not be made: {error}"), None)
         })
     }
+}
+
+/// The catalog `seq_create` and `seq_run` check against, read anew at each admission: the
+/// built-in tools and `mcp`'s as listed now (its tool lists follow `tools/list_changed`), as
+/// `seq_create`'s description reads them; a tool `policy` turned off is known but not offered,
+/// so that no hint suggests it.
+fn live_catalog(mcp: Arc<McpHost>, policy: Arc<Policy>) -> seq_tools::CatalogSource {
+    seq_tools::CatalogSource::live(move || {
+        let mut catalog = Catalog::builtin();
+        catalog.merge(mcp.definitions());
+        let off: Vec<String> = catalog
+            .names()
+            .filter(|name| policy.off_hint(name).is_some())
+            .map(str::to_owned)
+            .collect();
+        for name in off {
+            catalog.turn_off(name);
+        }
+        Arc::new(catalog)
+    })
 }
 
 /// One `tools/call` being answered, counted while it lives.

@@ -7,14 +7,14 @@ mod support;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
-use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::policy::Policy;
+use seq_exec::{Caller, ToolHost};
 use seq_mcp::{McpHost, SeqServer};
 use seq_store::storage::Storage;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use support::{connect, filesystem, fixture};
+use support::{changing, connect, eventually, filesystem, fixture};
 
 struct Session {
     client: RunningService<RoleClient, ()>,
@@ -495,4 +495,58 @@ async fn a_runs_events_are_logged_at_the_level_the_client_set() {
         .await
         .unwrap();
     assert_eq!(run().await.len(), 2, "the failures only");
+}
+
+/// `seq_create` admits against the tools as the downstream servers list them now: a tool a
+/// server adds (and says so with `tools/list_changed`) is known to the next admission, as to
+/// `seq_create`'s description; and the hint of a tool no catalog knows names only the tools
+/// offered here, not one turned off.
+#[tokio::test(flavor = "multi_thread")]
+async fn seq_create_admits_against_the_live_catalog() {
+    let mcp = connect(vec![changing(None)]).await;
+    let policy = Policy::allow_all().turn_off("cmd_run", "--enable cmd_run");
+    let s = session(policy, Some(mcp.clone())).await;
+    let warnings = |created: &CallToolResult| -> Vec<Value> {
+        assert_ne!(created.is_error, Some(true), "{created:?}");
+        let structured = created.structured_content.clone().unwrap();
+        structured["warnings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let uses = |tool: &str| {
+        json!({"name": "x", "replace": true, "groups": [
+            {"name": "g", "tools": format!(r#"{{"tool":"{tool}","args":{{"word":"hi"}}}} ;"#)}]})
+    };
+
+    let before = warnings(&call(&s, "seq_create", uses("extra")).await);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["code"], "W0505");
+    let hint = before[0]["hint"].as_str().unwrap();
+    assert!(hint.contains("`grow`"), "{hint}");
+    assert!(
+        !hint.contains("cmd_run"),
+        "a tool turned off is not offered: {hint}"
+    );
+
+    mcp.call(&Caller::new("agent"), "grow", json!({}))
+        .await
+        .unwrap();
+    let seen = Arc::clone(&mcp);
+    eventually("`extra` to appear", move || seen.lookup("extra").is_some()).await;
+
+    assert_eq!(
+        warnings(&call(&s, "seq_create", uses("extra")).await),
+        [] as [Value; 0]
+    );
+    let tools = s.client.list_all_tools().await.unwrap();
+    let description = tools
+        .iter()
+        .find(|t| t.name == "seq_create")
+        .and_then(|t| t.description.clone())
+        .unwrap();
+    assert!(description.contains("`extra` {word}"), "{description}");
+    let ran = call(&s, "seq_run", json!({"name": "x"})).await;
+    assert_eq!(ran.is_error, Some(false), "{ran:?}");
+    mcp.shutdown().await;
 }
