@@ -197,17 +197,17 @@ fn seq_create_guide() -> String {
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.env == \\\"prod\\\" && !$args.dry`; `==` `!=` `<` `<=` `>` `>=` `contains`, then \
          `!` `&&` `||`, parentheses; `true` `false` `null` are literals; a bool alone is a test) \
-         skips it when false; an \
-         input not passed and an unset `$out` slot read `null` there (`$args.x != null && \
-         $args.x.y > 0`: `&&` stops at a false left side); an item reading it, a missing field or \
-         an index past the end fails (`required`). `in` may declare \
+         skips it when false. A path that does not exist (an input not passed, an unset \
+         `$out` slot, a missing field, an index past the end) reads `null` in a `when` \
+         (`$args.x != null && $args.x.y > 0`: `&&` stops at a false left side) and fails an \
+         item anywhere else (`required`). `in` may declare \
          `{{\"dry\": {{\"type\": \"bool\", \"default\": true}}, \"branch\": {{\"type\": \"string\", \
          \"required\": true}}}}`: a default fills an input not passed; a required one not passed \
          fails the run or call. Data between groups: a group sees only its own \
          `in` and `out` (a run's `args` go to uncalled groups); for \
-         another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
-         `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
-         `$out.SLOT.x`. An `array` slot collects the values written to it, in item order \
+         another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls \
+         return objects: `as` an `object` slot, read `$out.SLOT.x`. An `array` slot collects \
+         the values written to it, in item order \
          (`files_list` into it: `[[\"a.txt\"]]`; an `any` slot keeps it as it is; an `each` \
          item adds one per element). `\"each\": $args.hosts` (or a literal \
          array) runs an item once per element: in its `args` `$each` is the element \
@@ -215,14 +215,15 @@ fn seq_create_guide() -> String {
          per element in element order (`null` for a failure `continue` tolerates), e.g. \
          `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
          Elements run side by side as items do (one at a time in a `parallel: false` \
-         group); `max_parallel: N` bounds the runs in flight. A non-zero exit fails `cmd_run`; `stdout` \
-         keeps its final newline. `on_error`: `abort` (default) \
+         group); `max_parallel: N` bounds the runs in flight. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
-         or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries; \
-         `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure \
+         or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries. \
+         `error_as: SLOT` catches a failure \
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
-         unset and an item reading it fails: test it in `seq_when_call` (`$out.e != null`); \
+         unset and an item reading it fails: test it with `seq_when_call`, whose `when` is a \
+         condition in a string (`{{\"tool\":\"seq_when_call\",\"args\":{{\"target\":\"report\",\
+         \"when\":\"$out.e != null\",\"args\":{{\"why\":\"$out.e.detail\"}}}}}};`); \
          on an `each` item SLOT is an `array`: failed elements' errors in place, else `null`. \
          A `jq` filter is a literal (`$args.x` in it is refused, `$x` is jq's): pass values in \
          `input` (`{{\"x\": $args.x}}`, read `.x`). A `\"` in a filter is `\\\\\\\"` in `tools`: \
@@ -231,6 +232,14 @@ fn seq_create_guide() -> String {
          `when` was false."
     )
 }
+
+/// What `seq_create`'s guide says of `cmd_run`, added by a server that offers it (one that
+/// does not should not teach it).
+pub const CMD_RUN_GUIDE: &str = " `cmd_run` returns `{stdout, stderr, exit_code}` (`as` an \
+     `object` slot; `stdout` keeps its final newline). Its `ok_exit` (an array of integers, \
+     default `[0]`) lists the exit codes that succeed: any other fails the item (reason \
+     `failed`, the detail the exit status and the end of stderr), so `exit_code` is always one \
+     of them (`[0,1]` for `grep -c`). Its `timeout` is a duration (\"1m30s\", default 60s).";
 
 pub(super) fn tools() -> Vec<ToolDef> {
     let mut tools = definitions();

@@ -19,10 +19,11 @@ use rmcp::model::{
 };
 use rmcp::service::{MaybeSendFuture, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
-use seq_catalog::{Catalog, ParallelSafety, ToolDef};
 use seq_catalog::{
-    SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_WHEN_CALL, result_shape,
+    CMD_RUN, CMD_RUN_GUIDE, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_WHEN_CALL,
+    result_shape,
 };
+use seq_catalog::{Catalog, ParallelSafety, ToolDef};
 use seq_exec::builtin::{BuiltinHost, JqRunner, OutputSink};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
@@ -275,6 +276,12 @@ impl SeqServer {
     fn tool(&self, def: ToolDef, caller: &Caller) -> Tool {
         let mut description = def.description.clone();
         if def.name == SEQ_CREATE {
+            // `cmd_run` is taught only where a sequence may use it.
+            if self.policy.allows(caller, CMD_RUN)
+                && (self.downstream)().iter().any(|d| d.name == CMD_RUN)
+            {
+                description.push_str(CMD_RUN_GUIDE);
+            }
             description.push_str(&self.available(caller));
         } else if def.name == SEQ_RUN {
             description.push_str(&self.reachable(caller));

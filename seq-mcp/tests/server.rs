@@ -99,13 +99,29 @@ async fn the_policy_hides_and_refuses_tools() {
     let tools = s.client.list_all_tools().await.unwrap();
     assert!(tools.iter().all(|t| t.name != "seq_delete"));
     let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
-    // Listed as available, `cmd_run` would have its signature (the guide names it regardless).
+    // Not listed as available, and not taught: the guide says nothing of `cmd_run`.
+    let guide = create.description.as_deref().unwrap();
+    assert!(!guide.contains("cmd_run"), "{guide}");
+    // Where it is on, the guide says what `ok_exit` is.
+    let on = session(Policy::allow_all(), None).await;
+    let tools = on.client.list_all_tools().await.unwrap();
+    let guide = tools
+        .iter()
+        .find(|t| t.name == "seq_create")
+        .and_then(|t| t.description.as_deref())
+        .unwrap();
+    assert!(guide.contains("`cmd_run` {"), "{guide}");
     assert!(
-        !create
-            .description
-            .as_deref()
-            .unwrap()
-            .contains("`cmd_run` {")
+        guide.contains("Its `ok_exit` (an array of integers, default `[0]`) lists the exit codes"),
+        "{guide}"
+    );
+    // One rule for a path that does not exist, said once; `seq_when_call`'s `when` shown.
+    assert_eq!(guide.matches("a missing field").count(), 1, "{guide}");
+    assert!(
+        guide.contains(
+            r#"{"tool":"seq_when_call","args":{"target":"report","when":"$out.e != null""#
+        ),
+        "{guide}"
     );
     let refused = call(&s, "seq_delete", json!({"name": "x"})).await;
     assert_eq!(refused.is_error, Some(true));
