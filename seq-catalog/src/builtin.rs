@@ -223,7 +223,7 @@ fn seq_create_guide() -> String {
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
          unset and an item reading it fails: test it with `seq_when_call`, whose `when` is a \
          condition in a string (`{{\"tool\":\"seq_when_call\",\"args\":{{\"target\":\"report\",\
-         \"when\":\"$out.e != null\",\"args\":{{\"why\":\"$out.e.detail\"}}}}}};`); \
+         \"when\":\"$out.e != null\"}}}};`); \
          on an `each` item SLOT is an `array`: failed elements' errors in place, else `null`. \
          A `jq` filter is a literal (`$args.x` in it is refused, `$x` is jq's): pass values in \
          `input` (`{{\"x\": $args.x}}`, read `.x`). A `\"` in a filter is `\\\\\\\"` in `tools`: \
