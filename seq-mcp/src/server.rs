@@ -654,7 +654,6 @@ impl ServerHandler for SeqServer {
             }
         };
         // What finished is told before the answer, which ends the request.
-        drop(both);
         progress.finish().await;
         log.finish().await;
         result.map(CallToolResponse::from)
