@@ -212,7 +212,7 @@ fn run_with(
     let config = SeqConfig {
         storage: Arc::new(storage.clone()),
         root,
-        catalog,
+        catalog: catalog.into(),
         authorizer: authorizer.clone(),
         quotas: Default::default(),
     };

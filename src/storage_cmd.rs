@@ -112,7 +112,7 @@ pub fn create(args: &CreateArgs) -> Status {
     // The file's bytes are given: `seq_create`'s root (for `file=`) is not used.
     let mut config = SeqConfig::new(args.data.storage(), ".");
     config.storage = Arc::clone(&storage);
-    config.catalog = catalog;
+    config.catalog = catalog.into();
     let (admission, outcome) = StorageTools::new(config).create_file(&bytes, args.replace);
     let Some(admission) = admission else {
         // Refused before the admission: the storage failed, or the name cannot be stored.

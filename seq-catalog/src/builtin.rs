@@ -205,8 +205,8 @@ pub const GUIDE_EXAMPLE: &str = r#"{"name":"notes","groups":[{"name":"gather","i
 /// the guide's example of that quoting, which a test checks.
 pub const GUIDE_JQ: &str = r#""tools":"{\"tool\":\"jq\",\"args\":{\"filter\":\"map(.name) | join(\\\",\\\")\",\"input\":$args.rows},\"as\":\"csv\"};""#;
 
-/// How `cmd_run` treats its exit status, in its description (a macro because `concat!` takes
-/// literals only; the guide says it in brief).
+/// How `cmd_run` treats its exit status, in its description and in the guide of a server that
+/// offers it (a macro because `concat!` takes literals only).
 macro_rules! cmd_run_exit_rule {
     () => {
         "An exit status outside `ok_exit` (default [0]) fails the call (reason `failed`, its \
@@ -235,17 +235,17 @@ fn seq_create_guide() -> String {
          `$out.x` reads slot `x` of an earlier item in a `parallel: false` group. A group's \
          `when` (`$args.env == \\\"prod\\\" && !$args.dry`; `==` `!=` `<` `<=` `>` `>=` `contains`, then \
          `!` `&&` `||`, parentheses; `true` `false` `null` are literals; a bool alone is a test) \
-         skips it when false; an \
-         input not passed and an unset `$out` slot read `null` there (`$args.x != null && \
-         $args.x.y > 0`: `&&` stops at a false left side); an item reading it, a missing field or \
-         an index past the end fails (`required`). `in` may declare \
+         skips it when false. A path that does not exist (an input not passed, an unset \
+         `$out` slot, a missing field, an index past the end) reads `null` in a `when` \
+         (`$args.x != null && $args.x.y > 0`: `&&` stops at a false left side) and fails an \
+         item anywhere else (`required`). `in` may declare \
          `{{\"dry\": {{\"type\": \"bool\", \"default\": true}}, \"branch\": {{\"type\": \"string\", \
          \"required\": true}}}}`: a default fills an input not passed; a required one not passed \
          fails the run or call. Data between groups: a group sees only its own \
          `in` and `out` (a run's `args` go to uncalled groups); for \
-         another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls and \
-         `cmd_run` (`{{stdout, stderr, exit_code}}`) return objects: `as` an `object` slot, read \
-         `$out.SLOT.x`. An `array` slot collects the values written to it, in item order \
+         another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls \
+         return objects: `as` an `object` slot, read `$out.SLOT.x`. An `array` slot collects \
+         the values written to it, in item order \
          (`files_list` into it: `[[\"a.txt\"]]`; an `any` slot keeps it as it is; an `each` \
          item adds one per element). `\"each\": $args.hosts` (or a literal \
          array) runs an item once per element: in its `args` `$each` is the element \
@@ -253,14 +253,15 @@ fn seq_create_guide() -> String {
          per element in element order (`null` for a failure `continue` tolerates), e.g. \
          `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
          Elements run side by side as items do (one at a time in a `parallel: false` \
-         group); `max_parallel: N` bounds the runs in flight. `cmd_run` fails outside \
-         `ok_exit`; `stdout` keeps its final newline. `on_error`: `abort` (default) \
+         group); `max_parallel: N` bounds the runs in flight. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
-         or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries; \
-         `cmd_run`'s is a duration (\"1m30s\"). `error_as: SLOT` catches a failure \
+         or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries. \
+         `error_as: SLOT` catches a failure \
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
-         unset and an item reading it fails: test it in `seq_when_call` (`$out.e != null`); \
+         unset and an item reading it fails: test it with `seq_when_call`, whose `when` is a \
+         condition in a string (`{{\"tool\":\"seq_when_call\",\"args\":{{\"target\":\"report\",\
+         \"when\":\"$out.e != null\"}}}};`); \
          on an `each` item SLOT is an `array`: failed elements' errors in place, else `null`. \
          A `jq` filter is a literal (`$args.x` in it is refused, `$x` is jq's): pass values in \
          `input` (`{{\"x\": $args.x}}`, read `.x`). A `\"` in a filter is `\\\\\\\"` in `tools`: \
@@ -269,6 +270,15 @@ fn seq_create_guide() -> String {
          `when` was false."
     )
 }
+
+/// What `seq_create`'s guide says of `cmd_run`, added by a server that offers it (one that
+/// does not should not teach it).
+pub const CMD_RUN_GUIDE: &str = concat!(
+    " `cmd_run` returns `{stdout, stderr, exit_code}` (`as` an `object` slot; `stdout` keeps its \
+     final newline). Its `ok_exit` is an array of integers (`[0,1]` for `grep -c`). ",
+    cmd_run_exit_rule!(),
+    " Its `timeout` is a duration (\"1m30s\", default 60s)."
+);
 
 pub(super) fn tools() -> Vec<ToolDef> {
     let mut tools = definitions();

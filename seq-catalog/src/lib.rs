@@ -14,10 +14,10 @@ mod load;
 mod schema;
 
 pub use builtin::{
-    CMD_RUN, ECHO, FILE_WRITES, FILES_DELETE, FILES_LIST, FILES_MOVE, FILES_READ, FILES_STAT,
-    FILES_WRITE, GUIDE_EXAMPLE, GUIDE_JQ, HOST_TOOLS, JQ, OUTPUT_SEND_PREFIX, OUTPUT_STDOUT,
-    SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL, SLEEP,
-    is_output_send,
+    CMD_RUN, CMD_RUN_GUIDE, ECHO, FILE_WRITES, FILES_DELETE, FILES_LIST, FILES_MOVE, FILES_READ,
+    FILES_STAT, FILES_WRITE, GUIDE_EXAMPLE, GUIDE_JQ, HOST_TOOLS, JQ, OUTPUT_SEND_PREFIX,
+    OUTPUT_STDOUT, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
+    SLEEP, is_output_send,
 };
 pub use load::{CatalogError, CatalogFile};
 pub use schema::{
@@ -25,7 +25,7 @@ pub use schema::{
 };
 
 use seq_syntax::{Code, Diagnostic, Span};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Whether a tool may run concurrently with others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +56,9 @@ pub struct ToolDef {
 #[derive(Clone, Debug)]
 pub struct Catalog {
     tools: BTreeMap<String, ToolDef>,
+    /// Tools known (their items are checked as ever) that the host turned off: a hint that
+    /// names the tools one may use names only the others.
+    off: BTreeSet<String>,
 }
 
 /// The built-in catalog: its tools are in every catalog.
@@ -71,6 +74,7 @@ impl Catalog {
     pub fn empty() -> Catalog {
         Catalog {
             tools: BTreeMap::new(),
+            off: BTreeSet::new(),
         }
     }
 
@@ -187,6 +191,17 @@ impl Catalog {
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
+    }
+
+    /// Marks `name` as turned off where the sequences will run: still known and checked, but
+    /// left out of [`Catalog::offered`].
+    pub fn turn_off(&mut self, name: impl Into<String>) {
+        self.off.insert(name.into());
+    }
+
+    /// The names of the tools one may use here, by name: those not turned off.
+    pub fn offered(&self) -> impl Iterator<Item = &str> {
+        self.names().filter(|name| !self.off.contains(*name))
     }
 
     /// The declared parallel safety of `name`; `None` for a tool no catalog knows.

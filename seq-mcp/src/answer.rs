@@ -10,9 +10,10 @@
 //!   `report` (from `seq_run`) only when there are any — and the error rendered as text.
 //! - Each value once: a run's report holds the slots in its `out` only (the groups' own `out`,
 //!   the same values, are left out), and the text content of the tools that carry values
-//!   (`seq_run`, `seq_call`, `seq_when_call`) is a summary pointing at the structured content,
-//!   with the values' JSON only when they are small. The other tools' text is their JSON when
-//!   that is short.
+//!   (`seq_run`, `seq_call`, `seq_when_call`) is a summary in words: the groups and those their
+//!   items called, the lines the run printed and the values, each bounded with a count of what
+//!   it leaves out (the structured content has it all). The other tools' text is their JSON
+//!   when that is short.
 //! - Within the message bound: when the structured content would pass [`ANSWER_BYTES`], the
 //!   largest values are left out (a value as `null`, a long text shortened), largest first,
 //!   until it fits, then, when many small texts still do not fit, the longest lists are
@@ -37,6 +38,18 @@ const TEXT_BYTES: usize = 64 * 1024;
 /// shows a model only the text still shows them; larger ones are there once, in the structured
 /// content.
 const VALUES_IN_TEXT_BYTES: usize = 16 * 1024;
+
+/// The lines a run printed that its text content also holds, at most.
+const LINES_IN_TEXT_BYTES: usize = 16 * 1024;
+
+/// A value is written into the text only if at least this much of the bound is left.
+const MIN_VALUE_IN_TEXT_BYTES: usize = 64;
+
+/// The most called groups a run's text names (each once, however often it was called).
+const CALLED_IN_TEXT: usize = 50;
+
+/// What marks a text shortened, here and in the structured content.
+const CUT_MARK: &str = "…";
 
 /// A text anywhere in an answer longer than this may be shortened to fit the bound.
 const LONG_TEXT_BYTES: usize = 64 * 1024;
@@ -259,7 +272,7 @@ fn fit_within(structured: &mut Value, tool: &str, budget: usize) -> Vec<Cut> {
         let before = json_len(node);
         let shortened = match node {
             Value::String(text) if !is_value(&pointer, tool) => {
-                Value::String(format!("{} …", prefix(text, KEPT_TEXT_BYTES)))
+                Value::String(format!("{} {CUT_MARK}", prefix(text, KEPT_TEXT_BYTES)))
             }
             Value::String(_)
             | Value::Null
@@ -419,7 +432,7 @@ fn bounded(text: String) -> String {
         return text;
     }
     format!(
-        "{} … ({} bytes; the whole is in the structured content)",
+        "{} {CUT_MARK} ({} bytes; the whole is in the structured content)",
         prefix(&text, TEXT_BYTES),
         text.len()
     )
@@ -448,8 +461,10 @@ fn cut_line(cut: &[Cut]) -> String {
     )
 }
 
-/// The text of a run's or a call's answer: what happened, which slots hold values and how
-/// large, without the values (the structured content has them, once).
+/// The text of a run's or a call's answer: what happened (a run's groups and the groups its
+/// items called), which slots hold values and how large, the lines the run printed and the
+/// values, each bounded ([`LINES_IN_TEXT_BYTES`], [`VALUES_IN_TEXT_BYTES`]) with a count of what
+/// the text leaves out (the structured content has it all, once).
 fn summary(tool: &str, structured: &Value, cut: &[Cut]) -> String {
     let mut text = String::new();
     let slots = if tool == SEQ_RUN {
@@ -457,17 +472,12 @@ fn summary(tool: &str, structured: &Value, cut: &[Cut]) -> String {
         if let Some(Value::Array(groups)) = structured.get("groups") {
             let listed: Vec<String> = groups
                 .iter()
-                .map(|g| {
-                    format!(
-                        "`{}` {}",
-                        g.get("name").and_then(Value::as_str).unwrap_or_default(),
-                        g.get("status").and_then(Value::as_str).unwrap_or_default()
-                    )
-                })
+                .map(|g| format!("`{}` {}", name_of(g), word(g, "status")))
                 .collect();
             if !listed.is_empty() {
                 text.push_str(&format!(" Groups: {}.", listed.join(", ")));
             }
+            text.push_str(&called_text(groups));
         }
         structured.get("out")
     } else if structured.is_null() || structured.get("result").is_some_and(Value::is_null) {
@@ -475,68 +485,249 @@ fn summary(tool: &str, structured: &Value, cut: &[Cut]) -> String {
     } else {
         Some(structured)
     };
-    let mut listed = Vec::new();
-    if let Some(Value::Object(groups)) = slots {
-        for (group, slots) in groups {
-            match slots {
-                Value::Object(slots) => listed.extend(slots.iter().map(|(slot, value)| {
-                    let base = if tool == SEQ_RUN { "/out" } else { "" };
-                    let pointer = format!("{base}/{}/{}", escape(group), escape(slot));
-                    match cut.iter().find(|c| c.pointer == pointer) {
-                        Some(c) => format!("`{group}.{slot}` ({} bytes, left out)", c.bytes),
-                        None => format!("`{group}.{slot}` ({} bytes)", json_len(value)),
-                    }
-                })),
-                other @ (Value::Null
-                | Value::Bool(_)
-                | Value::Number(_)
-                | Value::String(_)
-                | Value::Array(_)) => {
-                    listed.push(format!("`{group}` ({} bytes)", json_len(other)));
-                }
-            }
-        }
-    }
-    if listed.is_empty() {
+    let values = slot_values(tool, slots);
+    if values.is_empty() {
         text.push_str(" No slot was set.");
     } else {
+        let listed: Vec<String> = values
+            .iter()
+            .map(
+                |(name, pointer, value)| match cut.iter().find(|c| &c.pointer == pointer) {
+                    Some(c) => format!("`{name}` ({} bytes, left out)", c.bytes),
+                    None => format!("`{name}` ({} bytes)", json_len(value)),
+                },
+            )
+            .collect();
         text.push_str(&format!(" Slots set: {}.", listed.join(", ")));
     }
     if tool == SEQ_RUN
         && let Some(Value::Object(channels)) = structured.get("output")
     {
-        // `{channel: [lines], "dropped": N}`.
-        let sent: Vec<String> = channels
-            .iter()
-            .map(|(channel, lines)| match lines {
-                Value::Number(dropped) if channel == "dropped" => {
-                    format!("{dropped} lines dropped past the bound")
-                }
-                Value::Array(lines) => format!("`{channel}` {} lines", lines.len()),
-                Value::Null
-                | Value::Bool(_)
-                | Value::Number(_)
-                | Value::String(_)
-                | Value::Object(_) => format!("`{channel}`"),
-            })
-            .collect();
-        if !sent.is_empty() {
-            text.push_str(&format!(" Output: {}.", sent.join(", ")));
-        }
+        text.push_str(&printed(channels, cut));
     }
-    // Small values are also written out, for a client that shows a model only the text.
+    // The values too, for a client that shows a model only the text: whole when small, else
+    // each within what is left of the bound.
     match slots.map(|v| (v, json_len(v))) {
         Some((values, bytes)) if bytes <= VALUES_IN_TEXT_BYTES && cut.is_empty() => {
-            text.push_str(&format!(" Values: {values}"));
+            text.push_str(&format!("\nValues: {values}"));
         }
-        Some(_) | None => {
-            text.push_str(" The values are in this answer's structured content, once.")
-        }
+        Some(_) => text.push_str(&values_text(&values, cut)),
+        None => {}
     }
     if !cut.is_empty() {
         text.push_str(&cut_line(cut));
     }
     bounded(text.trim_start().to_owned())
+}
+
+/// The lines a run printed written out most to [`LINES_IN_TEXT_BYTES`] (`{channel: [lines],
+/// "dropped": N}`), with a count of each channel's lines not written.
+fn printed(channels: &Map<String, Value>, cut: &[Cut]) -> String {
+    let mut text = String::new();
+    let mut room = LINES_IN_TEXT_BYTES;
+    for (channel, lines) in channels {
+        match lines {
+            // Said after the lines, below.
+            Value::Number(_) if channel == "dropped" => {}
+            Value::Array(lines) => {
+                text.push_str(&format!(
+                    "\nOutput `{channel}` ({}):",
+                    lines_count(lines.len())
+                ));
+                let mut written = 0;
+                for line in lines {
+                    let line = match line {
+                        Value::String(line) => line.clone(),
+                        other @ (Value::Null
+                        | Value::Bool(_)
+                        | Value::Number(_)
+                        | Value::Array(_)
+                        | Value::Object(_)) => other.to_string(),
+                    };
+                    if line.len() + 1 > room {
+                        break;
+                    }
+                    room -= line.len() + 1;
+                    text.push('\n');
+                    text.push_str(&line);
+                    written += 1;
+                }
+                if written < lines.len() {
+                    text.push_str(&format!(
+                        "\n{CUT_MARK} {} of `{channel}` not written here (in the structured content).",
+                        lines_count(lines.len() - written)
+                    ));
+                }
+            }
+            Value::Null => {
+                let pointer = format!("/output/{}", escape(channel));
+                match cut.iter().find(|c| c.pointer == pointer) {
+                    Some(c) => text.push_str(&format!(
+                        "\nOutput `{channel}` left out ({} bytes).",
+                        c.bytes
+                    )),
+                    None => text.push_str(&format!("\nOutput `{channel}`.")),
+                }
+            }
+            Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Object(_) => {
+                text.push_str(&format!("\nOutput `{channel}`."));
+            }
+        }
+    }
+    if let Some(dropped) = channels.get("dropped").and_then(Value::as_u64) {
+        text.push_str(&format!("\n{dropped} lines dropped past the bound."));
+    }
+    text
+}
+
+fn lines_count(n: usize) -> String {
+    if n == 1 {
+        "1 line".to_owned()
+    } else {
+        format!("{n} lines")
+    }
+}
+
+/// Each slot's value as `GROUP.SLOT = JSON`, within [`VALUES_IN_TEXT_BYTES`] together, the
+/// smallest first (so that most of them are written): a value past what is left is shortened,
+/// and once nothing is left the rest are counted.
+fn values_text(values: &[(String, String, &Value)], cut: &[Cut]) -> String {
+    let mut text = String::from("\nValues:");
+    let mut room = VALUES_IN_TEXT_BYTES;
+    let mut left_out = 0usize;
+    let mut values: Vec<&(String, String, &Value)> = values.iter().collect();
+    values.sort_by_key(|(_, _, value)| json_len(value));
+    for (name, pointer, value) in values {
+        if cut.iter().any(|c| &c.pointer == pointer) {
+            continue;
+        }
+        if room < MIN_VALUE_IN_TEXT_BYTES {
+            left_out += 1;
+            continue;
+        }
+        let json = value.to_string();
+        if json.len() <= room {
+            room -= json.len();
+            text.push_str(&format!("\n`{name}` = {json}"));
+        } else {
+            let kept = prefix(&json, room);
+            room = 0;
+            text.push_str(&format!(
+                "\n`{name}` = {kept} {CUT_MARK} ({} bytes, shortened here)",
+                json.len()
+            ));
+        }
+    }
+    if left_out > 0 {
+        text.push_str(&format!(
+            "\n{CUT_MARK} {left_out} more {} not written here (in the structured content).",
+            if left_out == 1 { "value" } else { "values" }
+        ));
+    }
+    text
+}
+
+/// The slots of a run's `out` or a call's value, as `(GROUP.SLOT, JSON pointer, value)`: a
+/// group's value that is not an object is one, named by the group.
+fn slot_values<'a>(tool: &str, slots: Option<&'a Value>) -> Vec<(String, String, &'a Value)> {
+    let Some(Value::Object(groups)) = slots else {
+        return Vec::new();
+    };
+    let base = if tool == SEQ_RUN { "/out" } else { "" };
+    let mut found = Vec::new();
+    for (group, slots) in groups {
+        match slots {
+            Value::Object(slots) => found.extend(slots.iter().map(|(slot, value)| {
+                (
+                    format!("{group}.{slot}"),
+                    format!("{base}/{}/{}", escape(group), escape(slot)),
+                    value,
+                )
+            })),
+            other @ (Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_)) => {
+                found.push((group.clone(), format!("{base}/{}", escape(group)), other));
+            }
+        }
+    }
+    found
+}
+
+/// ` Called: `#lib/notify` ran (from `report`).`: the groups the run's items called, down
+/// through the calls, each (name, caller, status) once with how many times, at most
+/// [`CALLED_IN_TEXT`] of them and a count of the rest.
+fn called_text(groups: &[Value]) -> String {
+    let mut called: Vec<(String, String, String, usize)> = Vec::new();
+    for group in groups {
+        calls_in(group, name_of(group), None, &mut called);
+    }
+    if called.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<String> = called
+        .iter()
+        .take(CALLED_IN_TEXT)
+        .map(|(name, from, status, times)| {
+            let times = if *times > 1 {
+                format!(" ×{times}")
+            } else {
+                String::new()
+            };
+            format!("`{name}` {status}{times} (from `{from}`)")
+        })
+        .collect();
+    let more = match called.len().saturating_sub(CALLED_IN_TEXT) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(" Called: {}{more}.", listed.join(", "))
+}
+
+/// The groups the items of `group` (a group's or a called group's report, named `from`, of
+/// the stored sequence `sequence` or the run's own) called, added to `found` as `(name, caller,
+/// status, times)`; a group of a stored sequence is named `#SEQUENCE/GROUP`.
+fn calls_in(
+    group: &Value,
+    from: &str,
+    sequence: Option<&str>,
+    found: &mut Vec<(String, String, String, usize)>,
+) {
+    let Some(Value::Array(items)) = group.get("items") else {
+        return;
+    };
+    for item in items {
+        let Some(Value::Array(called)) = item.get("called") else {
+            continue;
+        };
+        for call in called {
+            // A group of the caller's own sequence has none of its own.
+            let sequence = call.get("sequence").and_then(Value::as_str).or(sequence);
+            let name = match sequence {
+                Some(sequence) => format!("#{sequence}/{}", name_of(call)),
+                None => name_of(call).to_owned(),
+            };
+            let status = word(call, "status");
+            match found
+                .iter_mut()
+                .find(|(n, f, s, _)| *n == name && f == from && s == status)
+            {
+                Some(entry) => entry.3 += 1,
+                None => found.push((name.clone(), from.to_owned(), status.to_owned(), 1)),
+            }
+            calls_in(call, &name, sequence, found);
+        }
+    }
+}
+
+fn name_of(group: &Value) -> &str {
+    word(group, "name")
+}
+
+fn word<'a>(node: &'a Value, key: &str) -> &'a str {
+    node.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -568,14 +759,61 @@ mod tests {
     }
 
     #[test]
-    fn a_runs_summary_counts_its_output_lines_and_writes_small_values() {
+    fn a_runs_summary_writes_its_lines_and_small_values() {
         let report = json!({"ok": true, "groups": [{"name": "g", "status": "ran"}],
             "out": {"g": {"n": 3}},
             "output": {"stdout": ["one", "two"], "dropped": 4}});
+        insta::assert_snapshot!(summary(SEQ_RUN, &report, &[]));
+    }
+
+    #[test]
+    fn a_runs_summary_names_the_groups_its_items_called() {
+        let called = |name: &str, items: Value| {
+            json!({"name": name, "sequence": "lib", "status": "ran", "parallel": false,
+                   "duration_ms": 1, "items": items})
+        };
+        let inner = json!([{"tool": "seq_call", "status": "ok",
+            "called": [{"name": "log", "status": "failed", "parallel": false, "duration_ms": 1}]}]);
+        let calls: Vec<Value> = (0..3)
+            .map(|_| json!({"tool": "seq_call", "status": "ok", "called": [called("notify", inner.clone())]}))
+            .collect();
+        let report = json!({"ok": true,
+            "groups": [{"name": "fetch", "status": "ran"},
+                       {"name": "report", "status": "ran", "items": calls}],
+            "out": {"report": {"sent": true}}});
+        insta::assert_snapshot!(summary(SEQ_RUN, &report, &[]));
+    }
+
+    #[test]
+    fn a_runs_many_lines_and_large_values_are_bounded_in_its_text() {
+        let lines: Vec<String> = (0..5000).map(|i| format!("line {i} of the log")).collect();
+        let report = json!({"ok": true, "groups": [{"name": "g", "status": "ran"}],
+            "out": {"g": {"a": 1, "big": "x".repeat(20_000), "c": [1, 2], "d": "after"}},
+            "output": {"stdout": lines}});
         let text = summary(SEQ_RUN, &report, &[]);
-        assert!(text.contains("`stdout` 2 lines"), "{text}");
-        assert!(text.contains("4 lines dropped past the bound"), "{text}");
-        assert!(text.ends_with(r#"Values: {"g":{"n":3}}"#), "{text}");
+        assert!(text.len() < TEXT_BYTES, "{}", text.len());
+        assert!(text.contains("\nline 0 of the log\n"), "{text}");
+        // What the text leaves out, counted: the lines, then the values past the bound.
+        let tail: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with(CUT_MARK) || line.starts_with('`'))
+            .map(|line| line.get(..line.len().min(60)).unwrap_or(line))
+            .collect();
+        insta::assert_debug_snapshot!(tail);
+    }
+
+    #[test]
+    fn a_calls_summary_writes_its_values_bounded() {
+        let value = json!({"g": {"small": "ok", "big": "y".repeat(40_000)}});
+        let text = summary(SEQ_CALL, &value, &[]);
+        assert!(text.contains("`g.small` = \"ok\""), "{text}");
+        assert!(text.contains("(40002 bytes, shortened here)"), "{text}");
+        let cut = [Cut {
+            pointer: "/g/big".to_owned(),
+            bytes: 40_002,
+        }];
+        let value = json!({"g": {"small": "ok", "big": null}});
+        insta::assert_snapshot!(summary(SEQ_CALL, &value, &cut));
     }
 
     #[test]

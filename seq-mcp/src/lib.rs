@@ -24,6 +24,7 @@ pub mod convert;
 pub mod framing;
 pub mod host;
 pub mod http;
+pub mod log;
 pub mod notice;
 pub mod oauth;
 pub mod policy_file;

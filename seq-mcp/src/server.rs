@@ -19,10 +19,11 @@ use rmcp::model::{
 };
 use rmcp::service::{MaybeSendFuture, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
-use seq_catalog::{Catalog, ParallelSafety, ToolDef};
 use seq_catalog::{
-    SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_WHEN_CALL, result_shape,
+    CMD_RUN, CMD_RUN_GUIDE, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_WHEN_CALL,
+    result_shape,
 };
+use seq_catalog::{Catalog, ParallelSafety, ToolDef};
 use seq_exec::builtin::{BuiltinHost, JqRunner, OutputSink};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
@@ -56,6 +57,8 @@ pub struct SeqServer {
     calls: Arc<tokio::sync::watch::Sender<usize>>,
     /// Where the reports of `seq_run`'s runs go once they end (their traces).
     recorder: Option<Arc<dyn RunRecorder>>,
+    /// The level this session asked with `logging/setLevel` (a clone starts without one).
+    log_level: crate::log::LogLevel,
 }
 
 impl std::fmt::Debug for SeqServer {
@@ -96,13 +99,15 @@ impl SeqServer {
             session: CancellationToken::new(),
             calls: Arc::new(tokio::sync::watch::Sender::new(0)),
             recorder: None,
+            log_level: crate::log::LogLevel::default(),
         }
     }
 
     /// The usual wiring (what `seqc mcp` serves): the seq tools over the store in `storage`, their
     /// sequences running on the embedded host (confined to `root`, printing to `output`) beside
     /// the MCP servers of `mcp`, everything under `authorizer` for `caller`. `seq_create` checks
-    /// against the built-in catalog plus the servers' tools as listed now.
+    /// against the built-in catalog plus the servers' tools as they list them at that moment
+    /// (refreshed on `tools/list_changed`), as its description lists them.
     pub fn assemble(
         storage: impl SequenceStorage + 'static,
         root: PathBuf,
@@ -142,8 +147,8 @@ impl SeqServer {
     ) -> SeqServer {
         let builtin = BuiltinHost::new(&root).with_jq(jq).with_output(output);
         let builtin_tools: Vec<ToolDef> = builtin.definitions().cloned().collect();
-        let mut catalog = Catalog::builtin();
-        catalog.merge(mcp.definitions());
+        let authorizer: Authorizer = authorizer.into();
+        let catalog = live_catalog(Arc::clone(&mcp), Arc::clone(authorizer.policy()));
         let inner: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
             Arc::new(builtin),
             Arc::clone(&mcp) as Arc<dyn ToolHost>,
@@ -152,7 +157,7 @@ impl SeqServer {
             storage: Arc::new(storage),
             root,
             catalog,
-            authorizer: authorizer.into(),
+            authorizer,
             quotas,
         };
         let tools = SeqTools::assemble(inner, config, |engine| engine);
@@ -275,6 +280,12 @@ impl SeqServer {
     fn tool(&self, def: ToolDef, caller: &Caller) -> Tool {
         let mut description = def.description.clone();
         if def.name == SEQ_CREATE {
+            // `cmd_run` is taught only where a sequence may use it.
+            if self.authorizer().allows(caller, CMD_RUN)
+                && (self.downstream)().iter().any(|d| d.name == CMD_RUN)
+            {
+                description.push_str(CMD_RUN_GUIDE);
+            }
             description.push_str(&self.available(caller));
         } else if def.name == SEQ_RUN {
             description.push_str(&self.reachable(caller));
@@ -393,6 +404,29 @@ impl SeqServer {
             ErrorData::internal_error(format!("the answer could not be made: {error}"), None)
         })
     }
+}
+
+/// The catalog `seq_create` and `seq_run` check against, read anew at each admission: the
+/// built-in tools and `mcp`'s as listed now (its tool lists follow `tools/list_changed`), as
+/// `seq_create`'s description reads them; a tool `policy` turned off is known but not offered,
+/// so that no hint suggests it.
+fn live_catalog(
+    mcp: Arc<McpHost>,
+    policy: Arc<seq_exec::policy::Policy>,
+) -> seq_tools::CatalogSource {
+    seq_tools::CatalogSource::live(move || {
+        let mut catalog = Catalog::builtin();
+        catalog.merge(mcp.definitions());
+        let off: Vec<String> = catalog
+            .names()
+            .filter(|name| policy.off_hint(name).is_some())
+            .map(str::to_owned)
+            .collect();
+        for name in off {
+            catalog.turn_off(name);
+        }
+        Arc::new(catalog)
+    })
 }
 
 /// One `tools/call` being answered, counted while it lives.
@@ -554,11 +588,16 @@ pub fn annotations(name: &str) -> ToolAnnotations {
 }
 
 impl ServerHandler for SeqServer {
+    #[allow(
+        deprecated,
+        reason = "MCP logging is what clients implement today; rmcp marks it as to be replaced"
+    )]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
             .enable_prompts()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("seqc", env!("CARGO_PKG_VERSION")))
@@ -598,10 +637,12 @@ impl ServerHandler for SeqServer {
         let ended = SeqServer::session_ended(&context);
         let abandoned = SeqServer::abandoned(&context);
         let progress = crate::progress::Progress::start(&context, &request.name);
+        let log = crate::log::RunLog::start(&self.log_level, &context.peer);
+        let both = crate::log::Both(progress.observer(), log.observer());
         // W3C trace context from `_meta`: the run joins the client's trace.
         let traceparent = context.meta.get("traceparent").and_then(Value::as_str);
         let result = {
-            let answer = self.answer(request, &caller, &cancel, progress.observer(), traceparent);
+            let answer = self.answer(request, &caller, &cancel, both.observer(), traceparent);
             tokio::pin!(answer);
             let finished = tokio::select! {
                 biased;
@@ -621,6 +662,7 @@ impl ServerHandler for SeqServer {
         };
         // What finished is told before the answer, which ends the request.
         progress.finish().await;
+        log.finish().await;
         result.map(CallToolResponse::from)
     }
     /// The stand-in for a request past the line bound ([`crate::bound`]): answered under the
@@ -699,6 +741,21 @@ impl ServerHandler for SeqServer {
             })
             .unwrap_or_default();
         std::future::ready(crate::teach::prompt(&request.name, &guide).map(GetPromptResponse::from))
+    }
+
+    /// `logging/setLevel`: the session's run events are sent from now on at `level` and above
+    /// ([`crate::log`]).
+    #[allow(
+        deprecated,
+        reason = "MCP logging is what clients implement today; rmcp marks it as to be replaced"
+    )]
+    fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        self.log_level.set(request.level);
+        std::future::ready(Ok(()))
     }
 
     // No `get_tool`: rmcp would then validate arguments itself, as protocol errors; the seq

@@ -7,14 +7,14 @@ mod support;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
-use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::policy::Policy;
+use seq_exec::{Caller, ToolHost};
 use seq_mcp::{McpHost, SeqServer};
 use seq_store::storage::Storage;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use support::{connect, filesystem, fixture};
+use support::{changing, connect, eventually, filesystem, fixture};
 
 struct Session {
     client: RunningService<RoleClient, ()>,
@@ -99,13 +99,30 @@ async fn the_policy_hides_and_refuses_tools() {
     let tools = s.client.list_all_tools().await.unwrap();
     assert!(tools.iter().all(|t| t.name != "seq_delete"));
     let create = tools.iter().find(|t| t.name == "seq_create").unwrap();
-    // Listed as available, `cmd_run` would have its signature (the guide names it regardless).
+    // Not listed as available, and not taught: the guide says nothing of `cmd_run`.
+    let guide = create.description.as_deref().unwrap();
+    assert!(!guide.contains("cmd_run"), "{guide}");
+    // Where it is on, the guide says what `ok_exit` is.
+    let on = session(Policy::allow_all(), None).await;
+    let tools = on.client.list_all_tools().await.unwrap();
+    let guide = tools
+        .iter()
+        .find(|t| t.name == "seq_create")
+        .and_then(|t| t.description.as_deref())
+        .unwrap();
+    assert!(guide.contains("`cmd_run` {"), "{guide}");
     assert!(
-        !create
-            .description
-            .as_deref()
-            .unwrap()
-            .contains("`cmd_run` {")
+        guide.contains("Its `ok_exit` is an array of integers")
+            && guide.contains("outside `ok_exit` (default [0]) fails the call"),
+        "{guide}"
+    );
+    // One rule for a path that does not exist, said once; `seq_when_call`'s `when` shown.
+    assert_eq!(guide.matches("a missing field").count(), 1, "{guide}");
+    assert!(
+        guide.contains(
+            r#"{"tool":"seq_when_call","args":{"target":"report","when":"$out.e != null""#
+        ),
+        "{guide}"
     );
     let refused = call(&s, "seq_delete", json!({"name": "x"})).await;
     assert_eq!(refused.is_error, Some(true));
@@ -384,4 +401,168 @@ async fn seq_call_and_seq_when_call_report_progress_as_items_and_groups_finish()
             "{finished:?}"
         );
     }
+}
+
+/// What a client was sent as log messages: each one's level and `data.message`.
+#[derive(Clone, Default)]
+struct Logged(Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+#[allow(deprecated, reason = "MCP logging is what clients implement today")]
+impl rmcp::ClientHandler for Logged {
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        assert_eq!(params.logger.as_deref(), Some("seqc"));
+        let level = serde_json::to_value(params.level).unwrap();
+        let message = params.data["message"].as_str().unwrap_or_default();
+        self.0
+            .lock()
+            .unwrap()
+            .push((level.as_str().unwrap().to_owned(), message.to_owned()));
+    }
+}
+
+/// `logging` is declared; nothing is sent before `logging/setLevel`, then a run's events at
+/// the level asked and above, all before the call's answer.
+#[tokio::test]
+#[allow(deprecated, reason = "MCP logging is what clients implement today")]
+async fn a_runs_events_are_logged_at_the_level_the_client_set() {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let data = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let server = SeqServer::assemble(
+        Storage::new(data.path()),
+        root.path().to_path_buf(),
+        Caller::new("agent"),
+        Policy::allow_all(),
+        Arc::new(McpHost::none()),
+        Arc::new(Captured::new()),
+    );
+    let (server_end, client_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.unwrap();
+        running.waiting().await.unwrap();
+    });
+    let seen = Logged::default();
+    let client = seen.clone().serve(client_end).await.unwrap();
+    let info = client.peer_info().unwrap();
+    assert!(info.capabilities.logging.is_some(), "{info:?}");
+    let Value::Object(create) = json!({"name": "log", "groups": [
+        {"name": "first", "parallel": false,
+         "tools": r#"{"tool":"sleep","args":{"ms":1}} ; {"tool":"files_read","args":{"path":"missing.txt"}} ;"#}]})
+    else {
+        panic!()
+    };
+    let created = client
+        .call_tool(CallToolRequestParams::new("seq_create").with_arguments(create))
+        .await
+        .unwrap();
+    assert_ne!(created.is_error, Some(true), "{created:?}");
+    let run = || async {
+        let Value::Object(args) = json!({"target": "#log"}) else {
+            panic!()
+        };
+        let answer = client
+            .call_tool(CallToolRequestParams::new("seq_call").with_arguments(args))
+            .await
+            .unwrap();
+        assert_eq!(answer.is_error, Some(true), "{answer:?}");
+        std::mem::take(&mut *seen.0.lock().unwrap())
+    };
+    assert_eq!(run().await, [], "nothing before setLevel");
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
+    let told = run().await;
+    let levels: Vec<&str> = told.iter().map(|(level, _)| level.as_str()).collect();
+    assert_eq!(levels, ["info", "error", "error"], "{told:?}");
+    assert_eq!(told[0].1, "item 1 `sleep` of group `first` succeeded");
+    assert!(
+        told[1]
+            .1
+            .starts_with("item 2 `files_read` of group `first` failed: "),
+        "{told:?}"
+    );
+    assert!(
+        told[2].1.starts_with("group `first` failed in "),
+        "{told:?}"
+    );
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+        .await
+        .unwrap();
+    let told = run().await;
+    assert_eq!(told.len(), 6, "the starts too: {told:?}");
+    assert_eq!(
+        told[0],
+        (
+            "debug".to_owned(),
+            "group `first` started, its items in order".to_owned()
+        )
+    );
+
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Error))
+        .await
+        .unwrap();
+    assert_eq!(run().await.len(), 2, "the failures only");
+}
+
+/// `seq_create` admits against the tools as the downstream servers list them now: a tool a
+/// server adds (and says so with `tools/list_changed`) is known to the next admission, as to
+/// `seq_create`'s description; and the hint of a tool no catalog knows names only the tools
+/// offered here, not one turned off.
+#[tokio::test(flavor = "multi_thread")]
+async fn seq_create_admits_against_the_live_catalog() {
+    let mcp = connect(vec![changing(None)]).await;
+    let policy = Policy::allow_all().turn_off("cmd_run", "--enable cmd_run");
+    let s = session(policy, Some(mcp.clone())).await;
+    let warnings = |created: &CallToolResult| -> Vec<Value> {
+        assert_ne!(created.is_error, Some(true), "{created:?}");
+        let structured = created.structured_content.clone().unwrap();
+        structured["warnings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let uses = |tool: &str| {
+        json!({"name": "x", "replace": true, "groups": [
+            {"name": "g", "tools": format!(r#"{{"tool":"{tool}","args":{{"word":"hi"}}}} ;"#)}]})
+    };
+
+    let before = warnings(&call(&s, "seq_create", uses("extra")).await);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["code"], "W0505");
+    let hint = before[0]["hint"].as_str().unwrap();
+    assert!(hint.contains("`grow`"), "{hint}");
+    assert!(
+        !hint.contains("cmd_run"),
+        "a tool turned off is not offered: {hint}"
+    );
+
+    mcp.call(&Caller::new("agent"), "grow", json!({}))
+        .await
+        .unwrap();
+    let seen = Arc::clone(&mcp);
+    eventually("`extra` to appear", move || seen.lookup("extra").is_some()).await;
+
+    assert_eq!(
+        warnings(&call(&s, "seq_create", uses("extra")).await),
+        [] as [Value; 0]
+    );
+    let tools = s.client.list_all_tools().await.unwrap();
+    let description = tools
+        .iter()
+        .find(|t| t.name == "seq_create")
+        .and_then(|t| t.description.clone())
+        .unwrap();
+    assert!(description.contains("`extra` {word}"), "{description}");
+    let ran = call(&s, "seq_run", json!({"name": "x"})).await;
+    assert_eq!(ran.is_error, Some(false), "{ran:?}");
+    mcp.shutdown().await;
 }

@@ -62,7 +62,7 @@ pub struct SeqConfig {
     /// Where `seq_create(file=...)` may read from (the escape check of the root applies).
     pub root: PathBuf,
     /// What `seq_create` checks against: the built-in catalog plus any other host's tools.
-    pub catalog: Catalog,
+    pub catalog: CatalogSource,
     /// Who may use what: the seq tools themselves, what `seq_create` stores, and (given to
     /// the engine [`SeqTools::assemble`] builds) every dispatch of the runs.
     pub authorizer: Authorizer,
@@ -77,10 +77,41 @@ impl SeqConfig {
         SeqConfig {
             storage: Arc::new(storage),
             root: root.into(),
-            catalog: Catalog::builtin(),
+            catalog: Catalog::builtin().into(),
             authorizer: Authorizer::allow_all(),
             quotas: Quotas::default(),
         }
+    }
+}
+
+/// Where the seq tools find the catalog a sequence is checked against: one fixed when they were
+/// made, or one read anew at each admission (a server whose downstream tools change, told by
+/// `tools/list_changed`), so that what is admitted and what the descriptions list agree.
+#[derive(Clone)]
+pub struct CatalogSource(Arc<dyn Fn() -> Arc<Catalog> + Send + Sync>);
+
+impl CatalogSource {
+    /// A catalog read anew each time from `read`.
+    pub fn live(read: impl Fn() -> Arc<Catalog> + Send + Sync + 'static) -> CatalogSource {
+        CatalogSource(Arc::new(read))
+    }
+
+    /// The catalog as it is now.
+    pub fn current(&self) -> Arc<Catalog> {
+        (self.0)()
+    }
+}
+
+impl From<Catalog> for CatalogSource {
+    fn from(catalog: Catalog) -> CatalogSource {
+        let catalog = Arc::new(catalog);
+        CatalogSource::live(move || Arc::clone(&catalog))
+    }
+}
+
+impl std::fmt::Debug for CatalogSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CatalogSource").finish_non_exhaustive()
     }
 }
 

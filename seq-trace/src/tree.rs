@@ -215,7 +215,8 @@ where
             self.end(&calls_under, calls_end);
         }
         if let Some(each) = &item.each {
-            for (index, element) in each.elements.iter().enumerate() {
+            for (at, element) in each.elements.iter().enumerate() {
+                let index = element.index(at);
                 let mut attributes = vec![
                     KeyValue::new(key::INDEX, count(index)),
                     KeyValue::new(key::STATUS, item_status(element.status)),

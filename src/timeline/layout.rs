@@ -13,8 +13,12 @@ use seq_exec::engine::{
 pub const MAX_ITEM_ROWS: usize = 24;
 /// How many items such a group shows one per row.
 pub const SHOWN_WHEN_AGGREGATED: usize = 12;
-/// Groups past this many are one aggregate row at the end.
+/// Groups past this many are drawn only when they tell something (failed, partial, cancelled,
+/// or holding a failed or caught item); the others between them fold into aggregate rows.
 pub const MAX_GROUP_BANDS: usize = 60;
+/// The most failed, cancelled, caught or degraded runs of one list (a group's items, an item's
+/// elements) drawn one per row; more are folded and counted by status.
+pub const MAX_TELLING_ROWS: usize = 100;
 /// The columns of an aggregate row's profile (items in flight over time).
 pub const PROFILE_BUCKETS: usize = 200;
 
@@ -50,8 +54,10 @@ pub struct Row {
     pub critical: bool,
     /// The row's whole story, for the tooltip.
     pub detail: String,
-    /// For an aggregate row: items in flight per column of the axis.
+    /// For an aggregate row: the most items in flight in each column of the axis.
     pub profile: Vec<u32>,
+    /// Why the row failed (`reason: detail`), written by its bar.
+    pub reason: Option<String>,
 }
 
 /// The rows of a report and the span of its axis.
@@ -73,24 +79,17 @@ pub fn chart(report: &RunReport) -> Chart {
         .unwrap_or(0)
         .max(1);
     let mut rows = Vec::new();
-    let critical = report.groups.iter().map(|g| critical_item(&g.items));
-    for (group, critical) in report.groups.iter().zip(critical).take(MAX_GROUP_BANDS) {
-        group_rows(&mut rows, group, critical, end_ms);
+    // Past the bound, the groups that tell nothing wait here to be folded into one row.
+    let mut folded: Vec<&GroupReport> = Vec::new();
+    for (n, group) in report.groups.iter().enumerate() {
+        if n < MAX_GROUP_BANDS || telling_group(group) {
+            fold_groups(&mut rows, &mut folded, end_ms);
+            group_rows(&mut rows, group, critical_item(&group.items), end_ms);
+        } else {
+            folded.push(group);
+        }
     }
-    if report.groups.len() > MAX_GROUP_BANDS {
-        let rest: Vec<(u64, u64)> = report
-            .groups
-            .iter()
-            .skip(MAX_GROUP_BANDS)
-            .map(|g| (g.started_ms, g.duration_ms))
-            .collect();
-        rows.push(aggregate(
-            0,
-            format!("{} more groups", rest.len()),
-            &rest,
-            end_ms,
-        ));
-    }
+    fold_groups(&mut rows, &mut folded, end_ms);
     let items: usize = report.groups.iter().map(|g| g.items.len()).sum();
     let outcome = if report.ok {
         "ok"
@@ -110,6 +109,35 @@ pub fn chart(report: &RunReport) -> Chart {
         end_ms,
         title,
     }
+}
+
+/// A group that must be seen whatever the bound: it failed, ran in part or was cancelled, or
+/// an item of it failed or was caught.
+fn telling_group(group: &GroupReport) -> bool {
+    let status = match group.status {
+        GroupStatus::Failed | GroupStatus::Partial | GroupStatus::Cancelled => true,
+        GroupStatus::Ran | GroupStatus::Skipped => false,
+    };
+    status || group.items.iter().any(|item| telling(item.status))
+}
+
+/// The groups in `folded`, if any, as one aggregate row counting them by status.
+fn fold_groups(rows: &mut Vec<Row>, folded: &mut Vec<&GroupReport>, end_ms: u64) {
+    if folded.is_empty() {
+        return;
+    }
+    let spans: Vec<(u64, u64)> = folded
+        .iter()
+        .map(|g| (g.started_ms, g.duration_ms))
+        .collect();
+    let statuses = counts(folded.iter().map(|g| group_status(g.status)));
+    rows.push(aggregate(
+        0,
+        format!("{} ({statuses})", more(folded.len(), "group")),
+        &spans,
+        end_ms,
+    ));
+    folded.clear();
 }
 
 fn group_rows(rows: &mut Vec<Row>, group: &GroupReport, critical: Option<usize>, end_ms: u64) {
@@ -135,6 +163,7 @@ fn group_rows(rows: &mut Vec<Row>, group: &GroupReport, critical: Option<usize>,
             error_text(group.error.as_ref())
         ),
         profile: Vec::new(),
+        reason: reason(group.error.as_ref()),
     });
     item_rows(rows, &group.items, 1, critical, end_ms);
 }
@@ -169,16 +198,16 @@ fn item_rows(
             .filter(|(i, _)| !shown.contains(i))
             .map(|(_, item)| (item.started_ms, item.duration_ms))
             .collect();
-        let statuses = status_counts(
+        let statuses = counts(
             items
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| !shown.contains(i))
-                .map(|(_, item)| item.status),
+                .map(|(_, item)| item_status(item.status)),
         );
         rows.push(aggregate(
             depth,
-            format!("{} more items ({statuses})", rest.len()),
+            format!("{} ({statuses})", more(rest.len(), "item")),
             &rest,
             end_ms,
         ));
@@ -210,6 +239,7 @@ fn called_rows(rows: &mut Vec<Row>, called: &CalledGroup, depth: usize, on_path:
             error_text(called.error.as_ref())
         ),
         profile: Vec::new(),
+        reason: reason(called.error.as_ref()),
     });
     let critical = on_path.then(|| critical_item(&called.items)).flatten();
     item_rows(rows, &called.items, depth + 1, critical, end);
@@ -279,27 +309,33 @@ fn item_row(item: &ItemReport, index: usize, depth: usize, critical: bool) -> Ro
             error_text(item.error.as_ref())
         ),
         profile: Vec::new(),
+        reason: reason(item.error.as_ref()),
     }
 }
 
 /// The rows of an `each` item's elements, under it: each element's run as an item's is drawn,
-/// bounded as items are; elements past what the report keeps are counted in the last row.
+/// bounded as items are; elements the report only counts are counted, by status, in the last
+/// row.
 fn element_rows(rows: &mut Vec<Row>, each: &EachReport, depth: usize, on_path: bool, end: u64) {
     let elements = &each.elements;
     let critical = on_path.then(|| last_to_end(elements)).flatten();
     let shown = shown(elements.iter().map(|e| (e.status, e.duration_ms)), critical);
-    for &index in &shown {
-        let element = &elements[index];
+    for &at in &shown {
+        let element = &elements[at];
         rows.push(element_row(
             element,
-            index,
+            element.index(at),
             each.count,
             depth,
-            critical == Some(index),
+            critical == Some(at),
         ));
     }
     let unreported = if each.elements_omitted > 0 {
-        format!(" · {} more not reported", each.elements_omitted)
+        format!(
+            " · {} more not reported ({})",
+            each.elements_omitted,
+            unreported_counts(each)
+        )
     } else {
         String::new()
     };
@@ -311,29 +347,67 @@ fn element_rows(rows: &mut Vec<Row>, each: &EachReport, depth: usize, on_path: b
             .map(|(_, e)| e)
             .collect();
         let spans: Vec<(u64, u64)> = rest.iter().map(|e| (e.started_ms, e.duration_ms)).collect();
-        let statuses = status_counts(rest.iter().map(|e| e.status));
+        let statuses = counts(rest.iter().map(|e| item_status(e.status)));
         rows.push(aggregate(
             depth,
-            format!("{} more elements ({statuses}){unreported}", rest.len()),
+            format!("{} ({statuses}){unreported}", more(rest.len(), "element")),
             &spans,
             end,
         ));
     } else if each.elements_omitted > 0 {
         rows.push(Row {
             depth,
-            label: format!("{} elements not reported", each.elements_omitted),
+            label: format!(
+                "{} not reported ({})",
+                plural(each.elements_omitted, "element"),
+                unreported_counts(each)
+            ),
             kind: Kind::Aggregate,
             started_ms: 0,
             duration_ms: 0,
             subs: Vec::new(),
             critical: false,
             detail: format!(
-                "{} elements past the first {} are counted in the item, not reported one by one",
-                each.elements_omitted,
-                elements.len()
+                "{} are counted in the item, not reported one by one",
+                plural(each.elements_omitted, "element")
             ),
             profile: Vec::new(),
+            reason: None,
         });
+    }
+}
+
+/// The statuses of the elements an `each` report only counts: its counts less the reported
+/// elements'.
+fn unreported_counts(each: &EachReport) -> String {
+    let reported = |word: &str| {
+        each.elements
+            .iter()
+            .filter(|e| each_word(e.status) == word)
+            .count()
+    };
+    let words = [
+        (each.ok, "ok"),
+        (each.failed, "failed"),
+        (each.skipped, "skipped"),
+        (each.cancelled, "cancelled"),
+    ];
+    let parts: Vec<String> = words
+        .iter()
+        .map(|&(n, word)| (n.saturating_sub(reported(word)), word))
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, word)| format!("{n} {word}"))
+        .collect();
+    parts.join(", ")
+}
+
+/// The count an `each` report adds an element to, by its status.
+fn each_word(status: ItemStatus) -> &'static str {
+    match status {
+        ItemStatus::Ok => "ok",
+        ItemStatus::Failed | ItemStatus::Caught => "failed",
+        ItemStatus::Skipped | ItemStatus::Degraded => "skipped",
+        ItemStatus::Cancelled => "cancelled",
     }
 }
 
@@ -364,6 +438,7 @@ fn element_row(
             error_text(element.error.as_ref())
         ),
         profile: Vec::new(),
+        reason: reason(element.error.as_ref()),
     }
 }
 
@@ -377,8 +452,19 @@ fn last_to_end(elements: &[ElementReport]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// A run that must be seen: it failed, was caught, cancelled or degraded.
+fn telling(status: ItemStatus) -> bool {
+    match status {
+        ItemStatus::Failed | ItemStatus::Caught | ItemStatus::Cancelled | ItemStatus::Degraded => {
+            true
+        }
+        ItemStatus::Ok | ItemStatus::Skipped => false,
+    }
+}
+
 /// The rows drawn one each, of runs given as `(status, duration_ms)`: all of them up to the
-/// bound; past it the one on the slowest path, the failures, then the slowest, in order.
+/// bound; past it the one on the slowest path, every telling one (up to `MAX_TELLING_ROWS`),
+/// then the skipped and the slowest up to `SHOWN_WHEN_AGGREGATED`, in order.
 fn shown(runs: impl Iterator<Item = (ItemStatus, u64)>, critical: Option<usize>) -> Vec<usize> {
     let runs: Vec<(ItemStatus, u64)> = runs.collect();
     if runs.len() <= MAX_ITEM_ROWS {
@@ -387,21 +473,25 @@ fn shown(runs: impl Iterator<Item = (ItemStatus, u64)>, critical: Option<usize>)
     let mut ranked: Vec<usize> = (0..runs.len()).collect();
     ranked.sort_by_key(|&i| {
         let (status, duration_ms) = runs[i];
-        let telling = !matches!(status, ItemStatus::Ok);
         (
             std::cmp::Reverse(critical == Some(i)),
-            std::cmp::Reverse(telling),
+            std::cmp::Reverse(telling(status)),
+            std::cmp::Reverse(!matches!(status, ItemStatus::Ok)),
             std::cmp::Reverse(duration_ms),
             i,
         )
     });
-    ranked.truncate(SHOWN_WHEN_AGGREGATED);
+    let must = runs.iter().filter(|(status, _)| telling(*status)).count();
+    let must = must.min(MAX_TELLING_ROWS) + usize::from(critical.is_some());
+    ranked.truncate(must.max(SHOWN_WHEN_AGGREGATED));
     ranked.sort_unstable();
     ranked
 }
 
-/// A row standing for `spans` (`(started_ms, duration_ms)`): how many are in flight in each
-/// column of the axis.
+/// A row standing for `spans` (`(started_ms, duration_ms)`), each in flight from its start
+/// up to, not including, its end (one that ends as another starts does not overlap it; a 0 ms
+/// one is in flight at its instant): the most in flight in each column of the axis, and at
+/// once over the whole row.
 fn aggregate(depth: usize, label: String, spans: &[(u64, u64)], end_ms: u64) -> Row {
     let mut profile = vec![0u32; PROFILE_BUCKETS];
     let bucket = |ms: u64| {
@@ -410,14 +500,40 @@ fn aggregate(depth: usize, label: String, spans: &[(u64, u64)], end_ms: u64) -> 
             .unwrap_or(usize::MAX)
             .min(PROFILE_BUCKETS - 1)
     };
+    // At one instant, the ends come first, then the starts; a 0 ms span is a start and an end
+    // after them (so it counts with whatever else holds that instant).
+    let mut events: Vec<(u64, u8)> = Vec::with_capacity(spans.len() * 2);
     for &(started, duration) in spans {
-        for count in &mut profile[bucket(started)..=bucket(end(started, duration))] {
-            *count += 1;
+        if duration == 0 {
+            events.push((started, 1));
+            events.push((started, 2));
+        } else {
+            events.push((started, 1));
+            events.push((end(started, duration), 0));
+        }
+    }
+    events.sort_unstable();
+    let mut in_flight: u32 = 0;
+    let mut peak: u32 = 0;
+    for (n, &(at, kind)) in events.iter().enumerate() {
+        match kind {
+            1 => in_flight += 1,
+            _ => in_flight = in_flight.saturating_sub(1),
+        }
+        peak = peak.max(in_flight);
+        // What holds from this event to the next marks every column in between.
+        let next = events.get(n + 1).map_or(at, |&(next, _)| next);
+        let last = if next > at {
+            bucket(next - 1)
+        } else {
+            bucket(at)
+        };
+        for most in &mut profile[bucket(at)..=last.max(bucket(at))] {
+            *most = (*most).max(in_flight);
         }
     }
     let started_ms = spans.iter().map(|s| s.0).min().unwrap_or(0);
     let last = spans.iter().map(|&(s, d)| end(s, d)).max().unwrap_or(0);
-    let peak = profile.iter().copied().max().unwrap_or(0);
     Row {
         depth,
         detail: format!(
@@ -431,6 +547,7 @@ fn aggregate(depth: usize, label: String, spans: &[(u64, u64)], end_ms: u64) -> 
         subs: Vec::new(),
         critical: false,
         profile,
+        reason: None,
     }
 }
 
@@ -477,17 +594,18 @@ fn end(started_ms: u64, duration_ms: u64) -> u64 {
     started_ms.saturating_add(duration_ms)
 }
 
-fn status_counts(statuses: impl Iterator<Item = ItemStatus>) -> String {
-    let mut counts: Vec<(ItemStatus, usize)> = Vec::new();
-    for status in statuses {
-        match counts.iter_mut().find(|(s, _)| *s == status) {
+/// `words` counted: `3 ok, 1 failed`, in order of first appearance.
+fn counts(words: impl Iterator<Item = &'static str>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for word in words {
+        match counts.iter_mut().find(|(w, _)| *w == word) {
             Some((_, n)) => *n += 1,
-            None => counts.push((status, 1)),
+            None => counts.push((word, 1)),
         }
     }
     counts
         .iter()
-        .map(|(status, n)| format!("{n} {}", item_status(*status)))
+        .map(|(word, n)| format!("{n} {word}"))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -514,13 +632,17 @@ pub fn group_status(status: GroupStatus) -> &'static str {
 }
 
 fn error_text(error: Option<&seq_exec::ToolError>) -> String {
-    match error {
-        Some(error) => match &error.detail {
-            Some(detail) => format!(" · {}: {detail}", error.reason.as_str()),
-            None => format!(" · {}", error.reason.as_str()),
-        },
-        None => String::new(),
-    }
+    reason(error)
+        .map(|why| format!(" · {why}"))
+        .unwrap_or_default()
+}
+
+/// Why a row failed, as its bar's text: `reason: detail`.
+fn reason(error: Option<&seq_exec::ToolError>) -> Option<String> {
+    error.map(|error| match &error.detail {
+        Some(detail) => format!("{}: {detail}", error.reason.as_str()),
+        None => error.reason.as_str().to_owned(),
+    })
 }
 
 fn span_text(started_ms: u64, duration_ms: u64) -> String {
@@ -541,6 +663,15 @@ pub fn duration(ms: u64) -> String {
     } else {
         let s = ms / 1_000;
         format!("{} min {} s", s / 60, s % 60)
+    }
+}
+
+/// `1 more group`, `3 more groups`.
+fn more(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 more {word}")
+    } else {
+        format!("{n} more {word}s")
     }
 }
 

@@ -12,12 +12,21 @@ const CHART_W: f64 = 840.0;
 /// Right of the axis: room for the duration written after a bar that reaches the end.
 const TAIL_W: f64 = 60.0;
 const ROW_H: f64 = 20.0;
+/// Each further line of a wrapped label adds this to its row.
+const LINE_H: f64 = 14.0;
+/// A label longer than its column wraps onto at most this many lines (the whole name is in
+/// the tooltip).
+const MAX_LABEL_LINES: usize = 4;
 const BAR_H: f64 = 12.0;
 /// Where the first row starts: below the title, the legend and the axis labels.
 const TOP: f64 = 96.0;
 /// Average advance of a character of the 12 px labels, to cut labels to their column.
 const CHAR_W: f64 = 7.0;
 const INDENT: f64 = 14.0;
+/// Average advance of a character of the 11 px texts after a bar.
+const REASON_W: f64 = 6.2;
+/// A failure's reason goes before its bar when fewer characters fit after it.
+const MIN_REASON_CHARS: usize = 24;
 /// The narrowest bar drawn: a 0 ms item is still seen.
 const MIN_BAR: f64 = 1.5;
 const FONT: &str = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif";
@@ -47,10 +56,37 @@ fn group_colour(status: GroupStatus) -> &'static str {
 
 const AGGREGATE: &str = "#4a78b5";
 
+/// A row as drawn: its label's lines and where it starts.
+struct Placed<'a> {
+    row: &'a Row,
+    lines: Vec<String>,
+    y: f64,
+}
+
+impl Placed<'_> {
+    fn height(&self) -> f64 {
+        ROW_H + LINE_H * self.lines.len().saturating_sub(1) as f64
+    }
+}
+
 /// The SVG of `chart`.
 pub fn render(chart: &Chart) -> String {
     let width = MARGIN * 2.0 + LABEL_W + CHART_W + TAIL_W;
-    let height = TOP + ROW_H * chart.rows.len() as f64 + MARGIN;
+    let mut y = TOP;
+    let placed: Vec<Placed<'_>> = chart
+        .rows
+        .iter()
+        .map(|row| {
+            let placed = Placed {
+                row,
+                lines: wrap(&row.label, label_room(row.depth), MAX_LABEL_LINES),
+                y,
+            };
+            y += placed.height();
+            placed
+        })
+        .collect();
+    let height = y + MARGIN;
     let mut svg = String::new();
     let _ = writeln!(
         svg,
@@ -69,10 +105,10 @@ pub fn render(chart: &Chart) -> String {
     let scale = Scale {
         end_ms: chart.end_ms,
     };
-    bands(&mut svg, &chart.rows, width);
+    bands(&mut svg, &placed, width);
     axis(&mut svg, &scale, height);
-    for (n, row) in chart.rows.iter().enumerate() {
-        draw_row(&mut svg, row, TOP + ROW_H * n as f64, &scale);
+    for row in &placed {
+        draw_row(&mut svg, row, &scale, width);
     }
     svg.push_str("</svg>\n");
     svg
@@ -131,22 +167,23 @@ fn legend(svg: &mut String) {
 }
 
 /// Every group of the run, its called groups and items, on a band of its own shade.
-fn bands(svg: &mut String, rows: &[Row], width: f64) {
+fn bands(svg: &mut String, rows: &[Placed<'_>], width: f64) {
     let starts: Vec<usize> = rows
         .iter()
         .enumerate()
-        .filter(|(_, row)| row.depth == 0)
+        .filter(|(_, placed)| placed.row.depth == 0)
         .map(|(n, _)| n)
         .collect();
+    let bottom = rows.last().map_or(TOP, |last| last.y + last.height());
     for (k, &start) in starts.iter().enumerate() {
-        let stop = starts.get(k + 1).copied().unwrap_or(rows.len());
+        let top = rows[start].y;
+        let stop = starts.get(k + 1).map_or(bottom, |&next| rows[next].y);
         let shade = if k % 2 == 0 { "#f3f5f8" } else { "#ffffff" };
         let _ = writeln!(
             svg,
-            "<rect class=\"band\" x=\"{MARGIN}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{shade}\"/>",
-            TOP + ROW_H * start as f64,
+            "<rect class=\"band\" x=\"{MARGIN}\" y=\"{top}\" width=\"{}\" height=\"{}\" fill=\"{shade}\"/>",
             width - 2.0 * MARGIN,
-            ROW_H * (stop - start) as f64
+            stop - top
         );
     }
 }
@@ -189,7 +226,8 @@ fn tick_step(end_ms: u64) -> u64 {
     }
 }
 
-fn draw_row(svg: &mut String, row: &Row, y: f64, scale: &Scale) {
+fn draw_row(svg: &mut String, placed: &Placed<'_>, scale: &Scale, width: f64) {
+    let (row, y) = (placed.row, placed.y);
     let (class, colour) = match row.kind {
         Kind::Group(status) => ("group", group_colour(status)),
         Kind::Item(status) => ("item", item_colour(status)),
@@ -207,15 +245,28 @@ fn draw_row(svg: &mut String, row: &Row, y: f64, scale: &Scale) {
         row.depth,
         escape(&row.detail)
     );
-    let label_x = MARGIN + 6.0 + INDENT * row.depth as f64;
-    let room = ((MARGIN + LABEL_W - 8.0 - label_x) / CHAR_W).max(4.0) as usize;
+    let label_x = label_x(row.depth);
     let weight = if row.depth == 0 { "bold" } else { "normal" };
     let _ = write!(
         svg,
-        r##"<text class="label" x="{label_x}" y="{}" font-weight="{weight}" fill="#222">{}</text>"##,
-        y + 14.0,
-        escape(&cut(&row.label, room))
+        r##"<text class="label" x="{label_x}" y="{}" font-weight="{weight}" fill="#222">"##,
+        y + 14.0
     );
+    // One line is the text itself; a wrapped label's lines are spans one under another.
+    match placed.lines.as_slice() {
+        [line] => svg.push_str(&escape(line)),
+        lines => {
+            for (n, line) in lines.iter().enumerate() {
+                let dy = if n == 0 { 0.0 } else { LINE_H };
+                let _ = write!(
+                    svg,
+                    r#"<tspan x="{label_x}" dy="{dy}">{}</tspan>"#,
+                    escape(line)
+                );
+            }
+        }
+    }
+    svg.push_str("</text>");
     let x = scale.x(row.started_ms);
     let w = scale.width(row.duration_ms);
     match row.kind {
@@ -232,15 +283,83 @@ fn draw_row(svg: &mut String, row: &Row, y: f64, scale: &Scale) {
     }
     // The duration after the bar (an aggregate's is in its tooltip: its profile fills the row).
     if row.kind != Kind::Aggregate {
+        let duration = layout::duration(row.duration_ms);
         let _ = write!(
             svg,
-            r##"<text class="duration" x="{:.1}" y="{}" font-size="11" fill="#444">{}</text>"##,
+            r##"<text class="duration" x="{:.1}" y="{}" font-size="11" fill="#444">{duration}</text>"##,
             x + w + 4.0,
             y + 14.0,
-            layout::duration(row.duration_ms)
         );
+        if let Some(reason) = &row.reason {
+            let after = x + w + 4.0 + REASON_W * (duration.chars().count() + 2) as f64;
+            reason_text(svg, reason, after, x, y, width);
+        }
     }
     svg.push_str("</g>\n");
+}
+
+/// Why a row failed, written after its bar and duration when there is room to the right,
+/// else before its bar, cut to the room there (the whole of it is in the tooltip).
+fn reason_text(svg: &mut String, reason: &str, after: f64, bar_x: f64, y: f64, width: f64) {
+    let right = ((width - MARGIN - after) / REASON_W) as usize;
+    let left = ((bar_x - 4.0 - (MARGIN + LABEL_W)) / REASON_W) as usize;
+    let (x, anchor, room) = if right >= MIN_REASON_CHARS || right >= left {
+        (after, "start", right)
+    } else {
+        (bar_x - 4.0, "end", left)
+    };
+    if room < 2 {
+        return;
+    }
+    let _ = write!(
+        svg,
+        r##"<text class="reason" x="{x:.1}" y="{}" font-size="11" fill="#a3281f" text-anchor="{anchor}">{}</text>"##,
+        y + 14.0,
+        escape(&cut(reason, room))
+    );
+}
+
+/// Where a label at `depth` starts.
+fn label_x(depth: usize) -> f64 {
+    MARGIN + 6.0 + INDENT * depth as f64
+}
+
+/// How many characters a line of a label at `depth` holds.
+fn label_room(depth: usize) -> usize {
+    ((MARGIN + LABEL_W - 8.0 - label_x(depth)) / CHAR_W).max(4.0) as usize
+}
+
+/// `text` in lines of at most `room` characters, broken after a space, `/`, `-`, `_` or `.`
+/// where one is near, else anywhere; past `max` lines the last is cut with an ellipsis.
+fn wrap(text: &str, room: usize, max: usize) -> Vec<String> {
+    let room = room.max(1);
+    let chars: Vec<char> = text.chars().collect();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    while chars.len() - start > room {
+        if lines.len() + 1 == max {
+            let rest: String = chars[start..].iter().collect();
+            lines.push(cut(&rest, room));
+            return lines;
+        }
+        let window = &chars[start..start + room];
+        // Break after the last separator in the line's second half, if any.
+        let at = window
+            .iter()
+            .rposition(|c| matches!(c, ' ' | '/' | '-' | '_' | '.'))
+            .filter(|&p| p + 1 >= room / 2)
+            .map_or(room, |p| p + 1);
+        lines.push(
+            chars[start..start + at]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_owned(),
+        );
+        start += at;
+    }
+    lines.push(chars[start..].iter().collect());
+    lines
 }
 
 fn item_bar(svg: &mut String, row: &Row, y: f64, x: f64, w: f64, colour: &str, scale: &Scale) {

@@ -2,7 +2,7 @@
 //! report (a snapshot), and the picture a viewer would show (rendered to pixels with resvg).
 //! With `SEQC_TIMELINE_PNGS=DIR` the pictures are also written there, to be looked at.
 
-use super::layout::{self, Kind, MAX_ITEM_ROWS, SHOWN_WHEN_AGGREGATED};
+use super::layout::{self, Kind, MAX_GROUP_BANDS, MAX_ITEM_ROWS, SHOWN_WHEN_AGGREGATED};
 use super::{draw, read_report};
 use seq_exec::RunReport;
 use seq_exec::engine::ItemStatus;
@@ -117,10 +117,16 @@ fn with_class<'a>(doc: &'a roxmltree::Document<'_>, class: &str) -> Vec<roxmltre
         .collect()
 }
 
+/// Every label's text, a wrapped one's lines joined.
 fn labels(doc: &roxmltree::Document<'_>) -> Vec<String> {
     with_class(doc, "label")
         .iter()
-        .filter_map(|n| n.text().map(str::to_owned))
+        .map(|n| {
+            n.descendants()
+                .filter(|d| d.is_text())
+                .filter_map(|d| d.text())
+                .collect()
+        })
         .collect()
 }
 
@@ -284,7 +290,7 @@ fn labels_are_cut_to_their_column_and_escaped() {
     })));
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let labels = labels(&doc);
-    assert!(labels[0].ends_with('…') && labels[0].chars().count() < 60);
+    assert!(labels[0].ends_with('…') && labels[0].chars().count() < 200);
     assert_eq!(labels[1], "1 x&y\"<z>");
 }
 
@@ -380,14 +386,227 @@ fn each_elements_are_rows_under_their_item() {
 fn many_elements_are_the_telling_ones_and_an_aggregate() {
     let chart = layout::chart(&looping(1000, 100));
     let elements = chart.rows.iter().filter(|r| r.depth == 2).count();
-    assert_eq!(elements, SHOWN_WHEN_AGGREGATED + 1, "shown, then the rest");
+    let failed = (0..100).filter(|i| i % 7 == 3).count();
+    assert!(failed > SHOWN_WHEN_AGGREGATED);
+    assert_eq!(
+        elements,
+        failed + 2,
+        "every failure, the one on the slowest path, then the rest"
+    );
     let last = chart.rows.last().unwrap();
     assert_eq!(last.kind, Kind::Aggregate);
     assert!(
-        last.label.starts_with("88 more elements (")
-            && last.label.ends_with("900 more not reported"),
+        last.label.starts_with("85 more elements (")
+            && last
+                .label
+                .ends_with("900 more not reported (771 ok, 129 failed)"),
         "{}",
         last.label
     );
     roxmltree::Document::parse(&draw(&looping(1000, 100))).unwrap();
+}
+
+/// 200 serial groups of one item each, five of them failed (past the bound on bands but the
+/// first), and one `each` item over 1,000 elements of which six failed, three past the first
+/// 100 (reported after them with their index, as the engine reports them).
+fn large() -> RunReport {
+    let failed_elements = [3u64, 40, 99, 150, 480, 999];
+    let mut elements: Vec<Value> = (0..100u64)
+        .map(|i| {
+            if failed_elements.contains(&i) {
+                json!({"status": "failed", "started_ms": 640, "duration_ms": 2,
+                       "error": {"reason": "failed", "detail": format!("element {i} broke")}})
+            } else {
+                json!({"status": "ok", "started_ms": 640, "duration_ms": 1 + i % 5})
+            }
+        })
+        .collect();
+    elements.extend(failed_elements.iter().filter(|&&i| i >= 100).map(|i| {
+        json!({"index": i, "status": "failed", "started_ms": 641, "duration_ms": 2,
+               "error": {"reason": "failed", "detail": format!("element {i} broke")}})
+    }));
+    let groups: Vec<Value> = (0..200u64)
+        .map(|g| {
+            let name = format!("group {g}");
+            let at = g * 10;
+            if g == 64 {
+                json!({"name": name, "status": "partial", "parallel": true, "started_ms": at,
+                       "duration_ms": 9, "out": {},
+                       "items": [{"tool": "files_read", "status": "ok", "started_ms": at,
+                                  "duration_ms": 9,
+                                  "each": {"count": 1000, "ok": 994, "failed": 6,
+                                           "elements": elements, "elements_omitted": 897}}]})
+            } else if g % 40 == 25 {
+                json!({"name": name, "status": "failed", "parallel": false, "started_ms": at,
+                       "duration_ms": 9, "out": {},
+                       "error": {"reason": "failed", "detail": format!("exit status {g}")},
+                       "items": [{"tool": "cmd_run", "status": "failed", "started_ms": at,
+                                  "duration_ms": 9,
+                                  "error": {"reason": "failed", "detail": format!("exit status {g}")}}]})
+            } else {
+                json!({"name": name, "status": "ran", "parallel": false, "started_ms": at,
+                       "duration_ms": 9, "out": {}, "items": [item("echo", "ok", at, 9)]})
+            }
+        })
+        .collect();
+    report(json!({"ok": false, "out": {}, "groups": groups}))
+}
+
+#[test]
+fn a_large_run_draws_every_failure_and_says_what_it_folded() {
+    let chart = layout::chart(&large());
+    let failed_groups: Vec<&str> = chart
+        .rows
+        .iter()
+        .filter(|r| r.depth == 0 && r.kind != Kind::Aggregate)
+        .filter(|r| !matches!(r.kind, Kind::Group(seq_exec::engine::GroupStatus::Ran)))
+        .map(|r| r.label.as_str())
+        .collect();
+    assert_eq!(
+        failed_groups,
+        [
+            "group 25",
+            "group 64",
+            "group 65",
+            "group 105",
+            "group 145",
+            "group 185"
+        ]
+    );
+    // The folds between them count what they hold.
+    let folds: Vec<&str> = chart
+        .rows
+        .iter()
+        .filter(|r| r.depth == 0 && r.kind == Kind::Aggregate)
+        .map(|r| r.label.as_str())
+        .collect();
+    assert_eq!(
+        folds,
+        [
+            "4 more groups (4 ran)",
+            "39 more groups (39 ran)",
+            "39 more groups (39 ran)",
+            "39 more groups (39 ran)",
+            "14 more groups (14 ran)"
+        ]
+    );
+    assert_eq!(
+        chart.rows.iter().filter(|r| r.depth == 0).count(),
+        MAX_GROUP_BANDS + 5 + folds.len()
+    );
+    // Every failed element, by its index, the three past the first 100 too.
+    let elements: Vec<&str> = chart
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Item(ItemStatus::Failed) && r.depth == 2)
+        .map(|r| r.label.as_str())
+        .collect();
+    assert_eq!(elements, ["[3]", "[40]", "[99]", "[150]", "[480]", "[999]"]);
+    let fold = chart
+        .rows
+        .iter()
+        .find(|r| r.depth == 2 && r.kind == Kind::Aggregate)
+        .unwrap();
+    assert!(
+        fold.label
+            .ends_with("91 more elements (91 ok) · 897 more not reported (897 ok)"),
+        "{}",
+        fold.label
+    );
+
+    let svg = draw(&large());
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let reasons: Vec<String> = with_class(&doc, "reason")
+        .iter()
+        .filter_map(|n| n.text().map(str::to_owned))
+        .collect();
+    for g in [25, 65, 105, 145, 185] {
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r == &format!("failed: exit status {g}")),
+            "group {g}: {reasons:?}"
+        );
+    }
+    assert!(reasons.iter().any(|r| r == "failed: element 999 broke"));
+    // Red in the rows of every failed group (its bar and its item's), as a viewer shows it.
+    let pixmap = pixels(&svg, "large");
+    let groups = with_class(&doc, "failed");
+    let groups = groups
+        .iter()
+        .filter(|row| row.attribute("data-depth") == Some("0"));
+    assert_eq!(groups.clone().count(), 5);
+    for row in groups {
+        let title = row
+            .children()
+            .find(|n| n.has_tag_name("title"))
+            .and_then(|t| t.text())
+            .unwrap();
+        let y: f64 = row
+            .children()
+            .find(|n| n.attribute("class") == Some("bar"))
+            .and_then(|bar| bar.attribute("y"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            red_in_rows(&pixmap, y as u32, y as u32 + 36) > 20,
+            "{title}"
+        );
+    }
+}
+
+/// How many pixels of the rows from `top` to `bottom` are near the failed colour.
+fn red_in_rows(pixmap: &resvg::tiny_skia::Pixmap, top: u32, bottom: u32) -> usize {
+    let width = pixmap.width();
+    (top..bottom.min(pixmap.height()))
+        .flat_map(|y| (0..width).map(move |x| (x, y)))
+        .filter_map(|(x, y)| pixmap.pixel(x, y))
+        .filter(|p| p.red() > 180 && p.green() < 100 && p.blue() < 90 && p.alpha() == 255)
+        .count()
+}
+
+#[test]
+fn the_peak_in_flight_counts_an_end_and_a_start_at_one_instant_once() {
+    // Waves of 40 side by side, each wave starting as the last ends: never more than 40.
+    let items: Vec<Value> = (0..400u64)
+        .map(|i| item("sleep", "ok", (i / 40) * 100, 100))
+        .collect();
+    let chart = layout::chart(&report(json!({
+        "ok": true, "out": {},
+        "groups": [{"name": "fan", "status": "ran", "parallel": true, "started_ms": 0,
+                    "duration_ms": 1000, "out": {}, "items": items}]
+    })));
+    let aggregate = chart
+        .rows
+        .iter()
+        .find(|r| r.kind == Kind::Aggregate)
+        .unwrap();
+    assert!(
+        aggregate.detail.ends_with("at most 40 in flight"),
+        "{}",
+        aggregate.detail
+    );
+    assert_eq!(aggregate.profile.iter().copied().max(), Some(40));
+}
+
+#[test]
+fn a_long_label_wraps_whole() {
+    let name = "collect the release notes from every repository/of the organisation and \
+                publish_them_to_the_changelog";
+    let svg = draw(&report(json!({
+        "ok": true, "out": {},
+        "groups": [{"name": name, "status": "ran", "parallel": false, "started_ms": 0,
+                    "duration_ms": 5, "out": {}, "items": [item("echo", "ok", 0, 5)]}]
+    })));
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let label = with_class(&doc, "label")[0];
+    let lines: Vec<&str> = label
+        .children()
+        .filter(|n| n.has_tag_name("tspan"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(lines.len() > 1, "{svg}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+    assert_eq!(lines.concat().replace(' ', ""), name.replace(' ', ""));
 }

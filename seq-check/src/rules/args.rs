@@ -33,7 +33,8 @@ fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
             "no catalog knows the tool `{tool}`; its arguments and parallel safety are not checked"
         ),
     );
-    match did_you_mean(tool, catalog.names()) {
+    // Only the tools offered here are suggested: one turned off would only be refused.
+    match did_you_mean(tool, catalog.offered()) {
         Some(best) => d
             .with_help(format!("did you mean `{best}`?"))
             .with_replacement(
@@ -43,7 +44,7 @@ fn unknown_tool(catalog: &Catalog, item: &Item) -> Diagnostic {
             )
             .maybe_incorrect(),
         None => {
-            let known: Vec<&str> = catalog.names().collect();
+            let known: Vec<&str> = catalog.offered().collect();
             d.with_help(format!(
                 "the tools known here are {}; a tool that only another host provides is found at \
                  run time (`seqc check --catalog FILE` adds that host's list)",

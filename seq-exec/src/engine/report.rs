@@ -118,11 +118,14 @@ pub struct AttemptTime {
     pub duration_ms: u64,
 }
 
-/// How many of an `each` item's elements are reported one by one; the rest are counted.
+/// How many of an `each` item's elements are reported one by one; the rest are counted. Past
+/// them, up to as many more failed or caught elements are reported too, with their `index`:
+/// a failure is never only a count.
 pub const MAX_REPORTED_ELEMENTS: usize = 100;
 
 /// What the elements of an `each` item did: each element's run, in element order, for the
-/// first 100 elements; counts by status for all of them.
+/// first 100 elements and then the failed or caught ones past them (up to 100 more); counts by
+/// status for all of them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EachReport {
     /// How many elements the array had.
@@ -139,10 +142,11 @@ pub struct EachReport {
     /// failed under `on_error: abort`.
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub cancelled: usize,
-    /// The first 100 elements' runs, in element order.
+    /// The first 100 elements' runs, in element order, then those of the failed or caught
+    /// elements past them (up to 100 more, each with its `index`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub elements: Vec<ElementReport>,
-    /// The elements past the first 100, counted above but not reported one by one.
+    /// The elements counted above but not reported one by one.
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub elements_omitted: usize,
 }
@@ -150,6 +154,10 @@ pub struct EachReport {
 /// One element's run of an `each` item.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ElementReport {
+    /// The element's place in the array (`$each_index`): given for an element past the first
+    /// 100, omitted for one of them (its place in `elements` is its index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
     pub status: ItemStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
@@ -163,6 +171,13 @@ pub struct ElementReport {
     #[serde(default)]
     pub started_ms: u64,
     pub duration_ms: u64,
+}
+
+impl ElementReport {
+    /// The element's place in the array, given its place `at` in `elements`.
+    pub fn index(&self, at: usize) -> usize {
+        self.index.unwrap_or(at)
+    }
 }
 
 impl EachReport {
@@ -180,6 +195,7 @@ impl EachReport {
 
     /// Adds the next element's run, which took `duration_ms`.
     pub(crate) fn push(&mut self, run: ItemReport, duration_ms: u64) {
+        let index = self.ok + self.failed + self.skipped + self.cancelled;
         match run.status {
             ItemStatus::Ok => self.ok += 1,
             // A caught element failed all the same: its error is in the `error_as` slot.
@@ -187,8 +203,15 @@ impl EachReport {
             ItemStatus::Skipped | ItemStatus::Degraded => self.skipped += 1,
             ItemStatus::Cancelled => self.cancelled += 1,
         }
-        if self.elements.len() < MAX_REPORTED_ELEMENTS {
+        let failed = matches!(run.status, ItemStatus::Failed | ItemStatus::Caught);
+        let room = if index < MAX_REPORTED_ELEMENTS {
+            Some(None)
+        } else {
+            (failed && self.elements.len() < 2 * MAX_REPORTED_ELEMENTS).then_some(Some(index))
+        };
+        if let Some(index) = room {
             self.elements.push(ElementReport {
+                index,
                 status: run.status,
                 error: run.error,
                 retries: run.retries,
@@ -404,5 +427,40 @@ mod tests {
             text.contains(&format!("call depth {MAX_REPORTED_CALL_DEPTH}")),
             "{text}"
         );
+    }
+
+    #[test]
+    fn failures_past_the_reported_elements_are_reported_with_their_index() {
+        let mut each = EachReport::new(1000);
+        for i in 0..1000 {
+            let status = if i % 200 == 150 || i == 3 {
+                ItemStatus::Failed
+            } else {
+                ItemStatus::Ok
+            };
+            each.push(ItemReport::new("t", status, None), 1);
+        }
+        let failed: Vec<(usize, usize)> = each
+            .elements
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.status == ItemStatus::Failed)
+            .map(|(at, e)| (at, e.index(at)))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                (3, 3),
+                (100, 150),
+                (101, 350),
+                (102, 550),
+                (103, 750),
+                (104, 950)
+            ]
+        );
+        assert_eq!((each.ok, each.failed), (994, 6));
+        assert_eq!(each.elements_omitted, 1000 - 105);
+        // The first 100 carry no index: their place is theirs.
+        assert!(each.elements[..100].iter().all(|e| e.index.is_none()));
     }
 }

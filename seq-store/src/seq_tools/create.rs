@@ -167,7 +167,11 @@ fn admit_into(
     // independent mistake in one answer), against the store as it is under the lock. A text
     // with syntax errors is refused for its findings before anything else is asked.
     let stored = stored_sequences(tools)?;
-    let admission = made.insert(seq_check::admit(parse, &stored, &tools.config.catalog));
+    let admission = made.insert(seq_check::admit(
+        parse,
+        &stored,
+        &tools.config.catalog.current(),
+    ));
     let mut found = findings_of(admission, origin);
     let Some(sequence) = admission.sequence.as_ref().filter(|_| !broken) else {
         return Err(refuse(form, found));

@@ -218,7 +218,7 @@ fn load_checked(tools: &StorageTools, name: &str) -> Result<Loaded, Box<SeqOutco
             stored.sequence
         })
         .collect();
-    let admission = seq_check::admit_stored(sequence, &stored, &tools.config.catalog);
+    let admission = seq_check::admit_stored(sequence, &stored, &tools.config.catalog.current());
     let origin = Origin::Stored(name);
     let errors: Vec<Finding> = admission
         .errors()
