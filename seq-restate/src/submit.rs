@@ -187,7 +187,7 @@ impl At {
             None => attached.await?,
             Some(observer) => {
                 let finished = Finished {
-                    client: &client,
+                    client,
                     url: format!("{ingress}/SeqRun/{key}/finished"),
                     observer,
                 };
