@@ -6,7 +6,7 @@
 //! What a run was submitted with is kept as a [`Submission`]: the caller, the sequence's name and
 //! a digest of the arguments (never the arguments themselves, which another caller may not
 //! see). Durable runs keep it in their workflow's state (seq-restate); runs in this process in
-//! [`RunIds`], for the life of the process, at most [`MAX_KEPT`] ids.
+//! `RunIds`, for the life of the process, at most [`MAX_KEPT`] ids.
 
 use super::SeqOutcome;
 use seq_exec::engine::RunReport;
