@@ -77,8 +77,9 @@ pub struct RunArgs {
     /// http://127.0.0.1:8080), where `seqc worker`s run it, and wait for its report.
     #[arg(long, value_name = "INGRESS_URL")]
     pub restate: Option<String>,
-    /// The durable run's id [default: a new one]: a run id submitted twice runs once, and the
-    /// second submission gets the first one's report.
+    /// The durable run's id [default: a new one]: a run id submitted twice by the same caller
+    /// with the same sequence and arguments runs once, and the second submission gets the first
+    /// one's report; with anything else it is refused.
     #[arg(long, value_name = "ID", requires = "restate")]
     pub run_id: Option<String>,
     /// Also write the run's timeline to FILE.svg as it finishes (as `seqc timeline` draws a

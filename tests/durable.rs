@@ -463,10 +463,11 @@ fn kill_the_worker_of(marker: &Path, workers: [u32; 2]) {
     );
 }
 
-/// The run id is the workflow's key: the second submission gets the first run's report, with
-/// its arguments, and runs nothing.
+/// The run id is the workflow's key: a second submission by the same caller with the same
+/// arguments gets the first run's report and runs nothing; with other arguments, or by another
+/// caller, it is refused, saying which differs.
 #[test]
-fn a_run_id_submitted_twice_runs_once() {
+fn a_run_id_submitted_twice_runs_once_and_refuses_other_arguments() {
     let Setup {
         restate,
         root,
@@ -485,12 +486,42 @@ fn a_run_id_submitted_twice_runs_once() {
         &[seq, "--args", r#"{"line":"first"}"#, "--run-id", "once-1"],
     );
     assert_eq!(status(&first), 0, "{}", stderr(&first));
+    // The same id with the same arguments: the first run's report, nothing run again.
+    let again = restate.run(
+        data.path(),
+        &[seq, "--args", r#"{"line":"first"}"#, "--run-id", "once-1"],
+    );
+    assert_eq!(status(&again), 0, "{}", stderr(&again));
+    assert_eq!(report(&first), report(&again));
+    // The same id with other arguments, or for another caller: refused, saying which differs.
     let second = restate.run(
         data.path(),
         &[seq, "--args", r#"{"line":"second"}"#, "--run-id", "once-1"],
     );
-    assert_eq!(status(&second), 0, "{}", stderr(&second));
-    assert_eq!(report(&first), report(&second));
+    assert_ne!(status(&second), 0);
+    assert!(
+        stderr(&second).contains("was submitted with other arguments"),
+        "{}",
+        stderr(&second)
+    );
+    let other = restate.run(
+        data.path(),
+        &[
+            seq,
+            "--args",
+            r#"{"line":"first"}"#,
+            "--run-id",
+            "once-1",
+            "--caller",
+            "mallory",
+        ],
+    );
+    assert_ne!(status(&other), 0);
+    assert!(
+        stderr(&other).contains("was submitted by another caller"),
+        "{}",
+        stderr(&other)
+    );
     let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
     assert_eq!(evidence, "first\n");
     // Another id is another run.

@@ -639,6 +639,16 @@ fn definitions() -> Vec<ToolDef> {
                     Some(JsonType::Object),
                     "Arguments for the groups' `in` slots.",
                 ),
+                opt(
+                    "run_id",
+                    Some(JsonType::String),
+                    "Names the run so that it can be got back: pass a new one (1-128 letters, \
+                     digits, `-`, `_`, `.`) for a run with side effects, and after a lost \
+                     connection call again with the same id: the same caller, `name` and `args` \
+                     wait for that run or get its report, never a second run; anything else \
+                     under it is an `arg_error`. Kept by a durable server; otherwise for the \
+                     server process's life (its last 10,000 ids). Only when called directly.",
+                ),
             ],
             true,
             // It can run any tool, and the call graph cannot see which: treated as unsafe.

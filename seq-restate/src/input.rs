@@ -3,6 +3,7 @@
 use seq_exec::SequenceSource;
 use seq_exec::engine::Stack;
 use seq_exec::policy::Policy;
+use seq_store::seq_tools::Submission;
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -37,6 +38,11 @@ pub struct RunInput {
     /// `_meta.traceparent`): the worker exports the run's spans in that trace, under it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
+    /// What the run was submitted with (caller, sequence, digest of the arguments), kept in the
+    /// workflow's state for a later submission under the same run id to compare (absent: a
+    /// called run, or one submitted before run ids were compared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<Submission>,
 }
 
 /// What a `SeqRun` workflow is given: a run, and, for a `#name` call that another run made as

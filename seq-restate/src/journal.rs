@@ -375,6 +375,8 @@ impl Driver for Journaled<'_> {
                 policy: self.policy.clone(),
                 // A called run's spans are its caller's (it is in its caller's report).
                 traceparent: None,
+                // Its id is its place in its caller: nobody submits it again.
+                submission: None,
             },
             called: Some(CalledFrom {
                 root: self.root.to_owned(),

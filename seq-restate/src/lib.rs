@@ -41,6 +41,6 @@ pub use store::{
     DeleteAnswer, DeleteRequest, INDEX_KEY, PutAnswer, PutRequest, RestateStorage, SeqIndex,
     SeqStore,
 };
-pub use submit::{SubmitError, submit, submit_observed};
+pub use submit::{SubmitError, attach, submit, submit_observed};
 pub use worker::{MAX_ATTEMPTS, WorkerError, bind, endpoint, register, serve};
 pub use workflow::{SeqItem, SeqRun};

@@ -3,10 +3,10 @@
 
 use crate::admin::{self, AdminError};
 use crate::input::RunInput;
-use crate::submit::submit_observed;
-use seq_exec::engine::CancellationToken;
+use crate::submit::{SubmitError, submit_observed};
+use seq_exec::engine::{CancellationToken, Observer};
 use seq_exec::{BoxFuture, Reason, RunReport, ToolError};
-use seq_store::seq_tools::{Remote, RemoteRun};
+use seq_store::seq_tools::{Remote, RemoteRun, Submission};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -34,7 +34,7 @@ impl Submitter {
         run: RemoteRun<'_>,
         cancel: &CancellationToken,
     ) -> Result<RunReport, ToolError> {
-        let run_id = fresh_id();
+        let run_id = run.run_id.map_or_else(fresh_id, |(id, _)| id.to_owned());
         // The owners and this server's policy for them and the caller travel with the run:
         // the worker holds every dispatch to them as well as to its own bound.
         let input = RunInput {
@@ -46,6 +46,7 @@ impl Submitter {
             caller: run.caller.id.clone(),
             policy: run.policy,
             traceparent: run.traceparent.map(str::to_owned),
+            submission: run.run_id.map(|(_, submission)| submission.clone()),
         };
         let submitted = submit_observed(&self.ingress, &run_id, &input, run.observer);
         let mut submitted = std::pin::pin!(submitted);
@@ -59,11 +60,7 @@ impl Submitter {
                 }
             }
         };
-        answered.map_err(|error| {
-            ToolError::new(Reason::Failed, format!("durable run `{run_id}`: {error}")).with_hint(
-                "check that the Restate server is up and a `seqc worker` is registered with it",
-            )
-        })
+        answered.map_err(|error| failure(&run_id, error))
     }
 
     /// Cancels run `run_id` once the server knows it, trying until [`CANCEL_WITHIN`].
@@ -87,6 +84,31 @@ impl Remote for Submitter {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<RunReport, ToolError>> {
         Box::pin(self.submit(run, cancel))
+    }
+
+    fn attach<'a>(
+        &'a self,
+        run_id: &'a str,
+        submission: &'a Submission,
+        observer: Option<&'a dyn Observer>,
+    ) -> BoxFuture<'a, Result<Option<RunReport>, ToolError>> {
+        Box::pin(async move {
+            crate::submit::attach(&self.ingress, run_id, submission, observer)
+                .await
+                .map_err(|error| failure(run_id, error))
+        })
+    }
+}
+
+/// Why durable run `run_id` has no report, as a tool's error.
+fn failure(run_id: &str, error: SubmitError) -> ToolError {
+    match error {
+        SubmitError::Mismatch(error) => error,
+        SubmitError::Unreachable(_) | SubmitError::Refused { .. } | SubmitError::NotReport(_) => {
+            ToolError::new(Reason::Failed, format!("durable run `{run_id}`: {error}")).with_hint(
+                "check that the Restate server is up and a `seqc worker` is registered with it",
+            )
+        }
     }
 }
 

@@ -5,8 +5,9 @@
 //! lost (a cluster node losing leadership, a broken connection) is simply made again.
 
 use crate::input::RunInput;
-use seq_exec::RunReport;
 use seq_exec::engine::Observer;
+use seq_exec::{RunReport, ToolError};
+use seq_store::seq_tools::Submission;
 use std::fmt;
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ pub enum SubmitError {
     Refused { status: u16, body: String },
     /// What came back is not a run report.
     NotReport(String),
+    /// The run id names a run submitted otherwise (another caller, sequence or arguments).
+    Mismatch(ToolError),
 }
 
 impl fmt::Display for SubmitError {
@@ -31,6 +34,7 @@ impl fmt::Display for SubmitError {
             SubmitError::NotReport(detail) => {
                 write!(f, "the ingress did not return a run report: {detail}")
             }
+            SubmitError::Mismatch(error) => write!(f, "{}", error.detail.as_deref().unwrap_or("")),
         }
     }
 }
@@ -49,21 +53,33 @@ pub async fn submit(
 
 /// [`submit`], telling `observer` what the run finished meanwhile (the records of
 /// [`crate::Finished`]): read every half second while it runs, and the rest once it ended.
+///
+/// With a [`RunInput::submission`], a run already under `run_id` is attached to only if it was
+/// submitted the same way ([`Submission::attach_to`]); else [`SubmitError::Mismatch`].
 pub async fn submit_observed(
     ingress: &str,
     run_id: &str,
     input: &RunInput,
     observer: Option<&dyn Observer>,
 ) -> Result<RunReport, SubmitError> {
-    let ingress = ingress.trim_end_matches('/');
-    let client = reqwest::Client::new();
+    let at = At::new(ingress, run_id);
     let body = serde_json::to_vec(input).map_err(|e| SubmitError::NotReport(e.to_string()))?;
-    let key = path_segment(run_id);
+    let mine = input.submission.as_ref();
+    let first = match mine {
+        Some(_) => at.submission().await?,
+        None => None,
+    };
+    if let (Some(mine), Some(first)) = (mine, &first) {
+        mine.attach_to(run_id, first)
+            .map_err(SubmitError::Mismatch)?;
+        return at.report(observer).await;
+    }
     // Sent, not called: a run already submitted under this id answers "previously accepted",
     // so sending again after a broken answer is safe, as attaching again is.
-    let send_url = format!("{ingress}/SeqRun/{key}/run/send");
-    again(|| async {
-        let sent = client
+    let send_url = format!("{}/SeqRun/{}/run/send", at.ingress, at.key);
+    let sent = again(|| async {
+        let sent = at
+            .client
             .post(&send_url)
             .header("content-type", "application/json")
             .body(body.clone())
@@ -73,46 +89,139 @@ pub async fn submit_observed(
         answer(sent).await
     })
     .await?;
-    let attach_url = format!("{ingress}/restate/workflow/SeqRun/{key}/attach");
-    let attached = again(|| async {
-        let attached = client
-            .get(&attach_url)
+    let accepted = serde_json::from_slice::<Sent>(&sent)
+        .is_ok_and(|sent| sent.status.as_deref() != Some("PreviouslyAccepted"));
+    match mine {
+        // Another submission got there first, since the read above: compared once it is known.
+        Some(mine) if !accepted => {
+            let report = at.report(observer);
+            let mut report = std::pin::pin!(report);
+            let compared = async {
+                loop {
+                    if let Some(first) = at.submission().await? {
+                        return mine
+                            .attach_to(run_id, &first)
+                            .map_err(SubmitError::Mismatch);
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            };
+            tokio::select! {
+                biased;
+                compared = compared => {
+                    compared?;
+                    report.await
+                }
+                report = &mut report => {
+                    // Ended: its submission is in its state (unless it predates them).
+                    if let Some(first) = at.submission().await? {
+                        mine.attach_to(run_id, &first).map_err(SubmitError::Mismatch)?;
+                    }
+                    report
+                }
+            }
+        }
+        Some(_) | None => at.report(observer).await,
+    }
+}
+
+/// Attaches to the run under `run_id` if there is one and `mine` may attach to it: its report
+/// (waited for), telling `observer` what it finished; `None` when no run is known under the id.
+pub async fn attach(
+    ingress: &str,
+    run_id: &str,
+    mine: &Submission,
+    observer: Option<&dyn Observer>,
+) -> Result<Option<RunReport>, SubmitError> {
+    let at = At::new(ingress, run_id);
+    let Some(first) = at.submission().await? else {
+        return Ok(None);
+    };
+    mine.attach_to(run_id, &first)
+        .map_err(SubmitError::Mismatch)?;
+    at.report(observer).await.map(Some)
+}
+
+/// The ingress's answer to `/send`.
+#[derive(serde::Deserialize)]
+struct Sent {
+    /// `Accepted`, or `PreviouslyAccepted` for a workflow already submitted under the key.
+    status: Option<String>,
+}
+
+/// One run's workflow at an ingress.
+struct At {
+    client: reqwest::Client,
+    ingress: String,
+    key: String,
+}
+
+impl At {
+    fn new(ingress: &str, run_id: &str) -> At {
+        At {
+            client: reqwest::Client::new(),
+            ingress: ingress.trim_end_matches('/').to_owned(),
+            key: path_segment(run_id),
+        }
+    }
+
+    /// What the run was submitted with, once it started.
+    async fn submission(&self) -> Result<Option<Submission>, SubmitError> {
+        let read = self
+            .client
+            .post(format!("{}/SeqRun/{}/submission", self.ingress, self.key))
+            .timeout(READ_WITHIN)
             .send()
             .await
             .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
-        answer(attached).await
-    });
-    let bytes = match observer {
-        None => attached.await?,
-        Some(observer) => {
-            let finished = Finished {
-                client: &client,
-                url: format!("{ingress}/SeqRun/{key}/finished"),
-                observer,
-            };
-            let mut attached = std::pin::pin!(attached);
-            let mut ticks = tokio::time::interval(POLL);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut told = 0;
-            let bytes = loop {
-                tokio::select! {
-                    biased;
-                    bytes = &mut attached => break bytes?,
-                    _ = ticks.tick() => told += finished.tell(told).await,
+        let bytes = answer(read).await?;
+        serde_json::from_slice(&bytes).map_err(|e| SubmitError::NotReport(e.to_string()))
+    }
+
+    /// The run's report, waited for, telling `observer` what it finishes meanwhile.
+    async fn report(&self, observer: Option<&dyn Observer>) -> Result<RunReport, SubmitError> {
+        let (client, ingress, key) = (&self.client, &self.ingress, &self.key);
+        let attach_url = format!("{ingress}/restate/workflow/SeqRun/{key}/attach");
+        let attached = again(|| async {
+            let attached = client
+                .get(&attach_url)
+                .send()
+                .await
+                .map_err(|e| SubmitError::Unreachable(e.to_string()))?;
+            answer(attached).await
+        });
+        let bytes = match observer {
+            None => attached.await?,
+            Some(observer) => {
+                let finished = Finished {
+                    client,
+                    url: format!("{ingress}/SeqRun/{key}/finished"),
+                    observer,
+                };
+                let mut attached = std::pin::pin!(attached);
+                let mut ticks = tokio::time::interval(POLL);
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut told = 0;
+                let bytes = loop {
+                    tokio::select! {
+                        biased;
+                        bytes = &mut attached => break bytes?,
+                        _ = ticks.tick() => told += finished.tell(told).await,
+                    }
+                };
+                // The run has ended: every record is there; each read takes the next batch.
+                loop {
+                    let more = finished.tell(told).await;
+                    if more == 0 {
+                        break;
+                    }
+                    told += more;
                 }
-            };
-            // The run has ended: every record is there; each read takes the next batch.
-            loop {
-                let more = finished.tell(told).await;
-                if more == 0 {
-                    break;
-                }
-                told += more;
+                bytes
             }
-            bytes
-        }
-    };
-    serde_json::from_slice(&bytes).map_err(|e| SubmitError::NotReport(e.to_string()))
+        };
+        serde_json::from_slice(&bytes).map_err(|e| SubmitError::NotReport(e.to_string()))
+    }
 }
 
 /// How many times a request to the ingress is made when its answer is lost or a server error:
@@ -147,7 +256,7 @@ impl SubmitError {
         match self {
             SubmitError::Unreachable(_) => true,
             SubmitError::Refused { status, .. } => *status >= 500,
-            SubmitError::NotReport(_) => false,
+            SubmitError::NotReport(_) | SubmitError::Mismatch(_) => false,
         }
     }
 }

@@ -18,6 +18,7 @@ use seq_exec::engine::{
     Attempt, CancellationToken, Deadline, Driver, FinishedRun, RunRecorder, with_idempotency_key,
 };
 use seq_exec::{Authorizer, Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
+use seq_store::seq_tools::Submission;
 use std::sync::Arc;
 
 /// The run of `input`'s sequence refused before it starts, for the errors the worker's own
@@ -130,6 +131,10 @@ impl SeqRun {
             called,
         } = input.into_inner();
         let traceparent = input.traceparent.take();
+        // First, so that a submission under the same id finds it as soon as the run is known.
+        if let (Some(submission), None) = (&input.submission, &called) {
+            ctx.set(SUBMISSION, Json(submission.clone()));
+        }
         if let Some(refused) = rechecked(&input, &Catalog::builtin()) {
             return Ok(Json(refused));
         }
@@ -240,7 +245,24 @@ impl SeqRun {
         }
         Ok(Json(told))
     }
+
+    /// What the run under this key was submitted with; `None` before it started (or for a run
+    /// submitted without it).
+    #[handler]
+    async fn submission(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+    ) -> HandlerResult<Json<Option<Submission>>> {
+        Ok(Json(
+            ctx.get::<Json<Submission>>(SUBMISSION)
+                .await?
+                .map(Json::into_inner),
+        ))
+    }
 }
+
+/// The state key of the run's [`Submission`].
+const SUBMISSION: &str = "submission";
 
 /// The record at `key`, if written.
 async fn read<'a>(

@@ -30,10 +30,12 @@ mod findings;
 mod host;
 mod reach;
 mod run;
+pub mod run_id;
 
 pub use findings::{Finding, lines as finding_lines};
 pub use host::SeqHost;
 pub use reach::unauthorized;
+pub use run_id::Submission;
 
 use crate::quota::Quotas;
 use crate::storage::{SequenceStorage, Storage, StorageError};
@@ -318,6 +320,19 @@ pub trait Remote: std::fmt::Debug + Send + Sync {
         run: RemoteRun<'a>,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<RunReport, ToolError>>;
+
+    /// The report of the run made here under `run_id` (waited for while it runs), once
+    /// `submission` may attach to it ([`Submission::attach_to`]); `None` when there is none
+    /// yet. `observer` is told what the run finishes meanwhile.
+    fn attach<'a>(
+        &'a self,
+        run_id: &'a str,
+        submission: &'a Submission,
+        observer: Option<&'a dyn seq_exec::engine::Observer>,
+    ) -> BoxFuture<'a, Result<Option<RunReport>, ToolError>> {
+        let _ = (run_id, submission, observer);
+        Box::pin(std::future::ready(Ok(None)))
+    }
 }
 
 /// A run for a [`Remote`]: everything the place it runs needs, so that it looks nothing up.
@@ -344,6 +359,9 @@ pub struct RemoteRun<'a> {
     /// [`Observer::item_finished`]: seq_exec::engine::Observer::item_finished
     /// [`Observer::group_finished_elsewhere`]: seq_exec::engine::Observer::group_finished_elsewhere
     pub observer: Option<&'a dyn seq_exec::engine::Observer>,
+    /// The run's id, given by its caller (`seq_run`'s `run_id`), and what it is submitted with,
+    /// to be compared by a later request under the same id; `None`: a fresh id.
+    pub run_id: Option<(&'a str, &'a Submission)>,
 }
 
 impl std::fmt::Debug for RemoteRun<'_> {
@@ -355,6 +373,7 @@ impl std::fmt::Debug for RemoteRun<'_> {
             .field("caller", &self.caller)
             .field("traceparent", &self.traceparent)
             .field("observed", &self.observer.is_some())
+            .field("run_id", &self.run_id.map(|(id, _)| id))
             .finish_non_exhaustive()
     }
 }
@@ -366,6 +385,8 @@ pub struct SeqTools {
     engine: Arc<Engine>,
     /// Where `seq_run` runs, when not on `engine`.
     remote: Option<Arc<dyn Remote>>,
+    /// The runs made here under a `run_id` (not used with `remote`, which keeps its own).
+    run_ids: Arc<run_id::RunIds>,
 }
 
 impl SeqTools {
@@ -376,6 +397,7 @@ impl SeqTools {
             storage_tools,
             engine,
             remote: None,
+            run_ids: Arc::new(run_id::RunIds::new(run_id::MAX_KEPT)),
         }
     }
 
@@ -414,6 +436,7 @@ impl SeqTools {
             storage_tools,
             engine,
             remote: None,
+            run_ids: Arc::new(run_id::RunIds::new(run_id::MAX_KEPT)),
         }
     }
 

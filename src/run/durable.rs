@@ -19,6 +19,12 @@ pub(super) fn run(
     runtime: &Runtime,
 ) -> Status {
     let run_id = args.run_id.clone().unwrap_or_else(seq_restate::fresh_id);
+    if let Err(error) = seq_store::seq_tools::run_id::check(&run_id) {
+        return trouble(format_args!("--run-id: {error}"));
+    }
+    // What a second submission under the same id is compared with.
+    let submission =
+        seq_store::seq_tools::Submission::of(&args.caller, &sequence.name.value, &run_args);
     // The run carries every sequence its `#name` calls may reach, as they are now: a replay
     // on another worker never reads a store.
     // With `--allow`/`--deny`, which the workers hold every dispatch to besides their own
@@ -32,6 +38,7 @@ pub(super) fn run(
         caller: args.caller.clone(),
         policy: super::policy(&args.allow, &args.deny),
         traceparent: None,
+        submission: Some(submission),
     };
     if args.format == RunFormat::Human {
         let _ = writeln!(

@@ -1,6 +1,7 @@
 //! `seq_run`, `seq_call`, `seq_when_call` made directly, outside any sequence.
 
 use super::findings::{self, Finding, Origin};
+use super::run_id::{self, Claimed, Submission};
 use super::{RemoteRun, SeqOutcome, SeqTools, StorageTools, storage_error};
 use crate::storage::StorageError;
 use seq_catalog::SEQ_WHEN_CALL;
@@ -34,6 +35,53 @@ impl SeqTools {
             Ok(found) => found.cloned().unwrap_or_default(),
             Err(error) => return SeqOutcome::of(Err(error)),
         };
+        let id = match args::optional_string(args, run_id::FIELD) {
+            Ok(id) => id,
+            Err(error) => return SeqOutcome::of(Err(error)),
+        };
+        let Some(id) = id else {
+            return self.run_named(name, run_args, request, None).await;
+        };
+        if let Err(error) = run_id::check(id) {
+            return SeqOutcome::of(Err(error));
+        }
+        let submission = Submission::of(&caller.id, name, &run_args);
+        // A run already made under the id is answered whatever the store holds now.
+        match &self.remote {
+            Some(remote) => {
+                let attached = remote.attach(id, &submission, request.observer);
+                let never = CancellationToken::new();
+                let cancel = request.cancel.unwrap_or(&never);
+                let attached = tokio::select! {
+                    attached = attached => attached,
+                    // Stops the wait only: the run is its first request's.
+                    () = cancel.cancelled() => Err(run_id::stopped_waiting(id)),
+                };
+                match attached {
+                    Ok(Some(report)) => return answer(name, report),
+                    Ok(None) => {}
+                    Err(error) => return SeqOutcome::of(Err(error)),
+                }
+            }
+            None => match self.run_ids.find(id, &submission) {
+                Ok(Some(ending)) => return run_id::wait(ending, id, request.cancel).await,
+                Ok(None) => {}
+                Err(error) => return SeqOutcome::of(Err(error)),
+            },
+        }
+        self.run_named(name, run_args, request, Some((id, &submission)))
+            .await
+    }
+
+    /// Runs the stored sequence `name`, under the run id `named` gives if any.
+    async fn run_named(
+        &self,
+        name: &str,
+        run_args: Map<String, Value>,
+        request: RunRequest<'_>,
+        named: Option<(&str, &Submission)>,
+    ) -> SeqOutcome {
+        let caller = request.caller;
         // Storage blocks (files, or a durable engine's state): on the blocking pool.
         let tools = Arc::clone(&self.storage_tools);
         let owned = name.to_owned();
@@ -76,6 +124,7 @@ impl SeqTools {
                     caller,
                     traceparent: request.traceparent,
                     observer: request.observer,
+                    run_id: named,
                 };
                 let never = CancellationToken::new();
                 match remote.run(run, request.cancel.unwrap_or(&never)).await {
@@ -84,26 +133,27 @@ impl SeqTools {
                 }
             }
             None => {
-                self.engine
+                let claim =
+                    match named.map(|(id, submission)| (id, self.run_ids.claim(id, submission))) {
+                        None => None,
+                        Some((_, Err(error))) => return SeqOutcome::of(Err(error)),
+                        Some((id, Ok(Claimed::Attach(ending)))) => {
+                            return run_id::wait(ending, id, request.cancel).await;
+                        }
+                        Some((_, Ok(Claimed::Run(claim)))) => Some(claim),
+                    };
+                let report = self
+                    .engine
                     .run(&sequence, run_args, request.owner(owner.as_deref()))
-                    .await
+                    .await;
+                let outcome = answer(name, report);
+                if let Some(claim) = claim {
+                    claim.ended(&outcome);
+                }
+                return outcome;
             }
         };
-        let result = if report.ok {
-            serde_json::to_value(&report).map_err(|error| {
-                ToolError::new(
-                    Reason::Failed,
-                    format!("the report cannot be written: {error}"),
-                )
-            })
-        } else {
-            Err(run_failure(name, &report))
-        };
-        SeqOutcome {
-            result,
-            diagnostics: Vec::new(),
-            report: Some(report),
-        }
+        answer(name, report)
     }
 
     /// The refusal of a remote run of the stored `name` that reaches tools `caller` may not use
@@ -179,6 +229,25 @@ impl SeqTools {
         } else {
             self.engine.call(None, target, call_args, request).await
         }
+    }
+}
+
+/// `seq_run`'s answer for the run of `name` that reported `report`.
+fn answer(name: &str, report: RunReport) -> SeqOutcome {
+    let result = if report.ok {
+        serde_json::to_value(&report).map_err(|error| {
+            ToolError::new(
+                Reason::Failed,
+                format!("the report cannot be written: {error}"),
+            )
+        })
+    } else {
+        Err(run_failure(name, &report))
+    };
+    SeqOutcome {
+        result,
+        diagnostics: Vec::new(),
+        report: Some(report),
     }
 }
 
