@@ -11,10 +11,12 @@
 //! with the callee's reason.
 
 use super::budget::Held;
-use super::dispatch::{self, Failure};
+use super::dispatch;
 use super::driver::{Called, Step};
-use super::group::{self, GroupCx, failure_of};
-use super::report::{CalledGroup, GroupStatus, RunReport};
+use super::failure::{Failure, cancelled_error, failure_of};
+use super::group;
+use super::group_cx::GroupCx;
+use super::report::{CalledGroup, GroupStatus, RunReport, failed_run};
 use super::stack::Stack;
 use super::values::{self, Scope, describe};
 use super::{Cx, eval, fill, signature_error, size, within};
@@ -115,24 +117,6 @@ fn no_entry_group(sequence: &Sequence, first: &Group) -> ToolError {
         ),
     )
     .with_hint("break the cycle of group calls; `seqc check` shows it (E0601)")
-}
-
-/// A run that could not start.
-pub(crate) fn failed_run(error: ToolError) -> RunReport {
-    RunReport {
-        ok: false,
-        groups: Vec::new(),
-        out: Map::new(),
-        error: Some(error),
-        argument_errors: Vec::new(),
-        cancelled: false,
-        output: Map::new(),
-    }
-}
-
-/// The error of whatever the run's cancellation stopped.
-pub(crate) fn cancelled_error() -> ToolError {
-    ToolError::new(Reason::Cancelled, "the run was cancelled")
 }
 
 /// The run's arguments, routed to the entry groups that declare them and admitted to their

@@ -5,6 +5,7 @@
 //! before all of it, in [`arg_error`].
 
 use super::driver::{Attempt, Step};
+use super::failure::{Failure, cancelled_error};
 use super::size;
 use super::stack::Stack;
 use super::tool_timeout::ToolTimeout;
@@ -21,38 +22,6 @@ use serde_json::{Map, Value};
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use tokio::sync::RwLock;
-
-/// Why one attempt at an item produced no value.
-#[derive(Clone, Debug)]
-pub(crate) struct Failure {
-    pub error: ToolError,
-    /// The item's own tool, or its call's target, is not there: the group's `missing` policy
-    /// decides, not `on_error`. A `not_found` that comes back from inside
-    /// a call is an ordinary failure of the call.
-    pub missing: bool,
-}
-
-impl Failure {
-    pub fn error(error: ToolError) -> Failure {
-        Failure {
-            error,
-            missing: false,
-        }
-    }
-
-    pub fn missing(error: ToolError) -> Failure {
-        Failure {
-            error,
-            missing: true,
-        }
-    }
-}
-
-impl From<ToolError> for Failure {
-    fn from(error: ToolError) -> Failure {
-        Failure::error(error)
-    }
-}
 
 /// The `__arg_error` short-circuit: arguments that were cut off or malformed upstream are never
 /// sent to a tool.
@@ -93,7 +62,7 @@ pub(crate) async fn host_tool(
     began: &mut Option<u64>,
 ) -> Result<Value, Failure> {
     if cx.cancel.is_cancelled() {
-        return Err(super::call::cancelled_error().into());
+        return Err(cancelled_error().into());
     }
     let tool = step.tool;
     // An output channel's line, kept for the report once the call succeeds (also when a
@@ -180,7 +149,7 @@ async fn call_host(
     // request) at once.
     let outcome = tokio::select! {
         biased;
-        () = cx.cancel.cancelled() => return Err(super::call::cancelled_error().into()),
+        () = cx.cancel.cancelled() => return Err(cancelled_error().into()),
         outcome = timeout.run(call) => outcome,
     };
     let result = match outcome {

@@ -11,13 +11,15 @@
 //! [`MAX_EACH`] fails the item before any element runs.
 
 use super::budget::{self, Held};
-use super::group::GroupCx;
-use super::item::{self, ItemRun, Write};
+use super::failure::cancelled_error;
+use super::group_cx::GroupCx;
+use super::item_run::{ItemRun, Write};
 use super::report::{EachReport, ItemReport, ItemStatus};
 use super::values::{self, Element, Scope, describe};
 use super::{fill, within};
 use crate::error::{Reason, ToolError};
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use seq_syntax::ast::{Item, OnError, Value as Arg, ValueKind};
 use seq_syntax::limits::MAX_EACH;
@@ -25,16 +27,22 @@ use serde_json::Value;
 use std::borrow::Cow;
 use tokio::time::Instant;
 
-/// Runs item `index` of the group once per element of `each`.
+/// One run of an item, as an element runs it: given by the group, so that an `each` never
+/// imports the item that may call back into a group.
+pub(crate) type RunItem =
+    for<'a, 'g> fn(&'a GroupCx<'g>, usize, &'a Item, Scope<'a>) -> BoxFuture<'a, ItemRun>;
+
+/// Runs item `index` of the group once per element of `each`, each with `run_item`.
 pub(crate) async fn run(
     g: &GroupCx<'_>,
     index: usize,
     item: &Item,
     each: &Arg,
     scope: Scope<'_>,
+    run_item: RunItem,
 ) -> ItemRun {
     let mark = g.cx.clock.mark();
-    let mut run = run_elements(g, index, item, each, scope).await;
+    let mut run = run_elements(g, index, item, each, scope, run_item).await;
     // The item's time is its elements' together, from the first start to the last end.
     run.report.started_ms = mark.started_ms;
     run.report.duration_ms = mark.duration_ms();
@@ -47,6 +55,7 @@ async fn run_elements(
     item: &Item,
     each: &Arg,
     scope: Scope<'_>,
+    run_item: RunItem,
 ) -> ItemRun {
     let array = match elements(g, each, scope) {
         Ok(array) => array,
@@ -76,7 +85,7 @@ async fn run_elements(
     };
     let stop_on_failure = g.group.on_error() != OnError::Continue;
     let mut runs: Vec<Option<(ItemRun, u64)>> = (0..elements.len()).map(|_| None).collect();
-    let one = |i: usize, value| element(g, index, item, scope, value, i);
+    let one = |i: usize, value| element(g, index, item, scope, value, i, run_item);
     if g.side_by_side {
         let mut pending: FuturesUnordered<_> = elements
             .iter()
@@ -116,6 +125,7 @@ async fn element(
     scope: Scope<'_>,
     value: &Value,
     i: usize,
+    run_item: RunItem,
 ) -> (usize, ItemRun, u64) {
     let scope = Scope {
         slots: scope.slots,
@@ -123,7 +133,7 @@ async fn element(
     };
     let _permit = g.permit().await;
     let started = Instant::now();
-    let run = item::run(g, index, item, scope).await;
+    let run = run_item(g, index, item, scope).await;
     (i, run, millis(started))
 }
 
@@ -243,7 +253,7 @@ fn conclude(g: &GroupCx<'_>, item: &Item, runs: Vec<Option<(ItemRun, u64)>>) -> 
         ItemStatus::Ok
     };
     let error = match status {
-        ItemStatus::Cancelled if failure.is_none() => Some(super::call::cancelled_error()),
+        ItemStatus::Cancelled if failure.is_none() => Some(cancelled_error()),
         ItemStatus::Caught => first_caught,
         ItemStatus::Ok
         | ItemStatus::Failed

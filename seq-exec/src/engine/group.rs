@@ -19,9 +19,11 @@
 
 use super::budget::{self, Held};
 use super::clock::Mark;
-use super::dispatch::Failure;
 use super::driver::Deadline;
-use super::item::{self, ItemRun, Progress, Write};
+use super::failure::cancelled_error;
+use super::group_cx::GroupCx;
+use super::item;
+use super::item_run::{ItemRun, Write};
 use super::report::{GroupReport, GroupStatus, ItemReport, ItemStatus};
 use super::stack::Stack;
 use super::tool_timeout::ToolTimeout;
@@ -34,59 +36,8 @@ use seq_syntax::ast::{Group, Item, OnError, Sequence, Type};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::{RwLock, Semaphore, SemaphorePermit, oneshot};
+use tokio::sync::{RwLock, Semaphore, oneshot};
 use tokio::time::Instant;
-
-/// What the items of one running group share.
-pub(crate) struct GroupCx<'a> {
-    pub cx: Cx<'a>,
-    pub sequence: &'a Sequence,
-    pub group: &'a Group,
-    /// The stack with this group on top.
-    pub stack: Stack,
-    /// Taken exclusively by a tool that is not parallel-safe (see `dispatch::host_tool`).
-    pub lock: RwLock<()>,
-    /// The per-tool timeout of the group's host calls.
-    pub tool_timeout: ToolTimeout,
-    /// The items are in flight at once (a parallel group, on a driver that lets them be).
-    pub side_by_side: bool,
-    /// The `array` slots: every value written to one is appended, in item order.
-    collect: HashSet<&'a str>,
-    /// Each item's retries so far, read for an item the group stops before it finishes.
-    progress: Vec<std::sync::Mutex<Progress>>,
-    /// `max_parallel`: a permit for every run of a tool in flight, an item's or an element's.
-    permits: Option<Semaphore>,
-}
-
-impl GroupCx<'_> {
-    /// Whether `slot` collects the values written to it. Every `array` slot does, whatever the
-    /// number of writers, so that adding a second writer never changes what the first one
-    /// means, and no tool result can fail an `array` slot's type check at run time.
-    pub fn collects(&self, slot: &str) -> bool {
-        self.collect.contains(slot)
-    }
-
-    /// `f` on the retries of item `index` so far.
-    pub fn progress<T>(&self, index: usize, f: impl FnOnce(&mut Progress) -> T) -> T {
-        let mut none = Progress::default();
-        match self.progress.get(index) {
-            Some(progress) => f(&mut progress
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)),
-            None => f(&mut none),
-        }
-    }
-
-    /// Waits for room under the group's `max_parallel`; the run holds the permit while it is in
-    /// flight. `None` when the group has no bound.
-    pub async fn permit(&self) -> Option<SemaphorePermit<'_>> {
-        match &self.permits {
-            // The semaphore is never closed, so acquiring fails never.
-            Some(permits) => permits.acquire().await.ok(),
-            None => None,
-        }
-    }
-}
 
 /// Runs item `i` of the group: once, or per element for an `each` item, each run under
 /// the group's `max_parallel`.
@@ -94,7 +45,7 @@ pub(crate) async fn run_item(g: &GroupCx<'_>, i: usize, item: &Item, scope: Scop
     // Boxed: every level of nested calls polls through here, and a future held inline would
     // put its whole state on the stack of that poll (see `Limits::max_nested_groups`).
     match &item.each {
-        Some(each) => Box::pin(super::each::run(g, i, item, each, scope)).await,
+        Some(each) => Box::pin(super::each::run(g, i, item, each, scope, item::boxed)).await,
         None => {
             let _running = match budget::item_runs(g.cx.budget, 1, 1) {
                 Ok(running) => running,
@@ -152,7 +103,7 @@ pub(crate) async fn run(
         _ if cx.cancel.is_cancelled() => not_run(
             group,
             GroupStatus::Cancelled,
-            Some(super::call::cancelled_error()),
+            Some(cancelled_error()),
             &mark,
         ),
         (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), &mark),
@@ -565,7 +516,7 @@ fn conclude(
     let (status, error) = match stop {
         Some(Stop::Timeout) => (GroupStatus::Failed, Some(group_timeout(group))),
         Some(Stop::Abort(_)) => (GroupStatus::Failed, abort_error.or(first_failure)),
-        Some(Stop::Cancelled) => (GroupStatus::Cancelled, Some(super::call::cancelled_error())),
+        Some(Stop::Cancelled) => (GroupStatus::Cancelled, Some(cancelled_error())),
         None if first_failure.is_some() => (GroupStatus::Partial, first_failure),
         None => (GroupStatus::Ran, None),
     };
@@ -600,7 +551,7 @@ fn unfinished(
     };
     let began = began.is_some();
     let (status, error) = if stop == Some(Stop::Cancelled) {
-        (ItemStatus::Cancelled, Some(super::call::cancelled_error()))
+        (ItemStatus::Cancelled, Some(cancelled_error()))
     } else if began && matches!(stop, Some(Stop::Abort(_))) {
         let error = ToolError::new(
             Reason::Cancelled,
@@ -675,11 +626,3 @@ fn not_run(
 
 /// What `started` says of an item that has not started.
 const NOT_STARTED: u64 = u64::MAX;
-
-/// The failure of a call to a group whose report says it failed.
-pub(crate) fn failure_of(report: &GroupReport, context: &str) -> Failure {
-    let error = report.error.clone().unwrap_or_else(|| {
-        ToolError::new(Reason::Failed, format!("group `{}` failed", report.name))
-    });
-    Failure::error(within(error, context))
-}

@@ -2,89 +2,31 @@
 //! check of the value it writes.
 
 use super::budget::Held;
-use super::dispatch::{self, Failure};
+use super::dispatch;
 use super::driver::Step;
-use super::group::GroupCx;
+use super::failure::{Failure, cancelled_error};
+use super::group_cx::GroupCx;
+use super::item_run::{ItemRun, Write};
 use super::report::{AttemptTime, CalledGroup, ItemReport, ItemStatus};
 use super::values::{self, Scope, describe};
 use super::{call, fill, size, within};
 use crate::error::{Reason, ToolError};
+use futures::future::BoxFuture;
 use seq_catalog::{Catalog, SEQ_RUN};
 use seq_syntax::ast::{Item, Missing, OnError, Type};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 
 /// The embedded tool whose `command` is shell text (docs/reference.md, "Shell text").
 use seq_catalog::CMD_RUN;
 
-/// What an item writes to its `as` slot.
-#[derive(Clone, Debug)]
-pub(crate) enum Write {
-    /// The tool's (or call's) value.
-    Value(Value),
-    /// The group's `fallback` for the slot (`missing: degrade`). For a slot that collects the
-    /// values of several items, its elements stand in for this item's value.
-    Fallback(Value),
-    /// The values of an `each` item's elements, an array in element order: appended one by one
-    /// to a slot that collects, written whole to an `any` slot.
-    Elements(Value),
-}
-
-#[derive(Debug)]
-pub(crate) struct ItemRun {
-    /// Boxed: an `ItemRun` is moved through the poll frame of every nested call, whose stack
-    /// the bound on nesting (`Limits::max_nested_groups`) is measured against.
-    pub report: Box<ItemReport>,
-    /// The `as` slot's write: `(slot, what to write, its charge to the run's budget)`.
-    pub write: Option<SlotWrite>,
-    /// The `error_as` slot's write, when a failure was caught.
-    pub caught: Option<SlotWrite>,
-}
-
-/// `(slot, what to write, its charge to the run's budget)`.
-pub(crate) type SlotWrite = (String, Write, Held);
-
-impl ItemRun {
-    /// An item that failed before any attempt: nothing ran, nothing is written.
-    pub fn not_run(item: &Item, error: ToolError) -> ItemRun {
-        ItemRun {
-            report: Box::new(ItemReport::new(
-                item.tool.value.as_str(),
-                ItemStatus::Failed,
-                Some(error),
-            )),
-            write: None,
-            caught: None,
-        }
-    }
-
-    pub fn failed(&self) -> bool {
-        self.report.status == ItemStatus::Failed
-    }
-
-    pub fn cancelled(&self) -> bool {
-        self.report.status == ItemStatus::Cancelled
-    }
-}
-
-/// What an item's retries have done so far: kept beside the group, so that an item its group's
-/// timeout stops is still reported with the attempts it made. The elements of an `each` item
-/// retry one by one, side by side: each has a record of its own.
-#[derive(Debug, Default)]
-pub(crate) struct Progress {
-    pub retries: u32,
-    pub failed_attempts: Vec<ToolError>,
-    elements: HashMap<usize, Progress>,
-}
-
-impl Progress {
-    /// The record of the item itself (`None`) or of one of its elements.
-    pub fn of(&mut self, element: Option<usize>) -> &mut Progress {
-        match element {
-            Some(i) => self.elements.entry(i).or_default(),
-            None => self,
-        }
-    }
+/// [`run`] boxed, as an `each` item runs it for each element.
+pub(crate) fn boxed<'a>(
+    g: &'a GroupCx<'_>,
+    index: usize,
+    item: &'a Item,
+    scope: Scope<'a>,
+) -> BoxFuture<'a, ItemRun> {
+    Box::pin(run(g, index, item, scope))
 }
 
 /// Runs item `item` of the group, retrying execution failures as `on_error: retry` allows
@@ -109,7 +51,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
             break finish(
                 item,
                 ItemStatus::Cancelled,
-                Some(call::cancelled_error()),
+                Some(cancelled_error()),
                 retries,
                 None,
             );

@@ -36,10 +36,13 @@ mod dispatch;
 mod driver;
 mod each;
 mod eval;
+mod failure;
 mod fill;
 mod finished;
 mod group;
+mod group_cx;
 mod item;
+mod item_run;
 mod output_log;
 mod report;
 mod request;
@@ -370,7 +373,7 @@ impl Engine {
             // The run is over: what it held is the report's now.
             Ok(stack) => call::run_sequence(cx, sequence, args, stack, true).await.0,
             // The bottom of the stack can be neither deeper than the bound nor a cycle.
-            Err(error) => call::failed_run(error),
+            Err(error) => report::failed_run(error),
         };
         report.output = parts.output.take();
         report

@@ -410,7 +410,20 @@ impl RunReport {
     /// The report of a run that could not start, for `error`: what a host that refuses a run
     /// before the engine sees it (a durable worker's own check) answers.
     pub fn failed(error: crate::error::ToolError) -> RunReport {
-        super::call::failed_run(error)
+        failed_run(error)
+    }
+}
+
+/// A run that could not start.
+pub(crate) fn failed_run(error: ToolError) -> RunReport {
+    RunReport {
+        ok: false,
+        groups: Vec::new(),
+        out: Map::new(),
+        error: Some(error),
+        argument_errors: Vec::new(),
+        cancelled: false,
+        output: Map::new(),
     }
 }
 
