@@ -6,7 +6,8 @@
 //! What a run was submitted with is kept as a [`Submission`]: the caller, the sequence's name and
 //! a digest of the arguments (never the arguments themselves, which another caller may not
 //! see). Durable runs keep it in their workflow's state (seq-restate); runs in this process in
-//! `RunIds`, for the life of the process, at most [`MAX_KEPT`] ids.
+//! `RunIds`, for the life of the process, at most [`MAX_KEPT`] ids in all and
+//! [`MAX_KEPT_PER_CALLER`] of one caller's, so that no caller's runs push another's out.
 
 use super::SeqOutcome;
 use seq_exec::engine::RunReport;
@@ -25,8 +26,12 @@ pub const FIELD: &str = "run_id";
 pub const MAX_LEN: usize = 128;
 
 /// How many run ids a server without a durable engine keeps; past it, the oldest finished run's
-/// id is forgotten first.
+/// id of the caller that holds the most is forgotten first.
 pub const MAX_KEPT: usize = 10_000;
+
+/// How many of one caller's run ids a server without a durable engine keeps; past it, that
+/// caller's oldest finished run's id is forgotten first.
+pub const MAX_KEPT_PER_CALLER: usize = 1_000;
 
 /// Whether `id` is a run id: 1 to [`MAX_LEN`] ASCII letters, digits, `-`, `_` and `.`, not
 /// starting with `.` (it is a URL path segment and a key, and appears in messages as is).
@@ -168,22 +173,64 @@ impl Ended {
 /// A run's end, once it has one.
 type Ending = watch::Receiver<Option<Arc<Ended>>>;
 
-/// The runs of this process named by a run id, for the life of the process: at most `max` ids,
-/// the oldest finished run's forgotten first to make room; with every one still running, a new
-/// id is refused.
+/// The runs of this process named by a run id, for the life of the process: at most `per_caller`
+/// ids of one caller and `max` in all. To make room, the caller's own oldest finished run is
+/// forgotten first; past `max`, the oldest finished run of the caller that holds the most, so a
+/// caller within its fair share loses nothing to another's many runs. With every run it could
+/// forget still running, a new id is refused.
 #[derive(Debug)]
 pub(crate) struct RunIds {
     max: usize,
+    per_caller: usize,
     kept: Mutex<Kept>,
 }
 
 #[derive(Debug, Default)]
 struct Kept {
     runs: HashMap<String, Entry>,
-    /// Finished runs' ids, oldest first.
-    finished: VecDeque<String>,
+    /// Each caller's ids, running and finished, and its finished runs' ids, oldest first.
+    callers: HashMap<String, Held>,
     /// Tells a claim's entry from a later one under the same id.
     generation: u64,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    ids: usize,
+    finished: VecDeque<String>,
+}
+
+impl Kept {
+    /// Forgets `caller`'s oldest finished run; `false` when it has none.
+    fn forget_oldest_of(&mut self, caller: &str) -> bool {
+        let Some(held) = self.callers.get_mut(caller) else {
+            return false;
+        };
+        let Some(oldest) = held.finished.pop_front() else {
+            return false;
+        };
+        self.runs.remove(&oldest);
+        self.release(caller);
+        true
+    }
+
+    /// The caller that holds the most ids with a finished run among them.
+    fn largest_with_finished(&self) -> Option<String> {
+        self.callers
+            .iter()
+            .filter(|(_, held)| !held.finished.is_empty())
+            .max_by_key(|(_, held)| held.ids)
+            .map(|(caller, _)| caller.clone())
+    }
+
+    fn release(&mut self, caller: &str) {
+        if let Some(held) = self.callers.get_mut(caller) {
+            held.ids = held.ids.saturating_sub(1);
+            if held.ids == 0 {
+                self.callers.remove(caller);
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -202,9 +249,11 @@ pub(crate) enum Claimed {
 }
 
 impl RunIds {
+    /// At most `max` ids in all, and [`MAX_KEPT_PER_CALLER`] of one caller's.
     pub(crate) fn new(max: usize) -> RunIds {
         RunIds {
             max,
+            per_caller: max.min(MAX_KEPT_PER_CALLER),
             kept: Mutex::new(Kept::default()),
         }
     }
@@ -240,28 +289,29 @@ impl RunIds {
             submission.attach_to(id, &entry.submission)?;
             return Ok(Claimed::Attach(entry.ending.clone()));
         }
+        let caller = submission.caller.as_str();
+        let mine = kept.callers.get(caller).map_or(0, |held| held.ids);
+        if mine >= self.per_caller && !kept.forget_oldest_of(caller) {
+            return Err(full(format!(
+                "{mine} of your runs with a `run_id` are under way here, as many as this server \
+                 keeps for one caller"
+            )));
+        }
         if kept.runs.len() >= self.max {
-            match kept.finished.pop_front() {
-                Some(oldest) => {
-                    kept.runs.remove(&oldest);
-                }
-                None => {
-                    return Err(ToolError::new(
-                        Reason::Failed,
-                        format!(
-                            "{} runs with a `run_id` are under way here, as many as this server \
-                             keeps",
-                            self.max
-                        ),
-                    )
-                    .with_field(FIELD)
-                    .with_hint("call again once one of them has ended"));
-                }
+            let forgotten = kept
+                .largest_with_finished()
+                .is_some_and(|largest| kept.forget_oldest_of(&largest));
+            if !forgotten {
+                return Err(full(format!(
+                    "{} runs with a `run_id` are under way here, as many as this server keeps",
+                    self.max
+                )));
             }
         }
         kept.generation += 1;
         let generation = kept.generation;
         let (sender, ending) = watch::channel(None);
+        kept.callers.entry(caller.to_owned()).or_default().ids += 1;
         kept.runs.insert(
             id.to_owned(),
             Entry {
@@ -299,12 +349,17 @@ impl Claim {
             sender.send_replace(Some(ended));
         }
         let mut kept = self.ids.kept();
-        if kept
+        let caller = kept
             .runs
             .get(&self.id)
-            .is_some_and(|entry| entry.generation == self.generation)
-        {
-            kept.finished.push_back(self.id.clone());
+            .filter(|entry| entry.generation == self.generation)
+            .map(|entry| entry.submission.caller.clone());
+        if let Some(caller) = caller {
+            kept.callers
+                .entry(caller)
+                .or_default()
+                .finished
+                .push_back(self.id.clone());
         }
     }
 }
@@ -319,10 +374,18 @@ impl Drop for Claim {
             .runs
             .get(&self.id)
             .is_some_and(|entry| entry.generation == self.generation)
+            && let Some(entry) = kept.runs.remove(&self.id)
         {
-            kept.runs.remove(&self.id);
+            kept.release(&entry.submission.caller);
         }
     }
+}
+
+/// The refusal of a new run id while every kept one is still running.
+fn full(message: String) -> ToolError {
+    ToolError::new(Reason::Failed, message)
+        .with_field(FIELD)
+        .with_hint("call again once one of them has ended")
 }
 
 /// The answer of run `id` once it ends; told to stop waiting (`cancel`), an error saying the
@@ -399,6 +462,43 @@ mod tests {
         drop(running);
         assert!(ids.find("x", &mine).unwrap().is_none());
         assert!(matches!(ids.claim("z", &mine), Ok(Claimed::Run(_))));
+    }
+
+    #[test]
+    fn a_caller_with_many_runs_forgets_its_own_before_anothers() {
+        let ids = Arc::new(RunIds {
+            max: 4,
+            per_caller: 3,
+            kept: Mutex::new(Kept::default()),
+        });
+        let quiet = Submission::of("quiet", "hello", &Map::new());
+        let busy = Submission::of("busy", "hello", &Map::new());
+        ended(&ids, "q1", &quiet);
+        for i in 0..20 {
+            ended(&ids, &format!("b{i}"), &busy);
+        }
+        // The busy caller's share is 3: its oldest went, the quiet caller's one stays.
+        assert!(ids.find("q1", &quiet).unwrap().is_some());
+        assert!(ids.find("b16", &busy).unwrap().is_none());
+        assert!(ids.find("b19", &busy).unwrap().is_some());
+        // All full (4): the caller holding the most gives room.
+        ended(&ids, "q2", &quiet);
+        assert!(ids.find("q1", &quiet).unwrap().is_some());
+        assert!(ids.find("b17", &busy).unwrap().is_none());
+        // Three of one caller's running: its fourth is refused, another caller's is not.
+        let ids = Arc::new(RunIds {
+            max: 10,
+            per_caller: 3,
+            kept: Mutex::new(Kept::default()),
+        });
+        let running: Vec<_> = ["x", "y", "z"]
+            .iter()
+            .map(|id| ids.claim(id, &busy).unwrap())
+            .collect();
+        assert!(ids.claim("w", &busy).is_err());
+        assert!(matches!(ids.claim("v", &quiet), Ok(Claimed::Run(_))));
+        drop(running);
+        assert!(matches!(ids.claim("w", &busy), Ok(Claimed::Run(_))));
     }
 
     #[test]

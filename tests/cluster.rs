@@ -1,0 +1,106 @@
+//! Durable runs on a Restate cluster: the repository's three-node deployment
+//! (deploy/cluster/), started on free loopback ports, with a `seqc worker` registered with it.
+//!
+//! - a node killed in the middle of a run loses nothing: every element that finished before the
+//!   kill ran once, every one after it runs once, and the report is the one of the run in
+//!   process.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test that cannot set up should stop there"
+)]
+
+mod common;
+#[path = "common/restate.rs"]
+mod restate;
+
+use common::{status, stderr};
+use restate::{Cluster, evidence_lines, free_port, local, localhost, report, wait_for};
+use std::path::Path;
+use std::time::Duration;
+
+/// Waits until a run of 48 items side by side (child invocations over most partitions) succeeds
+/// through the first node's ingress.
+fn takes_runs(cluster: &Cluster, data: &Path) {
+    let mut last = None;
+    for _ in 0..20 {
+        let output = cluster
+            .node(0)
+            .run(data, &["tests/fixtures/durable/probe.json"]);
+        if status(&output) == 0 {
+            return;
+        }
+        last = Some(stderr(&output).to_owned());
+    }
+    panic!("the cluster takes no run: {last:?}");
+}
+
+#[test]
+fn a_run_survives_a_restate_node_killed_in_its_middle() {
+    let mut cluster = Cluster::start();
+    let root = tempfile::tempdir().unwrap();
+    let worker = cluster.node(0).worker(localhost(free_port()), root.path());
+    let data = tempfile::tempdir().unwrap();
+    // Partitions get their leaders some seconds after the nodes say they are healthy, and a step
+    // in flight while its partition's leader changes may run again: wait until runs go through.
+    takes_runs(&cluster, data.path());
+    let file = "tests/fixtures/durable/cluster-kill.json";
+    let n: Vec<u32> = (0..40).collect();
+    let args = |dir: &Path| serde_json::json!({"dir": dir.to_str().unwrap(), "n": n}).to_string();
+    let mut run = cluster.node(0).submit(
+        data.path(),
+        &[file, "--args", &args(root.path()), "--run-id", "node-lost"],
+    );
+    let mut ended = false;
+    wait_for(Duration::from_secs(120), "the pause started", || {
+        ended = run.try_wait().unwrap().is_some();
+        ended || evidence_lines(root.path()).iter().any(|l| l == "pause")
+    });
+    if ended {
+        let output = run.wait_with_output().unwrap();
+        panic!(
+            "the run ended before its pause: {}\n{}\n{}",
+            common::stdout(&output),
+            stderr(&output),
+            cluster.node(0).log()
+        );
+    }
+    cluster.kill(2);
+    // Its partitions' leadership moves to the nodes left; then the run goes on.
+    takes_runs(&cluster, data.path());
+    std::fs::write(root.path().join("go"), "").unwrap();
+    let output = run.wait_with_output().unwrap();
+    drop(worker);
+    assert_eq!(
+        status(&output),
+        0,
+        "{}\n{}",
+        stderr(&output),
+        cluster.node(0).log()
+    );
+    let there = report(&output);
+    assert_eq!(there["ok"], true, "{there}");
+    let lines = evidence_lines(root.path());
+    for group in ["before", "after"] {
+        for i in 0..40 {
+            let element = format!("{group}-{i}");
+            let runs = lines.iter().filter(|l| **l == element).count();
+            assert_eq!(runs, 1, "{element} ran {runs} times: {lines:?}");
+        }
+    }
+    // In process, with `go` already there, nothing waits.
+    let here_dir = tempfile::tempdir().unwrap();
+    std::fs::write(here_dir.path().join("go"), "").unwrap();
+    let here = local(
+        data.path(),
+        &[
+            file,
+            "--args",
+            &args(here_dir.path()),
+            "--root",
+            here_dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status(&here), 0, "{}", stderr(&here));
+    assert_eq!(report(&here), there);
+}
