@@ -343,30 +343,43 @@ impl SeqItem {
             .with_authorizer(self.authorizer.within(policy))
             .with_limits(self.limits.clone());
         let attempt = engine.attempt(&caller, &stack, &tool, args, &cancel);
-        // The handler's answer is journaled by the run: a replay reports this start.
-        let began = crate::journal::now();
-        let work = within(deadline, with_idempotency_key(key, attempt));
-        let mut work = std::pin::pin!(work);
-        // The one durable future this handler awaits, beside the work: it is how Restate's
+        // The one durable future this handler awaits beside the work: it is how Restate's
         // cancellation of the run reaches the attempt (409), which then stops its tool (a
-        // command and what it started). Longer than the per-tool bound: it never cuts off a call.
+        // command and what it started). Longer than the per-tool bound: it never cuts off a
+        // call. Created before the step's command, the same on every execution.
         let guard = ctx.sleep(self.limits.tool_timeout + GUARD_MARGIN);
+        // The attempt is journaled as a step of this invocation: a new partition leader (or a
+        // retry after the output was journaled but before the invocation ended) replays the
+        // outcome instead of running the tool again, and the output it answers is the same
+        // bytes, which Restate checks.
+        let tool_name = tool.clone();
+        let work = ctx
+            .run(move || async move {
+                // Journaled with the outcome: a replay reports when the attempt first ran.
+                let began = crate::journal::now();
+                let outcome = within(deadline, with_idempotency_key(key, attempt)).await;
+                Ok(Json(outcome.map(|attempt| {
+                    within_entry_limit(&tool_name, attempt, ENTRY_LIMIT).began_at(began)
+                })))
+            })
+            .name("attempt");
+        let mut work = std::pin::pin!(work);
         // In this order on every execution: a replay polls what the first execution polled.
-        let outcome = tokio::select! {
+        let journaled = tokio::select! {
             biased;
-            outcome = &mut work => outcome,
+            journaled = &mut work => journaled,
             slept = guard => match slept {
-                Err(error) if error.code() == 409 => Outcome::Done(Attempt {
-                    outcome: Err(ToolError::new(Reason::Cancelled, "the run was cancelled")),
-                    missing: false,
-                    started_at: None,
-                }),
+                Err(error) if error.code() == 409 => {
+                    return Ok(Json(Outcome::Done(Attempt {
+                        outcome: Err(ToolError::new(Reason::Cancelled, "the run was cancelled")),
+                        missing: false,
+                        started_at: None,
+                    })));
+                }
                 // A tool with a longer `timeout` of its own.
                 Ok(()) | Err(_) => work.await,
             },
         };
-        Ok(Json(outcome.map(|attempt| {
-            within_entry_limit(&tool, attempt, ENTRY_LIMIT).began_at(began)
-        })))
+        Ok(journaled?)
     }
 }
