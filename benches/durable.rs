@@ -11,7 +11,12 @@
 //!   process;
 //! - `cluster`: the same runs on the repository's three-node cluster (deploy/cluster/, two
 //!   workers registered with it), submitted to its three ingresses in turn, against the single
-//!   server in the same round: runs per second, and each run's latency (p50, p99).
+//!   server in the same round: runs per second, and each run's latency (p50, p99);
+//! - `agents`: 200 agents making 10 runs each, each with a `run_id`, through two `seqc mcp
+//!   --http` front-ends of the cluster, the first killed when half the runs have ended: an agent
+//!   whose call it cut off calls the other front-end with the same `run_id`. Every run's step
+//!   must have run once; the figure is runs per second over the whole, against the cluster's
+//!   runs per second through `seqc run` in the same round.
 //!
 //! Every figure is the median of the rounds, and a ratio against a baseline of the same round
 //! (per item: the ratio of the two medians, a round's in-process difference being near the
@@ -27,12 +32,17 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "../tests/common/http.rs"]
+mod http;
 #[path = "../tests/common/restate.rs"]
 mod restate;
 
-use restate::{Cluster, Process, Restate, free_port, localhost};
+use restate::{Cluster, Process, Restate, evidence_lines, free_port, localhost};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The server, two workers at one address, and a directory for the sequences, the data
@@ -147,6 +157,131 @@ fn spread(
 }
 
 /// The `p`th percentile (0 to 100) of sorted `values`.
+/// What the agents' part measured.
+struct Agents {
+    runs_per_second: f64,
+    /// Runs whose step ran other than once (a duplicate or none).
+    not_once: usize,
+    /// Calls that met the killed front-end and went again to the other with their `run_id`.
+    retried: usize,
+}
+
+/// `agents` agents making `each` runs, with a `run_id` each, through two front-ends on nodes 0
+/// and 1 of `cluster`; the first is killed once half the runs have ended.
+fn agents(cluster: &Cluster, root: &Path, agents: usize, each: usize) -> Agents {
+    let root_text = root.to_str().unwrap();
+    let front = |i: usize| {
+        http::serve(&[
+            "--restate",
+            &cluster.node(i).ingress,
+            "--restate-admin",
+            &cluster.node(i).admin,
+            "--enable",
+            "cmd_run",
+            "--root",
+            root_text,
+        ])
+    };
+    let (mut first, first_url) = front(0);
+    let (second, second_url) = front(1);
+    let mark = json!({
+        "name": "mark",
+        "description": "Appends the run's id to the evidence file.",
+        "groups": [{"name": "mark", "description": "One step.",
+                    "in": {"id": "string", "dir": "string"},
+                    "out": {"said": "object"},
+                    "tools": r#"{"tool":"cmd_run","args":{"command":"echo $args.id >> $args.dir/evidence"},"as":"said"} ;"#}]
+    });
+    let created = http::Client::connect(&first_url, None).call("seq_create", mark);
+    assert_ne!(created["isError"], true, "{created}");
+    let ended = Arc::new(AtomicUsize::new(0));
+    let retried = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(Mutex::new(Vec::new()));
+    // A call cut off by the kill panics inside the test client (a reset connection, a stream
+    // ended early): caught, and said once at the end instead of once per agent.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for agent in 0..agents {
+            let (ended, retried, failed) = (&ended, &retried, &failed);
+            let urls = if agent % 2 == 0 {
+                [first_url.as_str(), second_url.as_str()]
+            } else {
+                [second_url.as_str(), first_url.as_str()]
+            };
+            scope.spawn(move || {
+                // One session an agent, opened again on the other front-end when its own died.
+                let mut at = 0;
+                let mut session: Option<http::Client> = None;
+                for run in 0..each {
+                    let id = format!("agent-{agent}-{run}");
+                    let args = json!({"name": "mark", "run_id": id,
+                                      "args": {"id": id, "dir": root_text}});
+                    let answer = loop {
+                        let url = urls[at];
+                        let call = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            let client =
+                                session.get_or_insert_with(|| http::Client::connect(url, None));
+                            client.call("seq_run", args.clone())
+                        }));
+                        match call {
+                            Ok(answer) => break answer,
+                            // The other front-end, with the same `run_id`.
+                            Err(_) if at == 0 => {
+                                at = 1;
+                                session = None;
+                                retried.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(panic) => break Value::from(panic_text(&panic)),
+                        }
+                    };
+                    if answer["isError"] == true || answer.is_string() {
+                        failed.lock().unwrap().push(format!("{id}: {answer}"));
+                    }
+                    ended.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        // The first front-end dies half-way.
+        let half = agents * each / 2;
+        while ended.load(Ordering::Relaxed) < half {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        first.kill().unwrap();
+        first.wait().unwrap();
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    std::panic::set_hook(hook);
+    http::stop(second);
+    let failed = failed.lock().unwrap();
+    assert!(
+        failed.is_empty(),
+        "{} runs failed, the first: {:?}",
+        failed.len(),
+        &failed[..failed.len().min(3)]
+    );
+    let lines = evidence_lines(root);
+    let not_once = (0..agents)
+        .flat_map(|agent| (0..each).map(move |run| format!("agent-{agent}-{run}")))
+        .filter(|id| lines.iter().filter(|l| *l == id).count() != 1)
+        .count();
+    Agents {
+        runs_per_second: (agents * each) as f64 / seconds,
+        not_once,
+        retried: retried.load(Ordering::Relaxed),
+    }
+}
+
+/// What a caught panic said.
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_default()
+}
+
 fn percentile(values: &[f64], p: usize) -> f64 {
     let at = (values.len() * p / 100).min(values.len().saturating_sub(1));
     values.get(at).copied().unwrap_or(f64::NAN)
@@ -223,6 +358,10 @@ fn main() {
         three_nodes.push(rps);
         three_times.extend(times);
     }
+    let (agent_count, each) = if full { (200, 10) } else { (4, 2) };
+    let agents_root = dir.join("agents");
+    std::fs::create_dir_all(&agents_root).unwrap();
+    let crowd = agents(&cluster, &agents_root, agent_count, each);
     drop(cluster_workers);
     one_times.sort_by(f64::total_cmp);
     three_times.sort_by(f64::total_cmp);
@@ -262,5 +401,14 @@ fn main() {
         percentile(&three_times, 99),
         percentile(&one_times, 50),
         percentile(&one_times, 99),
+    );
+    println!(
+        "  agents ({agent_count} x {each} runs with a run_id, two front-ends, one killed \
+         half-way): {:.1} runs/s, {:.2}x the cluster's runs/s through `seqc run`; {} calls went \
+         again to the other front-end; runs whose step did not run once: {}",
+        crowd.runs_per_second,
+        crowd.runs_per_second / three_rps,
+        crowd.retried,
+        crowd.not_once,
     );
 }
