@@ -274,7 +274,7 @@ fn item_line(report: &ItemReport, slot: &str, depth: usize) -> String {
         ItemStatus::Ok => format!("{indent}✓ {tool}{slot}"),
         ItemStatus::Failed => format!("{indent}✗ {tool}{error}"),
         ItemStatus::Skipped => format!("{indent}○ {tool} {words}{error}"),
-        ItemStatus::Degraded => format!("{indent}~ {tool}{slot} degraded to the fallback{error}"),
+        ItemStatus::Degraded => format!("{indent}~ {tool}{slot} {words}{error}"),
         ItemStatus::Cancelled => format!("{indent}⊘ {tool} {words}"),
         ItemStatus::Caught => format!("{indent}↪ {tool}{slot} {words}{error}"),
     };
