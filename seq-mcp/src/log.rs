@@ -150,14 +150,13 @@ impl Observer for RunLog {
     }
 
     fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
-        let (level, status) = match report.status {
-            ItemStatus::Ok => (LoggingLevel::Info, "succeeded"),
-            ItemStatus::Skipped => (LoggingLevel::Info, "was skipped"),
-            ItemStatus::Cancelled => (LoggingLevel::Notice, "was cancelled"),
-            ItemStatus::Degraded => (LoggingLevel::Warning, "degraded to its fallback"),
-            ItemStatus::Caught => (LoggingLevel::Warning, "failed and was caught"),
-            ItemStatus::Failed => (LoggingLevel::Error, "failed"),
+        let level = match report.status {
+            ItemStatus::Ok | ItemStatus::Skipped => LoggingLevel::Info,
+            ItemStatus::Cancelled => LoggingLevel::Notice,
+            ItemStatus::Degraded | ItemStatus::Caught => LoggingLevel::Warning,
+            ItemStatus::Failed => LoggingLevel::Error,
         };
+        let status = report.status.predicate();
         // A success after retries is worth a warning: something failed on the way.
         let level = if report.retries > 0 && rank(level) < rank(LoggingLevel::Warning) {
             LoggingLevel::Warning
@@ -197,13 +196,13 @@ impl Observer for RunLog {
 
 impl RunLog {
     fn group_ended(&self, group: &str, status: GroupStatus, duration_ms: Option<u64>) {
-        let (level, word) = match status {
-            GroupStatus::Ran => (LoggingLevel::Info, "ran"),
-            GroupStatus::Skipped => (LoggingLevel::Info, "was skipped"),
-            GroupStatus::Cancelled => (LoggingLevel::Notice, "was cancelled"),
-            GroupStatus::Partial => (LoggingLevel::Warning, "partly failed"),
-            GroupStatus::Failed => (LoggingLevel::Error, "failed"),
+        let level = match status {
+            GroupStatus::Ran | GroupStatus::Skipped => LoggingLevel::Info,
+            GroupStatus::Cancelled => LoggingLevel::Notice,
+            GroupStatus::Partial => LoggingLevel::Warning,
+            GroupStatus::Failed => LoggingLevel::Error,
         };
+        let word = status.predicate();
         let took = duration_ms
             .map(|ms| format!(" in {ms} ms"))
             .unwrap_or_default();

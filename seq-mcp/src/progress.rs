@@ -13,7 +13,7 @@
 use rmcp::RoleServer;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
-use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, ItemStatus, Observer};
+use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, Observer};
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
@@ -111,14 +111,7 @@ impl Progress {
 
 impl Observer for Progress {
     fn item_finished(&self, group: &str, index: usize, report: &ItemReport) {
-        let status = match report.status {
-            ItemStatus::Ok => "succeeded",
-            ItemStatus::Failed => "failed",
-            ItemStatus::Skipped => "was skipped",
-            ItemStatus::Degraded => "degraded to its fallback",
-            ItemStatus::Caught => "failed and was caught",
-            ItemStatus::Cancelled => "was cancelled",
-        };
+        let status = report.status.predicate();
         self.send(Finished::Item(format!(
             "item {} `{}` of group `{group}` {status}",
             index + 1,
@@ -130,7 +123,7 @@ impl Observer for Progress {
         self.send(Finished::Group(format!(
             "group `{}` {} in {} ms",
             report.name,
-            group_status(report.status),
+            report.status.predicate(),
             report.duration_ms
         )));
     }
@@ -138,18 +131,8 @@ impl Observer for Progress {
     fn group_finished_elsewhere(&self, group: &str, status: GroupStatus) {
         self.send(Finished::Group(format!(
             "group `{group}` {}",
-            group_status(status)
+            status.predicate()
         )));
-    }
-}
-
-fn group_status(status: GroupStatus) -> &'static str {
-    match status {
-        GroupStatus::Ran => "ran",
-        GroupStatus::Skipped => "was skipped",
-        GroupStatus::Failed => "failed",
-        GroupStatus::Partial => "partly failed",
-        GroupStatus::Cancelled => "was cancelled",
     }
 }
 

@@ -9,7 +9,8 @@ use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use seq_exec::ToolError;
 use seq_exec::engine::{
-    CalledGroup, FinishedRun, GroupReport, GroupStatus, ItemReport, ItemStatus,
+    Descend, ElementAt, FinishedRun, GroupAt, GroupOf, GroupStatus, ItemAt, ItemReport, ItemStatus,
+    ReportVisitor,
 };
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
@@ -74,10 +75,14 @@ where
         attributes,
         status,
     );
-    for group in &report.groups {
-        spans.group(&cx, group, end_ms);
-    }
-    spans.end(&cx, end_ms);
+    let mut recorder = Recorder {
+        spans: &spans,
+        run: cx,
+        run_end: end_ms,
+        open: Vec::new(),
+    };
+    report.walk(&mut recorder);
+    spans.end(&recorder.run, end_ms);
 }
 
 /// The error of the first item that failed, if any.
@@ -138,125 +143,22 @@ where
         cx.span().end_with_timestamp(self.at(end_ms));
     }
 
-    fn group(&self, parent: &Context, group: &GroupReport, within: u64) {
-        let end = end_within(group.started_ms, group.duration_ms, within);
-        let mut attributes = vec![
-            KeyValue::new(key::GROUP, group.name.clone()),
-            KeyValue::new(key::STATUS, group_status(group.status)),
-            KeyValue::new(key::PARALLEL, group.parallel),
-        ];
-        attributes.extend(reason(group.error.as_ref()));
-        let cx = self.start(
-            parent,
-            format!("group {}", group.name),
-            group.started_ms.min(end),
-            attributes,
-            group_span_status(group.status, group.error.as_ref()),
-        );
-        for (index, item) in group.items.iter().enumerate() {
-            self.item(&cx, index, item, end);
-        }
-        self.end(&cx, end);
-    }
-
-    fn item(&self, parent: &Context, index: usize, item: &ItemReport, within: u64) {
-        let end = end_within(item.started_ms, item.duration_ms, within);
-        let mut attributes = vec![
-            KeyValue::new(key::TOOL, item.tool.clone()),
-            KeyValue::new(key::INDEX, count(index)),
-            KeyValue::new(key::STATUS, item_status(item.status)),
-        ];
-        if item.retries > 0 {
-            attributes.push(KeyValue::new(key::RETRIES, i64::from(item.retries)));
-        }
-        attributes.extend(reason(item.error.as_ref()));
-        let cx = self.start(
-            parent,
-            format!("item {}", item.tool),
-            item.started_ms.min(end),
-            attributes,
-            item_span_status(item.status, item.error.as_ref()),
-        );
-        // The groups a call ran are those of its last attempt.
-        let calls_under = match item.attempts.split_last() {
-            None => cx.clone(),
-            Some((last, failed)) => {
-                for (number, (attempt, error)) in
-                    failed.iter().zip(&item.failed_attempts).enumerate()
-                {
-                    let attempt_cx = self.attempt(
-                        &cx,
-                        number,
-                        attempt.started_ms.min(end),
-                        "failed",
-                        Some(error),
-                    );
-                    self.end(
-                        &attempt_cx,
-                        end_within(attempt.started_ms, attempt.duration_ms, end),
-                    );
-                }
-                self.attempt(
-                    &cx,
-                    failed.len(),
-                    last.started_ms.min(end),
-                    item_status(item.status),
-                    item.error.as_ref(),
-                )
-            }
-        };
-        let calls_end = item.attempts.last().map_or(end, |last| {
-            end_within(last.started_ms, last.duration_ms, end)
-        });
-        for called in &item.called {
-            self.call(&calls_under, called, calls_end);
-        }
-        if item.attempts.last().is_some() {
-            self.end(&calls_under, calls_end);
-        }
-        if let Some(each) = &item.each {
-            for (at, element) in each.elements.iter().enumerate() {
-                let index = element.index(at);
-                let mut attributes = vec![
-                    KeyValue::new(key::INDEX, count(index)),
-                    KeyValue::new(key::STATUS, item_status(element.status)),
-                ];
-                if element.retries > 0 {
-                    attributes.push(KeyValue::new(key::RETRIES, i64::from(element.retries)));
-                }
-                attributes.extend(reason(element.error.as_ref()));
-                let element_cx = self.start(
-                    &cx,
-                    format!("element {index}"),
-                    element.started_ms.min(end),
-                    attributes,
-                    item_span_status(element.status, element.error.as_ref()),
-                );
-                self.end(
-                    &element_cx,
-                    end_within(element.started_ms, element.duration_ms, end),
-                );
-            }
-        }
-        self.end(&cx, end);
-    }
-
     /// Attempt `number` (from 0; its attribute counts from 1), ended by the caller.
     fn attempt(
         &self,
         parent: &Context,
         number: usize,
         started_ms: u64,
-        status: &'static str,
+        status: ItemStatus,
         error: Option<&ToolError>,
     ) -> Context {
         let ordinal = number.saturating_add(1);
         let mut attributes = vec![
             KeyValue::new(key::ATTEMPT, count(ordinal)),
-            KeyValue::new(key::STATUS, status),
+            KeyValue::new(key::STATUS, status.as_str()),
         ];
         attributes.extend(reason(error));
-        let span_status = if status == "failed" {
+        let span_status = if status == ItemStatus::Failed {
             error_status(error, "the attempt failed")
         } else {
             Status::Unset
@@ -269,33 +171,175 @@ where
             span_status,
         )
     }
+}
 
-    fn call(&self, parent: &Context, called: &CalledGroup, within: u64) {
-        let end = end_within(called.started_ms, called.duration_ms, within);
-        let mut attributes = vec![
-            KeyValue::new(key::GROUP, called.name.clone()),
-            KeyValue::new(key::STATUS, group_status(called.status)),
-            KeyValue::new(key::PARALLEL, called.parallel),
-        ];
-        if let Some(sequence) = &called.sequence {
-            attributes.push(KeyValue::new(key::SEQUENCE, sequence.clone()));
-        }
-        attributes.extend(reason(called.error.as_ref()));
-        let name = match &called.sequence {
-            Some(sequence) => format!("call #{sequence} {}", called.name),
-            None => format!("call {}", called.name),
+/// The spans open on the way down the walk, innermost last.
+enum Open {
+    Group {
+        cx: Context,
+        end: u64,
+    },
+    Item {
+        cx: Context,
+        end: u64,
+        /// The last attempt's span of a retried item, with its end: the groups its call ran
+        /// go under it.
+        last_attempt: Option<(Context, u64)>,
+    },
+}
+
+/// Records the report's spans as the walk meets them, under the run's span.
+struct Recorder<'a, 's, T> {
+    spans: &'s Spans<'a, T>,
+    run: Context,
+    run_end: u64,
+    open: Vec<Open>,
+}
+
+impl<'r, T> ReportVisitor<'r> for Recorder<'_, '_, T>
+where
+    T: Tracer,
+    T::Span: Send + Sync + 'static,
+{
+    fn enter_group(&mut self, at: &GroupAt<'r>) -> Descend {
+        let group = at.group;
+        // A run's group is under the run; a called one under its call item's last attempt.
+        let (parent, within) = match self.open.last() {
+            Some(Open::Item {
+                last_attempt: Some((cx, end)),
+                ..
+            })
+            | Some(Open::Item { cx, end, .. })
+            | Some(Open::Group { cx, end }) => (cx, *end),
+            None => (&self.run, self.run_end),
         };
-        let cx = self.start(
+        let end = end_within(group.started_ms(), group.duration_ms(), within);
+        let mut attributes = vec![
+            KeyValue::new(key::GROUP, group.name().to_owned()),
+            KeyValue::new(key::STATUS, group.status().as_str()),
+            KeyValue::new(key::PARALLEL, group.parallel()),
+        ];
+        if let Some(sequence) = group.sequence() {
+            attributes.push(KeyValue::new(key::SEQUENCE, sequence.to_owned()));
+        }
+        attributes.extend(reason(group.error()));
+        let name = match group {
+            GroupOf::Run(_) => format!("group {}", group.name()),
+            GroupOf::Called(_) => match group.sequence() {
+                Some(sequence) => format!("call #{sequence} {}", group.name()),
+                None => format!("call {}", group.name()),
+            },
+        };
+        let cx = self.spans.start(
             parent,
             name,
-            called.started_ms.min(end),
+            group.started_ms().min(end),
             attributes,
-            group_span_status(called.status, called.error.as_ref()),
+            group_span_status(group.status(), group.error()),
         );
-        for (index, item) in called.items.iter().enumerate() {
-            self.item(&cx, index, item, end);
+        self.open.push(Open::Group { cx, end });
+        Descend::Into
+    }
+
+    fn enter_item(&mut self, at: &ItemAt<'r>) -> Descend {
+        let item = at.item;
+        let (parent, within) = match self.open.last() {
+            Some(Open::Group { cx, end } | Open::Item { cx, end, .. }) => (cx, *end),
+            None => (&self.run, self.run_end),
+        };
+        let end = end_within(item.started_ms, item.duration_ms, within);
+        let mut attributes = vec![
+            KeyValue::new(key::TOOL, item.tool.clone()),
+            KeyValue::new(key::INDEX, count(at.index)),
+            KeyValue::new(key::STATUS, item.status.as_str()),
+        ];
+        if item.retries > 0 {
+            attributes.push(KeyValue::new(key::RETRIES, i64::from(item.retries)));
         }
-        self.end(&cx, end);
+        attributes.extend(reason(item.error.as_ref()));
+        let cx = self.spans.start(
+            parent,
+            format!("item {}", item.tool),
+            item.started_ms.min(end),
+            attributes,
+            item_span_status(item.status, item.error.as_ref()),
+        );
+        // The groups a call ran are those of its last attempt.
+        let last_attempt = item.attempts.split_last().map(|(last, failed)| {
+            for (number, (attempt, error)) in failed.iter().zip(&item.failed_attempts).enumerate() {
+                let attempt_cx = self.spans.attempt(
+                    &cx,
+                    number,
+                    attempt.started_ms.min(end),
+                    ItemStatus::Failed,
+                    Some(error),
+                );
+                self.spans.end(
+                    &attempt_cx,
+                    end_within(attempt.started_ms, attempt.duration_ms, end),
+                );
+            }
+            let last_cx = self.spans.attempt(
+                &cx,
+                failed.len(),
+                last.started_ms.min(end),
+                item.status,
+                item.error.as_ref(),
+            );
+            (last_cx, end_within(last.started_ms, last.duration_ms, end))
+        });
+        self.open.push(Open::Item {
+            cx,
+            end,
+            last_attempt,
+        });
+        Descend::Into
+    }
+
+    fn element(&mut self, at: &ElementAt<'r>) {
+        let Some(Open::Item { cx, end, .. }) = self.open.last() else {
+            return;
+        };
+        let element = at.element;
+        let mut attributes = vec![
+            KeyValue::new(key::INDEX, count(at.index)),
+            KeyValue::new(key::STATUS, element.status.as_str()),
+        ];
+        if element.retries > 0 {
+            attributes.push(KeyValue::new(key::RETRIES, i64::from(element.retries)));
+        }
+        attributes.extend(reason(element.error.as_ref()));
+        let element_cx = self.spans.start(
+            cx,
+            format!("element {}", at.index),
+            element.started_ms.min(*end),
+            attributes,
+            item_span_status(element.status, element.error.as_ref()),
+        );
+        self.spans.end(
+            &element_cx,
+            end_within(element.started_ms, element.duration_ms, *end),
+        );
+    }
+
+    fn leave_item(&mut self, _at: &ItemAt<'r>) {
+        if let Some(Open::Item {
+            cx,
+            end,
+            last_attempt,
+        }) = self.open.pop()
+        {
+            if let Some((last_cx, last_end)) = last_attempt {
+                self.spans.end(&last_cx, last_end);
+            }
+            self.spans.end(&cx, end);
+        }
+    }
+
+    fn leave_group(&mut self, _at: &GroupAt<'r>) {
+        if let Some(Open::Group { cx, end }) = self.open.pop() {
+            self.spans.end(&cx, end);
+        }
     }
 }
 
@@ -327,29 +371,6 @@ fn item_span_status(status: ItemStatus, error: Option<&ToolError>) -> Status {
         ItemStatus::Ok | ItemStatus::Caught | ItemStatus::Skipped | ItemStatus::Degraded => {
             Status::Unset
         }
-    }
-}
-
-/// As the report spells it.
-pub fn group_status(status: GroupStatus) -> &'static str {
-    match status {
-        GroupStatus::Ran => "ran",
-        GroupStatus::Skipped => "skipped",
-        GroupStatus::Failed => "failed",
-        GroupStatus::Partial => "partial",
-        GroupStatus::Cancelled => "cancelled",
-    }
-}
-
-/// As the report spells it.
-pub fn item_status(status: ItemStatus) -> &'static str {
-    match status {
-        ItemStatus::Ok => "ok",
-        ItemStatus::Failed => "failed",
-        ItemStatus::Caught => "caught",
-        ItemStatus::Skipped => "skipped",
-        ItemStatus::Degraded => "degraded",
-        ItemStatus::Cancelled => "cancelled",
     }
 }
 

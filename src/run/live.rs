@@ -15,7 +15,9 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seq_exec::Observer;
 use seq_exec::builtin::{OutputSink, Stdout};
-use seq_exec::engine::{CalledGroup, GroupReport, GroupStatus, ItemReport, ItemStatus};
+use seq_exec::engine::{
+    Descend, GroupAt, GroupReport, GroupStatus, ItemAt, ItemReport, ItemStatus, ReportVisitor,
+};
 use seq_syntax::ast::{Group, Sequence};
 use seq_syntax::printable::{Lines, printable};
 use std::collections::{BTreeMap, HashMap};
@@ -198,9 +200,64 @@ fn item_finished(sequence: &Sequence, group: &str, index: usize, report: &ItemRe
         })
         .map(|slot| format!(" → {}", slot.value))
         .unwrap_or_default();
-    let mut lines = item_line(report, &slot, 1);
-    called_lines(&mut lines, &report.called, 2);
-    lines
+    let mut lines = ItemLines {
+        slot,
+        text: String::new(),
+    };
+    report.walk(index, 0, &mut lines);
+    lines.text
+}
+
+/// The lines of a finished item and of the groups it called, with their items: a group at
+/// call depth `d` is indented by `2d` steps of two spaces, its items by one step more.
+struct ItemLines {
+    /// ` → slot`: the slot the finished item wrote, said on its own line only.
+    slot: String,
+    text: String,
+}
+
+impl ItemLines {
+    fn push(&mut self, line: &str) {
+        if !self.text.is_empty() {
+            self.text.push('\n');
+        }
+        self.text.push_str(line);
+    }
+}
+
+impl<'r> ReportVisitor<'r> for ItemLines {
+    fn enter_group(&mut self, at: &GroupAt<'r>) -> Descend {
+        let group = at.group;
+        let indent = "  ".repeat(2 * at.depth);
+        let name = group.qualified_name();
+        let mut line = format!(
+            "{indent}▷ group {name} {}",
+            ended(group.status(), group.duration_ms())
+        );
+        if group.parallel() {
+            line.push_str(", items side by side");
+        }
+        if group.items_omitted() > 0 {
+            line.push_str(&format!(" ({} items not shown)", group.items_omitted()));
+        }
+        self.push(&line);
+        if group.status() == GroupStatus::Skipped {
+            Descend::Over
+        } else {
+            Descend::Into
+        }
+    }
+
+    fn enter_item(&mut self, at: &ItemAt<'r>) -> Descend {
+        let slot = if at.depth == 0 {
+            self.slot.as_str()
+        } else {
+            ""
+        };
+        let line = item_line(at.item, slot, 2 * at.depth + 1);
+        self.push(&line);
+        Descend::Into
+    }
 }
 
 /// One item's line at `depth` (two spaces each).
@@ -212,13 +269,14 @@ fn item_line(report: &ItemReport, slot: &str, depth: usize) -> String {
         .as_ref()
         .map(|e| format!(": {e}"))
         .unwrap_or_default();
+    let words = report.status.words();
     let mut line = match report.status {
         ItemStatus::Ok => format!("{indent}✓ {tool}{slot}"),
         ItemStatus::Failed => format!("{indent}✗ {tool}{error}"),
-        ItemStatus::Skipped => format!("{indent}○ {tool} skipped{error}"),
-        ItemStatus::Degraded => format!("{indent}~ {tool}{slot} degraded to the fallback{error}"),
-        ItemStatus::Cancelled => format!("{indent}⊘ {tool} cancelled"),
-        ItemStatus::Caught => format!("{indent}↪ {tool}{slot} failed and was caught{error}"),
+        ItemStatus::Skipped => format!("{indent}○ {tool} {words}{error}"),
+        ItemStatus::Degraded => format!("{indent}~ {tool}{slot} {words}{error}"),
+        ItemStatus::Cancelled => format!("{indent}⊘ {tool} {words}"),
+        ItemStatus::Caught => format!("{indent}↪ {tool}{slot} {words}{error}"),
     };
     match report.retries {
         0 => {}
@@ -228,52 +286,25 @@ fn item_line(report: &ItemReport, slot: &str, depth: usize) -> String {
     line
 }
 
-/// `    ▷ group probe ran in 20 ms, side by side` and its items, below a call item's line.
-fn called_lines(lines: &mut String, called: &[CalledGroup], depth: usize) {
-    let indent = "  ".repeat(depth);
-    for group in called {
-        let name = match &group.sequence {
-            Some(sequence) => format!("#{sequence}/{}", group.name),
-            None => group.name.clone(),
-        };
-        let ms = group.duration_ms;
-        let mut line = match group.status {
-            GroupStatus::Ran => format!("{indent}▷ group {name} ran in {ms} ms"),
-            GroupStatus::Skipped => format!("{indent}▷ group {name} skipped: its `when` is false"),
-            GroupStatus::Failed => format!("{indent}▷ group {name} failed in {ms} ms"),
-            GroupStatus::Partial => format!("{indent}▷ group {name} partly failed in {ms} ms"),
-            GroupStatus::Cancelled => format!("{indent}▷ group {name} cancelled after {ms} ms"),
-        };
-        if group.parallel {
-            line.push_str(", items side by side");
-        }
-        if group.items_omitted > 0 {
-            line.push_str(&format!(" ({} items not shown)", group.items_omitted));
-        }
-        lines.push('\n');
-        lines.push_str(&line);
-        if group.status == GroupStatus::Skipped {
-            continue;
-        }
-        for item in &group.items {
-            lines.push('\n');
-            lines.push_str(&item_line(item, "", depth + 1));
-            called_lines(lines, &item.called, depth + 2);
+/// How a group ended, after its name: `ran in 12 ms`, `skipped: its `when` is false`.
+fn ended(status: GroupStatus, ms: u64) -> String {
+    let words = status.words();
+    match status {
+        GroupStatus::Skipped => format!("{words}: its `when` is false"),
+        GroupStatus::Cancelled => format!("{words} after {ms} ms"),
+        GroupStatus::Ran | GroupStatus::Failed | GroupStatus::Partial => {
+            format!("{words} in {ms} ms")
         }
     }
 }
 
 /// `■ group fetch ran in 12 ms`.
 fn group_finished(report: &GroupReport) -> String {
-    let name = &report.name;
-    let ms = report.duration_ms;
-    let mut line = match report.status {
-        GroupStatus::Ran => format!("■ group {name} ran in {ms} ms"),
-        GroupStatus::Skipped => format!("■ group {name} skipped: its `when` is false"),
-        GroupStatus::Failed => format!("■ group {name} failed in {ms} ms"),
-        GroupStatus::Partial => format!("■ group {name} partly failed in {ms} ms"),
-        GroupStatus::Cancelled => format!("■ group {name} cancelled after {ms} ms"),
-    };
+    let mut line = format!(
+        "■ group {} {}",
+        report.name,
+        ended(report.status, report.duration_ms)
+    );
     if let Some(error) = &report.error {
         line.push_str(&format!(": {error}"));
     }
@@ -284,6 +315,7 @@ fn group_finished(report: &GroupReport) -> String {
 #[allow(clippy::unwrap_used, reason = "tests may unwrap")]
 mod tests {
     use super::*;
+    use seq_exec::engine::CalledGroup;
     use seq_exec::{Reason, ToolError};
     use serde_json::Map;
 

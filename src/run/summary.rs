@@ -94,15 +94,17 @@ fn counts(sequence: &Sequence, report: &RunReport) -> String {
         .count()
         .saturating_sub(report.groups.len());
     let parts = [
-        (of(GroupStatus::Ran), "ran"),
-        (of(GroupStatus::Skipped), "skipped"),
-        (of(GroupStatus::Partial), "partly failed"),
-        (of(GroupStatus::Failed), "failed"),
-        (of(GroupStatus::Cancelled), "cancelled"),
-        (not_reached, "not reached"),
-    ];
+        GroupStatus::Ran,
+        GroupStatus::Skipped,
+        GroupStatus::Partial,
+        GroupStatus::Failed,
+        GroupStatus::Cancelled,
+    ]
+    .map(|status| (of(status), status.words()))
+    .into_iter()
+    .chain([(not_reached, "not reached")]);
     let mut said: Vec<String> = Vec::new();
-    for (n, what) in parts.into_iter().filter(|(n, _)| *n > 0) {
+    for (n, what) in parts.filter(|(n, _)| *n > 0) {
         // `1 group ran, 1 skipped`: the noun once, with the first count.
         if said.is_empty() {
             let noun = if n == 1 { "group" } else { "groups" };

@@ -5,7 +5,8 @@
 
 use seq_exec::RunReport;
 use seq_exec::engine::{
-    CalledGroup, EachReport, ElementReport, GroupReport, GroupStatus, ItemReport, ItemStatus,
+    CalledGroup, Descend, EachReport, ElementReport, GroupAt, GroupOf, GroupReport, GroupStatus,
+    ItemAt, ItemReport, ItemStatus, ReportVisitor,
 };
 
 /// A group with more items than this shows its most telling ones (failures first, then the
@@ -71,25 +72,18 @@ pub struct Chart {
 
 /// The chart of `report`.
 pub fn chart(report: &RunReport) -> Chart {
-    let end_ms = report
-        .groups
-        .iter()
-        .map(|g| end(g.started_ms, g.duration_ms).max(items_end(&g.items)))
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let mut rows = Vec::new();
-    // Past the bound, the groups that tell nothing wait here to be folded into one row.
-    let mut folded: Vec<&GroupReport> = Vec::new();
-    for (n, group) in report.groups.iter().enumerate() {
-        if n < MAX_GROUP_BANDS || telling_group(group) {
-            fold_groups(&mut rows, &mut folded, end_ms);
-            group_rows(&mut rows, group, critical_item(&group.items), end_ms);
-        } else {
-            folded.push(group);
-        }
-    }
-    fold_groups(&mut rows, &mut folded, end_ms);
+    let mut last_end = LastEnd(0);
+    report.walk(&mut last_end);
+    let end_ms = last_end.0.max(1);
+    let mut layout = Layout {
+        rows: Vec::new(),
+        folded: Vec::new(),
+        open: Vec::new(),
+        end_ms,
+    };
+    report.walk(&mut layout);
+    let mut rows = layout.rows;
+    fold_groups(&mut rows, &mut layout.folded, end_ms);
     let items: usize = report.groups.iter().map(|g| g.items.len()).sum();
     let outcome = if report.ok {
         "ok"
@@ -108,6 +102,146 @@ pub fn chart(report: &RunReport) -> Chart {
         rows,
         end_ms,
         title,
+    }
+}
+
+/// Where the axis ends: the last end of a group or an item, at any call depth.
+struct LastEnd(u64);
+
+impl<'r> ReportVisitor<'r> for LastEnd {
+    fn enter_group(&mut self, at: &GroupAt<'r>) -> Descend {
+        self.0 = self
+            .0
+            .max(end(at.group.started_ms(), at.group.duration_ms()));
+        Descend::Into
+    }
+
+    fn enter_item(&mut self, at: &ItemAt<'r>) -> Descend {
+        self.0 = self.0.max(end(at.item.started_ms, at.item.duration_ms));
+        Descend::Into
+    }
+}
+
+/// The rows, as the walk meets the report's groups and items.
+struct Layout<'r> {
+    rows: Vec<Row>,
+    /// Past the bound, the run's groups that tell nothing wait here to be folded into one row.
+    folded: Vec<&'r GroupReport>,
+    /// What the walk is in, innermost last.
+    open: Vec<Open>,
+    end_ms: u64,
+}
+
+/// A group or an item the walk is in, as the layout drew it.
+enum Open {
+    /// A group folded, or an item left out for an aggregate row: nothing under it is drawn.
+    Hidden,
+    Group {
+        /// The items drawn one a row (the rest are one aggregate row, after them).
+        shown: Vec<usize>,
+        /// The item on the slowest path.
+        critical: Option<usize>,
+        /// The depth of its items' rows.
+        depth: usize,
+    },
+    Item {
+        /// Which of the groups it called is on the slowest path.
+        critical: Option<usize>,
+        depth: usize,
+    },
+}
+
+impl<'r> ReportVisitor<'r> for Layout<'r> {
+    fn enter_group(&mut self, at: &GroupAt<'r>) -> Descend {
+        let items = at.group.items();
+        let (depth, critical) = match (at.group, self.open.last()) {
+            (GroupOf::Run(group), _) => {
+                if at.index >= MAX_GROUP_BANDS && !telling_group(group) {
+                    self.folded.push(group);
+                    self.open.push(Open::Hidden);
+                    return Descend::Over;
+                }
+                fold_groups(&mut self.rows, &mut self.folded, self.end_ms);
+                self.rows.push(group_row(group));
+                (0, critical_item(items))
+            }
+            (GroupOf::Called(called), Some(Open::Item { critical, depth })) => {
+                let depth = depth + 1;
+                self.rows
+                    .push(called_row(called, depth, &at.group.qualified_name()));
+                let on_path = *critical == Some(at.index);
+                (depth, on_path.then(|| critical_item(items)).flatten())
+            }
+            // A called group is walked only under its item.
+            (GroupOf::Called(_), Some(Open::Hidden | Open::Group { .. }) | None) => {
+                self.open.push(Open::Hidden);
+                return Descend::Over;
+            }
+        };
+        let shown = shown(items.iter().map(|i| (i.status, i.duration_ms)), critical);
+        self.open.push(Open::Group {
+            shown,
+            critical,
+            depth: depth + 1,
+        });
+        Descend::Into
+    }
+
+    fn enter_item(&mut self, at: &ItemAt<'r>) -> Descend {
+        let Some(Open::Group {
+            shown,
+            critical,
+            depth,
+        }) = self.open.last()
+        else {
+            self.open.push(Open::Hidden);
+            return Descend::Over;
+        };
+        if !shown.contains(&at.index) {
+            self.open.push(Open::Hidden);
+            return Descend::Over;
+        }
+        let (item, depth) = (at.item, *depth);
+        let on_path = *critical == Some(at.index);
+        self.rows.push(item_row(item, at.index, depth, on_path));
+        if let Some(each) = &item.each {
+            element_rows(&mut self.rows, each, depth + 1, on_path, self.end_ms);
+        }
+        self.open.push(Open::Item {
+            critical: on_path.then(|| critical_called(&item.called)).flatten(),
+            depth,
+        });
+        Descend::Into
+    }
+
+    fn leave_item(&mut self, _at: &ItemAt<'r>) {
+        self.open.pop();
+    }
+
+    fn leave_group(&mut self, at: &GroupAt<'r>) {
+        let Some(Open::Group { shown, depth, .. }) = self.open.pop() else {
+            return;
+        };
+        let items = at.group.items();
+        if shown.len() < items.len() {
+            let rest: Vec<&ItemReport> = items
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !shown.contains(i))
+                .map(|(_, item)| item)
+                .collect();
+            let spans: Vec<(u64, u64)> = rest
+                .iter()
+                .map(|item| (item.started_ms, item.duration_ms))
+                .collect();
+            let statuses = counts(rest.iter().map(|item| item.status.as_str()));
+            self.rows.push(aggregate(
+                depth,
+                format!("{} ({statuses})", more(rest.len(), "item")),
+                &spans,
+                self.end_ms,
+            ));
+        }
     }
 }
 
@@ -130,7 +264,7 @@ fn fold_groups(rows: &mut Vec<Row>, folded: &mut Vec<&GroupReport>, end_ms: u64)
         .iter()
         .map(|g| (g.started_ms, g.duration_ms))
         .collect();
-    let statuses = counts(folded.iter().map(|g| group_status(g.status)));
+    let statuses = counts(folded.iter().map(|g| g.status.as_str()));
     rows.push(aggregate(
         0,
         format!("{} ({statuses})", more(folded.len(), "group")),
@@ -140,13 +274,13 @@ fn fold_groups(rows: &mut Vec<Row>, folded: &mut Vec<&GroupReport>, end_ms: u64)
     folded.clear();
 }
 
-fn group_rows(rows: &mut Vec<Row>, group: &GroupReport, critical: Option<usize>, end_ms: u64) {
+fn group_row(group: &GroupReport) -> Row {
     let mode = if group.parallel {
         "items side by side"
     } else {
         "items in order"
     };
-    rows.push(Row {
+    Row {
         depth: 0,
         label: group.name.clone(),
         kind: Kind::Group(group.status),
@@ -157,74 +291,24 @@ fn group_rows(rows: &mut Vec<Row>, group: &GroupReport, critical: Option<usize>,
         detail: format!(
             "group {} · {} · {} · {}{}",
             group.name,
-            group_status(group.status),
+            group.status.as_str(),
             mode,
             span_text(group.started_ms, group.duration_ms),
             error_text(group.error.as_ref())
         ),
         profile: Vec::new(),
         reason: reason(group.error.as_ref()),
-    });
-    item_rows(rows, &group.items, 1, critical, end_ms);
-}
-
-/// The rows of `items` at `depth`; `critical`: the index of the one on the slowest path.
-fn item_rows(
-    rows: &mut Vec<Row>,
-    items: &[ItemReport],
-    depth: usize,
-    critical: Option<usize>,
-    end_ms: u64,
-) {
-    let shown = shown(items.iter().map(|i| (i.status, i.duration_ms)), critical);
-    for (index, item) in items.iter().enumerate() {
-        if !shown.contains(&index) {
-            continue;
-        }
-        let on_path = critical == Some(index);
-        rows.push(item_row(item, index, depth, on_path));
-        if let Some(each) = &item.each {
-            element_rows(rows, each, depth + 1, on_path, end_ms);
-        }
-        let next = on_path.then(|| critical_called(&item.called)).flatten();
-        for (c, called) in item.called.iter().enumerate() {
-            called_rows(rows, called, depth + 1, next == Some(c), end_ms);
-        }
-    }
-    if shown.len() < items.len() {
-        let rest: Vec<(u64, u64)> = items
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !shown.contains(i))
-            .map(|(_, item)| (item.started_ms, item.duration_ms))
-            .collect();
-        let statuses = counts(
-            items
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !shown.contains(i))
-                .map(|(_, item)| item_status(item.status)),
-        );
-        rows.push(aggregate(
-            depth,
-            format!("{} ({statuses})", more(rest.len(), "item")),
-            &rest,
-            end_ms,
-        ));
     }
 }
 
-fn called_rows(rows: &mut Vec<Row>, called: &CalledGroup, depth: usize, on_path: bool, end: u64) {
-    let name = match &called.sequence {
-        Some(sequence) => format!("#{sequence}/{}", called.name),
-        None => called.name.clone(),
-    };
+/// The row of a group a call ran, named `name` (`#lib/notify` for a `#name` call's).
+fn called_row(called: &CalledGroup, depth: usize, name: &str) -> Row {
     let omitted = if called.items_omitted > 0 {
         format!(" · {} items not reported", called.items_omitted)
     } else {
         String::new()
     };
-    rows.push(Row {
+    Row {
         depth,
         label: format!("↳ {name}"),
         kind: Kind::Group(called.status),
@@ -234,15 +318,13 @@ fn called_rows(rows: &mut Vec<Row>, called: &CalledGroup, depth: usize, on_path:
         critical: false,
         detail: format!(
             "called group {name} · {} · {}{omitted}{}",
-            group_status(called.status),
+            called.status.as_str(),
             span_text(called.started_ms, called.duration_ms),
             error_text(called.error.as_ref())
         ),
         profile: Vec::new(),
         reason: reason(called.error.as_ref()),
-    });
-    let critical = on_path.then(|| critical_item(&called.items)).flatten();
-    item_rows(rows, &called.items, depth + 1, critical, end);
+    }
 }
 
 fn item_row(item: &ItemReport, index: usize, depth: usize, critical: bool) -> Row {
@@ -304,7 +386,7 @@ fn item_row(item: &ItemReport, index: usize, depth: usize, critical: bool) -> Ro
             "item {} {} · {} · {}{retries}{each}{}",
             index + 1,
             item.tool,
-            item_status(item.status),
+            item.status.as_str(),
             span_text(item.started_ms, item.duration_ms),
             error_text(item.error.as_ref())
         ),
@@ -347,7 +429,7 @@ fn element_rows(rows: &mut Vec<Row>, each: &EachReport, depth: usize, on_path: b
             .map(|(_, e)| e)
             .collect();
         let spans: Vec<(u64, u64)> = rest.iter().map(|e| (e.started_ms, e.duration_ms)).collect();
-        let statuses = counts(rest.iter().map(|e| item_status(e.status)));
+        let statuses = counts(rest.iter().map(|e| e.status.as_str()));
         rows.push(aggregate(
             depth,
             format!("{} ({statuses}){unreported}", more(rest.len(), "element")),
@@ -433,7 +515,7 @@ fn element_row(
         critical,
         detail: format!(
             "element {index} of {count} ($each_index {index}) · {} · {}{retries}{}",
-            item_status(element.status),
+            element.status.as_str(),
             span_text(element.started_ms, element.duration_ms),
             error_text(element.error.as_ref())
         ),
@@ -574,22 +656,6 @@ fn critical_called(called: &[CalledGroup]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-fn items_end(items: &[ItemReport]) -> u64 {
-    items
-        .iter()
-        .map(|item| {
-            let called = item
-                .called
-                .iter()
-                .map(|g| end(g.started_ms, g.duration_ms).max(items_end(&g.items)))
-                .max()
-                .unwrap_or(0);
-            end(item.started_ms, item.duration_ms).max(called)
-        })
-        .max()
-        .unwrap_or(0)
-}
-
 fn end(started_ms: u64, duration_ms: u64) -> u64 {
     started_ms.saturating_add(duration_ms)
 }
@@ -608,27 +674,6 @@ fn counts(words: impl Iterator<Item = &'static str>) -> String {
         .map(|(word, n)| format!("{n} {word}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-pub fn item_status(status: ItemStatus) -> &'static str {
-    match status {
-        ItemStatus::Ok => "ok",
-        ItemStatus::Failed => "failed",
-        ItemStatus::Skipped => "skipped",
-        ItemStatus::Degraded => "degraded",
-        ItemStatus::Cancelled => "cancelled",
-        ItemStatus::Caught => "caught",
-    }
-}
-
-pub fn group_status(status: GroupStatus) -> &'static str {
-    match status {
-        GroupStatus::Ran => "ran",
-        GroupStatus::Skipped => "skipped",
-        GroupStatus::Failed => "failed",
-        GroupStatus::Partial => "partial",
-        GroupStatus::Cancelled => "cancelled",
-    }
 }
 
 fn error_text(error: Option<&seq_exec::ToolError>) -> String {

@@ -234,8 +234,8 @@ fn draw_row(svg: &mut String, placed: &Placed<'_>, scale: &Scale, width: f64) {
         Kind::Aggregate => ("aggregate", AGGREGATE),
     };
     let status = match row.kind {
-        Kind::Group(status) => layout::group_status(status),
-        Kind::Item(status) => layout::item_status(status),
+        Kind::Group(status) => status.as_str(),
+        Kind::Item(status) => status.as_str(),
         Kind::Aggregate => "many",
     };
     let critical = if row.critical { " critical" } else { "" };

@@ -14,6 +14,8 @@
 //! - `budget`, `size`: the run's budget of bytes held, and how values are measured for it and
 //!   for the bounds on one result and one item's arguments;
 //! - `clock`: the run's one time axis, from which every `started_ms` of the report is measured;
+//! - `report`, `walk`: the run report, its statuses' names and words, and the one walk of its
+//!   tree (groups, items, `each` elements, called groups) that every reader of it uses;
 //! - `driver`: how an attempt at a tool call happens (awaited here, or journaled by a durable
 //!   driver), the one seam between the interpreter and what runs it.
 //!
@@ -50,6 +52,7 @@ mod size;
 mod stack;
 mod tool_timeout;
 mod values;
+mod walk;
 
 pub use clock::{Mark, RunClock, wall_now};
 pub use driver::{
@@ -65,6 +68,7 @@ pub use report::{
 };
 pub use request::RunRequest;
 pub use stack::Stack;
+pub use walk::{Descend, ElementAt, GroupAt, GroupOf, ItemAt, ReportVisitor};
 
 use crate::authorizer::Authorizer;
 use crate::error::{Reason, ToolError};

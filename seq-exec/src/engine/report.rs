@@ -406,6 +406,97 @@ pub enum ItemStatus {
     Cancelled,
 }
 
+impl GroupStatus {
+    /// Every status, in the order the type declares them.
+    pub const ALL: [GroupStatus; 5] = [
+        GroupStatus::Ran,
+        GroupStatus::Skipped,
+        GroupStatus::Failed,
+        GroupStatus::Partial,
+        GroupStatus::Cancelled,
+    ];
+
+    /// The status as the report spells it (its serialized name): `partial`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupStatus::Ran => "ran",
+            GroupStatus::Skipped => "skipped",
+            GroupStatus::Failed => "failed",
+            GroupStatus::Partial => "partial",
+            GroupStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status in words, as a count or a line says it: "2 groups partly failed", "group
+    /// `g` cancelled after 3 ms".
+    pub fn words(self) -> &'static str {
+        match self {
+            GroupStatus::Ran => "ran",
+            GroupStatus::Skipped => "skipped",
+            GroupStatus::Failed => "failed",
+            GroupStatus::Partial => "partly failed",
+            GroupStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status as a sentence's verb: "group `g` was skipped".
+    pub fn predicate(self) -> &'static str {
+        match self {
+            GroupStatus::Skipped => "was skipped",
+            GroupStatus::Cancelled => "was cancelled",
+            GroupStatus::Ran | GroupStatus::Failed | GroupStatus::Partial => self.words(),
+        }
+    }
+}
+
+impl ItemStatus {
+    /// Every status, in the order the type declares them.
+    pub const ALL: [ItemStatus; 6] = [
+        ItemStatus::Ok,
+        ItemStatus::Failed,
+        ItemStatus::Skipped,
+        ItemStatus::Degraded,
+        ItemStatus::Caught,
+        ItemStatus::Cancelled,
+    ];
+
+    /// The status as the report spells it (its serialized name): `degraded`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Ok => "ok",
+            ItemStatus::Failed => "failed",
+            ItemStatus::Skipped => "skipped",
+            ItemStatus::Degraded => "degraded",
+            ItemStatus::Caught => "caught",
+            ItemStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status in words, as a line says it after the tool: "`cmd_run` degraded to its
+    /// fallback", "`sleep` cancelled".
+    pub fn words(self) -> &'static str {
+        match self {
+            ItemStatus::Ok => "succeeded",
+            ItemStatus::Failed => "failed",
+            ItemStatus::Skipped => "skipped",
+            ItemStatus::Degraded => "degraded to its fallback",
+            ItemStatus::Caught => "failed and was caught",
+            ItemStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status as a sentence's verb: "item 2 `sleep` was cancelled".
+    pub fn predicate(self) -> &'static str {
+        match self {
+            ItemStatus::Skipped => "was skipped",
+            ItemStatus::Cancelled => "was cancelled",
+            ItemStatus::Ok | ItemStatus::Failed | ItemStatus::Degraded | ItemStatus::Caught => {
+                self.words()
+            }
+        }
+    }
+}
+
 impl RunReport {
     /// The report of a run that could not start, for `error`: what a host that refuses a run
     /// before the engine sees it (a durable worker's own check) answers.
@@ -431,6 +522,39 @@ pub(crate) fn failed_run(error: ToolError) -> RunReport {
 #[allow(clippy::unwrap_used, reason = "tests may unwrap")]
 mod tests {
     use super::*;
+
+    /// `as_str` is serde's name, and `ALL` is every status the schema knows.
+    #[test]
+    fn statuses_are_spelled_as_serde_spells_them() {
+        let schema = report_schema();
+        let names = |def: &str| -> Vec<String> {
+            let values = &schema["$defs"][def]["enum"];
+            let listed: Option<Vec<String>> = values.as_array().map(|v| {
+                v.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            });
+            listed.unwrap_or_else(|| {
+                // One variant a line when the doc comments split the enum: `oneOf` of consts.
+                schema["$defs"][def]["oneOf"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v["const"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+        };
+        for status in GroupStatus::ALL {
+            assert_eq!(serde_json::json!(status), status.as_str());
+        }
+        let all: Vec<&str> = GroupStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names("GroupStatus"), all);
+        for status in ItemStatus::ALL {
+            assert_eq!(serde_json::json!(status), status.as_str());
+        }
+        let all: Vec<&str> = ItemStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names("ItemStatus"), all);
+    }
 
     /// The descriptions say the depth bound in words: they say the constant's value.
     #[test]

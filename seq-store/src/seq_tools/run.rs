@@ -7,7 +7,7 @@ use crate::storage::StorageError;
 use seq_catalog::SEQ_WHEN_CALL;
 use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_exec::builtin::args;
-use seq_exec::engine::{CancellationToken, GroupStatus, RunReport, RunRequest};
+use seq_exec::engine::{CancellationToken, RunReport, RunRequest};
 use seq_exec::error::{Reason, ToolError};
 use seq_exec::host::Caller;
 use seq_syntax::ast::Sequence;
@@ -344,7 +344,7 @@ fn run_failure(name: &str, report: &RunReport) -> ToolError {
         failures.push(format!(
             "group `{}` {}: {why}",
             group.name,
-            status_text(group.status)
+            group.status.predicate()
         ));
     }
     // The report itself travels beside the error (`Outcome::report`), structured, once.
@@ -360,14 +360,4 @@ fn run_failure(name: &str, report: &RunReport) -> ToolError {
         ),
     )
     .with_hint("read each failed item's error in the report; fix the cause and run again")
-}
-
-fn status_text(status: GroupStatus) -> &'static str {
-    match status {
-        GroupStatus::Ran => "ran",
-        GroupStatus::Skipped => "was skipped",
-        GroupStatus::Failed => "failed",
-        GroupStatus::Partial => "partly failed",
-        GroupStatus::Cancelled => "was cancelled",
-    }
 }
