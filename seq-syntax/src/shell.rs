@@ -18,6 +18,11 @@ use crate::ast::TemplatePart;
 
 mod parsed;
 
+/// Forgets the shell parser's readings kept on this thread, so that the next check of a text
+/// parses it (the benchmark's file checked for the first time; the fuzz target's check that a
+/// kept reading is the one a parse gives).
+pub use parsed::forget as forget_parses;
+
 /// Where a value lands in shell text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Context {
@@ -255,7 +260,17 @@ pub const VALUE_PREFIX: &str = "SEQ_V";
 
 /// The variable that carries the `n`th value (from 0) referenced in a command.
 pub fn value_variable(n: usize) -> String {
-    format!("{VALUE_PREFIX}{}", n + 1)
+    let mut name = String::with_capacity(VALUE_PREFIX.len() + 2);
+    value_variable_into(&mut name, n);
+    name
+}
+
+/// [`value_variable`], appended to `out`.
+pub fn value_variable_into(out: &mut String, n: usize) {
+    use std::fmt::Write as _;
+    out.push_str(VALUE_PREFIX);
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{}", n + 1);
 }
 
 /// Whether `name` is one of the engine's variables (or could be mistaken for one).
@@ -299,10 +314,13 @@ const VALUE: char = '\u{1}';
 /// no parse.
 pub fn scan(parts: &[TemplatePart]) -> Scanned {
     let mut scanned = scan_words(parts);
-    if !scanned.refs.is_empty() {
-        for (r, parsed) in scanned.refs.iter_mut().zip(parsed::contexts(parts)) {
-            r.context = agree(r.context, parsed);
-        }
+    // Where the scan refuses every reference, the parser could only agree.
+    if scanned.refs.iter().any(|r| r.context.is_ok()) {
+        parsed::with_contexts(parts, |parsed| {
+            for (r, &parsed) in scanned.refs.iter_mut().zip(parsed) {
+                r.context = agree(r.context, parsed);
+            }
+        });
     }
     scanned
 }
