@@ -46,8 +46,37 @@ fn find_base() -> Option<PathBuf> {
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let path = own.lines().find_map(|line| line.strip_prefix("0::"))?;
     let dir = Path::new(mount).join(path.trim_start_matches('/'));
-    dir.join("cgroup.procs").exists().then_some(dir)
+    if !dir.join("cgroup.procs").exists() {
+        return None;
+    }
+    sweep(&dir);
+    Some(dir)
 }
+
+/// Removes the empty cgroups that seqc processes no longer running left behind (one that
+/// exited before its killer removed them); a cgroup with a process in it stays.
+fn sweep(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .map(|(pid, _)| pid)
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// The start of an item's cgroup's name, followed by the item's cookie (`PID-N`).
+const PREFIX: &str = "seqc-item-";
 
 impl ItemGroup {
     /// A new cgroup for the item marked `cookie`, or `None` where none can be made.
@@ -55,7 +84,7 @@ impl ItemGroup {
         if UNAVAILABLE.load(Ordering::Relaxed) {
             return None;
         }
-        let dir = base()?.join(format!("seqc-item-{cookie}"));
+        let dir = base()?.join(format!("{PREFIX}{cookie}"));
         match std::fs::create_dir(&dir) {
             Ok(()) => Some(ItemGroup { dir }),
             Err(_) => {
@@ -68,7 +97,13 @@ impl ItemGroup {
     /// The path of the file a process writes `0` to, to move itself into the cgroup: made
     /// before the fork, since the child may not allocate.
     pub(super) fn procs_path(&self) -> Option<CString> {
-        CString::new(self.dir.join("cgroup.procs").into_os_string().into_encoded_bytes()).ok()
+        CString::new(
+            self.dir
+                .join("cgroup.procs")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .ok()
     }
 
     /// The processes in the cgroup now.
@@ -115,7 +150,11 @@ pub(super) fn join(command: &mut tokio::process::Command, group: &ItemGroup) {
     unsafe {
         command.pre_exec(move || {
             use rustix::fs::{Mode, OFlags, open};
-            let fd = open(procs.as_c_str(), OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+            let fd = open(
+                procs.as_c_str(),
+                OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
             rustix::io::write(&fd, b"0")?;
             Ok(())
         });

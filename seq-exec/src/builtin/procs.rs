@@ -260,8 +260,7 @@ fn killer_loop(receiver: &Receiver<Job>) {
             .iter()
             .map(|(deadline, _, _)| *deadline)
             .chain(
-                (!unreaped.is_empty() || !unremoved.is_empty())
-                    .then(|| Instant::now() + REAP_TICK),
+                (!unreaped.is_empty() || !unremoved.is_empty()).then(|| Instant::now() + REAP_TICK),
             )
             .min();
         let received = match next {
@@ -271,7 +270,16 @@ fn killer_loop(receiver: &Receiver<Job>) {
             None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match received {
-            Ok(job) => {
+            Ok(mut job) => {
+                // An item whose processes all ended: its cgroup goes now, not after the grace
+                // (a process that exits meanwhile would leave it behind).
+                if job
+                    .group
+                    .as_ref()
+                    .is_some_and(|group| group.members().is_empty() && group.remove())
+                {
+                    job.group = None;
+                }
                 let seen = stop(&job, Signal::Term);
                 waiting.push((Instant::now() + GRACE, job, seen));
             }
