@@ -1755,8 +1755,12 @@ mod tests {
             Ok(vec![Double, Word])
         );
         assert_eq!(scan("cat <<E >f\n$args.x\nE\n"), Ok(vec![Double]));
-        // Bodies the shell parser misreads (a `<<-` body, a command after the operator, two
-        // here-documents on one line): refused as not certain, never guessed.
+        // `<<-` strips leading tabs: a value placed by the parser is accepted.
+        assert_eq!(scan("cat <<-E >f\n\tx $args.x\n\tE\n"), Ok(vec![Double]));
+        assert_eq!(scan("cat <<-E\n$args.x\nE"), Ok(vec![Double]));
+        // Bodies the shell parser misreads (in a `<<-` body, a value right after a line's
+        // leading tabs, which the grammar reads as text; a command after the operator; two
+        // here-documents on one line, an ERROR node): refused as not certain, never guessed.
         let unparsed = Err(Problem::Uncertain(Uncertain::Unparsed));
         assert_eq!(scan("cat <<-E >f\n\t$args.x\n\tE\n"), unparsed);
         assert_eq!(scan("cat <<E; echo $args.y\n'$args.x\nE"), unparsed);
@@ -1776,6 +1780,16 @@ mod tests {
         // A shell reading the body as its script parses the value.
         assert_eq!(reparsed("sh <<E\necho $args.x\nE"), [Some("sh -c")]);
         assert_eq!(reparsed("ssh h <<E\necho $args.x\nE"), [Some("ssh")]);
+    }
+
+    #[test]
+    fn dollar_pairs() {
+        // `$$` (the process id) is read as a pair, as the shell reads it: `$$args.v` holds no
+        // reference, `$$$args.v` is the id followed by the value.
+        assert_eq!(scan("echo $$args.v"), Ok(vec![]));
+        assert_eq!(scan("echo \"$$args.v\""), Ok(vec![]));
+        assert_eq!(scan("echo $$$args.v"), Ok(vec![Context::Word]));
+        assert_eq!(scan("echo \"$$$args.v\""), Ok(vec![Context::Double]));
     }
 
     #[test]
