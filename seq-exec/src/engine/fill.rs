@@ -179,7 +179,9 @@ pub(crate) fn shell_command(arg: &Arg, scope: Scope<'_>, budget: &mut Budget) ->
             budget.take(text.len())?;
             let shown = shell::shown(
                 &[TemplatePart::Ref(reference.clone())],
-                variables.iter().map(|(_, raw)| (raw.as_str(), Context::Word)),
+                variables
+                    .iter()
+                    .map(|(_, raw)| (raw.as_str(), Context::Word)),
             );
             return Ok((Value::String(text), variables, Some(shown)));
         }

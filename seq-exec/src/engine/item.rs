@@ -119,7 +119,17 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         called.clear();
         let this = g.cx.clock.mark();
         let mut began = None;
-        let outcome = attempt(g, index, retries, item, scope, &mut called, &mut began, &mut shown).await;
+        let outcome = attempt(
+            g,
+            index,
+            retries,
+            item,
+            scope,
+            &mut called,
+            &mut began,
+            &mut shown,
+        )
+        .await;
         // A durable driver's journaled start: a replay reports when the attempt first ran, and
         // that it ended when its outcome reached this run.
         let ended_ms = this.started_ms.saturating_add(this.duration_ms());

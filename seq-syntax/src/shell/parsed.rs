@@ -80,7 +80,10 @@ pub fn forget() {
 
 /// Gives `apply` the parser's context for each reference of `parts`, in order (borrowed from
 /// what the thread keeps: nothing is copied for a text seen before).
-pub(super) fn with_contexts(parts: &[TemplatePart], apply: impl FnOnce(&[Result<Context, Problem>])) {
+pub(super) fn with_contexts(
+    parts: &[TemplatePart],
+    apply: impl FnOnce(&[Result<Context, Problem>]),
+) {
     STATE.with(|state| {
         let Ok(mut state) = state.try_borrow_mut() else {
             // Only a re-entrant call could find it borrowed: read without keeping.
@@ -238,4 +241,3 @@ fn place<'t>(
 fn opens_with(node: Node<'_>, token: &str) -> bool {
     node.child(0).is_some_and(|c| c.kind() == token)
 }
-
