@@ -86,10 +86,16 @@ impl Tracked {
 
 impl Drop for Tracked {
     fn drop(&mut self) {
+        // An empty cgroup (the usual end: nothing was left running) goes now, on this thread:
+        // a test or a short-lived process may exit before the killer thread gets to it.
+        let group = self
+            .group
+            .take()
+            .filter(|group| !(group.members().is_empty() && group.remove()));
         let job = Job {
             cookie: std::mem::take(&mut self.cookie),
             leader: self.leader,
-            group: self.group.take(),
+            group,
         };
         let now = |job: Job| {
             stop(&job, Signal::Kill);
