@@ -14,7 +14,7 @@ seconds=${1:-20}
 shift || true
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-    targets=(split item condition check run jq)
+    targets=(split item condition check run jq shell)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=..
 corpus=corpus
-mkdir -p "$corpus"/{split,item,condition,check,run,jq}
+mkdir -p "$corpus"/{split,item,condition,check,run,jq,shell}
 
 mapfile -t files < <(find "$root/examples" "$root/tests/fixtures" "$root/seq-check/tests/fixtures" \
     -type f \( -name '*.json' -o -name '*.json.broken' \) | sort)
@@ -68,6 +68,46 @@ for production in $(seq 0 17); do
     done
 done
 
-for target in split item condition check run jq; do
+# shell: the hostile-value corpus of seq-syntax/tests/shell_corpus.rs, each shape (`V` for the
+# reference) with each value after a NUL byte, and the benchmark's commands alone.
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$corpus/shell" "$root/seq-syntax/tests/shell_corpus.rs" \
+        "$root/seq-syntax/benches/shell_text.rs" <<'PY'
+import hashlib, json, os, re, sys
+
+out, corpus_rs, bench_rs = sys.argv[1:4]
+literal = r'"((?:[^"\\]|\\.)*)"'
+
+def strings(text):
+    # Rust string literals of the simple kinds used there read as JSON strings.
+    found = []
+    for raw in re.findall(literal, text):
+        try:
+            found.append(json.loads('"' + raw + '"'))
+        except ValueError:
+            pass
+    return found
+
+def save(text):
+    data = text.encode("utf-8", "surrogatepass")
+    with open(os.path.join(out, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+source = open(corpus_rs, encoding="utf-8").read()
+values_block = source.split("const VALUES", 1)[1].split("];", 1)[0]
+values = strings(values_block)
+shapes = strings("\n".join('"' + m + '"' for m in re.findall(r'command:\s*' + literal, source)))
+for shape in shapes:
+    command = shape.replace("V", "$args.v")
+    save(command)
+    for value in values:
+        save(command + "\0" + value)
+bench = open(bench_rs, encoding="utf-8").read().split("const SHAPES", 1)[1].split("];", 1)[0]
+for shape in strings(bench):
+    save(shape.replace("{}", "1"))
+PY
+fi
+
+for target in split item condition check run jq shell; do
     printf '%-10s %4d seeds\n' "$target" "$(find "$corpus/$target" -type f | wc -l)"
 done

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_exec::builtin::{BuiltinHost, KILL_GRACE, become_subreaper, live_items};
+use seq_exec::builtin::{BuiltinHost, KILL_GRACE, become_subreaper, cgroup_available, live_items};
 use seq_exec::engine::NoSequences;
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, GroupStatus, ItemStatus, RunReport};
@@ -233,6 +233,32 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
         nothing_outlives(dir.path(), &["DOUBLE_FORKED", "SETSID"]).await;
         assert!(zombies().is_empty(), "{case}: zombies {:?}", zombies());
     }
+}
+
+/// A child that clears its environment (no item mark), leaves the session and is orphaned by
+/// a double fork before the item ends: no process scan can tell it is the item's. Where items
+/// run in a cgroup of their own it is killed with them; elsewhere it is the documented gap
+/// (docs/robustness.md), and it runs to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_with_a_cleared_environment_is_stopped_where_items_have_a_cgroup() {
+    become_subreaper().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let escaper = "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null \
+         2>&1 &)' </dev/null >/dev/null 2>&1; true";
+    let report = engine(dir.path())
+        .run(
+            &sequence(&[(json!({}), &[escaper])]),
+            Map::new(),
+            RunRequest::new(&Caller::new("t")),
+        )
+        .await;
+    assert_eq!(report.groups[0].status, GroupStatus::Ran, "{report:#?}");
+    if cgroup_available() {
+        nothing_outlives(dir.path(), &["CLEARED"]).await;
+    } else {
+        appears(&dir.path().join("CLEARED")).await;
+    }
+    assert!(zombies().is_empty(), "zombies {:?}", zombies());
 }
 
 /// This process's children that are zombies.

@@ -128,6 +128,28 @@ async fn hostile_values_reach_the_command_as_text_in_every_context() {
     );
 }
 
+/// `$$` is the shell's process id, read as a pair by the template as by the shell: `$$args.x`
+/// holds no reference (the id, then the text `args.x`), and `$$$args.x` is the id followed by
+/// the value, which stays data.
+#[tokio::test]
+async fn dollar_pairs_are_the_process_id_and_the_value_stays_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_then = |out: &str, rest: &str| {
+        out.strip_suffix(rest)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    };
+    for (command, rest) in [
+        ("printf %s $$args.x", "args.x"),
+        ("printf %s \"$$args.x\"", "args.x"),
+        ("printf %s $$$args.x", "$(touch pwned) 'a b'"),
+        ("printf %s \"$$$args.x\"", "$(touch pwned) 'a b'"),
+    ] {
+        let out = stdout_of(dir.path(), &command_item(command), "$(touch pwned) 'a b'").await;
+        assert!(pid_then(&out, rest), "{command}: {out:?}");
+    }
+    assert!(!dir.path().join("pwned").exists());
+}
+
 #[tokio::test]
 async fn a_bare_reference_as_the_command_is_one_word_not_code() {
     let dir = tempfile::tempdir().unwrap();

@@ -18,6 +18,11 @@ use crate::ast::TemplatePart;
 
 mod parsed;
 
+/// Forgets the shell parser's readings kept on this thread, so that the next check of a text
+/// parses it (the benchmark's file checked for the first time; the fuzz target's check that a
+/// kept reading is the one a parse gives).
+pub use parsed::forget as forget_parses;
+
 /// Where a value lands in shell text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Context {
@@ -255,7 +260,17 @@ pub const VALUE_PREFIX: &str = "SEQ_V";
 
 /// The variable that carries the `n`th value (from 0) referenced in a command.
 pub fn value_variable(n: usize) -> String {
-    format!("{VALUE_PREFIX}{}", n + 1)
+    let mut name = String::with_capacity(VALUE_PREFIX.len() + 2);
+    value_variable_into(&mut name, n);
+    name
+}
+
+/// [`value_variable`], appended to `out`.
+pub fn value_variable_into(out: &mut String, n: usize) {
+    use std::fmt::Write as _;
+    out.push_str(VALUE_PREFIX);
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{}", n + 1);
 }
 
 /// Whether `name` is one of the engine's variables (or could be mistaken for one).
@@ -299,10 +314,13 @@ const VALUE: char = '\u{1}';
 /// no parse.
 pub fn scan(parts: &[TemplatePart]) -> Scanned {
     let mut scanned = scan_words(parts);
-    if !scanned.refs.is_empty() {
-        for (r, parsed) in scanned.refs.iter_mut().zip(parsed::contexts(parts)) {
-            r.context = agree(r.context, parsed);
-        }
+    // Where the scan refuses every reference, the parser could only agree.
+    if scanned.refs.iter().any(|r| r.context.is_ok()) {
+        parsed::with_contexts(parts, |parsed| {
+            for (r, &parsed) in scanned.refs.iter_mut().zip(parsed) {
+                r.context = agree(r.context, parsed);
+            }
+        });
     }
     scanned
 }
@@ -1500,6 +1518,51 @@ pub fn escape_into(out: &mut String, value: &str, context: Context) {
     }
 }
 
+/// How long a command shown with its values in place ([`shown`]) may be, in bytes: a report
+/// shows what ran, not megabytes of a value.
+pub const SHOWN_MAX: usize = 4096;
+
+/// The command of `parts` as a reader sees it: the literal text, and each value (`values`, in
+/// the order of the references, with the context its expansion stood in) escaped for that
+/// context by [`escape_into`]. For display only: the shell runs the text with expansions, never
+/// this. Longer than [`SHOWN_MAX`], it is cut at a character boundary and ends with `…`.
+pub fn shown<'v>(
+    parts: &[TemplatePart],
+    values: impl IntoIterator<Item = (&'v str, Context)>,
+) -> String {
+    let mut out = String::new();
+    let mut values = values.into_iter();
+    for part in parts {
+        match part {
+            TemplatePart::Text(text) => out.push_str(text),
+            TemplatePart::Ref(_) => {
+                if let Some((value, context)) = values.next() {
+                    // Only what can be shown is escaped, not all of a large value.
+                    escape_into(&mut out, prefix(value, SHOWN_MAX + 1), context);
+                }
+            }
+        }
+        if out.len() > SHOWN_MAX {
+            break;
+        }
+    }
+    if out.len() > SHOWN_MAX {
+        let end = prefix(&out, SHOWN_MAX).len();
+        out.truncate(end);
+        out.push('…');
+    }
+    out
+}
+
+/// The longest start of `text` of at most `bytes` bytes that ends at a character boundary.
+fn prefix(text: &str, bytes: usize) -> &str {
+    let mut end = bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(..end).unwrap_or_default()
+}
+
 /// `value` escaped for `context`.
 pub fn escape(value: &str, context: Context) -> String {
     let mut out = String::with_capacity(value.len() + 2);
@@ -1692,8 +1755,12 @@ mod tests {
             Ok(vec![Double, Word])
         );
         assert_eq!(scan("cat <<E >f\n$args.x\nE\n"), Ok(vec![Double]));
-        // Bodies the shell parser misreads (a `<<-` body, a command after the operator, two
-        // here-documents on one line): refused as not certain, never guessed.
+        // `<<-` strips leading tabs: a value placed by the parser is accepted.
+        assert_eq!(scan("cat <<-E >f\n\tx $args.x\n\tE\n"), Ok(vec![Double]));
+        assert_eq!(scan("cat <<-E\n$args.x\nE"), Ok(vec![Double]));
+        // Bodies the shell parser misreads (in a `<<-` body, a value right after a line's
+        // leading tabs, which the grammar reads as text; a command after the operator; two
+        // here-documents on one line, an ERROR node): refused as not certain, never guessed.
         let unparsed = Err(Problem::Uncertain(Uncertain::Unparsed));
         assert_eq!(scan("cat <<-E >f\n\t$args.x\n\tE\n"), unparsed);
         assert_eq!(scan("cat <<E; echo $args.y\n'$args.x\nE"), unparsed);
@@ -1713,6 +1780,16 @@ mod tests {
         // A shell reading the body as its script parses the value.
         assert_eq!(reparsed("sh <<E\necho $args.x\nE"), [Some("sh -c")]);
         assert_eq!(reparsed("ssh h <<E\necho $args.x\nE"), [Some("ssh")]);
+    }
+
+    #[test]
+    fn dollar_pairs() {
+        // `$$` (the process id) is read as a pair, as the shell reads it: `$$args.v` holds no
+        // reference, `$$$args.v` is the id followed by the value.
+        assert_eq!(scan("echo $$args.v"), Ok(vec![]));
+        assert_eq!(scan("echo \"$$args.v\""), Ok(vec![]));
+        assert_eq!(scan("echo $$$args.v"), Ok(vec![Context::Word]));
+        assert_eq!(scan("echo \"$$$args.v\""), Ok(vec![Context::Double]));
     }
 
     #[test]

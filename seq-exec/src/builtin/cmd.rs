@@ -71,6 +71,7 @@ pub(super) async fn cmd_run(root: &Path, args: &Value) -> Result<Value, ToolErro
     // item's processes are stopped then, also those the command left running.
     let mut tracked = Tracked::new();
     shell.env(procs::COOKIE_VAR, tracked.cookie());
+    tracked.contain(&mut shell);
     // A durable run's attempt key, the same when a step runs again after a crash, so that a
     // command can tell a repeat from a new attempt.
     if let Some(key) = crate::engine::idempotency_key() {

@@ -20,6 +20,7 @@
 
 pub mod args;
 mod beneath;
+mod cgroup;
 mod cmd;
 mod entries;
 pub(crate) mod files;
@@ -28,6 +29,7 @@ mod output;
 mod procs;
 mod root;
 
+pub use cgroup::available as cgroup_available;
 pub use cmd::DEFAULT_TIMEOUT as CMD_DEFAULT_TIMEOUT;
 pub use entries::MAX_DELETE_DEPTH;
 pub use files::{FileError, read_regular};

@@ -13,13 +13,19 @@
 //! - every descendant of those (by parent id in /proc), which covers a child that cleared its
 //!   environment while its parent lives.
 //!
+//! - where the machine allows it, every process in the item's cgroup ([`cgroup`]), which a
+//!   process cannot leave by clearing its environment or being re-parented; SIGKILL then goes
+//!   to the whole cgroup at once (`cgroup.kill`).
+//!
 //! seqc makes itself the child subreaper ([`become_subreaper`]), so orphans are re-parented to
-//! it rather than to PID 1; those it killed are reaped here. A process that both clears its
-//! environment and is orphaned before the item ends is not found (documented in robustness.md).
+//! it rather than to PID 1; those it killed are reaped here. Without a cgroup, a process that
+//! both clears its environment and is orphaned before the item ends is not found (documented in
+//! robustness.md).
 //!
 //! The work happens on one background thread, never on the engine's workers: dropping a future
 //! only hands the item over. [`kill_all_now`] is for a process about to exit.
 
+use super::cgroup::{self, ItemGroup};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -38,6 +44,7 @@ pub const GRACE: Duration = Duration::from_millis(500);
 pub(super) struct Tracked {
     cookie: String,
     leader: Option<i32>,
+    group: Option<ItemGroup>,
 }
 
 impl Tracked {
@@ -45,14 +52,26 @@ impl Tracked {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let cookie = format!("{}-{n}", std::process::id());
+        let group = ItemGroup::new(&cookie);
         Tracked {
             cookie,
             leader: None,
+            group,
         }
     }
 
     pub(super) fn cookie(&self) -> &str {
         &self.cookie
+    }
+
+    /// Makes the process `command` starts join the item's cgroup, where it has one.
+    pub(super) fn contain(&self, command: &mut tokio::process::Command) {
+        #[cfg(target_os = "linux")]
+        if let Some(group) = &self.group {
+            cgroup::join(command, group);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = command;
     }
 
     /// The group leader (the shell), once spawned: it is registered, so that
@@ -67,20 +86,32 @@ impl Tracked {
 
 impl Drop for Tracked {
     fn drop(&mut self) {
+        // An empty cgroup (the usual end: nothing was left running) goes now, on this thread:
+        // a test or a short-lived process may exit before the killer thread gets to it.
+        let group = self
+            .group
+            .take()
+            .filter(|group| !(group.members().is_empty() && group.remove()));
         let job = Job {
             cookie: std::mem::take(&mut self.cookie),
             leader: self.leader,
+            group,
+        };
+        let now = |job: Job| {
+            stop(&job, Signal::Kill);
+            // Best effort: the processes killed may not have left the cgroup yet.
+            if let Some(group) = &job.group {
+                group.remove();
+            }
         };
         match killer() {
             Some(sender) => {
                 if let Err(mpsc::SendError(job)) = sender.send(job) {
-                    stop(&job, Signal::Kill);
+                    now(job);
                 }
             }
             // No thread could be started: stop everything now, without a grace.
-            None => {
-                stop(&job, Signal::Kill);
-            }
+            None => now(job),
         }
     }
 }
@@ -138,6 +169,9 @@ pub fn kill_all_now() {
             .map(|(cookie, leader)| Job {
                 cookie: cookie.clone(),
                 leader: *leader,
+                // The killer thread holds the cgroups; their processes carry the cookie, or
+                // are the ones the scan alone misses.
+                group: None,
             })
             .collect(),
         Err(_) => Vec::new(),
@@ -178,6 +212,7 @@ pub fn wait_stopped(within: Duration) -> bool {
 struct Job {
     cookie: String,
     leader: Option<i32>,
+    group: Option<ItemGroup>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,11 +259,15 @@ const REAP_TICK: Duration = Duration::from_millis(20);
 fn killer_loop(receiver: &Receiver<Job>) {
     let mut waiting: Vec<(Instant, Job, HashSet<i32>)> = Vec::new();
     let mut unreaped: Vec<(Instant, i32)> = Vec::new();
+    // Cgroups whose killed processes have not all left yet.
+    let mut unremoved: Vec<(Instant, ItemGroup)> = Vec::new();
     loop {
         let next = waiting
             .iter()
             .map(|(deadline, _, _)| *deadline)
-            .chain((!unreaped.is_empty()).then(|| Instant::now() + REAP_TICK))
+            .chain(
+                (!unreaped.is_empty() || !unremoved.is_empty()).then(|| Instant::now() + REAP_TICK),
+            )
             .min();
         let received = match next {
             Some(deadline) => {
@@ -237,7 +276,16 @@ fn killer_loop(receiver: &Receiver<Job>) {
             None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match received {
-            Ok(job) => {
+            Ok(mut job) => {
+                // An item whose processes all ended: its cgroup goes now, not after the grace
+                // (a process that exits meanwhile would leave it behind).
+                if job
+                    .group
+                    .as_ref()
+                    .is_some_and(|group| group.members().is_empty() && group.remove())
+                {
+                    job.group = None;
+                }
                 let seen = stop(&job, Signal::Term);
                 waiting.push((Instant::now() + GRACE, job, seen));
             }
@@ -254,16 +302,22 @@ fn killer_loop(receiver: &Receiver<Job>) {
             .into_iter()
             .partition(|(deadline, _, _)| *deadline <= now);
         waiting = later;
-        for (_, job, seen) in due {
+        for (_, mut job, seen) in due {
             let mut killed = stop(&job, Signal::Kill);
             killed.extend(seen);
             unreaped.extend(to_reap(&killed, job.leader).map(|pid| (now + REAP_PATIENCE, pid)));
+            if let Some(group) = job.group.take()
+                && !group.remove()
+            {
+                unremoved.push((now + REAP_PATIENCE, group));
+            }
             if let Ok(mut live) = live().lock() {
                 live.remove(&job.cookie);
             }
             ended().notify_all();
         }
         unreaped.retain(|&(give_up, pid)| give_up > now && !reaped(pid));
+        unremoved.retain(|(give_up, group)| *give_up > now && !group.remove());
     }
 }
 
@@ -281,7 +335,8 @@ fn stop(job: &Job, signal: Signal) -> HashSet<i32> {
         if let Some(leader) = job.leader {
             signal_group(leader, Signal::Stop);
         }
-        let (found, uncertain) = members(&job.cookie, job.leader);
+        let (mut found, uncertain) = members(&job.cookie, job.leader);
+        found.extend(job.group.iter().flat_map(ItemGroup::members));
         let new: Vec<i32> = found
             .into_iter()
             .filter(|pid| !stopped.contains(pid))
@@ -303,6 +358,11 @@ fn stop(job: &Job, signal: Signal) -> HashSet<i32> {
     }
     for &pid in &stopped {
         signal_process(pid, signal);
+    }
+    if signal == Signal::Kill
+        && let Some(group) = &job.group
+    {
+        group.kill();
     }
     if signal == Signal::Term {
         if let Some(leader) = job.leader {

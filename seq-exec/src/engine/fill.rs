@@ -166,11 +166,7 @@ fn fill(
 /// value goes in an environment variable of its own (`SEQ_V1`, ...) and the reference becomes
 /// that variable's expansion, so that the shell never parses a value. A bare reference is one
 /// word. Any other kind of value is filled in as usual, with no variables (the tool refuses it).
-pub(crate) fn shell_command(
-    arg: &Arg,
-    scope: Scope<'_>,
-    budget: &mut Budget,
-) -> Result<(Value, Vec<(String, String)>), ToolError> {
+pub(crate) fn shell_command(arg: &Arg, scope: Scope<'_>, budget: &mut Budget) -> ShellCommand {
     let mut variables = Vec::new();
     let template = match &arg.kind {
         ValueKind::String(template) => template,
@@ -181,13 +177,19 @@ pub(crate) fn shell_command(
             let mut text = String::new();
             shell::expansion_into(&mut text, &variable, Context::Word);
             budget.take(text.len())?;
-            return Ok((Value::String(text), variables));
+            let shown = shell::shown(
+                &[TemplatePart::Ref(reference.clone())],
+                variables
+                    .iter()
+                    .map(|(_, raw)| (raw.as_str(), Context::Word)),
+            );
+            return Ok((Value::String(text), variables, Some(shown)));
         }
         ValueKind::Null
         | ValueKind::Bool(_)
         | ValueKind::Number(_)
         | ValueKind::Array(_)
-        | ValueKind::Object(_) => return Ok((value(arg, scope, budget)?, variables)),
+        | ValueKind::Object(_) => return Ok((value(arg, scope, budget)?, variables, None)),
     };
     let contexts = shell::contexts(&template.parts).map_err(|problem| {
         ToolError::new(
@@ -197,6 +199,7 @@ pub(crate) fn shell_command(
         .with_field("command")
         .with_hint("run `seqc check`: it explains the shell text it cannot follow")
     })?;
+    let shown_contexts = contexts.clone();
     let mut contexts = contexts.into_iter();
     let mut refused = None;
     // Each value is charged as it is read, each expansion by what it adds beyond the value.
@@ -214,8 +217,20 @@ pub(crate) fn shell_command(
     if let Some(error) = refused {
         return Err(error);
     }
-    Ok((Value::String(text), variables))
+    let shown = shell::shown(
+        &template.parts,
+        variables
+            .iter()
+            .map(|(_, raw)| raw.as_str())
+            .zip(shown_contexts),
+    );
+    Ok((Value::String(text), variables, Some(shown)))
 }
+
+/// `cmd_run`'s `command` filled in ([`shell_command`]): the text the shell runs, the values'
+/// variables, and the command shown with its values in place (for the report only; `None`
+/// for a `command` that is not text).
+pub(crate) type ShellCommand = Result<(Value, Vec<(String, String)>, Option<String>), ToolError>;
 
 /// Adds the values' variables to `cmd_run`'s `env`, refusing an `env` of the sequence's own that
 /// names the reserved prefix (it could stand in for a value). An `env` that is not an object is

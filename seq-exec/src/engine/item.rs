@@ -44,6 +44,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
     let mut retries = 0;
     let mut attempts = Vec::new();
     let mut called = Vec::new();
+    let mut shown = None;
     // One async function, no helper around the loop: every nested call adds a frame per
     // level to the stack of the poll (see `Limits::max_nested_groups`).
     let mut run = loop {
@@ -60,7 +61,17 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         called.clear();
         let this = g.cx.clock.mark();
         let mut began = None;
-        let outcome = attempt(g, index, retries, item, scope, &mut called, &mut began).await;
+        let outcome = attempt(
+            g,
+            index,
+            retries,
+            item,
+            scope,
+            &mut called,
+            &mut began,
+            &mut shown,
+        )
+        .await;
         // A durable driver's journaled start: a replay reports when the attempt first ran, and
         // that it ended when its outcome reached this run.
         let ended_ms = this.started_ms.saturating_add(this.duration_ms());
@@ -109,6 +120,7 @@ pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope
         std::mem::take(&mut p.of(element).failed_attempts)
     });
     run.report.called = called;
+    run.report.command = shown;
     let first = attempts.first().map_or(mark.started_ms, |a| a.started_ms);
     let last_end = attempts
         .iter()
@@ -204,7 +216,12 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
 
 /// One attempt: `Ok(None)` when the item ran nothing and writes nothing (a `seq_when_call`
 /// whose `when` is false, a call to a group whose `when` is false). The value comes with its
-/// charge to the run's budget.
+/// charge to the run's budget. `shown`: a `cmd_run` command with its values in place, for the
+/// report.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each is one thing the attempt reads or reports, as `called` is"
+)]
 async fn attempt(
     g: &GroupCx<'_>,
     index: usize,
@@ -213,6 +230,7 @@ async fn attempt(
     scope: Scope<'_>,
     called: &mut Vec<CalledGroup>,
     began: &mut Option<u64>,
+    shown: &mut Option<String>,
 ) -> Result<Option<(Value, Held)>, Failure> {
     let tool = item.tool.value.as_str();
     let step = Step {
@@ -231,7 +249,7 @@ async fn attempt(
         return call::item(g, step, item, scope, called).await;
     }
     let mut budget = fill::Budget::new(g.cx.limits.max_argument_bytes, g.cx.budget);
-    let args = match arguments(item, scope, &mut budget) {
+    let args = match arguments(item, scope, &mut budget, shown) {
         Ok(args) => args,
         Err(error) => return Err(failed_early(g, step, error).await),
     };
@@ -251,6 +269,7 @@ fn arguments(
     item: &Item,
     scope: Scope<'_>,
     budget: &mut fill::Budget,
+    shown: &mut Option<String>,
 ) -> Result<Map<String, Value>, ToolError> {
     let members = item.args.as_ref().map_or(&[][..], |a| a.value.as_slice());
     if item.tool.value != CMD_RUN {
@@ -259,7 +278,8 @@ fn arguments(
     // Shell text: values reach the shell through its environment, never as text.
     let mut args = fill::object(members, scope, &["command"], budget)?;
     if let Some(command) = members.iter().find(|m| m.key.value == "command") {
-        let (text, variables) = fill::shell_command(&command.value, scope, budget)?;
+        let (text, variables, display) = fill::shell_command(&command.value, scope, budget)?;
+        *shown = display;
         args.insert("command".to_owned(), text);
         fill::pass_variables(&mut args, variables)?;
     }

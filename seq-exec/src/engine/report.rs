@@ -108,6 +108,12 @@ pub struct ItemReport {
     /// An `each` item: what its elements did. Omitted for other items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub each: Option<EachReport>,
+    /// A `cmd_run` item's `command` with its values in place, each quoted for the shell where
+    /// it stood (docs/reference.md, "Shell text"): for reading only, never run (the shell ran
+    /// the text with the values in its environment), cut at `seq_syntax::shell::SHOWN_MAX` bytes. Omitted for other items,
+    /// and when the arguments could not be filled in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// When one attempt of an item ran.
@@ -239,6 +245,7 @@ impl ItemReport {
             duration_ms: 0,
             attempts: Vec::new(),
             each: None,
+            command: None,
         }
     }
 }

@@ -6,35 +6,138 @@
 //! holds its expansion and the nodes around it. Anything the parser cannot place for certain —
 //! a syntax error anywhere, an expansion that did not come out as one — is a problem, never a
 //! guess.
+//!
+//! The reading depends on that text alone (the values never enter it), so it is kept per text
+//! ([`Cache`]): a file or a server that checks the same command shape again, whatever the names
+//! of its values, parses it once.
 
-use super::{Context, Place, Problem, Uncertain, value_variable};
+use super::{Context, Place, Problem, Uncertain, value_variable_into};
 use crate::ast::TemplatePart;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use tree_sitter::{Node, Parser, Tree};
 
+/// The parser's reading of each reference of a text, in order.
+type Reading = Vec<Result<Context, Problem>>;
+
 thread_local! {
-    /// One parser per thread: making one loads the grammar's tables.
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static STATE: RefCell<State> = RefCell::new(State::default());
 }
 
-/// The parser's context for each reference of `parts`, in order.
-pub(super) fn contexts(parts: &[TemplatePart]) -> Vec<Result<Context, Problem>> {
-    let mut text = String::new();
-    let mut spans = Vec::new();
+/// What each thread keeps between checks.
+#[derive(Default)]
+struct State {
+    /// One parser per thread: making one loads the grammar's tables.
+    parser: Option<Parser>,
+    cache: Cache,
+    /// Room for the text parsed and its expansions' spans, used again for every check.
+    text: String,
+    spans: Vec<(usize, usize)>,
+}
+
+/// The readings of the texts parsed last on this thread, bounded in bytes: when a new text
+/// would pass [`Cache::MAX_BYTES`], all are forgotten (a bound, not a policy: one file's shapes
+/// fit many times over).
+#[derive(Default)]
+struct Cache {
+    readings: HashMap<Box<str>, Reading>,
+    bytes: usize,
+}
+
+impl Cache {
+    /// What the texts kept may take, keys and readings together.
+    const MAX_BYTES: usize = 1 << 20;
+    /// A text longer than this is parsed every time (a bound on what one entry may take).
+    const MAX_TEXT: usize = 16 << 10;
+
+    fn keep(&mut self, text: &str, reading: Reading) {
+        if text.len() > Self::MAX_TEXT {
+            return;
+        }
+        let bytes = text.len() + std::mem::size_of_val(reading.as_slice());
+        if self.bytes + bytes > Self::MAX_BYTES {
+            self.forget();
+        }
+        self.bytes += bytes;
+        self.readings.insert(text.into(), reading);
+    }
+
+    fn forget(&mut self) {
+        self.readings.clear();
+        self.bytes = 0;
+    }
+}
+
+/// Forgets every reading kept on this thread: the benchmark measures a file checked for the
+/// first time with it.
+pub fn forget() {
+    STATE.with(|state| {
+        if let Ok(mut state) = state.try_borrow_mut() {
+            state.cache.forget();
+        }
+    });
+}
+
+/// Gives `apply` the parser's context for each reference of `parts`, in order (borrowed from
+/// what the thread keeps: nothing is copied for a text seen before).
+pub(super) fn with_contexts(
+    parts: &[TemplatePart],
+    apply: impl FnOnce(&[Result<Context, Problem>]),
+) {
+    STATE.with(|state| {
+        let Ok(mut state) = state.try_borrow_mut() else {
+            // Only a re-entrant call could find it borrowed: read without keeping.
+            let (text, spans) = render(parts, String::new(), Vec::new());
+            apply(&read(&mut None, &text, &spans));
+            return;
+        };
+        let state = &mut *state;
+        let (text, spans) = render(
+            parts,
+            std::mem::take(&mut state.text),
+            std::mem::take(&mut state.spans),
+        );
+        match state.cache.readings.get(text.as_str()) {
+            Some(reading) => apply(reading),
+            None => {
+                let reading = read(&mut state.parser, &text, &spans);
+                apply(&reading);
+                state.cache.keep(&text, reading);
+            }
+        }
+        state.text = text;
+        state.spans = spans;
+    });
+}
+
+/// The text the shell reads (each reference as `${SEQ_Vn}`) in `text`, and each expansion's
+/// span in `spans`, both cleared first.
+fn render(
+    parts: &[TemplatePart],
+    mut text: String,
+    mut spans: Vec<(usize, usize)>,
+) -> (String, Vec<(usize, usize)>) {
+    text.clear();
+    spans.clear();
     for part in parts {
         match part {
             TemplatePart::Text(t) => text.push_str(t),
             TemplatePart::Ref(_) => {
                 let start = text.len();
                 text.push_str("${");
-                text.push_str(&value_variable(spans.len()));
+                value_variable_into(&mut text, spans.len());
                 text.push('}');
                 spans.push((start, text.len()));
             }
         }
     }
+    (text, spans)
+}
+
+/// The parse of `text` and the context of the expansion at each of `spans`.
+fn read(parser: &mut Option<Parser>, text: &str, spans: &[(usize, usize)]) -> Reading {
     let unplaced = Err(Problem::Uncertain(Uncertain::Unparsed));
-    let Some(tree) = parse(&text) else {
+    let Some(tree) = parse(parser, text) else {
         return vec![unplaced; spans.len()];
     };
     let root = tree.root_node();
@@ -42,31 +145,43 @@ pub(super) fn contexts(parts: &[TemplatePart]) -> Vec<Result<Context, Problem>> 
     if root.has_error() {
         return vec![unplaced; spans.len()];
     }
+    let mut path = Vec::new();
     spans
         .iter()
-        .map(|&(start, end)| place(root, &text, start, end))
+        .map(|&(start, end)| place(root, text, start, end, &mut path))
         .collect()
 }
 
-fn parse(text: &str) -> Option<Tree> {
-    PARSER.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_bash::LANGUAGE.into())
-                .ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut()?.parse(text, None)
-    })
+fn parse(parser: &mut Option<Parser>, text: &str) -> Option<Tree> {
+    if parser.is_none() {
+        let mut made = Parser::new();
+        made.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+        *parser = Some(made);
+    }
+    parser.as_mut()?.parse(text, None)
 }
 
-/// The context of the expansion written at `start..end`.
-fn place(root: Node<'_>, text: &str, start: usize, end: usize) -> Result<Context, Problem> {
+/// The context of the expansion written at `start..end`. `path` is room for the nodes from
+/// the root down to it, found once top-down (each `Node::parent` would search from the root).
+fn place<'t>(
+    root: Node<'t>,
+    text: &str,
+    start: usize,
+    end: usize,
+    path: &mut Vec<Node<'t>>,
+) -> Result<Context, Problem> {
     let Some(node) = root.descendant_for_byte_range(start, end) else {
         return Err(Problem::Uncertain(Uncertain::Unparsed));
     };
+    path.clear();
+    let mut at = root;
+    while at != node {
+        path.push(at);
+        match at.child_with_descendant(node) {
+            Some(child) => at = child,
+            None => return Err(Problem::Uncertain(Uncertain::Unparsed)),
+        }
+    }
     // Inside double quotes the grammar lets an expansion's node take the blanks before it
     // (`" ${SEQ_V1}"`): they are the string's text, not part of the expansion.
     let whole = node.end_byte() == end
@@ -89,8 +204,7 @@ fn place(root: Node<'_>, text: &str, start: usize, end: usize) -> Result<Context
     let mut context = None;
     // The expansion is an unquoted operand of a `${...}`.
     let mut operand = false;
-    let mut node = node;
-    while let Some(parent) = node.parent() {
+    for &parent in path.iter().rev() {
         match parent.kind() {
             "arithmetic_expansion" | "subscript" | "c_style_for_statement" => {
                 return Err(Problem::Uncertain(Uncertain::Arithmetic));
@@ -119,7 +233,6 @@ fn place(root: Node<'_>, text: &str, start: usize, end: usize) -> Result<Context
             }
             _ => {}
         }
-        node = parent;
     }
     context.ok_or(Problem::Uncertain(Uncertain::Unparsed))
 }
