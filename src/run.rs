@@ -347,7 +347,7 @@ fn stored_target(
         Some(sequence) => sequence.clone(),
         // Not among the readable ones: ask again, for the precise reason.
         None => match storage.get(name) {
-            Ok(Some(sequence)) => sequence,
+            Ok(Some(stored)) => Arc::unwrap_or_clone(stored.sequence),
             Ok(None) => {
                 return Err(trouble(format_args!(
                     "no sequence named `{name}` is stored in {} (`seqc list` shows the stored ones)",

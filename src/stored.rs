@@ -48,7 +48,7 @@ impl DataDirArg {
 /// `#name` calls cannot reach it either. Storage that cannot be listed is a problem of the
 /// command (one line).
 pub fn load(storage: &dyn SequenceStorage) -> Result<Vec<Sequence>, String> {
-    let loaded = storage.load_all().map_err(|error| {
+    let loaded = seq_store::storage::load_all(storage).map_err(|error| {
         format!(
             "cannot read the stored sequences of {}: {error}",
             storage.location()

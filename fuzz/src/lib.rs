@@ -1,21 +1,16 @@
 //! What the fuzz targets share: the oracles that must hold for *every* input (beyond not
 //! panicking), and a host whose only tool is pure.
 
-use seq_catalog::{Catalog, ToolDef};
 use seq_exec::engine::{GroupStatus, RunReport};
-use seq_exec::{BoxFuture, Caller, Reason, SequenceSource, ToolError, ToolHost};
+use seq_exec::SequenceSource;
 use seq_syntax::ast::Sequence;
 use seq_syntax::Diagnostic;
 use seq_syntax::invariants::{span_violations, tree_violations};
 use seq_syntax::json::Node;
-use serde_json::Value;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-/// The built-in catalog, built once per process.
-pub fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(Catalog::builtin)
-}
+/// The hosts the tests share, with the fuzz targets too.
+pub use seq_test_support::{EchoHost, catalog};
 
 /// Every span a diagnostic holds lies inside `text`, on character boundaries, and a fix's edits
 /// never overlap: the front end's promise, [`span_violations`].
@@ -44,49 +39,6 @@ pub fn file_with_when(when: &str) -> String {
         "{{\"name\": \"fuzz\", \"groups\": [{{\"name\": \"g\", \"in\": {{\"x\": \"any\"}}, \
          \"when\": {quoted}, \"tools\": \"{{\\\"tool\\\": \\\"echo\\\", \\\"args\\\": {{\\\"value\\\": $args.x}}}} ;\"}}]}}"
     )
-}
-
-/// A host offering `echo` only: pure, instant, the built-in signature.
-#[derive(Debug)]
-pub struct EchoHost {
-    echo: Option<Arc<ToolDef>>,
-}
-
-impl EchoHost {
-    pub fn new() -> EchoHost {
-        EchoHost {
-            echo: catalog().get("echo").cloned().map(Arc::new),
-        }
-    }
-}
-
-impl Default for EchoHost {
-    fn default() -> EchoHost {
-        EchoHost::new()
-    }
-}
-
-impl ToolHost for EchoHost {
-    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
-        self.echo.clone().filter(|_| name == "echo")
-    }
-
-    fn call<'a>(
-        &'a self,
-        _caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            match (name, args.get("value")) {
-                ("echo", Some(value)) => Ok(value.clone()),
-                _ => Err(ToolError::new(
-                    Reason::NotFound,
-                    format!("no `{name}` here"),
-                )),
-            }
-        })
-    }
 }
 
 /// A store holding one sequence, so that `#name` calls to itself run (and meet the run-time

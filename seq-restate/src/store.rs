@@ -22,8 +22,8 @@ use crate::submit::path_segment;
 use restate_sdk::prelude::*;
 use seq_exec::SequenceSource;
 use seq_exec::engine::NoSequences;
-use seq_store::storage::{self, LoadedStored, SequenceStorage, StorageError, Stored};
-use seq_syntax::ast::Sequence;
+use seq_store::quota;
+use seq_store::storage::{self, Put, SequenceStorage, StorageError, Stored};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::sync::Arc;
@@ -100,12 +100,9 @@ pub enum PutAnswer {
 /// The command line's user owns nothing: it may change ownerless sequences only. Refused: the
 /// stored owner.
 fn refused(name: &str, envelope: &str, asker: Option<&str>, admin: bool) -> Option<Option<String>> {
-    if admin && asker.is_some() {
-        return None;
-    }
     // An envelope that cannot be read has no owner anyone can prove.
     let owner = storage::owner_of(name, envelope.as_bytes()).unwrap_or(None);
-    (owner.as_deref() != asker).then_some(owner)
+    (!storage::may_change(owner.as_deref(), asker, admin)).then_some(owner)
 }
 
 /// One stored sequence, keyed by its name.
@@ -322,10 +319,7 @@ impl RestateStorage {
             return Ok(None);
         }
         let envelope: String =
-            serde_json::from_slice(&answer).map_err(|error| StorageError::Corrupt {
-                name: name.to_owned(),
-                detail: error.to_string(),
-            })?;
+            serde_json::from_slice(&answer).map_err(|error| StorageError::corrupt(name, error))?;
         storage::decode(name, envelope.as_bytes()).map(Some)
     }
 
@@ -338,53 +332,30 @@ impl RestateStorage {
     }
 }
 
-/// A name that cannot name a stored sequence, refused before it reaches the server.
-fn checked_name(name: &str) -> Result<(), StorageError> {
-    storage::check_name(name).map_err(|problem| StorageError::InvalidName {
-        name: name.to_owned(),
-        problem,
-    })
-}
-
+/// The primitives alone: names are checked before they reach the server, the quota is
+/// [`quota::check`]'s, the envelope [`storage::encode`]'s and [`storage::decode`]'s, and the
+/// owner rule, asked by the objects, [`storage::may_change`].
 impl SequenceStorage for RestateStorage {
     fn location(&self) -> String {
         format!("the Restate server at {}", self.ingress)
     }
 
-    fn get_stored(&self, name: &str) -> Result<Option<Stored>, StorageError> {
-        checked_name(name)?;
+    fn get(&self, name: &str) -> Result<Option<Stored>, StorageError> {
+        storage::valid_name(name)?;
         self.block_on(self.read(name))
     }
 
-    fn put_owned(
-        &self,
-        sequence: &Sequence,
-        replace: bool,
-        owner: Option<&str>,
-    ) -> Result<(), StorageError> {
-        self.put_as(sequence, replace, owner, false)
-    }
-
-    fn put_as(
-        &self,
-        sequence: &Sequence,
-        replace: bool,
-        owner: Option<&str>,
-        admin: bool,
-    ) -> Result<(), StorageError> {
-        let name = sequence.name.value.as_str();
-        checked_name(name)?;
-        let envelope = String::from_utf8(storage::encode(sequence, owner)?).map_err(|error| {
-            StorageError::Corrupt {
-                name: name.to_owned(),
-                detail: error.to_string(),
-            }
-        })?;
+    fn put(&self, put: Put<'_>) -> Result<(), StorageError> {
+        let name = put.sequence.name.value.as_str();
+        storage::valid_name(name)?;
+        quota::check(self, &put)?;
+        let envelope = String::from_utf8(storage::encode(put.sequence, put.owner)?)
+            .map_err(|error| StorageError::corrupt(name, error))?;
         let body = serde_json::to_vec(&PutRequest {
-            caller: owner.map(str::to_owned),
+            caller: put.owner.map(str::to_owned),
             envelope,
-            replace,
-            admin,
+            replace: put.replace,
+            admin: put.admin,
         })
         .map_err(|error| self.unreachable(error))?;
         let answer = self.block_on(self.post("SeqStore", name, "put", body))?;
@@ -399,22 +370,18 @@ impl SequenceStorage for RestateStorage {
                 name: name.to_owned(),
                 stored,
             }),
-            PutAnswer::NotOwner { owner: stored } | PutAnswer::NotTheCaller { owner: stored } => {
+            PutAnswer::NotOwner { owner } | PutAnswer::NotTheCaller { owner } => {
                 Err(StorageError::NotOwner {
                     name: name.to_owned(),
-                    owner: stored,
-                    caller: owner.unwrap_or_default().to_owned(),
+                    owner,
+                    caller: put.owner.unwrap_or_default().to_owned(),
                 })
             }
         }
     }
 
-    fn delete(&self, name: &str) -> Result<(), StorageError> {
-        self.delete_as(name, None, false)
-    }
-
-    fn delete_as(&self, name: &str, caller: Option<&str>, admin: bool) -> Result<(), StorageError> {
-        checked_name(name)?;
+    fn delete(&self, name: &str, caller: Option<&str>, admin: bool) -> Result<(), StorageError> {
+        storage::valid_name(name)?;
         let request = DeleteRequest {
             caller: caller.map(str::to_owned),
             admin,
@@ -435,22 +402,25 @@ impl SequenceStorage for RestateStorage {
         }
     }
 
-    fn load_all_stored(&self) -> Result<Vec<LoadedStored>, StorageError> {
-        self.block_on(async {
+    fn load(
+        &self,
+        each: &mut dyn FnMut(&str, Result<&Stored, StorageError>),
+    ) -> Result<(), StorageError> {
+        let (names, reads) = self.block_on(async {
             let names = self.names().await?;
             // One request per sequence, all in flight at once.
             let reads = futures::future::join_all(names.iter().map(|name| self.read(name))).await;
-            let mut loaded = Vec::new();
-            for (name, read) in names.into_iter().zip(reads) {
-                // A name the index holds without a sequence (deleted meanwhile) is not listed.
-                match read {
-                    Ok(Some(stored)) => loaded.push((name, Ok(stored))),
-                    Ok(None) => {}
-                    Err(error) => loaded.push((name, Err(error))),
-                }
+            Ok((names, reads))
+        })?;
+        for (name, read) in names.iter().zip(reads) {
+            // A name the index holds without a sequence (deleted meanwhile) is not listed.
+            match read {
+                Ok(Some(stored)) => each(name, Ok(&stored)),
+                Ok(None) => {}
+                Err(error) => each(name, Err(error)),
             }
-            Ok(loaded)
-        })
+        }
+        Ok(())
     }
 
     /// Nothing: a run in this process does not read the engine's storage (a durable run carries

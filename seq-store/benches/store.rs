@@ -15,7 +15,7 @@
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use seq_exec::Caller;
 use seq_store::seq_tools::{SeqConfig, StorageTools};
-use seq_store::storage::{SequenceStorage, Storage};
+use seq_store::storage::{Put, SequenceStorage, Storage};
 use serde_json::{Value, json};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -71,7 +71,7 @@ fn store(c: &mut Criterion) {
         let root = tempfile::tempdir().unwrap();
         let storage = Storage::new(data.path());
         for index in 0..count {
-            storage.put(&stored(index), false).unwrap();
+            storage.put(Put::new(&stored(index))).unwrap();
         }
         let tools = StorageTools::new(SeqConfig::new(storage.clone(), root.path()));
         let (total, runs) = (Cell::new(Duration::ZERO), Cell::new(0u32));
@@ -84,7 +84,7 @@ fn store(c: &mut Criterion) {
                     let outcome = tools.call_blocking("seq_create", &args, Some(&caller));
                     spent += started.elapsed();
                     outcome.result.unwrap();
-                    storage.delete("fresh").unwrap();
+                    storage.delete("fresh", None, false).unwrap();
                 }
                 total.set(total.get() + spent);
                 runs.set(runs.get() + u32::try_from(iters).unwrap_or(u32::MAX));

@@ -1,7 +1,9 @@
 //! What each caller may keep stored: the quota `seq_create` asks with the write
-//! ([`crate::storage::SequenceStorage::put_within`]). A service setting, not a right: it is read from the policy
-//! file by the server (`"quota"` globally and in a caller's layer) and never travels with a run.
+//! ([`crate::storage::Put::within`]), and what an owner keeps stored against it. A service
+//! setting, not a right: it is read from the policy file by the server (`"quota"` globally and
+//! in a caller's layer) and never travels with a run.
 
+use crate::storage::{self, Put, SequenceStorage, StorageError};
 use seq_exec::Caller;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -51,4 +53,56 @@ impl Quotas {
     pub fn of(&self, caller: &Caller) -> Quota {
         self.callers.get(&caller.id).copied().unwrap_or(self.global)
     }
+}
+
+/// What one owner keeps stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub sequences: u64,
+    pub bytes: u64,
+}
+
+/// Refuses a write of `adding` bytes that would take `owner`, who keeps `usage` besides the
+/// sequence `name`, past `quota`: one more sequence past the count, or past the bytes.
+pub(crate) fn over_quota(
+    owner: &str,
+    name: &str,
+    usage: Usage,
+    adding: u64,
+    quota: Quota,
+) -> Result<(), StorageError> {
+    if usage.sequences >= quota.sequences || usage.bytes.saturating_add(adding) > quota.bytes {
+        return Err(StorageError::OverQuota {
+            owner: owner.to_owned(),
+            name: name.to_owned(),
+            usage,
+            adding,
+            quota,
+        });
+    }
+    Ok(())
+}
+
+/// Refuses `put` when it has a quota and an owner and would take the owner past it, counting
+/// what the owner keeps in `storage` but the sequence of this name (which the write replaces);
+/// unreadable ones count for no one. The check and the write are two steps here: a storage
+/// that can make them one (as the data directory's does, across processes) does so itself.
+pub fn check(storage: &dyn SequenceStorage, put: &Put<'_>) -> Result<(), StorageError> {
+    let (Some(quota), Some(owner)) = (put.quota, put.owner) else {
+        return Ok(());
+    };
+    let name = put.sequence.name.value.as_str();
+    let mut usage = Usage::default();
+    storage.load(&mut |stored_name, read| {
+        if let Ok(stored) = read
+            && stored_name != name
+            && stored.owner.as_deref() == Some(owner)
+        {
+            usage.sequences += 1;
+            usage.bytes += storage::encode(&stored.sequence, stored.owner.as_deref())
+                .map_or(0, |bytes| bytes.len() as u64);
+        }
+    })?;
+    let adding = storage::encode(put.sequence, Some(owner))?.len() as u64;
+    over_quota(owner, name, usage, adding, quota)
 }

@@ -38,7 +38,7 @@ pub use reach::unauthorized;
 pub use run_id::Submission;
 
 use crate::quota::Quotas;
-use crate::storage::{SequenceStorage, Storage, StorageError};
+use crate::storage::{self, SequenceStorage, Storage, StorageError};
 use seq_catalog::{
     ArgReason, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
 };
@@ -241,7 +241,7 @@ impl StorageTools {
     }
 
     fn list(&self) -> Result<Value, ToolError> {
-        let listing = self.storage().list().map_err(storage_error)?;
+        let listing = storage::list(self.storage()).map_err(storage_error)?;
         let mut rows: Vec<(String, Value)> = listing
             .sequences
             .iter()
@@ -271,7 +271,7 @@ impl StorageTools {
         // Asked again by a storage that checks owners itself (one others reach directly).
         let admin = caller.is_some_and(|caller| self.is_store_admin(caller));
         self.storage()
-            .delete_as(name, caller.map(|c| c.id.as_str()), admin)
+            .delete(name, caller.map(|c| c.id.as_str()), admin)
             .map_err(storage_error)?;
         Ok(json!({"deleted": name}))
     }
@@ -285,11 +285,11 @@ impl StorageTools {
         // A file that cannot be read has no owner anyone can prove.
         let owner = self
             .storage()
-            .get_stored(name)
+            .get(name)
             .ok()
             .flatten()
             .and_then(|s| s.owner);
-        if owner.as_deref() == Some(caller.id.as_str()) {
+        if storage::may_change(owner.as_deref(), Some(&caller.id), false) {
             return Ok(());
         }
         let whose = match &owner {
@@ -562,7 +562,7 @@ pub(crate) fn storage_error(error: StorageError) -> ToolError {
                 "create the sequence again with `seq_create` and `replace: true`, or delete it",
             )
         }
-        StorageError::Io { .. } | StorageError::Interrupted { .. } => {
+        StorageError::Io { .. } => {
             ToolError::new(Reason::Failed, detail)
                 .with_hint("check that the data directory exists and is writable")
         }

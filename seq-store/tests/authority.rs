@@ -14,54 +14,41 @@ use seq_exec::engine::RunRequest;
 use seq_exec::engine::{Engine, ItemStatus};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
-use seq_store::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
-use seq_store::storage::{SequenceStorage, Storage};
+use seq_store::seq_tools::SeqOutcome;
+use seq_store::storage::{Put, SequenceStorage, Storage};
 use seq_syntax::Code;
+use seq_test_support::Store;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use tempfile::TempDir;
 
-struct Server {
-    _data: TempDir,
-    root: TempDir,
-    storage: Storage,
-    tools: SeqTools,
+/// The shared store fixture, with what planting and marks need.
+struct Server(Store);
+
+impl std::ops::Deref for Server {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.0
+    }
 }
 
 fn server() -> Server {
-    let policy = Arc::new(
+    Server(Store::with_policy(
         Policy::allow_all()
             .for_caller("bob", Rules::default().deny("cmd_run"))
             .for_caller("carol", Rules::default().deny("seq_run"))
             .for_caller("dave", Rules::default().deny("seq_call")),
-    );
-    let data = tempfile::tempdir().unwrap();
-    let root = tempfile::tempdir().unwrap();
-    let builtin = Arc::new(BuiltinHost::new(root.path()));
-    let storage = Storage::new(data.path());
-    let mut config = SeqConfig::new(storage.clone(), root.path());
-    config.authorizer = seq_exec::Authorizer::new(policy);
-    let tools = SeqTools::assemble(builtin, config, |engine| engine);
-    Server {
-        _data: data,
-        root,
-        storage,
-        tools,
-    }
+    ))
 }
 
 impl Server {
-    async fn call(&self, who: &str, tool: &str, args: Value) -> SeqOutcome {
-        self.tools
-            .call(tool, args, RunRequest::new(&Caller::new(who)))
-            .await
-    }
-
     /// Stores `name` with `tools` in one ordered group as `owner`, past the checker.
     fn plant(&self, owner: Option<&str>, name: &str, tools: &str) {
         let text = file(name, tools);
         let sequence = seq_syntax::parse(&text).sequence.unwrap();
-        self.storage.put_owned(&sequence, true, owner).unwrap();
+        self.storage
+            .put(Put::new(&sequence).replace(true).owner(owner))
+            .unwrap();
     }
 
     /// Whether a command of the run left its mark in the root.

@@ -30,39 +30,17 @@
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 use proptest::prelude::*;
-use seq_catalog::{Catalog, ToolDef};
+use seq_catalog::Catalog;
 use seq_check::{Source, check};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, RunReport};
-use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
+use seq_exec::{Caller, Reason, ToolError};
 use seq_gen::differential::{Case, case, render, run_args};
 use seq_store::seq_tools::{SeqConfig, SeqTools};
 use seq_store::storage::Storage;
-use serde_json::{Value, json};
+use seq_test_support::EchoHost;
+use serde_json::json;
 use std::sync::Arc;
-
-/// `echo` only: pure and instant.
-struct EchoHost(Option<Arc<ToolDef>>);
-
-impl ToolHost for EchoHost {
-    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
-        self.0.clone().filter(|_| name == "echo")
-    }
-
-    fn call<'a>(
-        &'a self,
-        _caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            match (name, args.get("value")) {
-                ("echo", Some(value)) => Ok(value.clone()),
-                _ => Err(ToolError::new(Reason::NotFound, format!("no `{name}`"))),
-            }
-        })
-    }
-}
 
 /// Why `error` is a failure the checker should have ruled out, if it is one (module comment).
 fn check_time(error: &ToolError) -> Option<&'static str> {
@@ -120,7 +98,7 @@ impl Harness {
         let data = tempfile::tempdir().unwrap();
         let root = tempfile::tempdir().unwrap();
         let catalog = Catalog::builtin();
-        let echo = Arc::new(EchoHost(catalog.get("echo").cloned().map(Arc::new)));
+        let echo = Arc::new(EchoHost::new());
         let config = SeqConfig::new(Storage::new(data.path()), root.path());
         let tools = SeqTools::assemble(echo, config, |engine| engine);
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -10,7 +10,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
 use seq_store::seq_tools::{self, SeqConfig, SeqHost, SeqOutcome, SeqTools};
-use seq_store::storage::{SequenceStorage, Storage};
+use seq_store::storage::{Put, SequenceStorage, Storage};
 use seq_syntax::Code;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -554,7 +554,9 @@ async fn seq_run_checks_a_stored_sequence_again_and_runs_none_with_errors() {
     let text = r#"{"name": "typo", "groups": [{"name": "g", "in": {"who": "string"},
         "tools": "{\"tool\":\"output_send__stdout\",\"args\":{\"text\":\"$args.who $args.whom\"}} ;"}]}"#;
     let sequence = seq_syntax::parse(text).sequence.unwrap();
-    Storage::new(f.data.path()).put(&sequence, false).unwrap();
+    Storage::new(f.data.path())
+        .put(Put::new(&sequence))
+        .unwrap();
     let outcome = f
         .full("seq_run", json!({"name": "typo", "args": {"who": "Ada"}}))
         .await;

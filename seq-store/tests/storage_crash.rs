@@ -8,8 +8,9 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_store::storage::{SequenceStorage, Storage};
+use seq_store::storage::{Put, SequenceStorage, Storage, list};
 use seq_syntax::ast::Sequence;
+use seq_test_support::stored;
 use serde_json::json;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
@@ -64,7 +65,9 @@ fn writer_child() {
     let started = Instant::now();
     let mut n = 0;
     while started.elapsed() < Duration::from_secs(20) {
-        storage.put(&version(writer, n), true).unwrap();
+        storage
+            .put(Put::new(&version(writer, n)).replace(true))
+            .unwrap();
         // Straight to the pipe, flushed: the harness may capture `println!`.
         let mut out = std::io::stdout().lock();
         writeln!(out, "written {writer}-{n}").unwrap();
@@ -89,7 +92,7 @@ impl Rng {
 fn a_writer_killed_at_random_points_never_tears_or_loses_the_sequence() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
-    storage.put(&version(0, 0), false).unwrap();
+    storage.put(Put::new(&version(0, 0))).unwrap();
     let mut current = (0, 0);
     let mut rng = Rng(0x5EC_C4A5);
     let mut mid_write = 0;
@@ -123,8 +126,7 @@ fn a_writer_killed_at_random_points_never_tears_or_loses_the_sequence() {
                 (w.parse::<u64>().unwrap(), n.parse::<u64>().unwrap())
             });
 
-        let read = storage
-            .get(NAME)
+        let read = stored(&storage, NAME)
             .unwrap()
             .expect("the sequence is never lost");
         let found = which(&read);
@@ -140,7 +142,7 @@ fn a_writer_killed_at_random_points_never_tears_or_loses_the_sequence() {
         mid_write += u64::from(found == in_flight);
         current = found;
 
-        let listing = storage.list().unwrap();
+        let listing = list(&storage).unwrap();
         assert!(listing.broken.is_empty(), "{:?}", listing.broken);
         assert_eq!(listing.sequences.len(), 1);
     }
@@ -149,6 +151,11 @@ fn a_writer_killed_at_random_points_never_tears_or_loses_the_sequence() {
     assert!(mid_write < KILLS);
     // Leftover temporary files of killed writers never count as sequences, and a later write
     // of this process cleans up after itself.
-    storage.put(&version(u64::MAX, 0), true).unwrap();
-    assert_eq!(which(&storage.get(NAME).unwrap().unwrap()), (u64::MAX, 0));
+    storage
+        .put(Put::new(&version(u64::MAX, 0)).replace(true))
+        .unwrap();
+    assert_eq!(
+        which(&stored(&storage, NAME).unwrap().unwrap()),
+        (u64::MAX, 0)
+    );
 }

@@ -7,8 +7,11 @@
 use seq_exec::{Caller, Reason};
 use seq_store::quota::{Quota, Quotas};
 use seq_store::seq_tools::{SeqConfig, StorageTools};
-use seq_store::storage::{MAX_STORED_BYTES, SequenceStorage, Storage, StorageError};
+use seq_store::storage::{
+    MAX_STORED_BYTES, Put, SequenceStorage, Storage, StorageError, list, readable,
+};
 use seq_syntax::ast::Sequence;
+use seq_test_support::stored;
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
@@ -39,8 +42,7 @@ fn mkfifo(path: &Path) {
 
 /// The reason each broken entry is listed with, by name.
 fn broken(storage: &Storage) -> Vec<(String, String)> {
-    storage
-        .list()
+    list(storage)
         .unwrap()
         .broken
         .into_iter()
@@ -52,7 +54,7 @@ fn broken(storage: &Storage) -> Vec<(String, String)> {
 fn a_fifo_a_link_and_a_huge_file_are_broken_entries_never_read() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
-    storage.put(&sequence("good"), false).unwrap();
+    storage.put(Put::new(&sequence("good"))).unwrap();
     let dir = sequences_dir(data.path());
     mkfifo(&dir.join("fifo.json"));
     std::os::unix::fs::symlink("/dev/zero", dir.join("zero.json")).unwrap();
@@ -63,7 +65,7 @@ fn a_fifo_a_link_and_a_huge_file_are_broken_entries_never_read() {
     huge.set_len(u64::try_from(MAX_STORED_BYTES).unwrap() * 8)
         .unwrap();
 
-    let listing = storage.list().unwrap();
+    let listing = list(&storage).unwrap();
     assert_eq!(
         listing
             .sequences
@@ -93,13 +95,13 @@ fn a_fifo_a_link_and_a_huge_file_are_broken_entries_never_read() {
     // Each is an error when asked for by name, not a hang or an allocation.
     for name in ["fifo", "zero", "huge"] {
         assert!(matches!(
-            storage.get(name),
+            stored(&storage, name),
             Err(StorageError::Corrupt { .. })
         ));
         assert!(storage.exists(name).unwrap());
     }
     // And the readable ones are what a check or a run is given.
-    assert_eq!(storage.readable().unwrap().len(), 1);
+    assert_eq!(readable(&storage).unwrap().len(), 1);
 }
 
 /// The lock file is the data directory's too, so trusted for nothing: a link there (to a file
@@ -116,7 +118,7 @@ fn a_link_or_a_fifo_as_the_lock_file_is_refused_and_written_through_never() {
 
     std::os::unix::fs::symlink(&victim, &lock).unwrap();
     assert!(matches!(
-        storage.put(&sequence("one"), false),
+        storage.put(Put::new(&sequence("one"))),
         Err(StorageError::Io { .. })
     ));
     assert_eq!(fs::read(&victim).unwrap(), b"precious");
@@ -124,16 +126,16 @@ fn a_link_or_a_fifo_as_the_lock_file_is_refused_and_written_through_never() {
     fs::remove_file(&lock).unwrap();
     let dangling = elsewhere.path().join("created.txt");
     std::os::unix::fs::symlink(&dangling, &lock).unwrap();
-    assert!(storage.put(&sequence("one"), false).is_err());
+    assert!(storage.put(Put::new(&sequence("one"))).is_err());
     assert!(!dangling.exists());
 
     fs::remove_file(&lock).unwrap();
     mkfifo(&lock);
-    assert!(storage.put(&sequence("one"), false).is_err());
+    assert!(storage.put(Put::new(&sequence("one"))).is_err());
 
     // A regular lock file again, and writes go on.
     fs::remove_file(&lock).unwrap();
-    storage.put(&sequence("one"), false).unwrap();
+    storage.put(Put::new(&sequence("one"))).unwrap();
     assert!(storage.exists("one").unwrap());
 }
 
@@ -141,8 +143,8 @@ fn a_link_or_a_fifo_as_the_lock_file_is_refused_and_written_through_never() {
 fn what_was_read_is_read_again_only_when_the_file_changes() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
-    storage.put(&sequence("one"), false).unwrap();
-    assert_eq!(storage.readable().unwrap().len(), 1);
+    storage.put(Put::new(&sequence("one"))).unwrap();
+    assert_eq!(readable(&storage).unwrap().len(), 1);
     // Replaced behind the storage's back (a new file, as every write makes): read afresh.
     let path = storage.path_of("one").unwrap();
     let text = json!({
@@ -151,17 +153,19 @@ fn what_was_read_is_read_again_only_when_the_file_changes() {
     })
     .to_string();
     let changed = seq_syntax::parse(&text).sequence.unwrap();
-    Storage::new(data.path()).put(&changed, true).unwrap();
-    assert_eq!(storage.get("one").unwrap(), Some(changed));
+    Storage::new(data.path())
+        .put(Put::new(&changed).replace(true))
+        .unwrap();
+    assert_eq!(stored(&storage, "one").unwrap(), Some(changed));
     // Broken in place: reported, not served from what was read before.
     fs::write(&path, b"{not json").unwrap();
     assert!(matches!(
-        storage.get("one"),
+        stored(&storage, "one"),
         Err(StorageError::Corrupt { .. })
     ));
     fs::remove_file(&path).unwrap();
-    assert_eq!(storage.get("one").unwrap(), None);
-    assert!(storage.list().unwrap().sequences.is_empty());
+    assert_eq!(stored(&storage, "one").unwrap(), None);
+    assert!(list(&storage).unwrap().sequences.is_empty());
 }
 
 /// Bytes this process has read through system calls (`rchar` of /proc/self/io).
@@ -180,7 +184,7 @@ fn bytes_read() -> u64 {
 fn a_broken_entry_is_read_once_until_it_changes() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
-    storage.put(&sequence("good"), false).unwrap();
+    storage.put(Put::new(&sequence("good"))).unwrap();
     let dir = sequences_dir(data.path());
     let big = 4 * 1024 * 1024;
     let path = dir.join("bad.json");
@@ -190,25 +194,25 @@ fn a_broken_entry_is_read_once_until_it_changes() {
     )
     .unwrap();
     assert!(matches!(
-        storage.get("bad"),
+        stored(&storage, "bad"),
         Err(StorageError::Corrupt { .. })
     ));
     let before = bytes_read();
     for _ in 0..10 {
         assert!(matches!(
-            storage.get("bad"),
+            stored(&storage, "bad"),
             Err(StorageError::Corrupt { .. })
         ));
-        assert_eq!(storage.readable().unwrap().len(), 1);
+        assert_eq!(readable(&storage).unwrap().len(), 1);
     }
     let again = bytes_read() - before;
     assert!(again < big as u64, "read {again} bytes again");
     // Changed, it is read again: fixed now.
     fs::remove_file(&path).unwrap();
     Storage::new(data.path())
-        .put(&sequence("bad"), false)
+        .put(Put::new(&sequence("bad")))
         .unwrap();
-    assert_eq!(storage.get("bad").unwrap(), Some(sequence("bad")));
+    assert_eq!(stored(&storage, "bad").unwrap(), Some(sequence("bad")));
 }
 
 /// The listing kept by one storage follows what another one (another process, say) and other
@@ -220,7 +224,7 @@ fn the_listing_kept_follows_every_change_to_the_directory() {
     let mine = Storage::new(data.path());
     let theirs = Storage::new(data.path());
     let names = |storage: &Storage| -> Vec<String> {
-        let listing = storage.list().unwrap();
+        let listing = list(storage).unwrap();
         listing
             .sequences
             .into_iter()
@@ -233,11 +237,11 @@ fn the_listing_kept_follows_every_change_to_the_directory() {
             )
             .collect()
     };
-    mine.put(&sequence("one"), false).unwrap();
+    mine.put(Put::new(&sequence("one"))).unwrap();
     assert_eq!(names(&mine), ["one"]);
-    theirs.put(&sequence("two"), false).unwrap();
+    theirs.put(Put::new(&sequence("two"))).unwrap();
     assert_eq!(names(&mine), ["one", "two"]);
-    theirs.delete("one").unwrap();
+    theirs.delete("one", None, false).unwrap();
     assert_eq!(names(&mine), ["two"]);
     // Replaced by another writer: the new one is read.
     let text = json!({
@@ -247,18 +251,18 @@ fn the_listing_kept_follows_every_change_to_the_directory() {
     })
     .to_string();
     theirs
-        .put(&seq_syntax::parse(&text).sequence.unwrap(), true)
+        .put(Put::new(&seq_syntax::parse(&text).sequence.unwrap()).replace(true))
         .unwrap();
-    assert_eq!(mine.list().unwrap().sequences[0].groups, 2);
+    assert_eq!(list(&mine).unwrap().sequences[0].groups, 2);
     // Another program adds a file, and removes one.
     fs::write(mine.dir().join("three.json"), b"{not json").unwrap();
     assert_eq!(names(&mine), ["two", "broken three"]);
     fs::remove_file(mine.dir().join("two.json")).unwrap();
     assert_eq!(names(&mine), ["broken three"]);
     // The look-alike check sees the names as they are.
-    theirs.put(&sequence("look"), false).unwrap();
+    theirs.put(Put::new(&sequence("look"))).unwrap();
     assert!(matches!(
-        mine.put(&sequence("l\u{43e}ok"), false),
+        mine.put(Put::new(&sequence("l\u{43e}ok"))),
         Err(StorageError::Confusable { .. })
     ));
 }
@@ -326,7 +330,7 @@ fn a_caller_past_its_quota_is_refused_naming_the_limit() {
         "{refused}"
     );
     // The command line's own (ownerless) sequences count for no one.
-    tools.storage().put(&sequence("local"), false).unwrap();
+    tools.storage().put(Put::new(&sequence("local"))).unwrap();
     create(&tools, "bob", "b2").unwrap();
 }
 

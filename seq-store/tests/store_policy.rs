@@ -5,26 +5,27 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_exec::builtin::BuiltinHost;
-use seq_exec::engine::RunRequest;
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolError};
-use seq_store::seq_tools::{SeqConfig, SeqOutcome, SeqTools, finding_lines};
-use seq_store::storage::{SequenceStorage, Storage};
+use seq_store::seq_tools::{SeqOutcome, finding_lines};
+use seq_store::storage::{Put, SequenceStorage};
+use seq_test_support::{Store, stored};
 use serde_json::{Value, json};
-use std::sync::Arc;
-use tempfile::TempDir;
 
-struct Store {
-    _data: TempDir,
-    root: TempDir,
-    storage: Storage,
-    tools: SeqTools,
+/// The shared store fixture, with what comparing stored sequences needs.
+struct Policed(Store);
+
+impl std::ops::Deref for Policed {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.0
+    }
 }
 
 /// `admin` may use everything; `low` is denied `cmd_run` (the issue's `--deny cmd_run
 /// --caller low`); `lead` holds the store administrator permission.
-fn store() -> Store {
+fn store() -> Policed {
     store_with(
         Policy::allow_all()
             .for_caller("low", Rules::default().deny("cmd_run"))
@@ -32,32 +33,14 @@ fn store() -> Store {
     )
 }
 
-fn store_with(policy: Policy) -> Store {
-    let data = tempfile::tempdir().unwrap();
-    let root = tempfile::tempdir().unwrap();
-    let builtin = Arc::new(BuiltinHost::new(root.path()));
-    let storage = Storage::new(data.path());
-    let mut config = SeqConfig::new(storage.clone(), root.path());
-    config.authorizer = seq_exec::Authorizer::new(policy);
-    let tools = SeqTools::assemble(builtin, config, |engine| engine);
-    Store {
-        _data: data,
-        root,
-        storage,
-        tools,
-    }
+fn store_with(policy: Policy) -> Policed {
+    Policed(Store::with_policy(policy))
 }
 
-impl Store {
-    async fn call(&self, who: &str, tool: &str, args: Value) -> SeqOutcome {
-        self.tools
-            .call(tool, args, RunRequest::new(&Caller::new(who)))
-            .await
-    }
-
+impl Policed {
     /// The stored sequence `name`, as text to compare.
     fn stored(&self, name: &str) -> String {
-        format!("{:?}", self.storage.get(name).unwrap())
+        format!("{:?}", stored(&self.storage, name).unwrap())
     }
 }
 
@@ -92,7 +75,7 @@ async fn a_caller_cannot_store_a_tool_it_may_not_use() {
     assert_eq!(codes, ["E0901"]);
     assert_eq!(outcome.diagnostics[0].excerpt.as_deref(), Some("cmd_run"));
     assert!(detail(&outcome).contains("caller `low` may not use `cmd_run`"));
-    assert!(s.storage.get("plant").unwrap().is_none());
+    assert!(stored(&s.storage, "plant").unwrap().is_none());
     // The same sequence from a caller who may run it is stored.
     let outcome = s
         .call(
@@ -210,7 +193,7 @@ async fn the_planted_store_low_cannot_replace_or_delete_what_admin_owns() {
         .await
         .result
         .unwrap();
-    assert!(s.storage.get("deploy").unwrap().is_none());
+    assert!(stored(&s.storage, "deploy").unwrap().is_none());
 }
 
 #[tokio::test]
@@ -218,7 +201,7 @@ async fn an_ownerless_sequence_changes_only_by_an_administrator() {
     let s = store();
     // As `seqc create` and older versions store: no owner.
     let parsed = seq_syntax::parse_value(&json!({"name": "deploy", "groups": groups(ECHO)})).1;
-    s.storage.put(&parsed.sequence.unwrap(), false).unwrap();
+    s.storage.put(Put::new(&parsed.sequence.unwrap())).unwrap();
     let listed = s.call("admin", "seq_list", json!({})).await.result.unwrap();
     assert_eq!(listed[0].get("owner"), None);
     for who in ["low", "admin"] {
@@ -295,7 +278,7 @@ async fn create_from_a_file_needs_the_right_to_read_files() {
     let error = refusal(&outcome);
     assert_eq!(error.reason, Reason::Unauthorized);
     assert_eq!(error.field.as_deref(), Some("file"));
-    assert!(s.storage.get("hello").unwrap().is_none());
+    assert!(stored(&s.storage, "hello").unwrap().is_none());
     s.call(
         "admin",
         "seq_create",

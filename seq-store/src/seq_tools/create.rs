@@ -15,7 +15,7 @@
 
 use super::findings::{self, Finding, Origin};
 use super::{SeqOutcome, StorageTools, reach, storage_error};
-use crate::storage::{self, StorageError, Summary};
+use crate::storage::{self, Put, StorageError, Summary};
 use seq_exec::builtin::{args, read_regular, resolve_beneath};
 use seq_exec::error::{Reason, ToolError};
 use seq_exec::host::Caller;
@@ -177,12 +177,7 @@ fn admit_into(
         return Err(refuse(form, found));
     };
     let name = &sequence.name.value;
-    storage::check_name(name).map_err(|problem| {
-        plain(storage_error(StorageError::InvalidName {
-            name: name.clone(),
-            problem,
-        }))
-    })?;
+    storage::valid_name(name).map_err(|e| plain(storage_error(e)))?;
     let storage = tools.storage();
     let exists = storage.exists(name).map_err(|e| plain(storage_error(e)))?;
     if !replace && exists {
@@ -213,17 +208,14 @@ fn admit_into(
     // The quota is asked with the write, in one step for every process on the store; owners
     // are asked again by a storage that checks them itself (one others reach directly).
     let admin = caller.is_some_and(|caller| tools.is_store_admin(caller));
-    match caller {
-        Some(caller) => storage.put_within(
-            sequence,
-            replace,
-            &caller.id,
-            tools.config.quotas.of(caller),
-            admin,
-        ),
-        None => storage.put_as(sequence, replace, None, admin),
-    }
-    .map_err(|e| plain(storage_error(e)))?;
+    let put = Put::new(sequence).replace(replace).admin(admin);
+    let put = match caller {
+        Some(caller) => put
+            .owner(Some(&caller.id))
+            .within(tools.config.quotas.of(caller)),
+        None => put,
+    };
+    storage.put(put).map_err(|e| plain(storage_error(e)))?;
     let summary = Summary::of(sequence);
     // Only errors are taken from other sequences, so what is left is this one's warnings.
     Ok((
@@ -349,10 +341,7 @@ fn findings_of(admission: &seq_check::Admission, origin: &Origin<'_>) -> Vec<Fin
 /// The stored sequences a new one is checked against. Unreadable stored files are left out:
 /// `#name` calls cannot reach them either.
 fn stored_sequences(tools: &StorageTools) -> Result<Vec<Arc<Sequence>>, Refusal> {
-    tools
-        .storage()
-        .readable()
-        .map_err(|e| plain(storage_error(e)))
+    storage::readable(tools.storage()).map_err(|e| plain(storage_error(e)))
 }
 
 /// The findings of the new sequence itself, each with where it is in `sequence` when built.

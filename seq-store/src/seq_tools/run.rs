@@ -3,7 +3,7 @@
 use super::findings::{self, Finding, Origin};
 use super::run_id::{self, Claimed, Submission};
 use super::{RemoteRun, SeqOutcome, SeqTools, StorageTools, storage_error};
-use crate::storage::StorageError;
+use crate::storage::{self, StorageError};
 use seq_catalog::SEQ_WHEN_CALL;
 use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_exec::builtin::args;
@@ -265,7 +265,7 @@ struct Loaded {
 /// answer (a missing sequence, or its errors as findings).
 fn load_checked(tools: &StorageTools, name: &str) -> Result<Loaded, Box<SeqOutcome>> {
     let refused = |error| Box::new(SeqOutcome::of(Err(storage_error(error))));
-    let (sequence, owner) = match tools.storage().get_stored(name) {
+    let (sequence, owner) = match tools.storage().get(name) {
         Ok(Some(stored)) => (Arc::unwrap_or_clone(stored.sequence), stored.owner),
         Ok(None) => {
             return Err(refused(StorageError::NotFound {
@@ -275,9 +275,7 @@ fn load_checked(tools: &StorageTools, name: &str) -> Result<Loaded, Box<SeqOutco
         Err(error) => return Err(refused(error)),
     };
     let mut owners = BTreeMap::new();
-    let stored: Vec<Arc<Sequence>> = tools
-        .storage()
-        .readable_stored()
+    let stored: Vec<Arc<Sequence>> = storage::readable_stored(tools.storage())
         .map_err(refused)?
         .into_iter()
         .map(|stored| {

@@ -1,0 +1,67 @@
+//! What the tests of several crates share, written once: [`EchoHost`], a host whose only tool
+//! is a pure `echo`, and (feature `store`) [`Store`], a data directory with its seq tools and
+//! helpers to read it. A dev-dependency only; never published.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test support: a fixture that cannot set up should stop the test there"
+)]
+
+use seq_catalog::{Catalog, ToolDef};
+use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
+use serde_json::Value;
+use std::sync::{Arc, OnceLock};
+
+#[cfg(feature = "store")]
+mod store;
+#[cfg(feature = "store")]
+pub use store::{Store, put, stored};
+
+/// The built-in catalog, built once per process.
+pub fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(Catalog::builtin)
+}
+
+/// A host offering `echo` only: pure, instant, the built-in signature.
+#[derive(Debug)]
+pub struct EchoHost {
+    echo: Option<Arc<ToolDef>>,
+}
+
+impl EchoHost {
+    pub fn new() -> EchoHost {
+        EchoHost {
+            echo: catalog().get("echo").cloned().map(Arc::new),
+        }
+    }
+}
+
+impl Default for EchoHost {
+    fn default() -> EchoHost {
+        EchoHost::new()
+    }
+}
+
+impl ToolHost for EchoHost {
+    fn lookup(&self, name: &str) -> Option<Arc<ToolDef>> {
+        self.echo.clone().filter(|_| name == "echo")
+    }
+
+    fn call<'a>(
+        &'a self,
+        _caller: &'a Caller,
+        name: &'a str,
+        args: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            match (name, args.get("value")) {
+                ("echo", Some(value)) => Ok(value.clone()),
+                _ => Err(ToolError::new(
+                    Reason::NotFound,
+                    format!("no `{name}` here"),
+                )),
+            }
+        })
+    }
+}
