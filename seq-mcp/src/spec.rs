@@ -27,6 +27,7 @@
 //! `"headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}`. A variable that is unset, with no
 //! default, is an error naming it; `$$` is a `$`.
 
+use crate::authorize::OAuthSettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -56,6 +57,8 @@ pub enum Transport {
     Url {
         url: String,
         headers: BTreeMap<String, String>,
+        /// How seqc signs in when the server asks for OAuth (a config file's `"oauth"`).
+        oauth: OAuthSettings,
     },
 }
 
@@ -84,6 +87,12 @@ pub enum SpecError {
     /// A `${VAR}` in a config file whose variable is not set and has no default, or a `${`
     /// without its `}`.
     Variable {
+        path: PathBuf,
+        server: String,
+        problem: String,
+    },
+    /// An `"oauth"` whose settings do not go together (a secret without a client id, say).
+    OAuth {
         path: PathBuf,
         server: String,
         problem: String,
@@ -126,6 +135,15 @@ impl fmt::Display for SpecError {
                 server,
                 problem,
             } => write!(f, "{}: MCP server `{server}`: {problem}", path.display()),
+            SpecError::OAuth {
+                path,
+                server,
+                problem,
+            } => write!(
+                f,
+                "{}: MCP server `{server}`: in `oauth`: {problem}",
+                path.display()
+            ),
         }
     }
 }
@@ -149,6 +167,7 @@ impl ServerSpec {
             Transport::Url {
                 url: target.to_owned(),
                 headers: BTreeMap::new(),
+                oauth: OAuthSettings::default(),
             }
         } else {
             let mut words = shlex::split(target)
@@ -236,6 +255,7 @@ struct ConfigServer {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    oauth: Option<OAuthSettings>,
     prefix: Option<String>,
 }
 
@@ -297,6 +317,11 @@ fn expanded(
     }
     for (name, value) in server.env.iter_mut() {
         *value = expand(value, var).map_err(|p| format!("in `env` `{name}`: {p}"))?;
+    }
+    if let Some(oauth) = &mut server.oauth {
+        for (name, value) in oauth.texts_mut() {
+            *value = expand(value, var).map_err(|p| format!("in `oauth` `{name}`: {p}"))?;
+        }
     }
     Ok(server)
 }
@@ -362,8 +387,10 @@ fn config_server(path: &Path, name: String, server: ConfigServer) -> Result<Serv
             return Err(refuse("is of `type` `stdio` but has `url`, not `command`"));
         }
         (Some(program), None, _) => {
-            if !server.headers.is_empty() {
-                return Err(refuse("has `headers`, which only a `url` server takes"));
+            if !server.headers.is_empty() || server.oauth.is_some() {
+                return Err(refuse(
+                    "has `headers` or `oauth`, which only a `url` server takes",
+                ));
             }
             Transport::Command {
                 program,
@@ -381,9 +408,18 @@ fn config_server(path: &Path, name: String, server: ConfigServer) -> Result<Serv
             if !is_url(&url) {
                 return Err(refuse("has a `url` that is not http:// or https://"));
             }
+            let oauth = server.oauth.unwrap_or_default();
+            if let Some(problem) = oauth.problem() {
+                return Err(SpecError::OAuth {
+                    path: path.to_owned(),
+                    server: name,
+                    problem,
+                });
+            }
             Transport::Url {
                 url,
                 headers: server.headers,
+                oauth,
             }
         }
     };
@@ -451,7 +487,8 @@ mod tests {
             url.transport,
             Transport::Url {
                 url: "https://example.com/mcp".to_owned(),
-                headers: BTreeMap::new()
+                headers: BTreeMap::new(),
+                oauth: OAuthSettings::default(),
             }
         );
         assert_eq!(url.target(), "https://example.com/mcp");
@@ -548,7 +585,7 @@ mod tests {
             "fs": {"command": "server", "env": {"LEVEL": "${LEVEL:-info}"}}
         }}"#;
         let specs = parse_config_with(Path::new("c.json"), text, &env).unwrap();
-        let Transport::Url { url, headers } = &specs[0].transport else {
+        let Transport::Url { url, headers, .. } = &specs[0].transport else {
             panic!("{specs:?}")
         };
         assert_eq!(url, "http://127.0.0.1:7000/mcp");
