@@ -18,10 +18,11 @@
 //! ```
 //!
 //! A server has either `command` (with optional `args`, `env`, `cwd`) or `url` (with optional
-//! `headers`); `type` (`stdio`, `http`, `streamable-http`) may say which. `prefix` is optional
+//! `headers`, and `oauth`: how seqc signs in when the server asks, [`OAuthSettings`]); `type`
+//! (`stdio`, `http`, `streamable-http`) may say which. `prefix` is optional
 //! and, unlike on the command line, separate from the name. Unknown fields are errors.
 //!
-//! `${VAR}` and `${VAR:-default}` in a `url`, a `headers` value or an `env` value are the
+//! `${VAR}` and `${VAR:-default}` in a `url`, a `headers`, `env` or `oauth` value are the
 //! environment's `VAR` (or the default when it is unset or empty), as other MCP clients'
 //! config files have them, so that a token is never written into the file:
 //! `"headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}`. A variable that is unset, with no
