@@ -610,6 +610,42 @@ mod tests {
     }
 
     #[test]
+    fn oauth_settings_take_variables_and_only_a_url_server_takes_them() {
+        let env = |name: &str| (name == "ID").then(|| "client-7".to_owned());
+        let text = r#"{"mcpServers": {"docs": {"url": "http://h/mcp",
+            "oauth": {"client_id": "${ID}", "client_secret": "${SECRET:-s}", "scopes": ["a"]}}}}"#;
+        let specs = parse_config_with(Path::new("c.json"), text, &env).unwrap();
+        let Transport::Url { oauth, .. } = &specs[0].transport else {
+            panic!("{specs:?}")
+        };
+        assert_eq!(oauth.client_id.as_deref(), Some("client-7"));
+        assert_eq!(oauth.client_secret.as_deref(), Some("s"));
+
+        let missing = r#"{"mcpServers": {"docs": {"url": "http://h/mcp",
+            "oauth": {"client_id": "${NOPE}"}}}}"#;
+        let error = parse_config_with(Path::new("c.json"), missing, &env).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("in `oauth` `client_id`: the environment variable `NOPE`"),
+            "{error}"
+        );
+
+        let alone =
+            r#"{"mcpServers": {"docs": {"url": "http://h/mcp", "oauth": {"client_secret": "s"}}}}"#;
+        let error = parse_config_with(Path::new("c.json"), alone, &env).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "c.json: MCP server `docs`: in `oauth`: `client_secret` needs the `client_id` it belongs to"
+        );
+        let command = r#"{"mcpServers": {"fs": {"command": "x", "oauth": {}}}}"#;
+        assert!(matches!(
+            parse_config_with(Path::new("c.json"), command, &env),
+            Err(SpecError::Transport { .. })
+        ));
+    }
+
+    #[test]
     fn two_servers_may_not_share_a_name() {
         let values = ["fs=a".to_owned(), "fs=b".to_owned()];
         assert_eq!(
