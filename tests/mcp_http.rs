@@ -254,6 +254,28 @@ fn the_conformance_suite_server_scenarios_pass() {
     );
 }
 
+/// A JSON body that does not parse is JSON-RPC's parse error (400, `id` null), as over stdio,
+/// not rmcp's 415 (which says the media type was wrong).
+#[test]
+fn a_body_that_is_not_json_gets_a_json_rpc_parse_error() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (server, url) = serve(&[
+        "--root",
+        root.path().to_str().unwrap(),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+    ]);
+    let client = http::Client::connect(&url, None);
+    let answer = client.send_text("POST", r#"{"jsonrpc": "2.0", "id": 1, "method": "#, &[]);
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    let body: Value = serde_json::from_str(&answer.text()).unwrap();
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+    assert_eq!(body["id"], Value::Null, "{body}");
+    assert_eq!(stop(server), Some(143));
+}
+
 #[test]
 fn an_address_beyond_loopback_needs_tokens() {
     let root = tempfile::tempdir().unwrap();
@@ -545,7 +567,10 @@ fn a_token_for_a_url_server_comes_from_the_environment() {
     let wrong = check(Some("not-the-token"));
     assert_eq!(wrong.status.code(), Some(2));
     let said = text(&wrong.stderr);
-    assert!(said.contains("requires authorization"), "{said}");
+    assert!(
+        said.contains("refused the token in the `Authorization` header"),
+        "{said}"
+    );
     assert!(
         !said.contains("rmcp::") && !said.contains("WorkerTransport"),
         "{said}"

@@ -4,6 +4,7 @@
 //! A child's stderr is drained into a short tail (servers log there; a full pipe would block
 //! them), shown only when the server fails to start or stops.
 
+use crate::authorize::{Authorizer, OAuthHttp, TokenFile};
 use crate::child::BoundedChild;
 use crate::convert;
 use crate::notice::{ConnectError, Notice};
@@ -101,6 +102,7 @@ impl Connection {
         spec: ServerSpec,
         refresh: UnboundedSender<usize>,
         timeout: Duration,
+        tokens: Arc<TokenFile>,
     ) -> Result<(Connection, Vec<Notice>), ConnectError> {
         let handler = Handler { index, refresh };
         let stderr = Tail::default();
@@ -128,16 +130,41 @@ impl Connection {
                     stderr.follow(pipe);
                 }
                 let pid = child.id();
-                (start(&spec, handler, child, timeout, &stderr).await?, pid)
+                (
+                    start(&spec, handler, child, timeout, &stderr, None).await?,
+                    pid,
+                )
             }
-            Transport::Url { url, headers } => {
+            Transport::Url {
+                url,
+                headers,
+                oauth,
+            } => {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(header_map(&spec, headers)?);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                (
-                    start(&spec, handler, transport, timeout, &stderr).await?,
-                    None,
-                )
+                // A token given in the headers is the user's choice: no OAuth beside it.
+                let own_token = headers
+                    .keys()
+                    .any(|name| name.eq_ignore_ascii_case("authorization"));
+                let service = if own_token {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    start(&spec, handler, transport, timeout, &stderr, None).await?
+                } else {
+                    let authorizer =
+                        Arc::new(Authorizer::new(&spec.name, url, oauth.clone(), tokens));
+                    let client = OAuthHttp::new(Arc::clone(&authorizer));
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    start(
+                        &spec,
+                        handler,
+                        transport,
+                        timeout,
+                        &stderr,
+                        Some(&authorizer),
+                    )
+                    .await?
+                };
+                (service, None)
             }
         };
         let peer = service.peer().clone();
@@ -167,7 +194,7 @@ impl Connection {
             .peer
             .list_all_tools()
             .await
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| sign_in_failure_of(&error).unwrap_or_else(|| error.to_string()))?;
         let mut tools = Tools::new();
         let mut notices = Vec::new();
         for tool in &listed {
@@ -256,19 +283,32 @@ impl Connection {
     }
 }
 
-/// Runs the `initialize` exchange within `timeout`.
+/// Runs the `initialize` exchange within `timeout`, not counting the time a sign-in of
+/// `authorizer`'s is under way (a person may be approving; that has a bound of its own).
 async fn start<T, E, A>(
     spec: &ServerSpec,
     handler: Handler,
     transport: T,
     timeout: Duration,
     stderr: &Tail,
+    authorizer: Option<&Authorizer>,
 ) -> Result<RunningService<RoleClient, Handler>, ConnectError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    match tokio::time::timeout(timeout, handler.serve(transport)).await {
+    let serve = handler.serve(transport);
+    tokio::pin!(serve);
+    let mut deadline = tokio::time::Instant::now() + timeout;
+    let outcome = loop {
+        match tokio::time::timeout_at(deadline, &mut serve).await {
+            Err(_) if authorizer.is_some_and(Authorizer::busy) => {
+                deadline = tokio::time::Instant::now() + timeout;
+            }
+            outcome => break outcome,
+        }
+    };
+    match outcome {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(error)) => {
             // A process that exited has its last words on the way; one that lives on does not.
@@ -298,6 +338,9 @@ fn in_words(error: &rmcp::service::ClientInitializeError) -> String {
             let mut causes: Vec<String> = Vec::new();
             let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
             while let Some(cause) = next {
+                if let Some(sentence) = sign_in_failure(cause) {
+                    return sentence.to_owned();
+                }
                 let text = cause.to_string();
                 // A wrapper repeats its cause's text after its own; keep each once.
                 if !causes.iter().any(|known| known.contains(&text)) {
@@ -308,10 +351,11 @@ fn in_words(error: &rmcp::service::ClientInitializeError) -> String {
             let said = causes.join(": ");
             let lower = said.to_ascii_lowercase();
             if lower.contains("auth required") || lower.contains("authorization required") {
+                // Only a server given its token in the headers gets here: the OAuth client
+                // answers every other server's 401.
                 format!(
-                    "the server requires authorization ({said}); give it a token in an \
-                     `--mcp-config` file: `\"headers\": {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}`, \
-                     the token in the environment variable `TOKEN`"
+                    "the server refused the token in the `Authorization` header ({said}); check \
+                     it, or leave the header out and seqc signs in with OAuth"
                 )
             } else if lower.contains("connection refused") {
                 format!("nothing answers at the server's address ({said}); is it running?")
@@ -333,6 +377,28 @@ fn in_words(error: &rmcp::service::ClientInitializeError) -> String {
         | E::LegacyFallbackFailed { .. }
         | _) => other.to_string(),
     }
+}
+
+/// The sentence of a failed sign-in (the OAuth client's own words, whole).
+pub(crate) fn sign_in_failure<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e str> {
+    use rmcp::transport::auth::AuthError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Auth(AuthError::AuthorizationFailed(sentence))) => Some(sentence),
+        Some(_) | None => None,
+    }
+}
+
+/// The sentence of a failed sign-in anywhere in `error`'s causes.
+pub(crate) fn sign_in_failure_of(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut next = Some(error);
+    while let Some(cause) = next {
+        if let Some(sentence) = sign_in_failure(cause) {
+            return Some(sentence.to_owned());
+        }
+        next = cause_of(cause);
+    }
+    None
 }
 
 /// What caused `error`: its source, or for rmcp's HTTP client error (whose variant holding the

@@ -74,6 +74,10 @@ fn texts(content: &[ContentBlock]) -> Option<String> {
 /// A call that got no result.
 pub fn service_error(server: &ServerSpec, tool: &str, error: &ServiceError) -> ToolError {
     let from = format!("MCP server `{}`", server.name);
+    if let Some(sentence) = crate::connection::sign_in_failure_of(error) {
+        return ToolError::new(Reason::Unauthorized, format!("{from}: `{tool}`: {sentence}"))
+            .with_hint("the server's authorization refused seqc; see docs/service.md, \"Remote servers that ask for OAuth\"");
+    }
     match error {
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => ToolError::new(
             Reason::NotFound,

@@ -11,9 +11,10 @@
 //! - Like every host, these say what they offer: who may use it is the engine's
 //!   [`seq_exec::Authorizer`]'s to say, at every depth.
 
+use crate::authorize::{TokenFile, tokens};
 use crate::connection::{Connection, Remote};
 use crate::notice::{ConnectError, Notice};
-use crate::spec::ServerSpec;
+use crate::spec::{ServerSpec, Transport};
 use futures::future::join_all;
 use seq_catalog::SEQ_TOOLS;
 use seq_catalog::ToolDef;
@@ -21,6 +22,7 @@ use seq_exec::builtin;
 use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -38,6 +40,8 @@ pub struct Options {
     pub reserved: BTreeMap<String, String>,
     pub connect_timeout: Duration,
     pub on_notice: Option<NoticeSink>,
+    /// Where OAuth tokens for remote servers are kept between runs (none: for this run only).
+    pub token_file: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Options {
@@ -45,6 +49,7 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("reserved", &self.reserved)
             .field("connect_timeout", &self.connect_timeout)
+            .field("token_file", &self.token_file)
             .finish_non_exhaustive()
     }
 }
@@ -56,12 +61,14 @@ impl Default for Options {
 }
 
 impl Options {
-    /// Nothing reserved, [`CONNECT_TIMEOUT`], notices only kept.
+    /// Nothing reserved, [`CONNECT_TIMEOUT`], notices only kept, tokens in the default token
+    /// file ([`tokens::default_path`]).
     pub fn new() -> Options {
         Options {
             reserved: BTreeMap::new(),
             connect_timeout: CONNECT_TIMEOUT,
             on_notice: None,
+            token_file: tokens::default_path(),
         }
     }
 
@@ -87,6 +94,23 @@ impl Options {
     pub fn connect_timeout(mut self, timeout: Duration) -> Options {
         self.connect_timeout = timeout;
         self
+    }
+}
+
+/// The token file, read when a server is reached over HTTP (a child process signs in to nothing).
+fn token_file(specs: &[ServerSpec], options: &Options) -> Result<TokenFile, ConnectError> {
+    let remote = specs
+        .iter()
+        .find(|spec| matches!(spec.transport, Transport::Url { .. }));
+    match (remote, &options.token_file) {
+        (Some(spec), Some(path)) => {
+            TokenFile::open(path).map_err(|reason| ConnectError::Initialize {
+                server: spec.name.clone(),
+                reason,
+                stderr: Vec::new(),
+            })
+        }
+        (Some(_), None) | (None, _) => Ok(TokenFile::in_memory()),
     }
 }
 
@@ -131,12 +155,10 @@ impl McpHost {
     ) -> Result<McpHost, ConnectError> {
         let (refresh, requests) = mpsc::unbounded_channel();
         let timeout = options.connect_timeout;
-        let started = join_all(
-            specs
-                .into_iter()
-                .enumerate()
-                .map(|(index, spec)| Connection::connect(index, spec, refresh.clone(), timeout)),
-        )
+        let tokens = Arc::new(token_file(&specs, &options)?);
+        let started = join_all(specs.into_iter().enumerate().map(|(index, spec)| {
+            Connection::connect(index, spec, refresh.clone(), timeout, Arc::clone(&tokens))
+        }))
         .await;
         let mut connections = Vec::with_capacity(started.len());
         let mut notices = Vec::new();

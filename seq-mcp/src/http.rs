@@ -26,6 +26,7 @@
 
 use crate::admission::{Admission, CallSlot, Connection, Limits};
 use crate::bound::MAX_MESSAGE_BYTES;
+use crate::framing;
 use crate::oauth::{METADATA_PATH, OAuth, Refusal};
 use crate::resume::{Lost, Reader, Streams};
 use crate::server::{SeqServer, ServeError};
@@ -197,6 +198,9 @@ impl Gate {
         } else {
             Bytes::new()
         };
+        if let Some(answer) = unparsable(&parts, &body) {
+            return answer;
+        }
         let mut request = Request::from_parts(parts, Full::new(body.clone()));
         // A call's slot among the calls in flight, and the id its answer will carry.
         let mut answers = None;
@@ -669,6 +673,32 @@ fn metadata(oauth: &OAuth) -> Response<Body> {
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// A JSON POST whose body is not JSON gets JSON-RPC's parse error (400), as over stdio
+/// ([`framing::judge`]); rmcp would answer 415, which says the media type was wrong.
+fn unparsable(parts: &http::request::Parts, body: &Bytes) -> Option<Response<Body>> {
+    let json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"));
+    if parts.method != Method::POST || !json {
+        return None;
+    }
+    let framing::Verdict::Answer(answer) = framing::judge(body) else {
+        return None;
+    };
+    if answer["error"]["code"] != framing::PARSE_ERROR {
+        return None;
+    }
+    let mut response = Response::new(Full::new(Bytes::from(answer.to_string())).boxed());
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Some(response)
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {

@@ -7,6 +7,7 @@
 //! - Server: [`SeqServer`] serves the six `seq_*` tools to any MCP client over stdio.
 //! - [`http`]: the same server over streamable HTTP (`--http`), with bearer tokens
 //!   ([`token`]) naming the caller.
+//! - [`authorize`]: the OAuth 2.1 client that signs in to remote servers that ask for it.
 //! - [`admission`]: the connection and call slots of `--http`, bounded per caller and in all.
 //! - [`resume`]: the SSE streams kept for clients that come back with `Last-Event-ID`.
 //! - [`progress`]: progress notifications as a run's items and groups finish, and a heartbeat.
@@ -17,6 +18,7 @@
 
 pub mod admission;
 pub mod answer;
+pub mod authorize;
 pub mod bound;
 mod child;
 mod connection;

@@ -18,15 +18,17 @@
 //! ```
 //!
 //! A server has either `command` (with optional `args`, `env`, `cwd`) or `url` (with optional
-//! `headers`); `type` (`stdio`, `http`, `streamable-http`) may say which. `prefix` is optional
+//! `headers`, and `oauth`: how seqc signs in when the server asks, [`OAuthSettings`]); `type`
+//! (`stdio`, `http`, `streamable-http`) may say which. `prefix` is optional
 //! and, unlike on the command line, separate from the name. Unknown fields are errors.
 //!
-//! `${VAR}` and `${VAR:-default}` in a `url`, a `headers` value or an `env` value are the
+//! `${VAR}` and `${VAR:-default}` in a `url`, a `headers`, `env` or `oauth` value are the
 //! environment's `VAR` (or the default when it is unset or empty), as other MCP clients'
 //! config files have them, so that a token is never written into the file:
 //! `"headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}`. A variable that is unset, with no
 //! default, is an error naming it; `$$` is a `$`.
 
+use crate::authorize::OAuthSettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -56,6 +58,8 @@ pub enum Transport {
     Url {
         url: String,
         headers: BTreeMap<String, String>,
+        /// How seqc signs in when the server asks for OAuth (a config file's `"oauth"`).
+        oauth: OAuthSettings,
     },
 }
 
@@ -84,6 +88,12 @@ pub enum SpecError {
     /// A `${VAR}` in a config file whose variable is not set and has no default, or a `${`
     /// without its `}`.
     Variable {
+        path: PathBuf,
+        server: String,
+        problem: String,
+    },
+    /// An `"oauth"` whose settings do not go together (a secret without a client id, say).
+    OAuth {
         path: PathBuf,
         server: String,
         problem: String,
@@ -126,6 +136,15 @@ impl fmt::Display for SpecError {
                 server,
                 problem,
             } => write!(f, "{}: MCP server `{server}`: {problem}", path.display()),
+            SpecError::OAuth {
+                path,
+                server,
+                problem,
+            } => write!(
+                f,
+                "{}: MCP server `{server}`: in `oauth`: {problem}",
+                path.display()
+            ),
         }
     }
 }
@@ -149,6 +168,7 @@ impl ServerSpec {
             Transport::Url {
                 url: target.to_owned(),
                 headers: BTreeMap::new(),
+                oauth: OAuthSettings::default(),
             }
         } else {
             let mut words = shlex::split(target)
@@ -236,6 +256,7 @@ struct ConfigServer {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    oauth: Option<OAuthSettings>,
     prefix: Option<String>,
 }
 
@@ -297,6 +318,11 @@ fn expanded(
     }
     for (name, value) in server.env.iter_mut() {
         *value = expand(value, var).map_err(|p| format!("in `env` `{name}`: {p}"))?;
+    }
+    if let Some(oauth) = &mut server.oauth {
+        for (name, value) in oauth.texts_mut() {
+            *value = expand(value, var).map_err(|p| format!("in `oauth` `{name}`: {p}"))?;
+        }
     }
     Ok(server)
 }
@@ -362,8 +388,10 @@ fn config_server(path: &Path, name: String, server: ConfigServer) -> Result<Serv
             return Err(refuse("is of `type` `stdio` but has `url`, not `command`"));
         }
         (Some(program), None, _) => {
-            if !server.headers.is_empty() {
-                return Err(refuse("has `headers`, which only a `url` server takes"));
+            if !server.headers.is_empty() || server.oauth.is_some() {
+                return Err(refuse(
+                    "has `headers` or `oauth`, which only a `url` server takes",
+                ));
             }
             Transport::Command {
                 program,
@@ -381,9 +409,18 @@ fn config_server(path: &Path, name: String, server: ConfigServer) -> Result<Serv
             if !is_url(&url) {
                 return Err(refuse("has a `url` that is not http:// or https://"));
             }
+            let oauth = server.oauth.unwrap_or_default();
+            if let Some(problem) = oauth.problem() {
+                return Err(SpecError::OAuth {
+                    path: path.to_owned(),
+                    server: name,
+                    problem,
+                });
+            }
             Transport::Url {
                 url,
                 headers: server.headers,
+                oauth,
             }
         }
     };
@@ -451,7 +488,8 @@ mod tests {
             url.transport,
             Transport::Url {
                 url: "https://example.com/mcp".to_owned(),
-                headers: BTreeMap::new()
+                headers: BTreeMap::new(),
+                oauth: OAuthSettings::default(),
             }
         );
         assert_eq!(url.target(), "https://example.com/mcp");
@@ -548,7 +586,7 @@ mod tests {
             "fs": {"command": "server", "env": {"LEVEL": "${LEVEL:-info}"}}
         }}"#;
         let specs = parse_config_with(Path::new("c.json"), text, &env).unwrap();
-        let Transport::Url { url, headers } = &specs[0].transport else {
+        let Transport::Url { url, headers, .. } = &specs[0].transport else {
             panic!("{specs:?}")
         };
         assert_eq!(url, "http://127.0.0.1:7000/mcp");
@@ -569,6 +607,42 @@ mod tests {
         let open = r#"{"mcpServers": {"docs": {"url": "http://h/${X"}}}"#;
         let error = parse_config_with(Path::new("c.json"), open, &env).unwrap_err();
         assert!(error.to_string().contains("has no closing"), "{error}");
+    }
+
+    #[test]
+    fn oauth_settings_take_variables_and_only_a_url_server_takes_them() {
+        let env = |name: &str| (name == "ID").then(|| "client-7".to_owned());
+        let text = r#"{"mcpServers": {"docs": {"url": "http://h/mcp",
+            "oauth": {"client_id": "${ID}", "client_secret": "${SECRET:-s}", "scopes": ["a"]}}}}"#;
+        let specs = parse_config_with(Path::new("c.json"), text, &env).unwrap();
+        let Transport::Url { oauth, .. } = &specs[0].transport else {
+            panic!("{specs:?}")
+        };
+        assert_eq!(oauth.client_id.as_deref(), Some("client-7"));
+        assert_eq!(oauth.client_secret.as_deref(), Some("s"));
+
+        let missing = r#"{"mcpServers": {"docs": {"url": "http://h/mcp",
+            "oauth": {"client_id": "${NOPE}"}}}}"#;
+        let error = parse_config_with(Path::new("c.json"), missing, &env).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("in `oauth` `client_id`: the environment variable `NOPE`"),
+            "{error}"
+        );
+
+        let alone =
+            r#"{"mcpServers": {"docs": {"url": "http://h/mcp", "oauth": {"client_secret": "s"}}}}"#;
+        let error = parse_config_with(Path::new("c.json"), alone, &env).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "c.json: MCP server `docs`: in `oauth`: `client_secret` needs the `client_id` it belongs to"
+        );
+        let command = r#"{"mcpServers": {"fs": {"command": "x", "oauth": {}}}}"#;
+        assert!(matches!(
+            parse_config_with(Path::new("c.json"), command, &env),
+            Err(SpecError::Transport { .. })
+        ));
     }
 
     #[test]

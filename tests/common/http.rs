@@ -122,9 +122,14 @@ impl Client {
 
     /// One HTTP request on a connection of its own.
     pub fn send(&self, method: &str, body: Option<&Value>, extra: &[(&str, &str)]) -> Response {
+        let body = body.map(Value::to_string).unwrap_or_default();
+        self.send_text(method, &body, extra)
+    }
+
+    /// One HTTP request whose body is `body` as written (JSON or not).
+    pub fn send_text(&self, method: &str, body: &str, extra: &[(&str, &str)]) -> Response {
         let mut socket = TcpStream::connect(self.addr).unwrap();
         socket.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
-        let body = body.map(Value::to_string).unwrap_or_default();
         let mut head = format!(
             "{method} /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
              Content-Type: application/json\r\nContent-Length: {}\r\n",

@@ -1,10 +1,30 @@
 #!/bin/sh
-# seqc's own MCP client (`--mcp URL`) as the conformance suite's client under test. The suite
-# appends the test server's URL and names the scenario in MCP_CONFORMANCE_SCENARIO; SEQC is the
-# binary and SEQC_DATA_DIR its data directory (set by tests/conformance_client.rs).
+# seqc's own MCP client (`--mcp URL`, `--mcp-config`) as the conformance suite's client under
+# test. The suite appends the test server's URL, names the scenario in MCP_CONFORMANCE_SCENARIO
+# and gives credentials in MCP_CONFORMANCE_CONTEXT (JSON); SEQC is the binary, SEQC_DATA_DIR its
+# data directory and SEQC_OAUTH_TOKENS its token file (set by tests/conformance_client.rs).
 set -eu
 url="$1"
 here=$(dirname "$0")
+node="$here/../node_modules/.bin/node"
+
+# A field of the scenario's context, or nothing.
+context() {
+  "$node" -e 'const c = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}"); process.stdout.write(String(c[process.argv[1]] ?? ""))' "$1"
+}
+
+# Signs in as the scenario asks (OAUTH is the config's `oauth` object), then calls test-tool.
+# The credentials reach the config through the environment, never the command line.
+signed_in_run() {
+  config=$(mktemp)
+  trap 'rm -f "$config"' EXIT
+  printf '{"mcpServers": {"conformance": {"url": "%s", "oauth": %s}}}\n' "$url" "$1" >"$config"
+  "$SEQC" run "$here/auth_call.json" --mcp-config "$config"
+}
+
+# The suite's authorization server accepts this fixed client ID metadata document.
+cimd='"client_metadata_url": "https://conformance-test.local/client-metadata.json"'
+
 case "$MCP_CONFORMANCE_SCENARIO" in
   # Connect, initialize, list the tools, check a sequence against them, close.
   initialize) exec "$SEQC" check --mcp "$url" "$here/tools_call.json" ;;
@@ -12,5 +32,20 @@ case "$MCP_CONFORMANCE_SCENARIO" in
   tools_call) exec "$SEQC" run "$here/tools_call.json" --mcp "$url" ;;
   # A call whose SSE stream the server closes: the client must resume it with Last-Event-ID.
   sse-retry) exec "$SEQC" run "$here/sse_retry.json" --mcp "$url" ;;
+  # A client registered beforehand: its id and secret from the environment.
+  auth/pre-registration)
+    CONFORMANCE_CLIENT_ID=$(context client_id) CONFORMANCE_CLIENT_SECRET=$(context client_secret)
+    export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
+    signed_in_run '{"client_id": "${CONFORMANCE_CLIENT_ID}", "client_secret": "${CONFORMANCE_CLIENT_SECRET}"}' ;;
+  # A machine client: the client credentials grant, nobody approving.
+  auth/client-credentials-basic)
+    CONFORMANCE_CLIENT_ID=$(context client_id) CONFORMANCE_CLIENT_SECRET=$(context client_secret)
+    export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
+    signed_in_run '{"grant": "client_credentials", "client_id": "${CONFORMANCE_CLIENT_ID}", "client_secret": "${CONFORMANCE_CLIENT_SECRET}"}' ;;
+  # The server's resource metadata names another resource: seqc must refuse to sign in, and
+  # so fails (the suite allows that exit).
+  auth/resource-mismatch) signed_in_run "{$cimd}" ;;
+  # Every other sign-in: discovery, registration (dynamic or the metadata document), PKCE.
+  auth/*) signed_in_run "{$cimd}" ;;
   *) echo "seqc-client.sh: no scenario $MCP_CONFORMANCE_SCENARIO" >&2; exit 2 ;;
 esac

@@ -1,0 +1,158 @@
+//! What a config file says of signing in to one server: its `"oauth"` object.
+
+use serde::Deserialize;
+
+/// How seqc identifies itself to a server's authorization server. Every field is optional: with
+/// none, seqc registers itself dynamically where the server allows it. Values take `${VAR}` like
+/// the rest of a config file, so that a secret stays in the environment.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSettings {
+    /// A client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// That client's secret (a confidential client).
+    pub client_secret: Option<String>,
+    /// The HTTPS address of a client ID metadata document describing seqc for this deployment:
+    /// used as the client id where the authorization server accepts such documents.
+    pub client_metadata_url: Option<String>,
+    /// How tokens are had: a person approves (the default), or the client's own credentials.
+    #[serde(default)]
+    pub grant: Grant,
+    /// Scopes asked for besides those the server names.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Where the browser comes back, `http://127.0.0.1:PORT/PATH` or `http://localhost:…`, for a
+    /// client registered with a fixed one; else a free loopback port is taken.
+    pub redirect_uri: Option<String>,
+}
+
+/// How an access token is obtained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// The authorization code flow with PKCE: a person approves in a browser.
+    #[default]
+    AuthorizationCode,
+    /// A machine client: `client_id` and `client_secret` buy the token, nobody approves.
+    ClientCredentials,
+}
+
+/// The secret stays out of debug output (logs, panics).
+impl std::fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("grant", &self.grant)
+            .field("scopes", &self.scopes)
+            .field("redirect_uri", &self.redirect_uri)
+            .finish()
+    }
+}
+
+impl OAuthSettings {
+    /// The text fields, by name, for variable expansion.
+    pub(crate) fn texts_mut(&mut self) -> impl Iterator<Item = (&'static str, &mut String)> {
+        [
+            ("client_id", self.client_id.as_mut()),
+            ("client_secret", self.client_secret.as_mut()),
+            ("client_metadata_url", self.client_metadata_url.as_mut()),
+            ("redirect_uri", self.redirect_uri.as_mut()),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| value.map(|value| (name, value)))
+        .chain(self.scopes.iter_mut().map(|scope| ("scopes", scope)))
+    }
+
+    /// What does not go together, in words.
+    pub(crate) fn problem(&self) -> Option<String> {
+        if self.client_secret.is_some() && self.client_id.is_none() {
+            return Some("`client_secret` needs the `client_id` it belongs to".to_owned());
+        }
+        if self.grant == Grant::ClientCredentials
+            && (self.client_id.is_none() || self.client_secret.is_none())
+        {
+            return Some(
+                "`\"grant\": \"client_credentials\"` needs `client_id` and `client_secret`"
+                    .to_owned(),
+            );
+        }
+        if let Some(url) = &self.client_metadata_url
+            && !url.starts_with("https://")
+        {
+            return Some(format!(
+                "`client_metadata_url` must be an https:// address, not `{url}`"
+            ));
+        }
+        if let Some(uri) = &self.redirect_uri
+            && redirect_port(uri).is_none()
+        {
+            return Some(format!(
+                "`redirect_uri` must be http://127.0.0.1:PORT/… or http://localhost:PORT/…, not `{uri}`"
+            ));
+        }
+        None
+    }
+}
+
+/// The port of a loopback redirect URI (`http://127.0.0.1:PORT/…`, `http://localhost:PORT/…`).
+pub(crate) fn redirect_port(uri: &str) -> Option<u16> {
+    let rest = uri
+        .strip_prefix("http://127.0.0.1:")
+        .or_else(|| uri.strip_prefix("http://localhost:"))?;
+    let end = rest.find('/').unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests may unwrap")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_do_not_go_together_are_named() {
+        let read = |text: &str| {
+            serde_json::from_str::<OAuthSettings>(text)
+                .unwrap()
+                .problem()
+        };
+        assert_eq!(read("{}"), None);
+        assert_eq!(
+            read(r#"{"client_id": "a", "client_secret": "s", "grant": "client_credentials"}"#),
+            None
+        );
+        assert!(
+            read(r#"{"client_secret": "s"}"#)
+                .unwrap()
+                .contains("`client_id`")
+        );
+        assert!(
+            read(r#"{"client_id": "a", "grant": "client_credentials"}"#)
+                .unwrap()
+                .contains("client_secret")
+        );
+        assert!(
+            read(r#"{"client_metadata_url": "http://x/c.json"}"#)
+                .unwrap()
+                .contains("https://")
+        );
+        assert!(
+            read(r#"{"redirect_uri": "http://example.com/cb"}"#)
+                .unwrap()
+                .contains("127.0.0.1")
+        );
+        assert_eq!(redirect_port("http://localhost:8765/callback"), Some(8765));
+        assert_eq!(redirect_port("http://127.0.0.1:80"), Some(80));
+    }
+
+    #[test]
+    fn the_secret_is_not_in_debug_output() {
+        let settings = OAuthSettings {
+            client_id: Some("id".to_owned()),
+            client_secret: Some("hunter2".to_owned()),
+            ..OAuthSettings::default()
+        };
+        assert!(!format!("{settings:?}").contains("hunter2"));
+    }
+}
