@@ -37,12 +37,13 @@ const BASELINE: &str = "SEQC_BENCH_BASELINE";
 const MEASURE: &str = "SEQC_BENCH_MEASURE";
 
 fn main() {
-    if std::env::var_os(BASELINE).is_some() {
-        baseline(std::env::args_os().skip(1).map(PathBuf::from));
-        return;
-    }
+    // The intermediate first: it passes `BASELINE` on to the baseline it measures.
     if std::env::var_os(MEASURE).is_some() {
         measure_child(std::env::args_os().skip(1).collect());
+        return;
+    }
+    if std::env::var_os(BASELINE).is_some() {
+        baseline(std::env::args_os().skip(1).map(PathBuf::from));
         return;
     }
     let args: Vec<String> = std::env::args().collect();
