@@ -122,7 +122,8 @@ fn write(
 ) -> io::Result<()> {
     let totals = Totals::of(files);
     let mut diagnostics = Vec::with_capacity(totals.errors + totals.warnings);
-    for file in files {
+    // A clean file needs no line index: building one reads all of its text.
+    for file in files.iter().filter(|f| !f.diagnostics.is_empty()) {
         let index = LineIndex::new(&file.text);
         for diagnostic in &file.diagnostics {
             let at = index.line_col(&file.text, diagnostic.span.start);

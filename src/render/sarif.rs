@@ -148,7 +148,12 @@ pub fn render(out: &mut dyn Write, files: &[SourceFile]) -> io::Result<()> {
         })
         .collect();
     let mut results = Vec::new();
-    for (file, artifact) in files.iter().zip(&artifacts) {
+    // A clean file needs no line index: building one reads all of its text.
+    for (file, artifact) in files
+        .iter()
+        .zip(&artifacts)
+        .filter(|(f, _)| !f.diagnostics.is_empty())
+    {
         let place = Place {
             text: &file.text,
             index: LineIndex::new(&file.text),
