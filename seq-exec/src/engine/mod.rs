@@ -43,6 +43,7 @@ mod item;
 mod output_log;
 mod report;
 mod request;
+mod retries;
 mod size;
 mod stack;
 mod tool_timeout;
