@@ -150,6 +150,7 @@ codes! {
 
     // Counts from inputs ("Groups" in docs/reference.md).
     RetriesInputType = "E0561", Error, "`retries` reads an input that is not an `integer`";
+    QuotedReference = "W0561", Warning, "a reference in quotes passes the text of a value that is not a string";
 
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";
