@@ -255,8 +255,8 @@ fn seq_create_guide() -> String {
          Elements run side by side as items do (one at a time in a `parallel: false` \
          group); `max_parallel: N` bounds the runs in flight. `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
-         (`retries: 5`: 5 more). `missing` (tool not found): `fail`, `skip` \
-         or `degrade` (`fallback`). A group's `timeout` (\"30s\") covers retries. \
+         (`retries`: N more tries, or `\"$args.n\"`). `missing` (tool not found): `fail`, `skip` \
+         or `degrade` (`fallback`). `timeout` (\"30s\") covers retries. \
          `error_as: SLOT` catches a failure \
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
          unset and an item reading it fails: test it with `seq_when_call`, whose `when` is a \

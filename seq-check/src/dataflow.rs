@@ -274,9 +274,7 @@ impl<'a> Flow<'a> {
                     ));
                     continue;
                 }
-                let array = group
-                    .output(slot)
-                    .is_some_and(|s| s.ty.value == Type::Array);
+                let array = group.slot(slot).is_some_and(|s| s.ty.value == Type::Array);
                 if written.always.is_none() {
                     continue;
                 }

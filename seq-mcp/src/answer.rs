@@ -379,6 +379,34 @@ fn values(structured: &Value, tool: &str, found: &mut Vec<(String, usize)>) {
         at("/report/out", report.get("out"), 2);
         at("/report/output", report.get("output"), 1);
     }
+    if tool == SEQ_RUN {
+        locals(structured, "", found);
+    }
+    if let Some(report) = structured.get("report") {
+        locals(report, "/report", found);
+    }
+}
+
+/// The values of each group's `local` slots in a report: `BASE/groups/I/local/SLOT`.
+fn locals(report: &Value, base: &str, found: &mut Vec<(String, usize)>) {
+    let Some(Value::Array(groups)) = report.get("groups") else {
+        return;
+    };
+    for (i, group) in groups.iter().enumerate() {
+        if let Some(Value::Object(slots)) = group.get("local") {
+            for (slot, value) in slots {
+                let pointer = format!("{base}/groups/{i}/local/{}", escape(slot));
+                found.push((pointer, json_len(value)));
+            }
+        }
+    }
+}
+
+/// Whether `pointer` names a local slot's value: `[/report]/groups/I/local/SLOT`.
+fn is_local(pointer: &str) -> bool {
+    let rest = pointer.strip_prefix("/report").unwrap_or(pointer);
+    let parts: Vec<&str> = rest.split('/').collect();
+    matches!(parts.as_slice(), ["", "groups", i, "local", _] if i.parse::<usize>().is_ok())
 }
 
 /// Whether `pointer` names a value (left out as `null`) rather than a text (shortened).
@@ -388,6 +416,7 @@ fn is_value(pointer: &str, tool: &str) -> bool {
         || pointer.starts_with("/output/")
         || pointer.starts_with("/report/out/")
         || pointer.starts_with("/report/output/")
+        || is_local(pointer)
         || (carries_values(tool) && tool != SEQ_RUN && depth <= 2)
 }
 
@@ -756,6 +785,26 @@ mod tests {
         let cut = fit_within(&mut report, SEQ_RUN, 4000);
         assert_eq!(cut.len(), 1, "{cut:?}");
         assert_eq!(report["out"]["g"]["mid"], Value::Null);
+    }
+
+    #[test]
+    fn a_groups_local_values_are_cut_as_slot_values_are() {
+        let mut report = json!({
+            "ok": true,
+            "groups": [{"name": "g", "status": "ran", "items": [],
+                "local": {"big": "x".repeat(5000), "small": 1}}],
+            "out": {"g": {}},
+        });
+        let cut = fit_within(&mut report, SEQ_RUN, 1000);
+        assert_eq!(
+            cut,
+            vec![Cut {
+                pointer: "/groups/0/local/big".to_owned(),
+                bytes: 5002
+            }]
+        );
+        assert_eq!(report["groups"][0]["local"]["big"], Value::Null);
+        assert_eq!(report["groups"][0]["local"]["small"], 1);
     }
 
     #[test]

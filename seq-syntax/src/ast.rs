@@ -81,6 +81,9 @@ pub struct Group {
     pub inputs: Vec<SlotDecl>,
     /// `out`: the slots written by `as`.
     pub outputs: Vec<SlotDecl>,
+    /// `local`: slots written and read as `out` slots are, but not part of the group's result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locals: Vec<SlotDecl>,
     /// `tools`: the items, in order. The span is the whole `tools` string literal.
     pub items: Vec<Item>,
     pub tools_span: Span,
@@ -89,6 +92,10 @@ pub struct Group {
     pub timeout: Option<Spanned<Duration>>,
     pub on_error: Option<Spanned<OnError>>,
     pub retries: Option<Spanned<u32>>,
+    /// `retries` written as `"$args.NAME"`: the count is that input's value, held to the bound
+    /// when the group's inputs are admitted. The span is the string's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries_from: Option<Spanned<CompactString>>,
     /// `retry_delay`: the pause before the first retry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_delay: Option<Spanned<Duration>>,
@@ -192,6 +199,20 @@ impl Group {
 
     pub fn output(&self, name: &str) -> Option<&SlotDecl> {
         self.outputs.iter().find(|s| s.name.value == name)
+    }
+
+    pub fn local(&self, name: &str) -> Option<&SlotDecl> {
+        self.locals.iter().find(|s| s.name.value == name)
+    }
+
+    /// A slot items write and read as `$out.NAME`: an output, else a local.
+    pub fn slot(&self, name: &str) -> Option<&SlotDecl> {
+        self.output(name).or_else(|| self.local(name))
+    }
+
+    /// Every slot items may write: the outputs, then the locals.
+    pub fn slots(&self) -> impl Iterator<Item = &SlotDecl> {
+        self.outputs.iter().chain(&self.locals)
     }
 }
 

@@ -144,6 +144,14 @@ codes! {
     MaxParallelOutOfRange = "E0554", Error, "`max_parallel` out of range";
     FanOutPastBudget = "W0555", Warning, "a fan-out through calls whose worst case passes the run's budget";
 
+    // Local slots ("Local slots" in docs/reference.md).
+    SlotDeclaredTwice = "E0560", Error, "a local slot's name also in `in` or `out`";
+    UnreadLocal = "W0560", Warning, "local slot never read";
+
+    // Counts from inputs ("Groups" in docs/reference.md).
+    RetriesInputType = "E0561", Error, "`retries` reads an input that is not an `integer`";
+    QuotedReference = "W0561", Warning, "a reference in quotes passes the text of a value that is not a string";
+
     // The call graph and slot dataflow.
     GroupCallCycle = "E0601", Error, "calls between groups form a cycle";
     SequenceCallCycle = "E0602", Error, "calls across sequences form a cycle";

@@ -14,6 +14,7 @@ pub mod key {
     pub const GROUPS: &str = "groups";
     pub const IN: &str = "in";
     pub const OUT: &str = "out";
+    pub const LOCAL: &str = "local";
     pub const TOOLS: &str = "tools";
     pub const WHEN: &str = "when";
     pub const PARALLEL: &str = "parallel";
@@ -59,6 +60,11 @@ pub enum Ty {
         min: u32,
         max: u32,
     },
+    /// An integer from `min` to `max`, or `"$args.NAME"`: an `integer` input that gives it.
+    Count {
+        min: u32,
+        max: u32,
+    },
     /// A number (fractions allowed) from `min` to `max`, both included.
     Number {
         min: u32,
@@ -97,6 +103,7 @@ impl Ty {
             Ty::String => "string".to_owned(),
             Ty::Bool => "boolean".to_owned(),
             Ty::Int { min, max } => format!("integer {min}..{max}"),
+            Ty::Count { min, max } => format!("integer {min}..{max}, or \"$args.NAME\""),
             Ty::Number { min, max } => format!("number {min}..{max}"),
             Ty::Enum(values) => values
                 .iter()
@@ -246,6 +253,14 @@ pub const GROUP: &[Field] = &[
     ),
     field(
         Level::Group,
+        key::LOCAL,
+        false,
+        Ty::Types,
+        Some("{}"),
+        "Local slots: as `out` (written by `as`/`error_as`, read as `$out.name`), but private: not in the group's result.",
+    ),
+    field(
+        Level::Group,
         key::TOOLS,
         true,
         Ty::Items,
@@ -288,12 +303,12 @@ pub const GROUP: &[Field] = &[
         Level::Group,
         key::RETRIES,
         false,
-        Ty::Int {
+        Ty::Count {
             min: 0,
             max: crate::limits::MAX_RETRIES,
         },
         Some("0"),
-        "How many more attempts `on_error: \"retry\"` gives a failed item, 0…10.",
+        "How many more attempts `on_error: \"retry\"` gives a failed item, 0…10, or `\"$args.NAME\"`: an `integer` input's value, held to 0…10 when the run or call starts.",
     ),
     field(
         Level::Group,

@@ -399,6 +399,7 @@ mod tests {
             duration_ms: 12,
             started_ms: 0,
             out: Map::new(),
+            local: Map::new(),
             items: Vec::new(),
             error: None,
         };

@@ -160,6 +160,7 @@ mod tests {
             duration_ms: 3,
             started_ms: 0,
             out: Map::new(),
+            local: Map::new(),
             items,
             error: None,
         }

@@ -11,7 +11,7 @@
 use super::types::{describe, literal, reference_type, slot_fits};
 use super::{Cx, fix};
 use seq_catalog::{Catalog, JsonType, Schema, ToolDef};
-use seq_syntax::ast::{Item, Member, Value, ValueKind};
+use seq_syntax::ast::{Item, Member, Type, Value, ValueKind};
 use seq_syntax::diagnostic::{did_you_mean, list_joined};
 use seq_syntax::{Code, Diagnostic, Span};
 
@@ -340,6 +340,9 @@ pub(crate) fn check_value(
             None => {
                 // Interpolation renders text; a lenient boolean may still read it.
                 if allows(JsonType::String) || allows(JsonType::Boolean) {
+                    if let Some(d) = quoted_reference(cx, schema, value, template) {
+                        out.push(d);
+                    }
                     return;
                 }
                 let mut d = Diagnostic::new(
@@ -424,6 +427,43 @@ pub(crate) fn check_value(
             }
         }
     }
+}
+
+/// W0561: `"$out.names"` in quotes, where `names` is declared with a type other than `string`
+/// and the parameter takes that type: the value's text is passed, not the value. (A `bool`
+/// slot is left out: a lenient boolean reads its text as the value.)
+fn quoted_reference(
+    cx: &Cx<'_>,
+    schema: &Schema,
+    value: &Value,
+    template: &seq_syntax::ast::Template,
+) -> Option<Diagnostic> {
+    let [seq_syntax::ast::TemplatePart::Ref(reference)] = template.parts.as_slice() else {
+        return None;
+    };
+    let (ty, declared_at) = reference_type(cx, reference)?;
+    if matches!(ty, Type::String | Type::Bool) || !slot_fits(ty, schema) {
+        return None;
+    }
+    let text = fix::reference_text(reference);
+    Some(
+        Diagnostic::new(
+            Code::QuotedReference,
+            value.span,
+            format!(
+                "`\"{text}\"` in quotes passes the text of a value declared `{}`, not the value",
+                ty.as_str()
+            ),
+        )
+        .with_label(declared_at, "declared here")
+        .with_help(format!(
+            "write `{text}` without quotes to pass the {} itself; keep the quotes only if the text is meant",
+            ty.as_str()
+        ))
+        // The text may be what the author meant (a list shown to a person).
+        .with_replacement("pass the reference itself", value.span, text)
+        .maybe_incorrect(),
+    )
 }
 
 fn join(path: &str, name: &str) -> String {

@@ -94,7 +94,7 @@ fn outside(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
 /// E0551: the `as` slot of an `each` item is declared with a type other than `array`/`any`.
 fn slot(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
     let Some(output) = &item.as_slot else { return };
-    let Some(decl) = cx.group.output(&output.value) else {
+    let Some(decl) = cx.group.slot(&output.value) else {
         return;
     };
     match decl.ty.value {

@@ -39,13 +39,19 @@ pub(crate) fn duplicate_names(sequence: &Sequence, out: &mut Vec<Diagnostic>) {
 
 pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     let group = cx.group;
-    if let Some(retries) = &group.retries
+    retries_from(cx, out);
+    let retries_span = group
+        .retries
+        .as_ref()
+        .map(|r| r.span)
+        .or(group.retries_from.as_ref().map(|r| r.span));
+    if let Some(retries_span) = retries_span
         && group.on_error() != OnError::Retry
         && !group.hole("on_error")
     {
         let mut d = Diagnostic::new(
             Code::RetriesWithoutRetry,
-            retries.span,
+            retries_span,
             format!(
                 "`retries` is set but `on_error` is `{}`, so nothing is retried",
                 group.on_error().as_str()
@@ -62,7 +68,7 @@ pub(crate) fn fields(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             None => d.with_fix(fix::fix(
                 "add `\"on_error\": \"retry\"`",
                 vec![fix::edit(
-                    seq_syntax::Span::new(retries.span.end, retries.span.end),
+                    seq_syntax::Span::new(retries_span.end, retries_span.end),
                     ", \"on_error\": \"retry\"",
                 )],
             )),
@@ -150,8 +156,8 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     };
     for member in &fallback.value {
         let name = member.key.value.as_str();
-        let Some(decl) = cx.group.output(name) else {
-            if cx.group.hole("out") {
+        let Some(decl) = cx.group.slot(name) else {
+            if cx.group.hole("out") || cx.group.hole("local") {
                 continue;
             }
             let d = Diagnostic::new(
@@ -159,7 +165,7 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 member.key.span,
                 format!("`fallback` names `{name}`, which is not declared in `out`"),
             );
-            let declared = cx.group.outputs.iter().map(|s| s.name.value.as_str());
+            let declared = cx.group.slots().map(|s| s.name.value.as_str());
             out.push(match did_you_mean(name, declared) {
                 Some(best) => d
                     .with_help(format!("did you mean `{best}`?"))
@@ -213,6 +219,45 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// E0561: `"retries": "$args.NAME"` reads a declared `integer` input (its value is held to
+/// the bound when the run or call starts).
+fn retries_from(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
+    let group = cx.group;
+    let Some(from) = &group.retries_from else {
+        return;
+    };
+    let name = from.value.as_str();
+    let d = match group.input(name) {
+        Some(decl) if decl.ty.value == Type::Integer => return,
+        Some(decl) => Diagnostic::new(
+            Code::RetriesInputType,
+            from.span,
+            format!(
+                "`retries` reads `$args.{name}`, which is declared `{}`, not `integer`",
+                decl.ty.value.as_str()
+            ),
+        )
+        .with_label(decl.ty.span, "declared here")
+        .with_help(format!(
+            "declare `{name}` as `integer`: its value, 0 to {}, is how many more attempts a failed item gets",
+            seq_syntax::limits::MAX_RETRIES
+        )),
+        None if group.hole("in") => return,
+        None => Diagnostic::new(
+            Code::RetriesInputType,
+            from.span,
+            format!(
+                "`retries` reads `$args.{name}`, which group `{}` does not declare in `in`",
+                group.name.value
+            ),
+        )
+        .with_help(format!(
+            "declare it in `in` as `\"{name}\": \"integer\"`, or write the count as a number"
+        )),
+    };
+    out.push(d);
 }
 
 /// `retry_delay` and `retry_backoff`: only with `on_error: retry` (as `retries`), and a warning

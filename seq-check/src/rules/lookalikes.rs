@@ -52,7 +52,7 @@ enum Named<'a> {
 }
 
 fn named<'a>(cx: &Cx<'a>, name: &str) -> Option<Named<'a>> {
-    if let Some(slot) = cx.group.output(name) {
+    if let Some(slot) = cx.group.slot(name) {
         return Some(Named::Own {
             root: "out",
             ty: slot.ty.value,

@@ -99,9 +99,9 @@ pub(crate) fn check_sequence(
             items,
         };
         groups::fields(&cx, &mut out);
-        let used_inputs = refs::check(&cx, &mut out);
+        let reads = refs::check(&cx, &mut out);
         lookalikes::check(&cx, &mut out);
-        slots::check(&cx, &used_inputs, &mut out);
+        slots::check(&cx, &reads, &mut out);
         parallel::check(&cx, &mut out);
         args::check(&cx, &mut out);
         targets::check(&cx, &mut out);

@@ -20,8 +20,17 @@ enum Site {
     Item(usize),
 }
 
-/// Checks every reference of the group; returns the inputs that are read.
-pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactString> {
+/// What the group's references read.
+#[derive(Debug, Default)]
+pub(crate) struct Reads {
+    /// The inputs read as `$args.NAME`.
+    pub inputs: HashSet<CompactString>,
+    /// The slots read as `$out.NAME`.
+    pub slots: HashSet<CompactString>,
+}
+
+/// Checks every reference of the group; returns what it reads.
+pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> Reads {
     let mut sites: Vec<(Site, &Reference)> = Vec::new();
     if let Some(when) = &cx.group.when {
         for reference in when.references() {
@@ -55,18 +64,25 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) -> HashSet<CompactSt
     }
     sites.sort_by_key(|(_, r)| r.span);
 
-    let mut used = HashSet::new();
+    let mut used = Reads::default();
+    // `"retries": "$args.NAME"` reads its input too (`groups::retries_from` checks it).
+    if let Some(from) = &cx.group.retries_from {
+        used.inputs.insert(from.value.clone());
+    }
     let mut offered_declaration = HashSet::new();
     for (site, reference) in sites {
         match reference.root.value {
             Root::Args => {
-                used.insert(reference.slot.value.clone());
+                used.inputs.insert(reference.slot.value.clone());
                 if cx.group.input(&reference.slot.value).is_none() && !cx.group.hole("in") {
                     let offer = offered_declaration.insert(reference.slot.value.clone());
                     out.push(undeclared_input(cx, reference, offer));
                 }
             }
-            Root::Out => out_read(cx, site, reference, out),
+            Root::Out => {
+                used.slots.insert(reference.slot.value.clone());
+                out_read(cx, site, reference, out);
+            }
             // Where an element may be read is `each::check`'s.
             Root::Each | Root::EachIndex => {}
         }
@@ -188,7 +204,7 @@ fn out_read(cx: &Cx<'_>, site: Site, reference: &Reference, out: &mut Vec<Diagno
         Some(writer) => d
             .with_label(writer.span, "written here, too late")
             .with_help("move the item that writes the slot before the one that reads it"),
-        None if cx.group.output(name).is_some() => {
+        None if cx.group.slot(name).is_some() => {
             d.with_help(format!("no item writes `{name}`; add `\"as\": \"{name}\"` to an earlier item"))
         }
         None if cx.groups.contains_key(name.as_str()) => d.with_help(format!(

@@ -2,18 +2,20 @@
 //! slot that is not an `array` has one writer; inputs never read and outputs never written are
 //! warnings.
 
+use super::refs::Reads;
 use super::types::member_references;
 use super::{Cx, fix};
 use seq_catalog::{Catalog, JsonType};
-use seq_syntax::ast::{CompactString, Item, Root, Type};
+use seq_syntax::ast::{Group, Item, Root, Type};
 use seq_syntax::diagnostic::{Edit, did_you_mean};
 use seq_syntax::kind::JsonKind;
 use seq_syntax::names::is_slot_name;
 use seq_syntax::{Code, Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
 
-pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check(cx: &Cx<'_>, reads: &Reads, out: &mut Vec<Diagnostic>) {
     let group = cx.group;
+    declared_twice(group, out);
     let mut writers: HashMap<&str, Vec<Span>> = HashMap::new();
     for item in &cx.items {
         if let Some(output) = &item.item.as_slot {
@@ -50,8 +52,8 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             continue;
         };
         let name = output.value.as_str();
-        let Some(decl) = group.output(name) else {
-            if group.hole("out") {
+        let Some(decl) = group.slot(name) else {
+            if group.hole("out") || group.hole("local") {
                 continue;
             }
             let count = writers.get(name).map_or(0, Vec::len);
@@ -122,7 +124,7 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
             .iter()
             .all(|i| !i.item.hole("as") && !i.item.hole("error_as"));
     for input in group.inputs.iter().filter(|_| reads_whole) {
-        if !used_inputs.contains(&input.name.value) {
+        if !reads.inputs.contains(&input.name.value) {
             out.push(
                 Diagnostic::new(
                     Code::UnusedInput,
@@ -132,6 +134,25 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
                 .with_help(format!(
                     "read it as `$args.{}`, or remove it from `in`",
                     input.name.value
+                )),
+            );
+        }
+    }
+    for local in group
+        .locals
+        .iter()
+        .filter(|_| reads_whole && !group.hole("local"))
+    {
+        if !reads.slots.contains(&local.name.value) && group.output(&local.name.value).is_none() {
+            let name = &local.name.value;
+            out.push(
+                Diagnostic::new(
+                    Code::UnreadLocal,
+                    local.name.span,
+                    format!("local slot `{name}` is never read"),
+                )
+                .with_help(format!(
+                    "read it as `$out.{name}` in a later item, move it to `out` if callers need it, or remove it"
                 )),
             );
         }
@@ -149,6 +170,47 @@ pub(crate) fn check(cx: &Cx<'_>, used_inputs: &HashSet<CompactString>, out: &mut
                     output.name.value
                 )),
             );
+        }
+    }
+}
+
+/// E0560: a local's name also in `in` or `out` (or twice in `local`): an output and a local
+/// would be one slot, and `$args.NAME` and `$out.NAME` two values under one name. A name in
+/// both `in` and `out` stays allowed, as it was before locals.
+fn declared_twice(group: &Group, out: &mut Vec<Diagnostic>) {
+    if group.locals.is_empty() {
+        return;
+    }
+    let mut first: HashMap<&str, (&str, Span)> = HashMap::new();
+    for (field, slot) in group.inputs.iter().map(|s| ("in", s)) {
+        first
+            .entry(&slot.name.value)
+            .or_insert((field, slot.name.span));
+    }
+    for (field, slot) in group.outputs.iter().map(|s| ("out", s)) {
+        first
+            .entry(&slot.name.value)
+            .or_insert((field, slot.name.span));
+    }
+    for (field, slots) in [("local", &group.locals)] {
+        for slot in slots {
+            let name = slot.name.value.as_str();
+            match first.get(name) {
+                Some(&(earlier, at)) => out.push(
+                    Diagnostic::new(
+                        Code::SlotDeclaredTwice,
+                        slot.name.span,
+                        format!("`{name}` is declared in both `{earlier}` and `{field}`"),
+                    )
+                    .with_label(at, format!("declared in `{earlier}` here"))
+                    .with_help(format!(
+                        "a name is in at most one of `in`, `out` and `local`: rename one, or remove `{name}` from `{field}`"
+                    )),
+                ),
+                None => {
+                    first.insert(name, (field, slot.name.span));
+                }
+            }
         }
     }
 }
@@ -186,8 +248,8 @@ fn error_slot(
     out: &mut Vec<Diagnostic>,
 ) {
     let group = cx.group;
-    let Some(decl) = group.output(name) else {
-        if group.hole("out") {
+    let Some(decl) = group.slot(name) else {
+        if group.hole("out") || group.hole("local") {
             return;
         }
         let d = Diagnostic::new(
@@ -198,7 +260,7 @@ fn error_slot(
                 group.name.value
             ),
         );
-        let declared = group.outputs.iter().map(|s| s.name.value.as_str());
+        let declared = group.slots().map(|s| s.name.value.as_str());
         let d = match did_you_mean(name, declared) {
             Some(best) => d
                 .with_help(format!("did you mean `{best}`?"))
@@ -468,7 +530,7 @@ fn undeclared_output(cx: &Cx<'_>, name: &str, span: Span, ty: Type, offer: bool)
         span,
         format!("`as` writes `{name}`, which group `{group}` does not declare in `out`"),
     );
-    let declared = cx.group.outputs.iter().map(|s| s.name.value.as_str());
+    let declared = cx.group.slots().map(|s| s.name.value.as_str());
     if let Some(best) = did_you_mean(name, declared) {
         return d
             .with_help(format!("did you mean `{best}`?"))

@@ -9,7 +9,7 @@ use seq_syntax::ast::{Member, Reference, Root, SlotDecl, Type, Value, ValueKind}
 pub(crate) fn declaration<'a>(cx: &Cx<'a>, reference: &Reference) -> Option<&'a SlotDecl> {
     match reference.root.value {
         Root::Args => cx.group.input(&reference.slot.value),
-        Root::Out => cx.group.output(&reference.slot.value),
+        Root::Out => cx.group.slot(&reference.slot.value),
         // An element has no declaration: its type is the array's, unknown here.
         Root::Each | Root::EachIndex => None,
     }

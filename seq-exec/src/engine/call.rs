@@ -228,6 +228,12 @@ fn admit(
             )),
         }
     }
+    // `"retries": "$args.NAME"` is held to its bound here, before anything of the group runs.
+    if errors.is_empty()
+        && let Err(error) = super::retries::allowed(group, &inputs)
+    {
+        errors.push(error);
+    }
     if errors.is_empty() {
         Ok(inputs)
     } else {

@@ -98,6 +98,8 @@ pub(crate) async fn run(
         .map(|w| eval::eval(w, Scope::of(&scope)));
     // What each slot holds of the run's budget.
     let mut held = HashMap::new();
+    // Admitted with the inputs already; a group entered another way is held to it here.
+    let retries = super::retries::allowed(group, &scope.args);
     let report = match (entered, when) {
         // Checked before anything starts: a cancelled run starts no group.
         _ if cx.cancel.is_cancelled() => not_run(
@@ -107,6 +109,10 @@ pub(crate) async fn run(
             &mark,
         ),
         (Err(error), _) => not_run(group, GroupStatus::Failed, Some(error), &mark),
+        (Ok(_), _) if retries.is_err() => {
+            let error = retries.err();
+            not_run(group, GroupStatus::Failed, error, &mark)
+        }
         (Ok(_), Some(Err(error))) => not_run(
             group,
             GroupStatus::Failed,
@@ -148,6 +154,7 @@ pub(crate) async fn run(
                     .max_parallel
                     .as_ref()
                     .map(|m| Semaphore::new(usize::try_from(m.value).unwrap_or(usize::MAX))),
+                retries: retries.unwrap_or(0),
             };
             let items = if side_by_side {
                 parallel_items(&g, &scope, own, deadline, after, observer).await
@@ -189,8 +196,7 @@ fn predecessors(group: &Group) -> Vec<Option<usize>> {
 
 fn collecting(group: &Group) -> HashSet<&str> {
     group
-        .outputs
-        .iter()
+        .slots()
         .filter(|slot| slot.ty.value == Type::Array)
         .map(|slot| slot.name.value.as_str())
         .collect()
@@ -520,6 +526,15 @@ fn conclude(
         None if first_failure.is_some() => (GroupStatus::Partial, first_failure),
         None => (GroupStatus::Ran, None),
     };
+    // Local slots were read like outputs; they leave the group's result here.
+    let local: Map<String, Value> = group
+        .locals
+        .iter()
+        .filter_map(|decl| {
+            let name = decl.name.value.as_str();
+            out.remove(name).map(|value| (name.to_owned(), value))
+        })
+        .collect();
     GroupReport {
         name: group.name.value.clone(),
         status,
@@ -527,6 +542,7 @@ fn conclude(
         duration_ms: mark.duration_ms(),
         started_ms: mark.started_ms,
         out,
+        local,
         items: reports,
         error,
     }
@@ -605,6 +621,7 @@ fn not_run(
         duration_ms: mark.duration_ms(),
         started_ms: mark.started_ms,
         out: Map::new(),
+        local: Map::new(),
         items: group
             .items
             .iter()

@@ -28,6 +28,9 @@ pub(crate) struct GroupCx<'a> {
     pub(super) progress: Vec<std::sync::Mutex<Progress>>,
     /// `max_parallel`: a permit for every run of a tool in flight, an item's or an element's.
     pub(super) permits: Option<Semaphore>,
+    /// How many more attempts `on_error: retry` gives a failed item (`retries`, or the input
+    /// it names).
+    pub retries: u32,
 }
 
 impl GroupCx<'_> {

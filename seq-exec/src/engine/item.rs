@@ -36,7 +36,7 @@ pub(crate) fn boxed<'a>(
 pub(crate) async fn run(g: &GroupCx<'_>, index: usize, item: &Item, scope: Scope<'_>) -> ItemRun {
     let group = g.group;
     let allowed = match group.on_error() {
-        OnError::Retry => group.retries(),
+        OnError::Retry => g.retries,
         OnError::Abort | OnError::Continue => 0,
     };
     let element = scope.each.map(|e| e.index);
@@ -202,10 +202,7 @@ fn caught(g: &GroupCx<'_>, item: &Item, run: &mut ItemRun) {
     let write = if g.collects(slot) || item.each.is_some() {
         Write::Value(value)
     } else {
-        match values::admit(
-            g.group.output(slot).map_or(Type::Any, |s| s.ty.value),
-            value,
-        ) {
+        match values::admit(g.group.slot(slot).map_or(Type::Any, |s| s.ty.value), value) {
             Some(value) => Write::Value(value),
             None => return,
         }
@@ -311,7 +308,7 @@ fn written(g: &GroupCx<'_>, item: &Item, value: Value, held: Held, retries: u32)
             Some((slot, Write::Value(value), held)),
         );
     }
-    let ty = g.group.output(slot).map_or(Type::Any, |s| s.ty.value);
+    let ty = g.group.slot(slot).map_or(Type::Any, |s| s.ty.value);
     let found = describe(&value);
     match values::admit(ty, value) {
         Some(value) => finish(

@@ -48,6 +48,7 @@ mod item_run;
 mod output_log;
 mod report;
 mod request;
+mod retries;
 mod size;
 mod stack;
 mod tool_timeout;

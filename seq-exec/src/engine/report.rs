@@ -53,6 +53,10 @@ pub struct GroupReport {
     /// The slots this group set. Over MCP, left out: the run's `out` holds them, once.
     #[serde(default)]
     pub out: Map<String, Value>,
+    /// The group's `local` slots that were set: read by its own items, never part of its
+    /// result (a caller and the run's `out` do not see them). Omitted when none was set.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub local: Map<String, Value>,
     pub items: Vec<ItemReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,

@@ -163,7 +163,11 @@ impl GroupInfo {
                 .and_then(|m| m.text.clone())
                 .unwrap_or_default(),
             inputs: slots(key::IN),
-            outputs: slots(key::OUT),
+            // Local slots are written and read as outputs are.
+            outputs: slots(key::OUT)
+                .into_iter()
+                .chain(slots(key::LOCAL))
+                .collect(),
         }
     }
 }
@@ -198,7 +202,7 @@ impl<'a> Work<'a> {
             (Place::Key, [key::GROUPS, "[]", key::FALLBACK]) => {
                 self.slots(site, &group.outputs, "output", &group.name, Shape::Key)
             }
-            (Place::Value(_), [key::GROUPS, "[]", key::IN | key::OUT, _]) => {
+            (Place::Value(_), [key::GROUPS, "[]", key::IN | key::OUT | key::LOCAL, _]) => {
                 self.values(site, Type::NAMES, "a slot type")
             }
             // Inside an input's declaration object.

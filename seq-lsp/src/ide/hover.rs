@@ -39,7 +39,13 @@ pub(crate) fn markdown(analysis: &Analysis, name: &Name) -> Option<String> {
         }
         Name::Def(Def::Output { file, group, slot }) => {
             let group = sequence(analysis, *file)?.groups.get(*group)?;
-            Some(slot_markdown("output", group.outputs.get(*slot)?, group))
+            // `slot` is a place in `Group::slots`: the outputs, then the locals.
+            let role = if *slot < group.outputs.len() {
+                "output"
+            } else {
+                "local"
+            };
+            Some(slot_markdown(role, group.slots().nth(*slot)?, group))
         }
         Name::Element {
             file,
@@ -280,6 +286,12 @@ fn slot_markdown(role: &str, slot: &SlotDecl, group: &Group) -> String {
         slot.ty.value.as_str(),
         code(&group.name.value)
     );
+    if role == "local" {
+        text.push_str(&format!(
+            "; read as `$out.{}` by its items, not part of its result",
+            slot.name.value
+        ));
+    }
     // What a declaration object adds: how the input is filled, and what it means.
     if let Some(default) = &slot.default {
         text.push_str(&format!(

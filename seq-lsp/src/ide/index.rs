@@ -8,7 +8,7 @@ use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_catalog::{SEQ_RUN, SEQ_WHEN_CALL};
 use seq_check::{Check, Source};
 use seq_syntax::Span;
-use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, Value, ValueKind};
+use seq_syntax::ast::{Group, Item, Member, Reference, Root, Sequence, SlotDecl, Value, ValueKind};
 use seq_syntax::fields::key;
 use seq_syntax::json::cursor::group_strings;
 use seq_syntax::names::CallTarget;
@@ -239,7 +239,8 @@ impl Builder<'_> {
             };
             self.def(decl.name.span, def, true, 1);
         }
-        for (slot, decl) in group.outputs.iter().enumerate() {
+        // An output's or a local's place in `Group::slots`: both are read as `$out.NAME`.
+        for (slot, decl) in group.slots().enumerate() {
             let def = Def::Output {
                 file,
                 group: g,
@@ -266,7 +267,7 @@ impl Builder<'_> {
     }
 
     fn output(&mut self, g: usize, group: &Group, span: Span, name: &str, depth: u8) {
-        if let Some(slot) = group.outputs.iter().position(|s| s.name.value == name) {
+        if let Some(slot) = group.slots().position(|s| s.name.value == name) {
             let def = Def::Output {
                 file: self.file,
                 group: g,
@@ -280,9 +281,9 @@ impl Builder<'_> {
     fn reference(&mut self, g: usize, group: &Group, reference: &Reference, depth: u8) {
         let name = reference.slot.value.as_str();
         let file = self.file;
-        let slots = match reference.root.value {
-            Root::Args => &group.inputs,
-            Root::Out => &group.outputs,
+        let slots: Vec<&SlotDecl> = match reference.root.value {
+            Root::Args => group.inputs.iter().collect(),
+            Root::Out => group.slots().collect(),
             // The element names no declaration: hover says what it is.
             Root::Each | Root::EachIndex => {
                 let element = Name::Element {

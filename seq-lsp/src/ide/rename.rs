@@ -75,7 +75,11 @@ fn validate(analysis: &Analysis, def: Def, new: &str) -> Result<(), RenameError>
             let Some(group) = sequence(analysis, file).and_then(|s| s.groups.get(group)) else {
                 return Ok(());
             };
-            let slots = if input { &group.inputs } else { &group.outputs };
+            let slots: Vec<_> = if input {
+                group.inputs.iter().collect()
+            } else {
+                group.slots().collect()
+            };
             let taken = slots
                 .iter()
                 .enumerate()

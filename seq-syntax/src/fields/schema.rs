@@ -21,6 +21,10 @@ pub fn property(field: &Field) -> Value {
         Ty::String | Ty::Slot => json!({"type": "string"}),
         Ty::Bool => json!({"type": "boolean"}),
         Ty::Int { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
+        Ty::Count { min, max } => json!({"anyOf": [
+            {"type": "integer", "minimum": min, "maximum": max},
+            {"type": "string", "pattern": "^\\$args\\."},
+        ]}),
         Ty::Number { min, max } => json!({"type": "number", "minimum": min, "maximum": max}),
         Ty::Enum(values) => json!({"type": "string", "enum": values}),
         Ty::Duration => json!({"type": "string", "pattern": DURATION_PATTERN}),
@@ -47,6 +51,7 @@ pub fn property(field: &Field) -> Value {
         Ty::String
         | Ty::Bool
         | Ty::Int { .. }
+        | Ty::Count { .. }
         | Ty::Number { .. }
         | Ty::Enum(_)
         | Ty::Duration
@@ -128,7 +133,12 @@ mod tests {
             assert_eq!(properties.len(), table.len());
             for field in table {
                 let property = &properties[field.name];
-                assert!(property["type"].is_string(), "{}", field.name);
+                // A count may also name an input: `anyOf` an integer and a string.
+                assert!(
+                    property["type"].is_string() || property["anyOf"].is_array(),
+                    "{}",
+                    field.name
+                );
                 let description = property["description"].as_str().unwrap();
                 assert!(description.starts_with(field.doc), "{}", field.name);
                 assert_eq!(

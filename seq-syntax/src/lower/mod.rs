@@ -35,6 +35,7 @@ use crate::span::{Span, Spanned};
 use diagnostics::kind_name;
 use fields::Fields;
 use maps::{FileMap, Identity, span_in};
+use scalars::Retries;
 
 // The legal fields of each level, in the order of their one table.
 const SEQUENCE_FIELDS: &[&str] =
@@ -370,6 +371,11 @@ impl Lower {
                 Some(l.slots(n, map, key::OUT))
             })
             .unwrap_or_default();
+        let locals = self
+            .field(&mut found, key::LOCAL, fields.get(key::LOCAL), |l, n| {
+                Some(l.slots(n, map, key::LOCAL))
+            })
+            .unwrap_or_default();
 
         let (items, items_as_written, tools_span) = match fields.get(key::TOOLS) {
             Some(n) => {
@@ -441,12 +447,16 @@ impl Lower {
             fields.get(key::ON_ERROR),
             |l, n| l.enumeration(n, map, key::ON_ERROR, OnError::NAMES, OnError::parse),
         );
-        let retries = self.field(
+        let (retries, retries_from) = match self.field(
             &mut found,
             key::RETRIES,
             fields.get(key::RETRIES),
             |l, n| l.retries(n, map),
-        );
+        ) {
+            Some(Retries::Count(count)) => (Some(count), None),
+            Some(Retries::Input(input)) => (None, Some(input)),
+            None => (None, None),
+        };
         let retry_delay = self.field(
             &mut found,
             key::RETRY_DELAY,
@@ -490,6 +500,7 @@ impl Lower {
             description,
             inputs,
             outputs,
+            locals,
             items,
             tools_span,
             when,
@@ -497,6 +508,7 @@ impl Lower {
             timeout,
             on_error,
             retries,
+            retries_from,
             retry_delay,
             retry_backoff,
             missing,

@@ -3,6 +3,7 @@
 
 use super::Lower;
 use super::maps::span_in;
+use crate::ast::CompactString;
 use crate::code::Code;
 use crate::diagnostic::{Diagnostic, did_you_mean, list};
 use crate::escape::{MapOffset, OffsetMap, unescape};
@@ -12,6 +13,12 @@ use crate::limits::{MAX_EACH, MAX_RETRIES, MAX_RETRY_BACKOFF};
 use crate::span::Spanned;
 use std::borrow::Cow;
 use std::ops::Range;
+
+/// `retries` as written: a count, or the input that gives it.
+pub(super) enum Retries {
+    Count(Spanned<u32>),
+    Input(Spanned<CompactString>),
+}
 
 impl Lower {
     /// Unescapes a string node's body. Returns the text and the map from its offsets to the
@@ -202,12 +209,18 @@ impl Lower {
         None
     }
 
-    pub(super) fn retries(
-        &mut self,
-        node: &Node<'_>,
-        map: &impl MapOffset,
-    ) -> Option<Spanned<u32>> {
+    pub(super) fn retries(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Retries> {
         let span = span_in(map, &node.span);
+        // `"$args.NAME"`: the count comes from an input (the checker holds it to `integer`).
+        if let NodeKind::String(body) = node.kind
+            && let Some(name) = body.strip_prefix("$args.")
+            && crate::names::is_slot_name(name)
+        {
+            return Some(Retries::Input(Spanned::new(
+                CompactString::from(name),
+                span,
+            )));
+        }
         // `"3"`: the number meant is plain, so is the fix (as for `"true"` in a flag).
         if let NodeKind::String(body) = node.kind
             && body
@@ -234,12 +247,14 @@ impl Lower {
                 node,
                 map,
                 key::RETRIES,
-                &format!("an integer from 0 to {MAX_RETRIES}"),
+                &format!(
+                    "an integer from 0 to {MAX_RETRIES}, or an integer input as \"$args.NAME\""
+                ),
             );
             return None;
         };
         match raw.parse::<u32>() {
-            Ok(n) if n <= MAX_RETRIES => Some(Spanned::new(n, span)),
+            Ok(n) if n <= MAX_RETRIES => Some(Retries::Count(Spanned::new(n, span))),
             Ok(_) | Err(_) => {
                 self.report(
                     Diagnostic::new(
