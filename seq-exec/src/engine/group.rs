@@ -77,6 +77,13 @@ impl GroupCx<'_> {
         }
     }
 
+    /// Whether the runs of `item` go side by side with others: every item of a parallel group
+    /// the driver lets be in flight at once, and the elements of a fan-out (an `each` item with
+    /// `max_parallel`) the driver lets be.
+    pub fn beside(&self, item: &Item) -> bool {
+        self.side_by_side || (item.fan_out().is_some() && self.cx.driver.fans_out(item))
+    }
+
     /// Waits for room under the group's `max_parallel`; the run holds the permit while it is in
     /// flight. `None` when the group has no bound.
     pub async fn permit(&self) -> Option<SemaphorePermit<'_>> {
