@@ -127,7 +127,9 @@ async fn a_bound_of_one_runs_the_elements_one_at_a_time() {
             "s",
             vec![group(
                 json!({"name": "g", "parallel": false, "out": {"r": "array"}}),
-                &[r#"{"tool":"gated","each":[1,2,3],"max_parallel":1,"args":{"value":$each},"as":"r"}"#],
+                &[
+                    r#"{"tool":"gated","each":[1,2,3],"max_parallel":1,"args":{"value":$each},"as":"r"}"#,
+                ],
             )],
         ),
     );
@@ -155,9 +157,9 @@ async fn a_failed_element_stops_every_element_of_the_fan_out() {
             log.lock().unwrap().push(call.args["n"].clone());
             match call.args["n"].as_u64() {
                 Some(0) => first(call),
-                Some(_) | None => Box::pin(async move {
-                    Err(ToolError::new(Reason::Failed, "element 1 fails"))
-                }),
+                Some(_) | None => {
+                    Box::pin(async move { Err(ToolError::new(Reason::Failed, "element 1 fails")) })
+                }
             }
         }),
     );

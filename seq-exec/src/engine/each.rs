@@ -76,11 +76,7 @@ async fn run_elements(
         .fan_out()
         .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX))
         .max(1);
-    let at_once = if beside {
-        elements.len().min(bound)
-    } else {
-        1
-    };
+    let at_once = if beside { elements.len().min(bound) } else { 1 };
     let _running = match budget::item_runs(g.cx.budget, elements.len(), at_once) {
         Ok(running) => running,
         Err(error) => return ItemRun::not_run(item, within(error, "`each`")),
