@@ -100,6 +100,9 @@ fn examples_give_the_same_report_in_process_and_on_restate() {
         // An `each` item's failed elements caught by `error_as`, side by side (as child
         // invocations, under `max_parallel`) and in turn after a retry.
         ("tests/fixtures/durable/each-caught.json", "{}"),
+        // A fan-out in a serial group: its elements side by side as child invocations, two
+        // at a time, between an item before and one after.
+        ("tests/fixtures/durable/each-fan-out.json", "{}"),
         // Sequences in the differential generator's words (seq_gen::differential):
         // group calls, `when`, `missing` skip and degrade, a tool no host has, `$out` read
         // back, retries spent, a group not reached.

@@ -252,8 +252,8 @@ fn seq_create_guide() -> String {
          (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets one result \
          per element in element order (`null` for a failure `continue` tolerates), e.g. \
          `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
-         Elements run side by side as items do (one at a time in a `parallel: false` \
-         group); `max_parallel: N` bounds the runs in flight. `on_error`: `abort` (default) \
+         Elements run as items do (in turn if `parallel: false`, unless the item has \
+         `max_parallel: N`: N at once). `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
          (`retries`: N more tries, or `\"$args.n\"`). `missing` (tool not found): `fail`, `skip` \
          or `degrade` (`fallback`). `timeout` (\"30s\") covers retries. \

@@ -170,6 +170,10 @@ impl Items<'_> {
         if let Some(output) = &output {
             members.push(("as", output.as_str()));
         }
+        // A fan-out now and then: `echo` is parallel-safe, so any group may run it.
+        if self.rng.chance(30) {
+            members.push(("max_parallel", *self.rng.pick(&["1", "2", "16"])));
+        }
         let item = self.object(&members);
         self.items.push(item);
     }

@@ -19,10 +19,11 @@
 //!   the step at once.
 //!
 //! A parallel group runs side by side only when every item is a host tool call that is
-//! parallel-safe by its current definition and sends to no output channel: a `#name` or
-//! group call runs groups of its own, and the sends to one channel wait for each other, both
-//! of which would make calls at moments a replay cannot reproduce. Such a group runs one item
-//! at a time, as before.
+//! parallel-safe by its current definition and sends to no output channel, and so do the
+//! elements of a fan-out (an `each` item with `max_parallel`) only when its item is one: a
+//! `#name` or group call runs groups of its own, and the sends to one channel wait for each
+//! other, both of which would make calls at moments a replay cannot reproduce. Such a group
+//! runs one item at a time, and such a fan-out one element at a time, as before.
 
 use crate::halting::halting;
 use crate::input::{AttemptInput, CalledFrom, RunInput, Snapshot, WorkflowInput};
@@ -36,7 +37,7 @@ use seq_exec::engine::{
 };
 use seq_exec::policy::Policy;
 use seq_exec::{BoxFuture, Caller, Reason, RunReport, ToolError, ToolHost};
-use seq_syntax::ast::Group;
+use seq_syntax::ast::{Group, Item};
 use seq_syntax::names::CallTarget;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -489,14 +490,18 @@ impl Driver for Journaled<'_> {
     }
 
     fn concurrent(&self, group: &Group) -> bool {
-        group.items.iter().all(|item| {
-            let tool = item.tool.value.as_str();
-            let safe = self
-                .host
-                .lookup(tool)
-                .is_none_or(|def| def.parallel_safe != ParallelSafety::Unsafe);
-            safe && !Catalog::is_call(tool) && tool != SEQ_RUN && !is_output_send(tool)
-        })
+        group.items.iter().all(|item| self.fans_out(item))
+    }
+
+    /// A fan-out's elements are concurrent child invocations, as a parallel group's items are,
+    /// on the same terms: a host tool call, parallel-safe, that sends to no output channel.
+    fn fans_out(&self, item: &Item) -> bool {
+        let tool = item.tool.value.as_str();
+        let safe = self
+            .host
+            .lookup(tool)
+            .is_none_or(|def| def.parallel_safe != ParallelSafety::Unsafe);
+        safe && !Catalog::is_call(tool) && tool != SEQ_RUN && !is_output_send(tool)
     }
 }
 

@@ -395,6 +395,10 @@ pub struct Item {
     /// kind here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub each: Option<Value>,
+    /// `max_parallel` of an `each` item: its elements run side by side, at most this many at
+    /// once, in a serial group too (the item still ends before the next one starts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parallel: Option<Spanned<u32>>,
     /// Fields written but not built whole.
     #[serde(default, skip_serializing_if = "Holes::is_empty")]
     pub holes: Holes,
@@ -412,6 +416,14 @@ impl Item {
     /// Whether `field` (of an item's fields) was written but not built whole.
     pub fn hole(&self, field: &str) -> bool {
         self.holes.has(crate::fields::ITEM, field)
+    }
+    /// The bound of an `each` item whose elements run side by side (`max_parallel`); `None`
+    /// when its elements follow the group, or the item has no `each`.
+    pub fn fan_out(&self) -> Option<u32> {
+        self.max_parallel
+            .as_ref()
+            .filter(|_| self.each.is_some())
+            .map(|m| m.value)
     }
     /// The argument named `key`, if present.
     pub fn arg(&self, key: &str) -> Option<&Value> {

@@ -142,6 +142,8 @@ codes! {
     EachNotArray = "E0552", Error, "`each` reads a value that is not an array";
     EachTooLong = "E0553", Error, "`each` lists more elements than an item may run";
     MaxParallelOutOfRange = "E0554", Error, "`max_parallel` out of range";
+    MaxParallelWithoutEach = "E0556", Error, "an item's `max_parallel` without `each`";
+    FanOutReadsOwnSlot = "E0557", Error, "a fan-out `each` reads a slot it writes";
     FanOutPastBudget = "W0555", Warning, "a fan-out through calls whose worst case passes the run's budget";
 
     // Local slots ("Local slots" in docs/reference.md).

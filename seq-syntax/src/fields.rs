@@ -408,6 +408,17 @@ pub const ITEM: &[Field] = &[
         None,
         "Runs the item once per element (at most 10000): inside `args`, `$each` is the element and `$each_index` its place from 0; `as` (an `array` slot) gets the results in element order, `null` for a tolerated failure.",
     ),
+    field(
+        Level::Item,
+        key::MAX_PARALLEL,
+        false,
+        Ty::Int {
+            min: 1,
+            max: crate::limits::MAX_EACH,
+        },
+        None,
+        "With `each`: runs the elements side by side, at most this many at once, also in a serial group (whose next item still waits for all of them); the tool must be parallel-safe.",
+    ),
 ];
 
 /// The fields of an input's declaration object.

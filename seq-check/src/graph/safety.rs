@@ -1,6 +1,7 @@
 //! Parallel safety through calls: a call item is parallel-safe only if everything it can
-//! reach is. A call in a parallel group that reaches a tool that is not parallel-safe is an error
-//! (E0604); in a serial group the call must say `"unsafe_serial": true` (E0605).
+//! reach is. A call in a parallel group, or in a fan-out (an `each` item with `max_parallel`),
+//! that reaches a tool that is not parallel-safe is an error (E0604); in a serial group the call
+//! must say `"unsafe_serial": true` (E0605).
 //!
 //! For each component of the graph, sinks first, the first unsafe tool it reaches is found once
 //! (its own items first, in file order, then its calls in file order): linear. Tools that no
@@ -62,7 +63,7 @@ pub(super) fn parallel_safety(
             continue;
         };
         // Which diagnostic applies depends on what was left out.
-        if group.hole("parallel") || item.hole("unsafe_serial") {
+        if group.hole("parallel") || item.hole("unsafe_serial") || item.hole("max_parallel") {
             continue;
         }
         let tool = tool_name(graph, witness.tool);
@@ -77,6 +78,8 @@ pub(super) fn parallel_safety(
         let acknowledged = item.unsafe_serial.as_ref().is_some_and(|flag| flag.value);
         let diagnostic = if group.is_parallel() {
             in_parallel_group(group, item, site.span, &tool, &path)
+        } else if item.fan_out().is_some() {
+            in_fan_out(item, site.span, &tool, &path)
         } else if acknowledged {
             continue;
         } else {
@@ -147,6 +150,29 @@ fn in_parallel_group(group: &Group, item: &Item, span: Span, tool: &str, path: &
         )
         .with_applicability(Applicability::MaybeIncorrect),
     )
+}
+
+/// E0604 for a call whose elements run side by side (`max_parallel` on its `each`) in a serial
+/// group: `unsafe_serial` cannot acknowledge what runs beside itself.
+fn in_fan_out(item: &Item, span: Span, tool: &str, path: &str) -> Diagnostic {
+    let diagnostic = Diagnostic::new(
+        Code::UnsafeCallInParallelGroup,
+        span,
+        format!(
+            "this call reaches `{tool}`, which is not parallel-safe, and its elements run side \
+             by side: {path}"
+        ),
+    )
+    .with_help(
+        "remove `max_parallel` so that the elements run one after another, and mark the call \
+         `\"unsafe_serial\": true`, or call something that uses only parallel-safe tools",
+    );
+    match &item.max_parallel {
+        Some(bound) => {
+            diagnostic.with_label(bound.span, "`max_parallel` runs the elements side by side")
+        }
+        None => diagnostic,
+    }
 }
 
 /// Makes `group` serial: rewrites an explicit `parallel`, or adds `"parallel": false` after the

@@ -1,6 +1,7 @@
 //! `each` items: `$each` and `$each_index` only inside the arguments of an `each` item, an
 //! `array` (or `any`) slot for what it writes, an array to go through, and at most
-//! [`MAX_EACH`] elements in a literal.
+//! [`MAX_EACH`] elements in a literal. An item's `max_parallel` only with `each`, and such a
+//! fan-out's elements read no slot the item itself writes.
 
 use super::types::{member_references, reference_type, references};
 use super::{Cx, fix};
@@ -12,6 +13,8 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
     outside(cx, out);
     for item in &cx.items {
         let item = item.item;
+        without_each(item, out);
+        own_slot(cx, item, out);
         let Some(each) = &item.each else { continue };
         slot(cx, item, out);
         match &each.kind {
@@ -153,5 +156,69 @@ fn not_array(cx: &Cx<'_>, reference: &Reference, out: &mut Vec<Diagnostic>) {
                 )),
             );
         }
+    }
+}
+
+/// E0556: an item's `max_parallel` without `each`, where it bounds nothing.
+fn without_each(item: &Item, out: &mut Vec<Diagnostic>) {
+    let Some(bound) = &item.max_parallel else {
+        return;
+    };
+    if item.each.is_some() || item.hole("each") {
+        return;
+    }
+    out.push(
+        Diagnostic::new(
+            Code::MaxParallelWithoutEach,
+            bound.span,
+            "`max_parallel` on an item without `each`: the item runs once, so nothing runs side by side",
+        )
+        .with_help(
+            "add `each` to run the item once per element, at most this many at once, or move \
+             `max_parallel` to the group to bound every run of its tools",
+        ),
+    );
+}
+
+/// E0557: in a serial group, an element of a fan-out reads a slot its own item writes. The
+/// item writes it after its last element, so an element would see only what earlier items wrote
+/// there, never its siblings' results. (A parallel group reads no `$out` at all: E0506.)
+fn own_slot(cx: &Cx<'_>, item: &Item, out: &mut Vec<Diagnostic>) {
+    let (Some(bound), Some(args)) = (&item.max_parallel, &item.args) else {
+        return;
+    };
+    if item.each.is_none() || cx.group.hole("parallel") || cx.group.is_parallel() {
+        return;
+    }
+    let mut refs = Vec::new();
+    member_references(&args.value, &mut refs);
+    for reference in refs {
+        if reference.root.value != Root::Out {
+            continue;
+        }
+        let Some(writes) = [&item.as_slot, &item.error_as]
+            .into_iter()
+            .flatten()
+            .find(|slot| slot.value == reference.slot.value)
+        else {
+            continue;
+        };
+        let name = &reference.slot.value;
+        out.push(
+            Diagnostic::new(
+                Code::FanOutReadsOwnSlot,
+                reference.span,
+                format!(
+                    "`{reference}` reads `{name}`, which this item writes once its elements have \
+                     all ended; its elements run side by side and see only what earlier items wrote"
+                ),
+            )
+            .with_label(writes.span, "written here")
+            .with_label(bound.span, "the elements run side by side")
+            .with_help(format!(
+                "read `{name}` in an item after this one, or have an earlier item write the value \
+                 the elements need to a slot of its own"
+            )),
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Parallel safety: a tool that is not `parallel_safe` is an
-//! error in a parallel group, and in a serial group needs `"unsafe_serial": true`. Calls
+//! error in a parallel group and in a fan-out (an `each` item with `max_parallel`, whose
+//! elements run side by side), and in a serial group needs `"unsafe_serial": true`. Calls
 //! (`seq_call`, `seq_when_call`) are judged through their targets by the call graph.
 
 use super::{Cx, fix};
@@ -17,7 +18,7 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         .items
         .iter()
         .map(|i| i.item)
-        .filter(|i| !i.hole("unsafe_serial"))
+        .filter(|i| !i.hole("unsafe_serial") && !i.hole("max_parallel"))
     {
         let tool = &item.tool.value;
         let acknowledged = item.unsafe_serial.as_ref().is_some_and(|u| u.value);
@@ -80,6 +81,9 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 }
                 out.push(d);
             }
+            Some(ParallelSafety::Unsafe) if item.fan_out().is_some() => {
+                out.push(in_fan_out(item, tool));
+            }
             Some(ParallelSafety::Unsafe) => {
                 if acknowledged {
                     continue;
@@ -105,5 +109,23 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                 );
             }
         }
+    }
+}
+
+/// E0504 for an `each` item with `max_parallel` in a serial group: its elements run side by side
+/// as a parallel group's items do, so `unsafe_serial` cannot acknowledge the tool.
+fn in_fan_out(item: &seq_syntax::ast::Item, tool: &str) -> Diagnostic {
+    let d = Diagnostic::new(
+        Code::UnsafeInParallel,
+        item.tool.span,
+        format!("`{tool}` is not parallel-safe, but this item's elements run side by side"),
+    )
+    .with_help(format!(
+        "remove `max_parallel` so that the elements of `{tool}` run one after another, and mark \
+         the item `\"unsafe_serial\": true`"
+    ));
+    match &item.max_parallel {
+        Some(bound) => d.with_label(bound.span, "`max_parallel` runs the elements side by side"),
+        None => d,
     }
 }

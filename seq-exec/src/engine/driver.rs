@@ -19,7 +19,7 @@ use super::report::RunReport;
 use super::stack::Stack;
 use crate::error::ToolError;
 use crate::host::BoxFuture;
-use seq_syntax::ast::{Group, Sequence};
+use seq_syntax::ast::{Group, Item, Sequence};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -97,6 +97,13 @@ pub trait Driver: Send + Sync {
         true
     }
 
+    /// Whether the elements of `item`, an `each` item with `max_parallel`, may be in flight at
+    /// once, in a serial group too. When not, they run one at a time, in element order, as
+    /// without the bound.
+    fn fans_out(&self, _item: &Item) -> bool {
+        true
+    }
+
     /// The clock of the run this driver runs, read when the run starts: in process, a run
     /// starting now; a durable driver's is a journaled reading (the run's own, or for a
     /// `#name` call run elsewhere, its caller's), so that every `started_ms` of the report is
@@ -147,7 +154,8 @@ pub struct Step<'a> {
     /// The tool called.
     pub tool: &'a str,
     /// The item runs side by side with the others of its group (a parallel group whose items
-    /// the driver let be in flight at once, [`Driver::concurrent`]).
+    /// the driver let be in flight at once, [`Driver::concurrent`]), or the element with the
+    /// others of its fan-out ([`Driver::fans_out`]).
     pub beside: bool,
     /// The earliest deadline of the groups running around the item, its own and those of the
     /// groups calling it: where the attempt is cut off, if it runs that long.

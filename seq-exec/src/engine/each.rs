@@ -1,6 +1,8 @@
 //! An `each` item: one run of the item per element of its array, as an item's run (its
 //! authorization, timeouts and retries are the element's), side by side in a parallel group
-//! and in element order in a serial one, each under the group's `max_parallel`.
+//! and in element order in a serial one, each under the group's `max_parallel`. An item's own
+//! `max_parallel` runs its elements side by side, at most that many at once, in either group
+//! (a fan-out); the elements start in element order as others end.
 //!
 //! The results go to the item's slot in element order whatever the finishing order, `null`
 //! for an element whose failure the group tolerates (`on_error: continue`), so that they stay
@@ -77,8 +79,13 @@ async fn run_elements(
         return ItemRun::not_run(item, error);
     }
     // Every element's run is charged before the first starts; side by side, their futures are
-    // made at once.
-    let at_once = if g.side_by_side { elements.len() } else { 1 };
+    // made at once, up to the item's bound.
+    let beside = g.beside(item);
+    let bound = item
+        .fan_out()
+        .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX))
+        .max(1);
+    let at_once = if beside { elements.len().min(bound) } else { 1 };
     let _running = match budget::item_runs(g.cx.budget, elements.len(), at_once) {
         Ok(running) => running,
         Err(error) => return ItemRun::not_run(item, within(error, "`each`")),
@@ -86,10 +93,13 @@ async fn run_elements(
     let stop_on_failure = g.group.on_error() != OnError::Continue;
     let mut runs: Vec<Option<(ItemRun, u64)>> = (0..elements.len()).map(|_| None).collect();
     let one = |i: usize, value| element(g, index, item, scope, value, i, run_item);
-    if g.side_by_side {
-        let mut pending: FuturesUnordered<_> = elements
-            .iter()
-            .enumerate()
+    if beside {
+        // Started in element order, the next as one ends: a durable driver's replay meets the
+        // calls where the first run made them.
+        let mut next = elements.iter().enumerate();
+        let mut pending: FuturesUnordered<_> = next
+            .by_ref()
+            .take(at_once)
             .map(|(i, v)| one(i, v))
             .collect();
         while let Some((i, run, ms)) = pending.next().await {
@@ -99,6 +109,9 @@ async fn run_elements(
             }
             if stop {
                 break;
+            }
+            if let Some((i, v)) = next.next() {
+                pending.push(one(i, v));
             }
         }
         // Dropping the elements still in flight cancels their tool calls.

@@ -5,7 +5,7 @@ use super::Cx;
 use super::stack::Stack;
 use super::tool_timeout::ToolTimeout;
 use crate::error::ToolError;
-use seq_syntax::ast::{Group, Sequence};
+use seq_syntax::ast::{Group, Item, Sequence};
 use std::collections::{HashMap, HashSet};
 use tokio::sync::{RwLock, Semaphore, SemaphorePermit};
 
@@ -50,6 +50,13 @@ impl GroupCx<'_> {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)),
             None => f(&mut none),
         }
+    }
+
+    /// Whether the runs of `item` go side by side with others: every item of a parallel group
+    /// the driver lets be in flight at once, and the elements of a fan-out (an `each` item with
+    /// `max_parallel`) the driver lets be.
+    pub fn beside(&self, item: &Item) -> bool {
+        self.side_by_side || (item.fan_out().is_some() && self.cx.driver.fans_out(item))
     }
 
     /// Waits for room under the group's `max_parallel`; the run holds the permit while it is in

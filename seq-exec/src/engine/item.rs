@@ -163,7 +163,7 @@ fn pause_before<'a>(
         element,
         attempt: retries,
         tool: item.tool.value.as_str(),
-        beside: g.side_by_side,
+        beside: g.beside(item),
         deadline: g.cx.deadline,
     };
     Box::pin(async move {
@@ -236,7 +236,7 @@ async fn attempt(
         element: scope.each.map(|e| e.index),
         attempt: retries,
         tool,
-        beside: g.side_by_side,
+        beside: g.beside(item),
         deadline: g.cx.deadline,
     };
     if let Some(error) = dispatch::arg_error(item) {

@@ -492,7 +492,7 @@ impl Lower {
             &mut found,
             key::MAX_PARALLEL,
             fields.get(key::MAX_PARALLEL),
-            |l, n| l.max_parallel(n, map),
+            |l, n| l.max_parallel(n, map, "for no bound"),
         );
         Some(Group {
             span: span_in(map, &node.span),
@@ -560,6 +560,12 @@ impl Lower {
         let each = self.field(&mut found, key::EACH, fields.get(key::EACH), |l, n| {
             l.each(n, map)
         });
+        let max_parallel = self.field(
+            &mut found,
+            key::MAX_PARALLEL,
+            fields.get(key::MAX_PARALLEL),
+            |l, n| l.max_parallel(n, map, "to run the elements as the group runs its items"),
+        );
         let tool = tool?;
         let filter_offsets = if tool.value == crate::jq::TOOL {
             fields.get(key::ARGS).and_then(|n| filter_offsets(n, map))
@@ -574,6 +580,7 @@ impl Lower {
             unsafe_serial,
             error_as,
             each,
+            max_parallel,
             holes: found.holes,
             filter_offsets,
         })

@@ -269,11 +269,13 @@ impl Lower {
         }
     }
 
-    /// `max_parallel`: a whole number from 1 to [`MAX_EACH`].
+    /// `max_parallel`: a whole number from 1 to [`MAX_EACH`]; `left_out` says what leaving it
+    /// out means where it is written.
     pub(super) fn max_parallel(
         &mut self,
         node: &Node<'_>,
         map: &impl MapOffset,
+        left_out: &str,
     ) -> Option<Spanned<u32>> {
         let span = span_in(map, &node.span);
         let NodeKind::Number(raw) = node.kind else {
@@ -295,7 +297,7 @@ impl Lower {
                         format!("`max_parallel` is `{raw}`, outside 1..={MAX_EACH}"),
                     )
                     .with_help(format!(
-                        "write a whole number from 1 to {MAX_EACH}, or leave `max_parallel` out for no bound"
+                        "write a whole number from 1 to {MAX_EACH}, or leave `max_parallel` out {left_out}"
                     )),
                 );
                 None
