@@ -134,6 +134,10 @@ impl Restate {
 
     /// A server with the settings of `env` besides (`RESTATE_…` variables).
     pub fn start_with(env: &[(&str, &str)]) -> Restate {
+        again_while_taken(|| Restate::try_start_with(env))
+    }
+
+    fn try_start_with(env: &[(&str, &str)]) -> Result<Restate, Taken> {
         let [ingress, admin, node] = [free_port(), free_port(), free_port()];
         let ports = [
             (
@@ -150,8 +154,8 @@ impl Restate {
         let mut all: Vec<(&str, &str)> = ports.iter().map(|(k, v)| (*k, v.as_str())).collect();
         all.extend(env.iter().copied());
         let server = Restate::spawn(None, ingress, admin, &all);
-        server.wait_healthy();
-        server
+        server.wait_healthy()?;
+        Ok(server)
     }
 
     /// A server started (not yet healthy) from `config` if any, with `env`, its data in a
@@ -188,14 +192,18 @@ impl Restate {
         }
     }
 
-    /// Waits until the admin API and the ingress say they are healthy.
-    fn wait_healthy(&self) {
+    /// Waits until the admin API and the ingress say they are healthy; `Taken` when a port
+    /// given to it was taken meanwhile by another process (the tests start many at once).
+    fn wait_healthy(&self) -> Result<(), Taken> {
         let admin: SocketAddr = self.admin.trim_start_matches("http://").parse().unwrap();
         let ingress: SocketAddr = self.ingress.trim_start_matches("http://").parse().unwrap();
         let started = Instant::now();
         while http_status(admin, "/health") != Some(200)
             || http_status(ingress, "/restate/health") != Some(200)
         {
+            if self.log().contains("Address in use") {
+                return Err(Taken);
+            }
             if started.elapsed() > Duration::from_secs(60) {
                 let log = self.log();
                 let tail = &log[log.floor_char_boundary(log.len().saturating_sub(4000))..];
@@ -203,6 +211,7 @@ impl Restate {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        Ok(())
     }
 
     /// The server's log so far (for a failing test's message).
@@ -289,6 +298,10 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start() -> Cluster {
+        again_while_taken(Cluster::try_start)
+    }
+
+    fn try_start() -> Result<Cluster, Taken> {
         let files: Vec<String> = (1..=3)
             .map(|n| {
                 let path = Path::new(common::PACKAGE).join(format!("deploy/cluster/n{n}.toml"));
@@ -312,11 +325,11 @@ impl Cluster {
             .map(|(i, text)| Restate::spawn(Some(&moved(text)), free[6 + i], free[3 + i], &[]))
             .collect();
         for node in &nodes {
-            node.wait_healthy();
+            node.wait_healthy()?;
         }
-        Cluster {
+        Ok(Cluster {
             nodes: nodes.into_iter().map(Some).collect(),
-        }
+        })
     }
 
     /// Node `i` (from 0), while it runs.
@@ -328,6 +341,20 @@ impl Cluster {
     pub fn kill(&mut self, i: usize) {
         drop(self.nodes[i].take());
     }
+}
+
+/// A port picked free was taken by another process before the server bound it.
+#[derive(Debug)]
+pub struct Taken;
+
+/// `start`, again with other ports while one it picked was taken meanwhile (at most 5 times).
+fn again_while_taken<T>(mut start: impl FnMut() -> Result<T, Taken>) -> T {
+    for _ in 0..4 {
+        if let Ok(started) = start() {
+            return started;
+        }
+    }
+    start().expect("five sets of free ports were each taken before Restate bound them")
 }
 
 /// What most durable tests start from: a server, one worker whose commands run in `root`, and
@@ -382,6 +409,13 @@ pub fn local(data: &Path, args: &[&str]) -> Output {
 }
 
 /// The report (the last line of stdout) with every `duration_ms` set to 0.
+/// `report` with the directory `dir` written `DIR` wherever it appears (the commands an item
+/// ran, shown with their values): two runs of one sequence in two directories compare equal.
+pub fn in_dir(report: &Value, dir: &Path) -> Value {
+    let text = report.to_string().replace(dir.to_str().unwrap(), "DIR");
+    serde_json::from_str(&text).unwrap()
+}
+
 pub fn report(output: &Output) -> Value {
     let text = common::stdout(output);
     let last = text.lines().last().unwrap_or_default();
