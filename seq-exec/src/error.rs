@@ -32,11 +32,9 @@ pub enum Reason {
     Cycle,
     /// The tool ran and failed.
     Failed,
-    /// The run would hold more than its byte budget (256 MiB unless set otherwise): values in
-    /// slots and in flight, and its item runs, at every depth. Never retried.
+    /// The run would hold more than its byte budget, at every depth. Never retried.
     Budget,
-    /// The run was cancelled (docs/reference.md, "Cancellation"): never retried, never handled
-    /// by `on_error`.
+    /// The run was cancelled: never retried, never handled by `on_error`.
     Cancelled,
 }
 

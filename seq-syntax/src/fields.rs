@@ -257,7 +257,7 @@ pub const GROUP: &[Field] = &[
         false,
         Ty::Types,
         Some("{}"),
-        "Local slots: as `out` (written by `as`/`error_as`, read as `$out.name`), but private: not in the group's result.",
+        "Private slots: written and read as `out` slots are, never in the group's result.",
     ),
     field(
         Level::Group,
@@ -308,7 +308,7 @@ pub const GROUP: &[Field] = &[
             max: crate::limits::MAX_RETRIES,
         },
         Some("0"),
-        "How many more attempts `on_error: \"retry\"` gives a failed item, 0…10, or `\"$args.NAME\"`: an `integer` input's value, held to 0…10 when the run or call starts.",
+        "How many more attempts `on_error: \"retry\"` gives a failed item, 0…10, or `\"$args.NAME\"` (an `integer` input).",
     ),
     field(
         Level::Group,

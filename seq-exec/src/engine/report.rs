@@ -20,17 +20,16 @@ pub struct RunReport {
     /// that it was cancelled (reason `cancelled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
-    /// Every problem with the run's arguments, one per argument (its name in `field`), when
-    /// they kept the run from starting; `error` then says them all in one. Omitted otherwise.
+    /// Every problem with the run's arguments that kept it from starting, one per argument
+    /// (`field`). Omitted otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub argument_errors: Vec<ToolError>,
     /// The run was cancelled: `ok` is false, the group it
     /// stopped in says `cancelled`, and no group after it ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cancelled: bool,
-    /// What the run's `output_send__<channel>` items sent, by channel, in order (at every depth:
-    /// through calls and nested runs too); `dropped` counts lines past the bound of 1 MiB.
-    /// Omitted when nothing was sent.
+    /// What the run's `output_send__<channel>` items sent, by channel, in order, at every depth;
+    /// `dropped` counts lines past the bound. Omitted when nothing was sent.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub output: Map<String, Value>,
 }
@@ -40,21 +39,17 @@ pub struct RunReport {
 pub struct GroupReport {
     pub name: String,
     pub status: GroupStatus,
-    /// Whether tool runs went side by side: a parallel group with at least two items that
-    /// do not wait for each other, or with an `each` item (whose elements run side by side). A
-    /// serial group, a group of one plain item, or one whose items all send to one output
-    /// channel (kept in order) says false.
+    /// Whether tool runs went side by side (a serial group without a fan-out, one plain item,
+    /// or items that all send to one output channel say false).
     pub parallel: bool,
     pub duration_ms: u64,
-    /// When the group started: milliseconds from the run's start (one clock for every
-    /// `started_ms` of a report, called groups' included).
+    /// When the group started: milliseconds from the run's start (one clock for the report).
     #[serde(default)]
     pub started_ms: u64,
     /// The slots this group set. Over MCP, left out: the run's `out` holds them, once.
     #[serde(default)]
     pub out: Map<String, Value>,
-    /// The group's `local` slots that were set: read by its own items, never part of its
-    /// result (a caller and the run's `out` do not see them). Omitted when none was set.
+    /// The group's `local` slots that were set, never part of its result. Omitted when none.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub local: Map<String, Value>,
     pub items: Vec<ItemReport>,
@@ -91,14 +86,12 @@ pub struct ItemReport {
     /// attempt's is `error`). Omitted when the item was not retried.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_attempts: Vec<ToolError>,
-    /// A call item (`seq_call`, `seq_when_call`, `seq_run`): the groups its last attempt ran,
-    /// in order — the target group (`skipped` when its `when` was false), or the groups of the
-    /// `#name` sequence. Omitted when the call ran no group (a `seq_when_call` whose `when` was
-    /// false, a target not found).
+    /// A call item's groups its last attempt ran, in order (the target group, or those of the
+    /// `#name` sequence). Omitted when it ran none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub called: Vec<CalledGroup>,
-    /// When the item started (its first attempt; for an item never started, when its group
-    /// gave up on it): milliseconds from the run's start.
+    /// When the item's first attempt started (or its group gave up on it): milliseconds from
+    /// the run's start.
     #[serde(default)]
     pub started_ms: u64,
     /// How long the item ran, its attempts and the pauses between them together (0 for one
@@ -112,10 +105,8 @@ pub struct ItemReport {
     /// An `each` item: what its elements did. Omitted for other items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub each: Option<EachReport>,
-    /// A `cmd_run` item's `command` with its values in place, each quoted for the shell where
-    /// it stood (docs/reference.md, "Shell text"): for reading only, never run (the shell ran
-    /// the text with the values in its environment), cut at `seq_syntax::shell::SHOWN_MAX` bytes. Omitted for other items,
-    /// and when the arguments could not be filled in.
+    /// A `cmd_run` item's `command` with its values in place, quoted: for reading only (the
+    /// shell got the values in its environment), cut when long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
 }
@@ -133,9 +124,8 @@ pub struct AttemptTime {
 /// a failure is never only a count.
 pub const MAX_REPORTED_ELEMENTS: usize = 100;
 
-/// What the elements of an `each` item did: each element's run, in element order, for the
-/// first 100 elements and then the failed or caught ones past them (up to 100 more); counts by
-/// status for all of them.
+/// What the elements of an `each` item did: counts by status, and the runs of the first 100
+/// elements and of failed or caught ones past them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EachReport {
     /// How many elements the array had.
@@ -164,8 +154,7 @@ pub struct EachReport {
 /// One element's run of an `each` item.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ElementReport {
-    /// The element's place in the array (`$each_index`): given for an element past the first
-    /// 100, omitted for one of them (its place in `elements` is its index).
+    /// The element's place in the array (`$each_index`), given past the first 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
     pub status: ItemStatus,
@@ -404,9 +393,8 @@ pub enum ItemStatus {
     Ok,
     /// The item failed: `error` says why.
     Failed,
-    /// Not run, nothing written: `missing: skip` (the `not_found` error is kept), a
-    /// `seq_when_call` whose `when` was false, a call to a group whose `when` was false,
-    /// or not reached before the group failed or timed out.
+    /// Not run, nothing written: `missing: skip`, a `when` that was false, or not reached
+    /// before the group failed or timed out.
     Skipped,
     /// The tool was missing and `missing: degrade` wrote the fallback.
     Degraded,
