@@ -77,8 +77,13 @@ pub(crate) async fn run(
     // wait for each other, or with an `each` item (its elements run side by side). A group of
     // one plain item, or whose items all send to one channel, reports false.
     let independent = after.iter().filter(|p| p.is_none()).count();
-    let parallel =
-        group.is_parallel() && (independent > 1 || group.items.iter().any(|i| i.each.is_some()));
+    // A fan-out (`max_parallel` above 1 on an `each` item) runs side by side in any group.
+    let fans_out = group
+        .items
+        .iter()
+        .any(|i| i.fan_out().is_some_and(|n| n > 1));
+    let parallel = fans_out
+        || group.is_parallel() && (independent > 1 || group.items.iter().any(|i| i.each.is_some()));
     if let Some(observer) = observer {
         observer.group_started(&sequence.name.value, &group.name.value, parallel);
     }
