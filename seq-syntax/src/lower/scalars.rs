@@ -34,8 +34,8 @@ impl Lower {
         (unescaped.text, unescaped.map)
     }
 
-    /// A string field's text, as a `String` or a [`CompactString`](crate::ast::CompactString) for a short name, and the span
-    /// of its body in the file.
+    /// A string field's text, as a `String` or a [`crate::ast::CompactString`] for a short
+    /// name, and the span of its body in the file.
     pub(super) fn string_field<'n, S: From<Cow<'n, str>>>(
         &mut self,
         node: &Node<'n>,
