@@ -210,7 +210,7 @@ fn a_python_mcp_client_creates_and_runs_sequences_through_seqc_mcp() {
             "message": "unknown field `paralell` in a group",
             "excerpt": "paralell",
             "path": "group `read` (groups[0])",
-            "hint": "did you mean `parallel`? The fields of a group are `name`, `description`, `in`, `out`, `tools`, `when`, `parallel`, `timeout`, `on_error`, `retries`, `retry_delay`, `retry_backoff`, `missing`, `fallback` or `max_parallel`"
+            "hint": "did you mean `parallel`? The fields of a group are `name`, `description`, `in`, `out`, `local`, `tools`, `when`, `parallel`, `timeout`, `on_error`, `retries`, `retry_delay`, `retry_backoff`, `missing`, `fallback` or `max_parallel`"
         }])
     );
     assert_eq!(broken["structured"]["error"]["reason"], "arg_error");
