@@ -1,4 +1,4 @@
-//! `seqc worker --identity-key` and `--root` (docs/reference.md, "Workers are a trust
+//! `seqc worker --identity-key` and `--root` (docs/operations.md, "Workers are a trust
 //! boundary"): a worker given the Restate server's request identity public key serves that
 //! server, and refuses requests it did not sign, registration's discovery included; a key that
 //! is not one stops it at start; a worker without a root does not start. On a Restate server of
