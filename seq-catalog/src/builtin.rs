@@ -255,7 +255,7 @@ fn seq_create_guide() -> String {
          Elements run as items do (in turn if `parallel: false`, unless the item has \
          `max_parallel: N`: N at once). `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
-         (`retries`: N more tries, or `\"$args.n\"`). `missing` (tool not found): `fail`, `skip` \
+         (`retries` N: N+1 tries, N or `\"$args.n\"`; also `absent`). `missing` (tool not found): `fail`, `skip` \
          or `degrade` (`fallback`). `timeout` (\"30s\") covers retries. \
          `error_as: SLOT` catches a failure \
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \

@@ -56,16 +56,16 @@ impl Reason {
         }
     }
 
-    /// Whether `on_error: retry` may re-run an item that failed for this reason (only
-    /// execution failures are retried).
+    /// Whether `on_error: retry` may re-run an item that failed for this reason: execution
+    /// failures, and a path not there yet (another process may make it; retrying is how a
+    /// sequence waits for a file).
     pub fn is_retryable(self) -> bool {
         match self {
-            Reason::Timeout | Reason::Failed => true,
+            Reason::Timeout | Reason::Failed | Reason::Absent => true,
             Reason::Required
             | Reason::Type
             | Reason::Unauthorized
             | Reason::NotFound
-            | Reason::Absent
             | Reason::ArgError
             | Reason::Depth
             | Reason::Cycle

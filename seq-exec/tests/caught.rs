@@ -158,6 +158,44 @@ fn gaps(times: &Mutex<Vec<Instant>>) -> Vec<u128> {
         .collect()
 }
 
+/// A path not there yet is retried: retrying is how a sequence waits for a file another process
+/// makes. A tool that is not there at all is not.
+#[tokio::test(start_paused = true)]
+async fn an_absent_path_is_retried_and_a_missing_tool_is_not() {
+    let host = ScriptedHost::new();
+    host.add_simple("appears", fails(2, Reason::Absent));
+    let source = MemorySource::new();
+    let seq = one(
+        &host,
+        file(
+            "s",
+            vec![
+                group(
+                    json!({"name": "waits", "on_error": "retry", "retries": 3,
+                           "retry_delay": "1s", "out": {"r": "any"}}),
+                    &[r#"{"tool":"appears","as":"r"}"#],
+                ),
+                group(
+                    json!({"name": "missing", "on_error": "retry", "retries": 3,
+                           "out": {"e": "object"}}),
+                    &[r#"{"tool":"absent","error_as":"e"}"#],
+                ),
+            ],
+        ),
+    );
+    let report = engine(&host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await;
+    assert!(report.ok, "{report:#?}");
+    let waited = &report.groups[0].items[0];
+    assert_eq!((waited.status, waited.retries), (ItemStatus::Ok, 2));
+    assert_eq!(host.calls("appears"), 3);
+    assert_eq!(report.groups[0].out["r"], json!("ok"));
+    let missing = &report.groups[1].items[0];
+    assert_eq!((missing.status, missing.retries), (ItemStatus::Caught, 0));
+    assert_eq!(report.groups[1].out["e"]["reason"], json!("not_found"));
+}
+
 #[tokio::test(start_paused = true)]
 async fn retries_pause_by_delay_and_backoff() {
     let host = ScriptedHost::new();
