@@ -8,7 +8,9 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
-use seq_exec::builtin::{BuiltinHost, KILL_GRACE, become_subreaper, cgroup_available, live_items};
+use seq_exec::builtin::{
+    BuiltinHost, KILL_GRACE, become_subreaper, cgroup_available, kill_all_now, live_items,
+};
 use seq_exec::engine::NoSequences;
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, GroupStatus, ItemStatus, RunReport};
@@ -259,6 +261,35 @@ async fn a_child_with_a_cleared_environment_is_stopped_where_items_have_a_cgroup
         appears(&dir.path().join("CLEARED")).await;
     }
     assert!(zombies().is_empty(), "zombies {:?}", zombies());
+}
+
+/// `kill_all_now` (a second SIGINT: seqc exits at once) reaches the same child while its item
+/// still runs, through the item's cgroup where there is one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_everything_at_once_reaches_a_child_with_a_cleared_environment() {
+    become_subreaper().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let escaper = "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null \
+         2>&1 &)' </dev/null >/dev/null 2>&1; touch STARTED; sleep 30";
+    let marker = dir.path().join(STARTED);
+    let killer = tokio::spawn(async move {
+        appears(&marker).await;
+        kill_all_now();
+    });
+    let report = engine(dir.path())
+        .run(
+            &sequence(&[(json!({}), &[escaper])]),
+            Map::new(),
+            RunRequest::new(&Caller::new("t")),
+        )
+        .await;
+    killer.await.unwrap();
+    assert_eq!(report.groups[0].status, GroupStatus::Failed, "{report:#?}");
+    if cgroup_available() {
+        nothing_outlives(dir.path(), &["CLEARED"]).await;
+    } else {
+        appears(&dir.path().join("CLEARED")).await;
+    }
 }
 
 /// This process's children that are zombies.

@@ -78,13 +78,18 @@ fn sweep(dir: &Path) {
 /// The start of an item's cgroup's name, followed by the item's cookie (`PID-N`).
 const PREFIX: &str = "seqc-item-";
 
+/// Where the cgroup of the item marked `cookie` is (or would be).
+fn dir_of(cookie: &str) -> Option<PathBuf> {
+    Some(base()?.join(format!("{PREFIX}{cookie}")))
+}
+
 impl ItemGroup {
     /// A new cgroup for the item marked `cookie`, or `None` where none can be made.
     pub(super) fn new(cookie: &str) -> Option<ItemGroup> {
         if UNAVAILABLE.load(Ordering::Relaxed) {
             return None;
         }
-        let dir = base()?.join(format!("{PREFIX}{cookie}"));
+        let dir = dir_of(cookie)?;
         match std::fs::create_dir(&dir) {
             Ok(()) => Some(ItemGroup { dir }),
             Err(_) => {
@@ -92,6 +97,13 @@ impl ItemGroup {
                 None
             }
         }
+    }
+
+    /// The cgroup already made for the item marked `cookie`, if it is still there: for a
+    /// process about to exit, which kills what the killer thread holds without waiting for it.
+    pub(super) fn existing(cookie: &str) -> Option<ItemGroup> {
+        let dir = dir_of(cookie)?;
+        dir.is_dir().then_some(ItemGroup { dir })
     }
 
     /// The path of the file a process writes `0` to, to move itself into the cgroup: made

@@ -161,7 +161,9 @@ pub fn die_with_parent(command: &mut tokio::process::Command) {
 }
 
 /// SIGKILL to the processes of every item still running or winding down: for a process that
-/// exits now (a second SIGINT) and cannot wait for the grace.
+/// exits now (a second SIGINT) and cannot wait for the grace. Where items have cgroups, each
+/// item's whole cgroup is killed too, so a process that cleared its environment and was
+/// orphaned is not left running.
 pub fn kill_all_now() {
     let jobs: Vec<Job> = match live().lock() {
         Ok(live) => live
@@ -169,9 +171,9 @@ pub fn kill_all_now() {
             .map(|(cookie, leader)| Job {
                 cookie: cookie.clone(),
                 leader: *leader,
-                // The killer thread holds the cgroups; their processes carry the cookie, or
-                // are the ones the scan alone misses.
-                group: None,
+                // A handle on the directory alone: the item (or the killer thread) still
+                // removes it once empty.
+                group: ItemGroup::existing(cookie),
             })
             .collect(),
         Err(_) => Vec::new(),
