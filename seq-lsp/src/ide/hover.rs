@@ -1,5 +1,5 @@
 //! Hover texts: group signatures, sequences, tools from the catalog, slots and their types,
-//! and the fields of the file and of a group, from the field table the parser reads.
+//! and the fields of the file, a group and an item, from the field table the parser reads.
 
 use super::Analysis;
 use super::index::{Def, Name};
@@ -8,7 +8,7 @@ use seq_catalog::{ParallelSafety, ToolDef};
 use seq_syntax::Span;
 use seq_syntax::ast::{Group, Root, Sequence, SlotDecl, Value, ValueKind};
 use seq_syntax::duration;
-use seq_syntax::fields::{Field, GROUP, INPUT, Level, SEQUENCE, key};
+use seq_syntax::fields::{Field, GROUP, INPUT, ITEM, Level, SEQUENCE, key};
 use seq_syntax::json::Mode;
 use seq_syntax::json::cursor::{Kind, Place, Seg, context, tokenize};
 use std::fmt::Write;
@@ -317,8 +317,9 @@ pub(crate) fn code(text: &str) -> String {
     }
 }
 
-/// The field whose key is under the cursor at `offset` of `text` (the file's or a group's), with
-/// the key's span: hover over `"timeout"` says what the field is, from the one field table.
+/// The field whose key is under the cursor at `offset` of `text` (the file's, a group's, an
+/// input declaration's or, inside a `tools` string, an item's), with the key's span: hover over
+/// `"timeout"` says what the field is, from the one field table.
 pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)> {
     let cursor = usize::try_from(offset).ok()?;
     if !text.is_char_boundary(cursor) {
@@ -327,7 +328,17 @@ pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)
     let tokens = tokenize(text);
     let cx = context(text, Mode::File, &tokens, cursor);
     let token = cx.token.as_ref()?;
-    if !matches!(token.kind, Kind::String { .. }) || !matches!(cx.place, Place::Key) {
+    if !matches!(token.kind, Kind::String { .. }) {
+        return None;
+    }
+    if let (Place::Value(_), [Seg::Key(groups), Seg::Index(_), Seg::Key(tools)]) =
+        (&cx.place, cx.path.as_slice())
+        && groups == key::GROUPS
+        && tools == key::TOOLS
+    {
+        return item_field_at(text, Span::from_range(token.body()), offset);
+    }
+    if !matches!(cx.place, Place::Key) {
         return None;
     }
     let key = text.get(token.body())?;
@@ -344,6 +355,25 @@ pub(crate) fn field_at(text: &str, offset: u32) -> Option<(&'static Field, Span)
     };
     let field = level.iter().find(|f| f.name == key)?;
     Some((field, Span::from_range(token.range.clone())))
+}
+
+/// The item field whose key is under the file offset `offset` inside the `tools` string whose
+/// body is `body`: a key of an item itself, not of its `args`.
+fn item_field_at(text: &str, body: Span, offset: u32) -> Option<(&'static Field, Span)> {
+    let tools = Embedded::file_string(text, body)?;
+    let cursor = tools.offset_of(offset);
+    let tokens = tokenize(&tools.text);
+    let cx = context(&tools.text, Mode::Item, &tokens, cursor);
+    let token = cx.token.as_ref()?;
+    if !matches!(token.kind, Kind::String { .. })
+        || !matches!(cx.place, Place::Key)
+        || !cx.path.is_empty()
+    {
+        return None;
+    }
+    let key = tools.text.get(token.body())?;
+    let field = ITEM.iter().find(|f| f.name == key)?;
+    Some((field, tools.span_of(token.range.clone())))
 }
 
 /// `(group field) timeout: duration string, default "30s"` and the field's one-line doc.
