@@ -3,6 +3,7 @@
 //! a call ran nested under it, and past a bound an aggregate row instead of slivers. Pure: the
 //! SVG is drawn from these rows by `svg`.
 
+use super::words::{counts, duration, error_text, more, plural, reason, span_text};
 use seq_exec::RunReport;
 use seq_exec::engine::{
     CalledGroup, Descend, EachReport, ElementReport, GroupAt, GroupOf, GroupReport, GroupStatus,
@@ -658,72 +659,4 @@ fn critical_called(called: &[CalledGroup]) -> Option<usize> {
 
 fn end(started_ms: u64, duration_ms: u64) -> u64 {
     started_ms.saturating_add(duration_ms)
-}
-
-/// `words` counted: `3 ok, 1 failed`, in order of first appearance.
-fn counts(words: impl Iterator<Item = &'static str>) -> String {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for word in words {
-        match counts.iter_mut().find(|(w, _)| *w == word) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((word, 1)),
-        }
-    }
-    counts
-        .iter()
-        .map(|(word, n)| format!("{n} {word}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn error_text(error: Option<&seq_exec::ToolError>) -> String {
-    reason(error)
-        .map(|why| format!(" · {why}"))
-        .unwrap_or_default()
-}
-
-/// Why a row failed, as its bar's text: `reason: detail`.
-fn reason(error: Option<&seq_exec::ToolError>) -> Option<String> {
-    error.map(|error| match &error.detail {
-        Some(detail) => format!("{}: {detail}", error.reason.as_str()),
-        None => error.reason.as_str().to_owned(),
-    })
-}
-
-fn span_text(started_ms: u64, duration_ms: u64) -> String {
-    format!("at {} for {}", duration(started_ms), duration(duration_ms))
-}
-
-/// `850 ms`, `1.5 s`, `2 min 5 s`: an axis label or a tooltip's figure.
-pub fn duration(ms: u64) -> String {
-    if ms < 1_000 {
-        format!("{ms} ms")
-    } else if ms < 60_000 {
-        let tenths = ms / 100;
-        if tenths.is_multiple_of(10) {
-            format!("{} s", tenths / 10)
-        } else {
-            format!("{}.{} s", tenths / 10, tenths % 10)
-        }
-    } else {
-        let s = ms / 1_000;
-        format!("{} min {} s", s / 60, s % 60)
-    }
-}
-
-/// `1 more group`, `3 more groups`.
-fn more(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 more {word}")
-    } else {
-        format!("{n} more {word}s")
-    }
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }

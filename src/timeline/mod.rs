@@ -7,6 +7,7 @@
 
 mod layout;
 mod svg;
+mod words;
 
 use crate::files::reason;
 use crate::status::{Status, trouble};

@@ -1,7 +1,8 @@
 //! The chart's rows drawn as a self-contained SVG: no script, no external font or image, every
 //! bar's whole story in a `<title>` (a viewer's tooltip).
 
-use super::layout::{self, Chart, Kind, Row};
+use super::layout::{Chart, Kind, Row};
+use super::words;
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use std::fmt::Write;
 
@@ -201,7 +202,7 @@ fn axis(svg: &mut String, scale: &Scale, height: f64) {
             TOP - 6.0,
             height - MARGIN,
             TOP - 10.0,
-            layout::duration(at)
+            words::duration(at)
         );
         // A report's times are the user's: near `u64::MAX` the next tick is past the end.
         match at.checked_add(step) {
@@ -283,7 +284,7 @@ fn draw_row(svg: &mut String, placed: &Placed<'_>, scale: &Scale, width: f64) {
     }
     // The duration after the bar (an aggregate's is in its tooltip: its profile fills the row).
     if row.kind != Kind::Aggregate {
-        let duration = layout::duration(row.duration_ms);
+        let duration = words::duration(row.duration_ms);
         let _ = write!(
             svg,
             r##"<text class="duration" x="{:.1}" y="{}" font-size="11" fill="#444">{duration}</text>"##,
