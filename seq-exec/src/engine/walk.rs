@@ -436,4 +436,40 @@ mod tests {
             ]
         );
     }
+
+    /// Every time the walk reaches, as `(started_ms, duration_ms)`.
+    #[derive(Default)]
+    struct Times(Vec<(u64, u64)>);
+
+    impl<'r> ReportVisitor<'r> for Times {
+        fn enter_group(&mut self, group: &GroupAt<'r>) -> Descend {
+            self.0
+                .push((group.group.started_ms(), group.group.duration_ms()));
+            Descend::Into
+        }
+
+        fn enter_item(&mut self, item: &ItemAt<'r>) -> Descend {
+            let item = item.item;
+            self.0.push((item.started_ms, item.duration_ms));
+            self.0
+                .extend(item.attempts.iter().map(|a| (a.started_ms, a.duration_ms)));
+            Descend::Into
+        }
+
+        fn element(&mut self, element: &ElementAt<'r>) {
+            let element = element.element;
+            self.0.push((element.started_ms, element.duration_ms));
+        }
+    }
+
+    /// `untimed` writes what the walk reads, so it clears every time the walk reaches.
+    #[test]
+    fn untimed_clears_every_time_the_walk_reaches() {
+        let mut times = Times::default();
+        report().walk(&mut times);
+        assert!(times.0.iter().any(|&t| t != (0, 0)), "{:?}", times.0);
+        let mut times = Times::default();
+        report().untimed().walk(&mut times);
+        assert!(times.0.iter().all(|&t| t == (0, 0)), "{:?}", times.0);
+    }
 }
