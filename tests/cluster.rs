@@ -17,7 +17,9 @@ mod common;
 mod restate;
 
 use common::{status, stderr};
-use restate::{Cluster, evidence_lines, free_port, in_dir, local, localhost, report, wait_for};
+use restate::{
+    Cluster, evidence_lines, free_port, in_dir, in_process, localhost, report, wait_for,
+};
 use std::path::Path;
 use std::time::Duration;
 
@@ -139,21 +141,8 @@ fn a_run_survives_a_restate_node_killed_in_its_middle() {
         }
     }
     // In process, with `go` already there, nothing waits.
-    let here_dir = tempfile::tempdir().unwrap();
-    std::fs::write(here_dir.path().join("go"), "").unwrap();
-    let here = local(
-        data.path(),
-        &[
-            file,
-            "--args",
-            &args(here_dir.path()),
-            "--root",
-            here_dir.path().to_str().unwrap(),
-        ],
-    );
-    assert_eq!(status(&here), 0, "{}", stderr(&here));
     assert_eq!(
-        in_dir(&report(&here), here_dir.path()),
+        in_process(data.path(), file, args, "go"),
         in_dir(&there, root.path())
     );
 }

@@ -30,8 +30,8 @@ mod restate;
 
 use common::{status, stderr};
 use restate::{
-    Restate, Setup, evidence_lines, free_port, in_dir, local, localhost, post, query, report,
-    wait_for,
+    Restate, Setup, evidence_lines, free_port, in_dir, in_process, local, localhost, post, query,
+    report, wait_for,
 };
 use serde_json::{Value, json};
 use std::path::Path;
@@ -306,20 +306,10 @@ fn a_run_survives_its_worker_being_killed_in_an_each_item() {
         assert_eq!(runs, 1, "{element} ran {runs} times: {lines:?}");
     }
     // In process, with the marker already there, nothing waits.
-    let here_dir = tempfile::tempdir().unwrap();
-    std::fs::write(here_dir.path().join("marker"), "").unwrap();
-    let here = local(
-        data.path(),
-        &[
-            file,
-            "--args",
-            &args(here_dir.path()),
-            "--root",
-            here_dir.path().to_str().unwrap(),
-        ],
+    assert_eq!(
+        in_process(data.path(), file, args, "marker"),
+        in_dir(&there, root.path())
     );
-    assert_eq!(status(&here), 0, "{}", stderr(&here));
-    assert_eq!(report(&here), there);
 }
 
 /// Two workers share one address; a serial step fails once and is retried after a

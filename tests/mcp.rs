@@ -737,6 +737,39 @@ fn a_failed_run_carries_its_report_once() {
     );
 }
 
+/// A failed `seq_run`'s error names a failure tolerated in a group that an item called, as it
+/// names one tolerated in a group of the run.
+#[test]
+fn a_failed_runs_error_names_a_failure_tolerated_in_a_called_group() {
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path().to_str().unwrap();
+    let args = ["--root", &root, "--data-dir", data, "--enable", "cmd_run"];
+    let exit = |n: u32| format!(r#"{{"tool":"cmd_run","args":{{"command":"exit {n}"}}}} ;"#);
+    let sequence = json!({"name": "t", "groups": [
+        {"name": "main", "tools": r#"{"tool":"seq_call","args":{"target":"helper"}} ;"#},
+        {"name": "helper", "on_error": "continue", "tools": exit(5)},
+        {"name": "last", "tools": exit(7)}]});
+    let answers = serve(
+        &args,
+        &[
+            call("seq_create", sequence),
+            call("seq_run", json!({"name": "t"})),
+        ],
+    );
+    let run = &answers[1];
+    assert_eq!(run["isError"], true, "{run}");
+    let detail = run["structuredContent"]["error"]["detail"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        detail,
+        "sequence `t` did not succeed: \
+         group `helper` (called from `main`) partly failed: item 1 `cmd_run`: exit status 5, with no output; \
+         group `last` failed: item 1 `cmd_run`: exit status 7, with no output"
+    );
+}
+
 /// Every request gets an answer: a line that is not JSON (malformed, invalid UTF-8, nested past
 /// the parser's depth) a parse error with a null id, a batch an invalid request, and
 /// `arguments: []` invalid params under its id; the session reads on after each.

@@ -231,6 +231,20 @@ fn a_failed_run_exits_1_and_says_why() {
     assert_eq!(report["groups"][0]["items"][0]["error"]["reason"], "failed");
 }
 
+/// The summary lists a failure tolerated in a group that an item called as it lists one
+/// tolerated in the run's own group.
+#[test]
+fn the_summary_lists_failures_tolerated_in_a_called_group() {
+    let data = tempfile::tempdir().unwrap();
+    let output = seqc(data.path(), &["run", &fixture("tolerated.json")]);
+    let err = stderr(&output);
+    assert_eq!(status(&output), 0, "{err}");
+    let mut summary = err.lines().skip_while(|l| !l.starts_with("✓ tolerated "));
+    let outcome = summary.next().unwrap_or_default();
+    assert!(outcome.ends_with(" ms: 1 group partly failed"), "{err}");
+    insta::assert_snapshot!("tolerated_summary", summary.collect::<Vec<_>>().join("\n"));
+}
+
 #[test]
 fn bad_args_are_a_usage_error_in_one_line() {
     let data = tempfile::tempdir().unwrap();

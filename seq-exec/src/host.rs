@@ -14,6 +14,9 @@ use std::sync::Arc;
 /// A boxed future, so that hosts can be combined behind `dyn ToolHost`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What [`ToolHost::call`] answers: the tool's result, or why it has none, once it is done.
+pub type ToolCall<'a> = BoxFuture<'a, Result<Value, ToolError>>;
+
 /// Who is calling: the agent (or user) on whose behalf a sequence runs. Carried unchanged into
 /// every nested dispatch, through `seq_call` and `#sequence` calls, so that a sequence can never
 /// reach a tool its caller may not use.
@@ -39,10 +42,5 @@ pub trait ToolHost: Send + Sync {
     /// ran and failed answers `Reason::Failed`. Most tools do not care who calls; the store
     /// tools do, since `seq_create` checks what a sequence reaches against its caller and
     /// records the owner.
-    fn call<'a>(
-        &'a self,
-        caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn call<'a>(&'a self, caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a>;
 }

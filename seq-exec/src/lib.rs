@@ -21,4 +21,4 @@ pub mod policy;
 pub use authorizer::Authorizer;
 pub use engine::{Engine, Limits, Observer, RunReport, SequenceSource};
 pub use error::{Reason, ToolError};
-pub use host::{BoxFuture, Caller, ToolHost};
+pub use host::{BoxFuture, Caller, ToolCall, ToolHost};

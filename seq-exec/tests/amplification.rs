@@ -14,6 +14,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
 use seq_exec::{Caller, Engine, Limits, Reason};
 use seq_syntax::ast::Sequence;
+use seq_test_support::parsed;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -39,9 +40,7 @@ fn amplifier() -> Sequence {
         "tools": tools,
     }]})
     .to_string();
-    let parse = seq_syntax::parse(&text);
-    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
-    parse.sequence.unwrap()
+    parsed(&text)
 }
 
 #[tokio::test]
@@ -78,12 +77,6 @@ async fn rendering_past_the_bound_fails_the_item_not_the_process() {
 /// is set in multiples of it.
 const FILE: usize = 100_000;
 
-fn parse(text: &str) -> Sequence {
-    let parse = seq_syntax::parse(text);
-    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
-    parse.sequence.unwrap()
-}
-
 /// A sequence of the groups `(fields, items)`; each item gets its `;`.
 fn sequence(name: &str, groups: &[(Value, Vec<String>)]) -> Sequence {
     let groups: Vec<Value> = groups
@@ -94,7 +87,7 @@ fn sequence(name: &str, groups: &[(Value, Vec<String>)]) -> Sequence {
             group
         })
         .collect();
-    parse(&json!({"name": name, "groups": groups}).to_string())
+    parsed(&json!({"name": name, "groups": groups}).to_string())
 }
 
 fn item(tool: &str, args: Value, slot: &str) -> String {

@@ -16,6 +16,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, GroupStatus, ItemStatus, RunReport};
 use seq_exec::{Caller, Engine, Reason};
 use seq_syntax::ast::Sequence;
+use seq_test_support::parsed;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -38,10 +39,7 @@ fn sequence(groups: &[(Value, &[&str])]) -> Sequence {
             group
         })
         .collect();
-    let text = json!({"name": "s", "groups": groups}).to_string();
-    let parse = seq_syntax::parse(&text);
-    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
-    parse.sequence.unwrap()
+    parsed(&json!({"name": "s", "groups": groups}).to_string())
 }
 
 fn engine(root: &Path) -> Engine {

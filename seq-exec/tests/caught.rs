@@ -21,20 +21,17 @@ async fn a_caught_failure_is_data_and_the_group_ran() {
     let host = ScriptedHost::new();
     host.add_simple("broken", fails(100, Reason::Failed));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "parallel": false,
+        vec![group(
+            json!({"name": "g", "parallel": false,
                        "out": {"r": "any", "e": "object", "ok": "any", "unused": "object", "next": "any"}}),
-                &[
-                    r#"{"tool":"broken","as":"r","error_as":"e"}"#,
-                    r#"{"tool":"work","args":{"id":"fine"},"as":"ok","error_as":"unused"}"#,
-                    r#"{"tool":"work","args":{"id":"after","value":$out.e.reason},"as":"next"}"#,
-                ],
-            )],
-        ),
+            &[
+                r#"{"tool":"broken","as":"r","error_as":"e"}"#,
+                r#"{"tool":"work","args":{"id":"fine"},"as":"ok","error_as":"unused"}"#,
+                r#"{"tool":"work","args":{"id":"after","value":$out.e.reason},"as":"next"}"#,
+            ],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -66,26 +63,23 @@ async fn retries_come_before_the_catch_and_missing_before_error_as() {
     let host = ScriptedHost::new();
     host.add_simple("flaky", fails(100, Reason::Failed));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "retried", "on_error": "retry", "retries": 2,
+        vec![
+            group(
+                json!({"name": "retried", "on_error": "retry", "retries": 2,
                            "out": {"e": "object"}}),
-                    &[r#"{"tool":"flaky","error_as":"e"}"#],
-                ),
-                group(
-                    json!({"name": "skipped", "missing": "skip", "out": {"e": "object"}}),
-                    &[r#"{"tool":"absent","error_as":"e"}"#],
-                ),
-                group(
-                    json!({"name": "failing", "out": {"e": "object"}}),
-                    &[r#"{"tool":"absent","error_as":"e"}"#],
-                ),
-            ],
-        ),
+                &[r#"{"tool":"flaky","error_as":"e"}"#],
+            ),
+            group(
+                json!({"name": "skipped", "missing": "skip", "out": {"e": "object"}}),
+                &[r#"{"tool":"absent","error_as":"e"}"#],
+            ),
+            group(
+                json!({"name": "failing", "out": {"e": "object"}}),
+                &[r#"{"tool":"absent","error_as":"e"}"#],
+            ),
+        ],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -114,15 +108,12 @@ async fn cancellation_is_never_caught() {
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "out": {"e": "object"}}),
-                &[r#"{"tool":"hang","error_as":"e"}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "out": {"e": "object"}}),
+            &[r#"{"tool":"hang","error_as":"e"}"#],
+        )],
     );
     let cancel = CancellationToken::new();
     let engine = engine(&host, &source);
@@ -202,16 +193,13 @@ async fn retries_pause_by_delay_and_backoff() {
     let times = Arc::new(Mutex::new(Vec::new()));
     host.add_simple("down", failing_at(&times));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "on_error": "retry", "retries": 3,
+        vec![group(
+            json!({"name": "g", "on_error": "retry", "retries": 3,
                        "retry_delay": "100ms", "retry_backoff": 2}),
-                &[r#"{"tool":"down"}"#],
-            )],
-        ),
+            &[r#"{"tool":"down"}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -227,16 +215,13 @@ async fn a_group_timeout_during_the_pauses_keeps_the_attempts() {
     let times = Arc::new(Mutex::new(Vec::new()));
     host.add_simple("down", failing_at(&times));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "timeout": "250ms", "on_error": "retry", "retries": 3,
+        vec![group(
+            json!({"name": "g", "timeout": "250ms", "on_error": "retry", "retries": 3,
                        "retry_delay": "100ms", "retry_backoff": 2}),
-                &[r#"{"tool":"down"}"#],
-            )],
-        ),
+            &[r#"{"tool":"down"}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -260,15 +245,12 @@ async fn an_any_slot_holds_the_error() {
     let host = ScriptedHost::new();
     host.add_simple("broken", fails(1, Reason::Failed));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "out": {"e": "any"}}),
-                &[r#"{"tool":"broken","error_as":"e"}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "out": {"e": "any"}}),
+            &[r#"{"tool":"broken","error_as":"e"}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -283,15 +265,12 @@ async fn cancelling_an_each_item_catches_no_element() {
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "out": {"r": "array", "e": "array"}}),
-                &[r#"{"tool":"hang","each":[1,2],"as":"r","error_as":"e"}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "out": {"r": "array", "e": "array"}}),
+            &[r#"{"tool":"hang","each":[1,2],"as":"r","error_as":"e"}"#],
+        )],
     );
     let cancel = CancellationToken::new();
     let engine = engine(&host, &source);
@@ -314,21 +293,18 @@ async fn cancelling_an_each_item_catches_no_element() {
 async fn missing_comes_before_an_each_items_error_as() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "skipped", "missing": "skip", "out": {"e": "array"}}),
-                    &[r#"{"tool":"absent","each":[1,2],"error_as":"e"}"#],
-                ),
-                group(
-                    json!({"name": "failing", "out": {"e": "array"}}),
-                    &[r#"{"tool":"absent","each":[1,2],"error_as":"e"}"#],
-                ),
-            ],
-        ),
+        vec![
+            group(
+                json!({"name": "skipped", "missing": "skip", "out": {"e": "array"}}),
+                &[r#"{"tool":"absent","each":[1,2],"error_as":"e"}"#],
+            ),
+            group(
+                json!({"name": "failing", "out": {"e": "array"}}),
+                &[r#"{"tool":"absent","each":[1,2],"error_as":"e"}"#],
+            ),
+        ],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))

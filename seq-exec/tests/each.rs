@@ -34,18 +34,15 @@ fn most_in_flight(host: &ScriptedHost) -> usize {
 async fn parallel_elements_overlap_and_results_keep_element_order() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "in": {"hosts": "array"}, "out": {"seen": "array"}}),
-                // The first element sleeps longest, so it finishes last.
-                &[
-                    r#"{"tool":"work","each":$args.hosts,"args":{"id":"${each.name}","ms":$each.ms,"value":"$each_index:${each.name}"},"as":"seen"}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "in": {"hosts": "array"}, "out": {"seen": "array"}}),
+            // The first element sleeps longest, so it finishes last.
+            &[
+                r#"{"tool":"work","each":$args.hosts,"args":{"id":"${each.name}","ms":$each.ms,"value":"$each_index:${each.name}"},"as":"seen"}"#,
+            ],
+        )],
     );
     let hosts = json!([{"name": "a", "ms": 30}, {"name": "b", "ms": 20}, {"name": "c", "ms": 10}]);
     let report = engine(&host, &source)
@@ -66,17 +63,12 @@ async fn parallel_elements_overlap_and_results_keep_element_order() {
 async fn serial_elements_run_in_element_order() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "parallel": false, "out": {"seen": "array"}}),
-                &[
-                    r#"{"tool":"work","each":["a","b","c"],"args":{"id":$each,"ms":10},"as":"seen"}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "parallel": false, "out": {"seen": "array"}}),
+            &[r#"{"tool":"work","each":["a","b","c"],"args":{"id":$each,"ms":10},"as":"seen"}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -94,18 +86,15 @@ async fn serial_elements_run_in_element_order() {
 async fn an_empty_array_runs_nothing_and_writes_an_empty_array() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "in": {"hosts": "array"}, "out": {"seen": "array", "whole": "any"}}),
-                &[
-                    r#"{"tool":"work","each":$args.hosts,"args":{"id":"x"},"as":"seen"}"#,
-                    r#"{"tool":"work","each":[],"args":{"id":"y"},"as":"whole"}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "in": {"hosts": "array"}, "out": {"seen": "array", "whole": "any"}}),
+            &[
+                r#"{"tool":"work","each":$args.hosts,"args":{"id":"x"},"as":"seen"}"#,
+                r#"{"tool":"work","each":[],"args":{"id":"y"},"as":"whole"}"#,
+            ],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, args(json!({"hosts": []})), RunRequest::new(&alice()))
@@ -133,15 +122,12 @@ async fn a_tolerated_failure_is_null_and_the_group_is_partial() {
         }),
     );
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "on_error": "continue", "out": {"seen": "array"}}),
-                &[r#"{"tool":"picky","each":["a","bad","c"],"args":{"value":$each},"as":"seen"}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "on_error": "continue", "out": {"seen": "array"}}),
+            &[r#"{"tool":"picky","each":["a","bad","c"],"args":{"value":$each},"as":"seen"}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -169,15 +155,12 @@ async fn retries_apply_to_each_element() {
     let host = ScriptedHost::new();
     host.add_simple("flaky", fails(1, Reason::Failed));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "parallel": false, "on_error": "retry", "retries": 1, "out": {"seen": "array"}}),
-                &[r#"{"tool":"flaky","each":[1,2],"args":{"n":$each},"as":"seen"}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "parallel": false, "on_error": "retry", "retries": 1, "out": {"seen": "array"}}),
+            &[r#"{"tool":"flaky","each":[1,2],"args":{"n":$each},"as":"seen"}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -193,18 +176,15 @@ async fn retries_apply_to_each_element() {
 async fn max_parallel_bounds_items_and_elements_in_flight() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "max_parallel": 3, "out": {"seen": "array"}}),
-                &[
-                    r#"{"tool":"work","each":[0,1,2,3,4,5,6,7,8,9],"args":{"id":"e$each","ms":10},"as":"seen"}"#,
-                    r#"{"tool":"work","args":{"id":"lone","ms":10}}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "max_parallel": 3, "out": {"seen": "array"}}),
+            &[
+                r#"{"tool":"work","each":[0,1,2,3,4,5,6,7,8,9],"args":{"id":"e$each","ms":10},"as":"seen"}"#,
+                r#"{"tool":"work","args":{"id":"lone","ms":10}}"#,
+            ],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))
@@ -218,15 +198,12 @@ async fn max_parallel_bounds_items_and_elements_in_flight() {
 async fn more_elements_than_the_bound_fail_the_item_before_any_runs() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "in": {"hosts": "array"}}),
-                &[r#"{"tool":"work","each":$args.hosts,"args":{"id":"x"}}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "in": {"hosts": "array"}}),
+            &[r#"{"tool":"work","each":$args.hosts,"args":{"id":"x"}}"#],
+        )],
     );
     let hosts: Vec<u32> = (0..10_001).collect();
     let report = engine(&host, &source)
@@ -246,15 +223,12 @@ async fn more_elements_than_the_bound_fail_the_item_before_any_runs() {
 async fn a_value_that_is_not_an_array_fails_the_item_with_reason_type() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "in": {"hosts": "any"}}),
-                &[r#"{"tool":"work","each":$args.hosts,"args":{"id":"x"}}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "in": {"hosts": "any"}}),
+            &[r#"{"tool":"work","each":$args.hosts,"args":{"id":"x"}}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(
@@ -273,17 +247,14 @@ async fn a_value_that_is_not_an_array_fails_the_item_with_reason_type() {
 async fn reports_detail_the_first_elements_and_count_the_rest() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "in": {"n": "array"}, "out": {"seen": "array"}}),
-                &[
-                    r#"{"tool":"work","each":$args.n,"args":{"id":"x","value":$each_index},"as":"seen"}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "in": {"n": "array"}, "out": {"seen": "array"}}),
+            &[
+                r#"{"tool":"work","each":$args.n,"args":{"id":"x","value":$each_index},"as":"seen"}"#,
+            ],
+        )],
     );
     let n: Vec<u32> = (0..250).collect();
     let report = engine(&host, &source)

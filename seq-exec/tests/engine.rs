@@ -22,19 +22,16 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
     let params = json!({"type": "object", "properties": {"id": {"type": "string"}, "ms": {"type": "integer"}}});
     host.add(def("writer", params.clone(), true), sleeper());
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g"}),
-                &[
-                    r#"{"tool":"writer","args":{"id":"w1","ms":10}}"#,
-                    r#"{"tool":"writer","args":{"id":"w2","ms":10}}"#,
-                    r#"{"tool":"work","args":{"id":"other","ms":5}}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g"}),
+            &[
+                r#"{"tool":"writer","args":{"id":"w1","ms":10}}"#,
+                r#"{"tool":"writer","args":{"id":"w2","ms":10}}"#,
+                r#"{"tool":"work","args":{"id":"other","ms":5}}"#,
+            ],
+        )],
     );
     // Replaced under the same name by an implementation that is not parallel-safe.
     host.add(def("writer", params, false), sleeper());
@@ -53,24 +50,21 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
 async fn the_observer_sees_groups_and_items_in_order() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "one", "in": {"go": "bool"}, "when": "$args.go"}),
-                    &[r#"{"tool":"work","args":{"id":"x"}}"#],
-                ),
-                group(
-                    json!({"name": "two", "parallel": false}),
-                    &[
-                        r#"{"tool":"work","args":{"id":"a"}}"#,
-                        r#"{"tool":"work","args":{"id":"b"}}"#,
-                    ],
-                ),
-            ],
-        ),
+        vec![
+            group(
+                json!({"name": "one", "in": {"go": "bool"}, "when": "$args.go"}),
+                &[r#"{"tool":"work","args":{"id":"x"}}"#],
+            ),
+            group(
+                json!({"name": "two", "parallel": false}),
+                &[
+                    r#"{"tool":"work","args":{"id":"a"}}"#,
+                    r#"{"tool":"work","args":{"id":"b"}}"#,
+                ],
+            ),
+        ],
     );
     let recorder = Arc::new(Recorder::default());
     let engine = engine(&host, &source).with_observer(recorder.clone());

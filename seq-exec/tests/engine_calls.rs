@@ -10,6 +10,7 @@ use common::*;
 use seq_exec::Reason;
 use seq_exec::engine::RunRequest;
 use seq_syntax::ast::Sequence;
+use seq_test_support::parsed;
 use serde_json::{Map, Value, json};
 
 /// A sequence whose one group calls `target` (and writes the result to `r`).
@@ -174,15 +175,12 @@ async fn a_call_with_an_argument_its_target_no_longer_declares_fails_with_type()
 #[tokio::test(start_paused = true)]
 async fn direct_calls_from_a_model() {
     let host = ScriptedHost::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "probe", "in": {"host": "string"}, "out": {"up": "string"}}),
-                &[r#"{"tool":"work","args":{"id":"up $args.host"},"as":"up"}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "probe", "in": {"host": "string"}, "out": {"up": "string"}}),
+            &[r#"{"tool":"work","args":{"id":"up $args.host"},"as":"up"}"#],
+        )],
     );
     let source = source_of(vec![seq.clone()]);
     let engine = engine(&host, &source);

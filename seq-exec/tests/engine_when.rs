@@ -26,15 +26,12 @@ use Outcome::{Error, False, True};
 async fn when(condition: &str, a: Option<Value>, b: Option<Value>) -> (Outcome, Option<ToolError>) {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "in": {"a": "any", "b": "any"}, "when": condition}),
-                &[r#"{"tool":"work","args":{"id":"ran"}}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "in": {"a": "any", "b": "any"}, "when": condition}),
+            &[r#"{"tool":"work","args":{"id":"ran"}}"#],
+        )],
     );
     let mut passed = Map::new();
     passed.extend(a.map(|v| ("a".to_owned(), v)));
@@ -210,25 +207,22 @@ async fn conditions_evaluate_as_d4_says() {
 async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "probe", "in": {"host": "string"}, "when": "$args.host != null", "out": {"up": "string"}}),
-                    &[r#"{"tool":"work","args":{"id":"up $args.host"},"as":"up"}"#],
-                ),
-                group(
-                    json!({"name": "all", "in": {"hosts": "array", "limit": "any"}, "out": {"reports": "array"}}),
-                    &[
-                        r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"h1\"","args":{"host":$args.hosts[0]}},"as":"reports"}"#,
-                        r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"zz\"","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
-                        r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.limit > 1","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
-                    ],
-                ),
-            ],
-        ),
+        vec![
+            group(
+                json!({"name": "probe", "in": {"host": "string"}, "when": "$args.host != null", "out": {"up": "string"}}),
+                &[r#"{"tool":"work","args":{"id":"up $args.host"},"as":"up"}"#],
+            ),
+            group(
+                json!({"name": "all", "in": {"hosts": "array", "limit": "any"}, "out": {"reports": "array"}}),
+                &[
+                    r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"h1\"","args":{"host":$args.hosts[0]}},"as":"reports"}"#,
+                    r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"zz\"","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
+                    r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.limit > 1","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
+                ],
+            ),
+        ],
     );
     let engine = engine(&host, &source);
     let report = engine
@@ -290,16 +284,13 @@ async fn a_path_that_does_not_exist_is_never_text() {
         ),
     ];
     for (item, field, detail) in cases {
-        let seq = one(
+        let seq = one_s(
             &host,
-            file(
-                "s",
-                vec![group(
-                    json!({"name": "g", "in": {"hosts": "array", "o": "object", "unset": "string"},
+            vec![group(
+                json!({"name": "g", "in": {"hosts": "array", "o": "object", "unset": "string"},
                            "when": "$args.hosts[2] == null && $args.o.none == null"}),
-                    &[item],
-                )],
-            ),
+                &[item],
+            )],
         );
         let passed = json!({"hosts": ["a", "b"], "o": {"k": 1}});
         let report = engine(&host, &source)
@@ -400,19 +391,16 @@ async fn compound_conditions_short_circuit_and_errors_stay_errors() {
 async fn inputs_take_defaults_and_required_ones_stop_the_run() {
     let host = ScriptedHost::new();
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "out": {"r": "any"}, "in": {
-                    "branch": {"type": "string", "required": true, "description": "the branch"},
-                    "dry": {"type": "bool", "default": true},
-                    "n": "number"
-                }}),
-                &[r#"{"tool":"work","args":{"id":"$args.branch $args.dry"},"as":"r"}"#],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "out": {"r": "any"}, "in": {
+                "branch": {"type": "string", "required": true, "description": "the branch"},
+                "dry": {"type": "bool", "default": true},
+                "n": "number"
+            }}),
+            &[r#"{"tool":"work","args":{"id":"$args.branch $args.dry"},"as":"r"}"#],
+        )],
     );
     let report = engine(&host, &source)
         .run(

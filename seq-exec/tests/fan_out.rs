@@ -74,19 +74,16 @@ async fn a_fan_out_in_a_serial_group_runs_at_most_its_bound_at_once() {
     host.add_simple("gated", gate.tool());
     host.add_simple("record", echo_args());
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "parallel": false, "out": {"names": "array", "texts": "array", "last": "object"}}),
-                &[
-                    r#"{"tool":"record","args":{"value":["a","b","c","d","e","f","g"]},"as":"names"}"#,
-                    r#"{"tool":"gated","each":$out.names[0].value,"max_parallel":3,"args":{"value":"${each}!"},"as":"texts"}"#,
-                    r#"{"tool":"record","args":{"texts":$out.texts},"as":"last"}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "parallel": false, "out": {"names": "array", "texts": "array", "last": "object"}}),
+            &[
+                r#"{"tool":"record","args":{"value":["a","b","c","d","e","f","g"]},"as":"names"}"#,
+                r#"{"tool":"gated","each":$out.names[0].value,"max_parallel":3,"args":{"value":"${each}!"},"as":"texts"}"#,
+                r#"{"tool":"record","args":{"texts":$out.texts},"as":"last"}"#,
+            ],
+        )],
     );
     let engine = engine(&host, &source);
     let caller = alice();
@@ -121,17 +118,14 @@ async fn a_bound_of_one_runs_the_elements_one_at_a_time() {
     let gate = Gate::new();
     host.add_simple("gated", gate.tool());
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "parallel": false, "out": {"r": "array"}}),
-                &[
-                    r#"{"tool":"gated","each":[1,2,3],"max_parallel":1,"args":{"value":$each},"as":"r"}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "parallel": false, "out": {"r": "array"}}),
+            &[
+                r#"{"tool":"gated","each":[1,2,3],"max_parallel":1,"args":{"value":$each},"as":"r"}"#,
+            ],
+        )],
     );
     let engine = engine(&host, &source);
     let caller = alice();
@@ -165,18 +159,15 @@ async fn a_failed_element_stops_every_element_of_the_fan_out() {
     );
     host.add_simple("after", returns(json!("after")));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![group(
-                json!({"name": "g", "parallel": false, "out": {"r": "array"}}),
-                &[
-                    r#"{"tool":"mixed","each":[0,1,2,3,4],"max_parallel":2,"args":{"n":$each},"as":"r"}"#,
-                    r#"{"tool":"after","args":{}}"#,
-                ],
-            )],
-        ),
+        vec![group(
+            json!({"name": "g", "parallel": false, "out": {"r": "array"}}),
+            &[
+                r#"{"tool":"mixed","each":[0,1,2,3,4],"max_parallel":2,"args":{"n":$each},"as":"r"}"#,
+                r#"{"tool":"after","args":{}}"#,
+            ],
+        )],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))

@@ -15,6 +15,7 @@ use common::*;
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
 use seq_exec::{BoxFuture, Limits, Reason, ToolError};
+use seq_test_support::parsed;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,28 +85,25 @@ async fn a_panicking_tool_is_retried_and_aborts_its_group_when_retries_run_out()
     host.add_simple("flaky", panics(2));
     host.add_simple("broken", panics(u32::MAX));
     let source = MemorySource::new();
-    let seq = one(
+    let seq = one_s(
         &host,
-        file(
-            "s",
-            vec![
-                group(
-                    json!({"name": "first", "parallel": false, "on_error": "retry", "retries": 2}),
-                    &[r#"{"tool":"flaky","args":{}}"#],
-                ),
-                group(
-                    json!({"name": "second", "parallel": false, "on_error": "abort"}),
-                    &[
-                        r#"{"tool":"broken","args":{}}"#,
-                        r#"{"tool":"work","args":{"id":"never"}}"#,
-                    ],
-                ),
-                group(
-                    json!({"name": "third"}),
-                    &[r#"{"tool":"work","args":{"id":"not reached"}}"#],
-                ),
-            ],
-        ),
+        vec![
+            group(
+                json!({"name": "first", "parallel": false, "on_error": "retry", "retries": 2}),
+                &[r#"{"tool":"flaky","args":{}}"#],
+            ),
+            group(
+                json!({"name": "second", "parallel": false, "on_error": "abort"}),
+                &[
+                    r#"{"tool":"broken","args":{}}"#,
+                    r#"{"tool":"work","args":{"id":"never"}}"#,
+                ],
+            ),
+            group(
+                json!({"name": "third"}),
+                &[r#"{"tool":"work","args":{"id":"not reached"}}"#],
+            ),
+        ],
     );
     let report = engine(&host, &source)
         .run(&seq, Map::new(), RunRequest::new(&alice()))

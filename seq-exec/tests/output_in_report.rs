@@ -12,9 +12,7 @@ use serde_json::{Map, json};
 use std::sync::Arc;
 
 fn parsed(value: serde_json::Value) -> Sequence {
-    let parse = seq_syntax::parse(&value.to_string());
-    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
-    parse.sequence.unwrap()
+    seq_test_support::parsed(&value.to_string())
 }
 
 #[tokio::test]

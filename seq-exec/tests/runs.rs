@@ -49,9 +49,7 @@ use seq_catalog::{Catalog, ToolDef};
 use seq_check::Source;
 use seq_exec::engine::RunRequest;
 use seq_exec::policy::Policy;
-use seq_exec::{
-    Authorizer, BoxFuture, Caller, Engine, Limits, SequenceSource, ToolError, ToolHost,
-};
+use seq_exec::{Authorizer, Caller, Engine, Limits, SequenceSource, ToolCall, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -148,12 +146,7 @@ impl ToolHost for FixtureHost {
         self.tools.get(name).map(|(def, _)| Arc::clone(def))
     }
 
-    fn call<'a>(
-        &'a self,
-        _caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, _caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         Box::pin(async move {
             let (_, answers) = self.tools.get(name).unwrap();
             let nth = {

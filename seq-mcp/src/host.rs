@@ -19,7 +19,7 @@ use futures::future::join_all;
 use seq_catalog::SEQ_TOOLS;
 use seq_catalog::ToolDef;
 use seq_exec::builtin;
-use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
+use seq_exec::{Caller, Reason, ToolCall, ToolError, ToolHost};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -390,12 +390,7 @@ impl ToolHost for McpHost {
             .map(|(_, remote)| Arc::clone(&remote.def))
     }
 
-    fn call<'a>(
-        &'a self,
-        _caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, _caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         Box::pin(async move {
             let Some((connection, remote)) = self.shared.find(name) else {
                 return Err(not_offered(name));
@@ -453,12 +448,7 @@ impl ToolHost for Combined {
         self.hosts.iter().find_map(|h| h.lookup(name))
     }
 
-    fn call<'a>(
-        &'a self,
-        caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         Box::pin(async move {
             match self.owner(name) {
                 Some(host) => host.call(caller, name, args).await,

@@ -9,10 +9,9 @@ use seq_store::storage::{
     owner_of,
 };
 use seq_syntax::ast::Sequence;
-use seq_test_support::stored;
+use seq_test_support::{files_in, stored};
 use serde_json::json;
 use std::fs;
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 fn sequence(name: &str, greeting: &str) -> Sequence {
@@ -27,18 +26,7 @@ fn sequence(name: &str, greeting: &str) -> Sequence {
         ]
     })
     .to_string();
-    let parse = seq_syntax::parse(&text);
-    assert!(!parse.has_errors(), "{:?}", parse.diagnostics);
-    parse.sequence.unwrap()
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    seq_test_support::parsed(&text)
 }
 
 #[test]

@@ -33,9 +33,7 @@ fn version(writer: u64, n: u64) -> Sequence {
         }]
     })
     .to_string();
-    let parse = seq_syntax::parse(&text);
-    assert!(!parse.has_errors(), "{:?}", parse.diagnostics);
-    parse.sequence.unwrap()
+    seq_test_support::parsed(&text)
 }
 
 /// The version a sequence read back claims to be; panics unless it is exactly that version,

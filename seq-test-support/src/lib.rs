@@ -1,6 +1,7 @@
 //! What the tests of several crates share, written once: [`EchoHost`], a host whose only tool
-//! is a pure `echo`, and (feature `store`) [`Store`], a data directory with its seq tools and
-//! helpers to read it. A dev-dependency only; never published.
+//! is a pure `echo`; [`parsed`], a test sequence's text parsed; [`files_in`], a directory's
+//! names; and (feature `store`) [`Store`], a data directory with its seq tools and helpers to
+//! read it. A dev-dependency only; never published.
 
 #![allow(
     clippy::unwrap_used,
@@ -8,8 +9,10 @@
 )]
 
 use seq_catalog::{Catalog, ToolDef};
-use seq_exec::{BoxFuture, Caller, Reason, ToolError, ToolHost};
+use seq_exec::{Caller, Reason, ToolCall, ToolError, ToolHost};
+use seq_syntax::ast::Sequence;
 use serde_json::Value;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 #[cfg(feature = "store")]
@@ -21,6 +24,23 @@ pub use store::{Store, put, stored};
 pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(Catalog::builtin)
+}
+
+/// `text` parsed, which must parse without errors: a sequence for a test to run or store.
+pub fn parsed(text: &str) -> Sequence {
+    let parse = seq_syntax::parse(text);
+    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
+    parse.sequence.unwrap()
+}
+
+/// The names in the directory `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 /// A host offering `echo` only: pure, instant, the built-in signature.
@@ -48,12 +68,7 @@ impl ToolHost for EchoHost {
         self.echo.clone().filter(|_| name == "echo")
     }
 
-    fn call<'a>(
-        &'a self,
-        _caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, _caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         Box::pin(async move {
             match (name, args.get("value")) {
                 ("echo", Some(value)) => Ok(value.clone()),

@@ -1,5 +1,6 @@
 //! The summary after a human-format run: how it ended, then every failure with its reason and
-//! hint (also the failures a group tolerated with `on_error: continue`).
+//! hint (also the failures a group tolerated with `on_error: continue` or `error_as`, in a run's
+//! group or in one that an item called).
 //!
 //! ```text
 //! ✗ deploy failed in 1204 ms: 1 group ran, 1 failed, 1 not reached
@@ -7,7 +8,7 @@
 //!     hint: read its stderr in the report
 //! ```
 
-use seq_exec::engine::{GroupStatus, ItemStatus};
+use seq_exec::engine::{GroupStatus, ItemStatus, Placed};
 use seq_exec::{RunReport, ToolError};
 use seq_syntax::ast::Sequence;
 use seq_syntax::printable::{Lines, printable};
@@ -32,26 +33,30 @@ pub fn render(
         format!("✗ {name} failed in {ms} ms")
     };
     writeln!(out, "{outcome}: {}", counts(sequence, report))?;
-    for group in &report.groups {
-        let failed_items = group
-            .items
+    for placed in report.placed_groups() {
+        let group = placed.at.group;
+        let items = group.items();
+        let failed_items = items
             .iter()
             .any(|item| item.status == ItemStatus::Failed && item.error.is_some());
         // A group's error repeats its first failed item's; it is news only without one (its
-        // `when` could not be evaluated, a cycle, a timeout before any item failed).
-        if let (Some(error), false) = (&group.error, failed_items) {
-            failure(out, &format!("group `{}`", group.name), error)?;
+        // `when` could not be evaluated, a cycle, a timeout before any item failed). A called
+        // group's is its call item's error, said there.
+        if let (Some(error), false, 0) = (group.error(), failed_items, placed.at.depth) {
+            failure(out, &placed.described(), error)?;
         }
-        for (index, item) in group.items.iter().enumerate() {
+        for (index, item) in items.iter().enumerate() {
             let caught = match item.status {
                 ItemStatus::Failed => None,
-                ItemStatus::Caught => Some(caught_in(sequence, &group.name, index)),
+                ItemStatus::Caught => Some(caught_in(sequence, &placed, index)),
                 ItemStatus::Ok
                 | ItemStatus::Skipped
                 | ItemStatus::Degraded
                 | ItemStatus::Cancelled => continue,
             };
-            let Some(error) = &item.error else { continue };
+            let Some(error) = item.error.as_ref().filter(|_| placed.tells(item)) else {
+                continue;
+            };
             let retried = match item.retries {
                 0 => String::new(),
                 1 => " (after 1 retry)".to_owned(),
@@ -59,8 +64,8 @@ pub fn render(
             };
             // Counted from 1, as the engine's own messages count items.
             let place = format!(
-                "group `{}`, item {} `{}`{retried}{}",
-                group.name,
+                "{}, item {} `{}`{retried}{}",
+                placed.described(),
                 index + 1,
                 item.tool,
                 caught.unwrap_or_default()
@@ -71,11 +76,14 @@ pub fn render(
     Ok(())
 }
 
-/// ` (caught in `slot`)`: where a caught item's error went.
-fn caught_in(sequence: &Sequence, group: &str, index: usize) -> String {
+/// ` (caught in `slot`)`: where a caught item's error went; ` (caught)` for an item of a
+/// stored sequence the run called, whose text is not at hand.
+fn caught_in(sequence: &Sequence, placed: &Placed<'_>, index: usize) -> String {
+    let group = placed.at.group.name();
     sequence
         .groups
         .iter()
+        .filter(|_| placed.sequence.is_none())
         .find(|g| g.name.value == group)
         .and_then(|g| g.items.get(index))
         .and_then(|item| item.error_as.as_ref())
@@ -166,6 +174,17 @@ mod tests {
         }
     }
 
+    /// A run's report: how it ended, the groups it ran and, for one that could not start, why.
+    fn run(ok: bool, groups: Vec<GroupReport>, error: Option<ToolError>) -> RunReport {
+        RunReport {
+            ok,
+            groups,
+            error,
+            // The other fields empty, as the report's one constructor leaves them.
+            ..RunReport::failed(ToolError::new(Reason::Failed, "replaced"))
+        }
+    }
+
     fn rendered(sequence: &Sequence, report: &RunReport) -> String {
         let mut out = Vec::new();
         render(&mut out, sequence, report, Duration::from_millis(7)).unwrap();
@@ -179,18 +198,14 @@ mod tests {
             retries: 1,
             ..ItemReport::new("cmd_run", ItemStatus::Failed, Some(error))
         };
-        let report = RunReport {
-            ok: false,
-            groups: vec![
+        let report = run(
+            false,
+            vec![
                 group("g0", GroupStatus::Ran, Vec::new()),
                 group("g1", GroupStatus::Failed, vec![failed]),
             ],
-            out: Map::new(),
-            error: None,
-            argument_errors: Vec::new(),
-            cancelled: false,
-            output: Map::new(),
-        };
+            None,
+        );
         assert_eq!(
             rendered(&sequence(3), &report),
             "✗ s failed in 7 ms: 1 group ran, 1 failed, 1 not reached\n  \
@@ -206,15 +221,11 @@ mod tests {
              "tools": "{\"tool\":\"seq_call\",\"args\":{\"target\":\"helper\"},\"as\":\"r\"} ;"},
             {"name": "helper", "tools": "{\"tool\":\"echo\",\"args\":{\"value\":1}} ;"}]}"#;
         let sequence = seq_syntax::parse(text).sequence.unwrap();
-        let report = RunReport {
-            ok: true,
-            groups: vec![group("main", GroupStatus::Ran, Vec::new())],
-            out: Map::new(),
-            error: None,
-            argument_errors: Vec::new(),
-            cancelled: false,
-            output: Map::new(),
-        };
+        let report = run(
+            true,
+            vec![group("main", GroupStatus::Ran, Vec::new())],
+            None,
+        );
         assert_eq!(
             rendered(&sequence, &report),
             "✓ s succeeded in 7 ms: 1 group ran\n"
@@ -225,15 +236,7 @@ mod tests {
     fn a_group_error_is_shown_when_no_item_failed() {
         let mut timed_out = group("g0", GroupStatus::Failed, Vec::new());
         timed_out.error = Some(ToolError::new(Reason::Timeout, "the group ran past 1s"));
-        let report = RunReport {
-            ok: false,
-            groups: vec![timed_out],
-            out: Map::new(),
-            error: None,
-            argument_errors: Vec::new(),
-            cancelled: false,
-            output: Map::new(),
-        };
+        let report = run(false, vec![timed_out], None);
         assert_eq!(
             rendered(&sequence(1), &report),
             "✗ s failed in 7 ms: 1 group failed\n  group `g0`: timeout: the group ran past 1s\n"
@@ -245,15 +248,7 @@ mod tests {
         let error = ToolError::new(Reason::Type, "`who` is not declared")
             .with_field("who")
             .with_hint("pass only declared arguments");
-        let report = RunReport {
-            ok: false,
-            groups: Vec::new(),
-            out: Map::new(),
-            error: Some(error),
-            argument_errors: Vec::new(),
-            cancelled: false,
-            output: Map::new(),
-        };
+        let report = run(false, Vec::new(), Some(error));
         assert_eq!(
             rendered(&sequence(1), &report),
             "✗ s could not start\n  the run: type `who`: `who` is not declared\n    \
@@ -263,18 +258,14 @@ mod tests {
 
     #[test]
     fn a_clean_run_is_one_line() {
-        let report = RunReport {
-            ok: true,
-            groups: vec![
+        let report = run(
+            true,
+            vec![
                 group("g0", GroupStatus::Ran, Vec::new()),
                 group("g1", GroupStatus::Skipped, Vec::new()),
             ],
-            out: Map::new(),
-            error: None,
-            argument_errors: Vec::new(),
-            cancelled: false,
-            output: Map::new(),
-        };
+            None,
+        );
         assert_eq!(
             rendered(&sequence(2), &report),
             "✓ s succeeded in 7 ms: 1 group ran, 1 skipped\n"

@@ -408,6 +408,18 @@ pub fn local(data: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `file` run in process to its end, in a directory of its own (its `--root`, `args` made for
+/// it) in which `marker` already stands, so that nothing in it waits for the marker: its report,
+/// that directory written `DIR`. What a durable run's report is compared with.
+pub fn in_process(data: &Path, file: &str, args: impl Fn(&Path) -> String, marker: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(marker), "").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let output = local(data, &[file, "--args", &args(dir.path()), "--root", root]);
+    assert_eq!(common::status(&output), 0, "{}", common::stderr(&output));
+    in_dir(&report(&output), dir.path())
+}
+
 /// The report (the last line of stdout) with every `duration_ms` set to 0.
 /// `report` with the directory `dir` written `DIR` wherever it appears (the commands an item
 /// ran, shown with their values): two runs of one sequence in two directories compare equal.

@@ -44,7 +44,7 @@ pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items,
 pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_under};
 
 use crate::error::{Reason, ToolError};
-use crate::host::{BoxFuture, Caller, ToolHost};
+use crate::host::{Caller, ToolCall, ToolHost};
 use seq_catalog::{
     CMD_RUN, ECHO, FILES_DELETE, FILES_LIST, FILES_MOVE, FILES_READ, FILES_STAT, FILES_WRITE, JQ,
     OUTPUT_STDOUT, SLEEP,
@@ -144,12 +144,7 @@ impl BuiltinHost {
     /// One tool's call, boxed at that tool's own size: a `sleep` in flight holds a timer, not
     /// the largest state of any tool (`cmd_run`'s), nor its arguments. Items of a wide parallel
     /// group are mostly sleeping or waiting, and all of them are alive at once.
-    fn dispatch<'a>(
-        &'a self,
-        caller: &'a Caller,
-        name: &str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn dispatch<'a>(&'a self, caller: &'a Caller, name: &str, args: Value) -> ToolCall<'a> {
         match name {
             CMD_RUN => Box::pin(async move { cmd::cmd_run(&self.root, &args).await }),
             ECHO => ready(args::required(&args, "value").cloned()),
@@ -200,7 +195,7 @@ impl BuiltinHost {
 }
 
 /// A call whose result is known without waiting.
-fn ready<'a>(result: Result<Value, ToolError>) -> BoxFuture<'a, Result<Value, ToolError>> {
+fn ready<'a>(result: Result<Value, ToolError>) -> ToolCall<'a> {
     Box::pin(std::future::ready(result))
 }
 
@@ -212,12 +207,7 @@ impl ToolHost for BuiltinHost {
             .cloned()
     }
 
-    fn call<'a>(
-        &'a self,
-        caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         self.dispatch(caller, name, args)
     }
 }

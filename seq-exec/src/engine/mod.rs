@@ -69,7 +69,7 @@ pub use report::{
 };
 pub use request::RunRequest;
 pub use stack::Stack;
-pub use walk::{Descend, ElementAt, GroupAt, GroupOf, ItemAt, ReportVisitor};
+pub use walk::{Descend, ElementAt, GroupAt, GroupOf, ItemAt, Placed, ReportVisitor};
 
 use crate::authorizer::Authorizer;
 use crate::error::{Reason, ToolError};

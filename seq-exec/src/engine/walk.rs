@@ -6,7 +6,8 @@
 //! go into it ([`Descend`]); the walk keeps the order and the depths.
 
 use super::report::{
-    CalledGroup, EachReport, ElementReport, GroupReport, GroupStatus, ItemReport, RunReport,
+    CalledGroup, EachReport, ElementReport, GroupReport, GroupStatus, ItemReport, ItemStatus,
+    RunReport,
 };
 use crate::error::ToolError;
 
@@ -212,6 +213,92 @@ impl ItemReport {
     }
 }
 
+/// A group of the run at any call depth, with where it was called from: what a reader that
+/// lists the run's failures goes through.
+#[derive(Clone, Debug)]
+pub struct Placed<'r> {
+    pub at: GroupAt<'r>,
+    /// The stored sequence the group belongs to (`None`: the run's own): its own, or for a
+    /// group a `#name` sequence called within itself, its caller's.
+    pub sequence: Option<&'r str>,
+    /// The name (as [`Placed::name`] writes it) of the group whose item called this one;
+    /// `None` for a run's group.
+    pub caller: Option<String>,
+}
+
+impl Placed<'_> {
+    /// `#lib/probe` for a group of a stored sequence, else the group's name.
+    pub fn name(&self) -> String {
+        let name = self.at.group.name();
+        match self.sequence {
+            Some(sequence) => format!("#{sequence}/{name}"),
+            None => name.to_owned(),
+        }
+    }
+
+    /// ``group `probe` `` for a run's group, ``group `probe` (called from `main`)`` for a
+    /// called one.
+    pub fn described(&self) -> String {
+        match &self.caller {
+            Some(caller) => format!("group `{}` (called from `{caller}`)", self.name()),
+            None => format!("group `{}`", self.name()),
+        }
+    }
+
+    /// Whether the failure of `item`, one of this group's, is to be told here. A run's group's
+    /// failures all are. A called group's are when the group tolerated them (a caught item, or
+    /// a failed one of a `partial` group): one it did not tolerate failed the call item, whose
+    /// error tells it.
+    pub fn tells(&self, item: &ItemReport) -> bool {
+        if self.at.depth == 0 {
+            return true;
+        }
+        match item.status {
+            ItemStatus::Caught => true,
+            ItemStatus::Failed => self.at.group.status() == GroupStatus::Partial,
+            ItemStatus::Ok | ItemStatus::Skipped | ItemStatus::Degraded | ItemStatus::Cancelled => {
+                false
+            }
+        }
+    }
+}
+
+/// Collects [`Placed`] groups: the groups being walked, innermost last, are the callers.
+#[derive(Default)]
+struct Placing<'r> {
+    placed: Vec<Placed<'r>>,
+    /// The index in `placed` of each group the walk is in.
+    open: Vec<usize>,
+}
+
+impl<'r> ReportVisitor<'r> for Placing<'r> {
+    fn enter_group(&mut self, at: &GroupAt<'r>) -> Descend {
+        let caller = self.open.last().map(|&i| &self.placed[i]);
+        let placed = Placed {
+            at: *at,
+            sequence: at.group.sequence().or(caller.and_then(|c| c.sequence)),
+            caller: caller.map(Placed::name),
+        };
+        self.open.push(self.placed.len());
+        self.placed.push(placed);
+        Descend::Into
+    }
+
+    fn leave_group(&mut self, _group: &GroupAt<'r>) {
+        self.open.pop();
+    }
+}
+
+impl RunReport {
+    /// Every group of the run, those its items called too, at every depth, in the walk's order
+    /// (a group before the groups its items called).
+    pub fn placed_groups(&self) -> Vec<Placed<'_>> {
+        let mut placing = Placing::default();
+        self.walk(&mut placing);
+        placing.placed
+    }
+}
+
 fn walk_group<'r, V: ReportVisitor<'r> + ?Sized>(at: GroupAt<'r>, visitor: &mut V) {
     if visitor.enter_group(&at) == Descend::Into {
         for (index, item) in at.group.items().iter().enumerate() {
@@ -266,9 +353,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_walk_tells_every_place_in_order_with_its_depth() {
-        let report: RunReport = serde_json::from_value(serde_json::json!({
+    /// A run whose first group calls a group of `#lib` and one of its own sequence (skipped),
+    /// then an `each`; its second group skipped.
+    fn report() -> RunReport {
+        serde_json::from_value(serde_json::json!({
             "ok": true, "out": {},
             "groups": [
                 {"name": "a", "status": "ran", "parallel": false, "duration_ms": 1,
@@ -284,7 +372,12 @@ mod tests {
                 {"name": "z", "status": "skipped", "parallel": false, "duration_ms": 0,
                  "items": []}]
         }))
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn the_walk_tells_every_place_in_order_with_its_depth() {
+        let report = report();
         let mut told = Told::default();
         report.walk(&mut told);
         assert_eq!(
@@ -308,5 +401,75 @@ mod tests {
                 "leave z",
             ]
         );
+    }
+
+    #[test]
+    fn placed_groups_name_their_callers_and_inherit_the_sequence() {
+        let mut report = report();
+        // `#lib/b`'s item calls a group of `#lib` too: it says no sequence of its own.
+        let d: CalledGroup = serde_json::from_value(serde_json::json!(
+            {"name": "d", "status": "ran", "parallel": false, "duration_ms": 0, "items": []}
+        ))
+        .unwrap();
+        report.groups[0].items[0].called[0].items[0].called.push(d);
+        let placed: Vec<(String, usize, Option<String>)> = report
+            .placed_groups()
+            .iter()
+            .map(|p| (p.described(), p.at.depth, p.sequence.map(str::to_owned)))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                ("group `a`".to_owned(), 0, None),
+                (
+                    "group `#lib/b` (called from `a`)".to_owned(),
+                    1,
+                    Some("lib".to_owned())
+                ),
+                (
+                    "group `#lib/d` (called from `#lib/b`)".to_owned(),
+                    2,
+                    Some("lib".to_owned())
+                ),
+                ("group `c` (called from `a`)".to_owned(), 1, None),
+                ("group `z`".to_owned(), 0, None),
+            ]
+        );
+    }
+
+    /// Every time the walk reaches, as `(started_ms, duration_ms)`.
+    #[derive(Default)]
+    struct Times(Vec<(u64, u64)>);
+
+    impl<'r> ReportVisitor<'r> for Times {
+        fn enter_group(&mut self, group: &GroupAt<'r>) -> Descend {
+            self.0
+                .push((group.group.started_ms(), group.group.duration_ms()));
+            Descend::Into
+        }
+
+        fn enter_item(&mut self, item: &ItemAt<'r>) -> Descend {
+            let item = item.item;
+            self.0.push((item.started_ms, item.duration_ms));
+            self.0
+                .extend(item.attempts.iter().map(|a| (a.started_ms, a.duration_ms)));
+            Descend::Into
+        }
+
+        fn element(&mut self, element: &ElementAt<'r>) {
+            let element = element.element;
+            self.0.push((element.started_ms, element.duration_ms));
+        }
+    }
+
+    /// `untimed` writes what the walk reads, so it clears every time the walk reaches.
+    #[test]
+    fn untimed_clears_every_time_the_walk_reaches() {
+        let mut times = Times::default();
+        report().walk(&mut times);
+        assert!(times.0.iter().any(|&t| t != (0, 0)), "{:?}", times.0);
+        let mut times = Times::default();
+        report().untimed().walk(&mut times);
+        assert!(times.0.iter().all(|&t| t == (0, 0)), "{:?}", times.0);
     }
 }

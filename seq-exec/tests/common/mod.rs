@@ -9,7 +9,9 @@ use seq_catalog::Catalog;
 use seq_catalog::ToolDef;
 use seq_check::Source;
 use seq_exec::engine::{GroupReport, ItemReport, Observer};
-use seq_exec::{BoxFuture, Caller, Engine, Limits, Reason, SequenceSource, ToolError, ToolHost};
+use seq_exec::{
+    BoxFuture, Caller, Engine, Limits, Reason, SequenceSource, ToolCall, ToolError, ToolHost,
+};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -157,12 +159,7 @@ impl ToolHost for ScriptedHost {
             .map(|(d, _)| Arc::new(d.clone()))
     }
 
-    fn call<'a>(
-        &'a self,
-        _caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, _caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         Box::pin(async move {
             let behavior = self.tools.lock().unwrap().get(name).map(|(_, b)| b.clone());
             let Some(behavior) = behavior else {
@@ -322,11 +319,9 @@ pub fn one(host: &ScriptedHost, text: String) -> Sequence {
     checked(host, &[text]).into_iter().next().unwrap()
 }
 
-/// Parsed only (for sequences the checker would refuse: storage that changed after checking).
-pub fn parsed(text: &str) -> Sequence {
-    let parse = seq_syntax::parse(text);
-    assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
-    parse.sequence.unwrap()
+/// The sequence `s` of `groups`, checked against the host's catalog: what most tests run.
+pub fn one_s(host: &ScriptedHost, groups: Vec<Value>) -> Sequence {
+    one(host, file("s", groups))
 }
 
 pub fn args(value: Value) -> Map<String, Value> {

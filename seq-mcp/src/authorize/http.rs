@@ -86,16 +86,17 @@ impl StreamableHttpClient for OAuthHttp {
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
+        auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, Failure> {
+        let limits = StreamableHttpResponseLimits::default();
         self.post_message_with_response_limits(
             uri,
             message,
             session_id,
-            None,
+            auth_header,
             custom_headers,
-            StreamableHttpResponseLimits::default(),
+            limits,
         )
         .await
     }
@@ -105,18 +106,19 @@ impl StreamableHttpClient for OAuthHttp {
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
+        auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Failure> {
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_sse_event_size = max_sse_event_size;
+        let headers = custom_headers;
         self.post_message_with_response_limits(
             uri,
             message,
             session_id,
-            None,
-            custom_headers,
+            auth_header,
+            headers,
             limits,
         )
         .await
@@ -167,18 +169,18 @@ impl StreamableHttpClient for OAuthHttp {
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
-        _auth_header: Option<String>,
+        auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failure> {
-        self.signed(|token| {
-            self.http.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
+        let limit = StreamableHttpResponseLimits::default().max_sse_event_size;
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            limit,
+        )
         .await
     }
 

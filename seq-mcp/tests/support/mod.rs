@@ -10,7 +10,7 @@
 use seq_catalog::Catalog;
 use seq_check::Source;
 use seq_exec::engine::RunRequest;
-use seq_exec::{BoxFuture, Caller, Engine, Reason, RunReport, ToolError, ToolHost};
+use seq_exec::{Caller, Engine, Reason, RunReport, ToolCall, ToolError, ToolHost};
 use seq_mcp::{McpHost, Options, ServerSpec, Transport};
 use seq_store::storage::Storage;
 use seq_syntax::Diagnostic;
@@ -192,12 +192,7 @@ impl ToolHost for Killer {
         })
     }
 
-    fn call<'a>(
-        &'a self,
-        _caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, _caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         Box::pin(async move {
             if name == "kill_server" {
                 self.kill(args).await

@@ -13,8 +13,7 @@ use super::{SeqTools, StorageTools, definition, not_here};
 use seq_catalog::ToolDef;
 use seq_catalog::{SEQ_CALL, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL};
 use seq_exec::engine::RunRequest;
-use seq_exec::error::ToolError;
-use seq_exec::host::{BoxFuture, Caller, ToolHost};
+use seq_exec::host::{Caller, ToolCall, ToolHost};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -70,12 +69,7 @@ impl ToolHost for SeqHost {
         self.inner.lookup(name)
     }
 
-    fn call<'a>(
-        &'a self,
-        caller: &'a Caller,
-        name: &'a str,
-        args: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(&'a self, caller: &'a Caller, name: &'a str, args: Value) -> ToolCall<'a> {
         Box::pin(async move {
             if StorageTools::handles(name) {
                 return self

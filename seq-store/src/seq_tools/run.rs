@@ -7,7 +7,7 @@ use crate::storage::{self, StorageError};
 use seq_catalog::SEQ_WHEN_CALL;
 use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_exec::builtin::args;
-use seq_exec::engine::{CancellationToken, RunReport, RunRequest};
+use seq_exec::engine::{CancellationToken, GroupStatus, RunReport, RunRequest};
 use seq_exec::error::{Reason, ToolError};
 use seq_exec::host::Caller;
 use seq_syntax::ast::Sequence;
@@ -324,13 +324,21 @@ fn run_failure(name: &str, report: &RunReport) -> ToolError {
         return error.clone();
     }
     let mut failures = Vec::new();
-    for group in &report.groups {
+    for placed in report.placed_groups() {
+        let group = placed.at.group;
+        // A called group that did not tolerate its failure failed its call item: said there.
+        if placed.at.depth > 0
+            && matches!(group.status(), GroupStatus::Failed | GroupStatus::Cancelled)
+        {
+            continue;
+        }
         let first = group
-            .items
+            .items()
             .iter()
             .enumerate()
+            .filter(|(_, item)| placed.tells(item))
             .find_map(|(i, item)| item.error.as_ref().map(|e| (i, &item.tool, e)));
-        let why = match (&group.error, first) {
+        let why = match (group.error(), first) {
             // "failed: failed: …" says it twice.
             (Some(error), _) if error.reason == Reason::Failed => {
                 error.detail.clone().unwrap_or_else(|| error.to_string())
@@ -340,9 +348,9 @@ fn run_failure(name: &str, report: &RunReport) -> ToolError {
             (None, None) => continue,
         };
         failures.push(format!(
-            "group `{}` {}: {why}",
-            group.name,
-            group.status.predicate()
+            "{} {}: {why}",
+            placed.described(),
+            group.status().predicate()
         ));
     }
     // The report itself travels beside the error (`Outcome::report`), structured, once.

@@ -7,10 +7,10 @@ use super::files::{WriteHook, WriteStage};
 use super::{Put, SequenceStorage, Storage, StorageError};
 use crate::storage::list;
 use seq_syntax::ast::Sequence;
+use seq_test_support::files_in;
 use serde_json::json;
 use std::fs;
 use std::io;
-use std::path::Path;
 use std::sync::Arc;
 
 impl Storage {
@@ -28,9 +28,7 @@ fn sequence(name: &str, greeting: &str) -> Sequence {
             "tools": format!(r#"{{"tool":"echo","args":{{"value":"{greeting}"}},"as":"said"}} ;"#)}]
     })
     .to_string();
-    let parse = seq_syntax::parse(&text);
-    assert!(!parse.has_errors(), "{:?}", parse.diagnostics);
-    parse.sequence.unwrap()
+    seq_test_support::parsed(&text)
 }
 
 fn put(storage: &Storage, sequence: &Sequence, replace: bool) -> Result<(), StorageError> {
@@ -42,15 +40,6 @@ fn read(storage: &Storage, name: &str) -> Option<Sequence> {
         .get(name)
         .unwrap()
         .map(|stored| Arc::unwrap_or_clone(stored.sequence))
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// A crash at each stage of a write: the old file stays whole, no torn file is listed, and the
