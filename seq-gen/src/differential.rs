@@ -8,7 +8,7 @@
 //! proptest strategy ([`case`]), rendered to a file's text ([`render`]) with the arguments a run
 //! passes ([`run_args`]).
 //!
-//! Shared by the checker–engine differential test (seq-exec) and the in-process–durable one
+//! Shared by the checker–engine differential test (seq-store) and the in-process–durable one
 //! (the `seqc` package's tests): both draw from the same sequences. Every tool is `echo` (pure),
 //! a `seq_call` or `seq_when_call` of a group of the case, `cmd_run` of `true`, or `nope_tool`,
 //! which no host has.
@@ -122,7 +122,7 @@ fn item(clean: bool) -> impl Strategy<Value = Item> {
             r#"{"value": $args.x}"#,
             r#"{"value": {"k": $args.x, "l": [1, "two"]}}"#,
             r#"{"value": 1, "extra": true}"#,
-            // Valid after a write of the local `t` in a serial group (`tidy` sees to it).
+            // Valid after a write of the local `t` in a serial group (`settle` sees to it).
             r#"{"value": $out.t}"#,
         ],
         vec![
@@ -173,7 +173,7 @@ fn item(clean: bool) -> impl Strategy<Value = Item> {
         1 => Just(("nope_tool", None)),
     ];
     // A clean case writes `r`, which it always declares, and `t` where it declares it local
-    // (`tidy` sees to it).
+    // (`settle` sees to it).
     let output = if clean {
         prop_oneof![10 => Just(None), 4 => Just(Some("r")), 2 => Just(Some("t"))].boxed()
     } else {
@@ -457,9 +457,9 @@ fn settle(mut case: Case) -> Case {
 }
 
 /// Makes a clean case valid where independent choices combine into a mistake: `retries` only
-/// with `on_error: retry` (set where no `on_error` is), `missing: degrade` only with a `fallback`, calls (both targets of a
-/// `seq_when_call`) only to later groups (a call back would be a cycle), and `max_parallel`
-/// only on an `each` of `echo` (parallel-safe).
+/// with `on_error: retry` (set where no `on_error` is), `missing: degrade` only with a
+/// `fallback`, calls (both targets of a `seq_when_call`) only to later groups (a call back would
+/// be a cycle), and `max_parallel` only on an `each` of `echo` (parallel-safe).
 fn tidy(mut case: Case) -> Case {
     let names: Vec<&str> = case.groups.iter().map(|g| g.name).collect();
     let later = |args: &str, key: &str, index: usize| {
