@@ -42,8 +42,26 @@ pub(crate) struct Built {
 enum OnError {
     Unset,
     Abort,
-    Retry(u32),
+    Retry(Retries),
     Continue,
+}
+
+/// How many more attempts `on_error: retry` gives: a count, or the value of an `integer` input
+/// (`"retries": "$args.NAME"`), which the group then declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Retries {
+    Count(u32),
+    /// The input's name.
+    From(&'static str),
+}
+
+/// The input a group's `retries` may be taken from: the first `integer` of [`INPUTS`] (its
+/// literal, what a call may pass, is within the run-time bound of 0 to 10).
+fn retries_input() -> Option<&'static str> {
+    INPUTS
+        .iter()
+        .find(|input| input.ty == "integer")
+        .map(|input| input.name)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +84,9 @@ struct Items<'r> {
     readable: Vec<String>,
     /// Writes still owed to the array slot.
     array_writes: usize,
+    /// The slots read through `$out` so far: only these may be made `local` (a local nobody
+    /// reads is a warning).
+    read: Vec<&'static str>,
 }
 
 impl Items<'_> {
@@ -108,6 +129,16 @@ impl Items<'_> {
         self.outputs.push((name, ty));
         self.readable.push(name.to_owned());
         name
+    }
+
+    /// Notes a read of `$out.READ` (a slot, or a path into one such as `status.stdout`).
+    fn note_read(&mut self, read: &str) {
+        let slot = read.split('.').next().unwrap_or(read);
+        if let Some(&(name, _)) = self.outputs.iter().find(|(name, _)| *name == slot)
+            && !self.read.contains(&name)
+        {
+            self.read.push(name);
+        }
     }
 
     fn push(&mut self, tool: &str, args: &str, output: Option<&str>, unsafe_serial: bool) {
@@ -205,7 +236,9 @@ impl Items<'_> {
     /// `output_send__stdout`, reading a slot written earlier when `read_out` allows it.
     fn send(&mut self, read_out: bool) {
         let text = if read_out && !self.readable.is_empty() {
-            format!("\"摘要: $out.{}\"", self.rng.pick(&self.readable))
+            let read = self.rng.pick(&self.readable).clone();
+            self.note_read(&read);
+            format!("\"摘要: $out.{read}\"")
         } else {
             format!("\"{}\"", self.rng.pick(MESSAGES))
         };
@@ -215,8 +248,11 @@ impl Items<'_> {
 
     /// `files_write`, not parallel-safe: only in serial groups, acknowledged with `unsafe_serial`.
     fn files_write(&mut self, read_out: bool) {
-        let content = match self.readable.first() {
-            Some(slot) if read_out => format!("\"$out.{slot}\""),
+        let content = match self.readable.first().cloned() {
+            Some(slot) if read_out => {
+                self.note_read(&slot);
+                format!("\"$out.{slot}\"")
+            }
             _ => r#""line1\nline2 \"quoted\" \\ end""#.to_string(),
         };
         let args = self.object(&[
@@ -254,12 +290,27 @@ impl Items<'_> {
         self.push("seq_call", &args, output, false);
     }
 
-    fn seq_when_call(&mut self, callee: &Callee) {
+    /// `seq_when_call`, now and then with an `else` target: then it writes its slot on both
+    /// branches (both callees always run and write theirs), like a `seq_call`.
+    fn seq_when_call(&mut self, callee: &Callee, otherwise: Option<&Callee>) {
         let target = format!("\"{}\"", callee.target);
         let inner = self.call_args(callee);
         let when = format!("\"{}\"", self.rng.pick(CALL_CONDITIONS));
-        let args = self.object(&[("target", &target), ("args", &inner), ("when", &when)]);
-        self.push("seq_when_call", &args, None, false);
+        let mut members = vec![("target", target), ("args", inner), ("when", when)];
+        let mut output = None;
+        if let Some(otherwise) = otherwise {
+            members.push(("else", format!("\"{}\"", otherwise.target)));
+            // `else_args` default to `args`, which fit the `else` target only when it declares
+            // the same inputs (more would go unpassed, fewer would be undeclared arguments).
+            if otherwise.inputs != callee.inputs || self.rng.chance(30) {
+                let else_args = self.call_args(otherwise);
+                members.push(("else_args", else_args));
+            }
+            output = self.rng.chance(80).then(|| self.slot("object", true));
+        }
+        let members: Vec<(&str, &str)> = members.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let args = self.object(&members);
+        self.push("seq_when_call", &args, output, false);
     }
 }
 
@@ -275,7 +326,10 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
     let on_error = match rng.below(20) {
         0..=9 => OnError::Unset,
         10..=13 => OnError::Abort,
-        14..=16 => OnError::Retry(1 + rng.below(3) as u32),
+        14..=16 => match retries_input() {
+            Some(input) if rng.chance(35) => OnError::Retry(Retries::From(input)),
+            Some(_) | None => OnError::Retry(Retries::Count(1 + rng.below(3) as u32)),
+        },
         _ => OnError::Continue,
     };
     let mut missing = match rng.below(20) {
@@ -299,6 +353,7 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
         items: Vec::new(),
         outputs: Vec::new(),
         readable: Vec::new(),
+        read: Vec::new(),
     };
     for callee in plan.must_call {
         items.seq_call(callee);
@@ -340,7 +395,10 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
                 };
                 match (kind, plan.local.get(at)) {
                     (7, Some(callee)) => items.seq_call(callee),
-                    (_, Some(callee)) => items.seq_when_call(callee),
+                    (_, Some(callee)) => {
+                        let otherwise = items.rng.chance(50).then(|| items.rng.pick(plan.local));
+                        items.seq_when_call(callee, otherwise);
+                    }
                     (_, None) => items.cmd_run(),
                 }
             }
@@ -349,6 +407,17 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
     }
     if writes_file {
         items.files_write(read_out);
+    }
+    // Some slots read within the group become `local`: written and read the same way, but no
+    // part of the group's result.
+    let mut locals = Vec::new();
+    let mut outputs = Vec::new();
+    for &(name, ty) in &items.outputs {
+        if items.read.contains(&name) && items.rng.chance(50) {
+            locals.push((name, ty));
+        } else {
+            outputs.push((name, ty));
+        }
     }
     if missing == Missing::Degrade && items.outputs.is_empty() {
         missing = Missing::Fail;
@@ -366,6 +435,15 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
     if let Some(when) = when {
         read |= inputs_read(when);
     }
+    let retries = match on_error {
+        OnError::Retry(Retries::Count(count)) => Some(count.to_string()),
+        OnError::Retry(Retries::From(input)) => {
+            let reference = format!("$args.{input}");
+            read |= inputs_read(&reference);
+            Some(format!("\"{reference}\""))
+        }
+        OnError::Unset | OnError::Abort | OnError::Continue => None,
+    };
 
     let description = items.rng.chance(40).then(|| *items.rng.pick(DESCRIPTIONS));
     let timeout = items.rng.chance(60).then(|| *items.rng.pick(TIMEOUTS));
@@ -383,13 +461,14 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
             .collect();
         fields.push(("in", format!("{{ {} }}", decls.join(", "))));
     }
-    if !items.outputs.is_empty() {
-        let decls: Vec<String> = items
-            .outputs
-            .iter()
-            .map(|(name, ty)| format!("\"{name}\": \"{ty}\""))
-            .collect();
-        fields.push(("out", format!("{{ {} }}", decls.join(", "))));
+    for (field, slots) in [("out", &outputs), ("local", &locals)] {
+        if !slots.is_empty() {
+            let decls: Vec<String> = slots
+                .iter()
+                .map(|(name, ty)| format!("\"{name}\": \"{ty}\""))
+                .collect();
+            fields.push((field, format!("{{ {} }}", decls.join(", "))));
+        }
     }
     if let Some(when) = when {
         fields.push(("when", format!("\"{when}\"")));
@@ -404,10 +483,10 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
         OnError::Unset => {}
         OnError::Abort => fields.push(("on_error", "\"abort\"".to_string())),
         OnError::Continue => fields.push(("on_error", "\"continue\"".to_string())),
-        OnError::Retry(retries) => {
-            fields.push(("on_error", "\"retry\"".to_string()));
-            fields.push(("retries", retries.to_string()));
-        }
+        OnError::Retry(_) => fields.push(("on_error", "\"retry\"".to_string())),
+    }
+    if let Some(retries) = retries {
+        fields.push(("retries", retries));
     }
     match missing {
         Missing::Unset => {}
@@ -415,6 +494,7 @@ pub(crate) fn group(rng: &mut Rng, plan: &Plan<'_>) -> Built {
         Missing::Skip => fields.push(("missing", "\"skip\"".to_string())),
         Missing::Degrade => {
             fields.push(("missing", "\"degrade\"".to_string()));
+            // Locals too: a degraded item writes its slot, whichever kind it is.
             let values: Vec<String> = items
                 .outputs
                 .iter()

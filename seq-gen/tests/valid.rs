@@ -4,6 +4,7 @@
 use seq_catalog::Catalog;
 use seq_check::Source;
 use seq_syntax::Code;
+use seq_syntax::ast::{Group, Item};
 
 fn show(diagnostics: &[seq_syntax::Diagnostic], text: &str) -> String {
     diagnostics
@@ -93,4 +94,36 @@ fn the_batch_chains_are_four_calls_deep() {
         errors.iter().all(|code| *code == Code::CallChainTooDeep),
         "{errors:?}"
     );
+}
+
+/// The files hold the language's newest parts, so that the tests above check them clean: local
+/// slots, `retries` from an `integer` input, `seq_when_call` with `else`, and an `each` fanned
+/// out with `max_parallel` in a serial group.
+#[test]
+fn the_generated_files_hold_locals_retries_from_inputs_else_and_serial_fan_out() {
+    let batch: Vec<String> = seq_gen::batch(30, 6).into_iter().map(|(_, t)| t).collect();
+    for texts in [vec![seq_gen::sequence_file(100_000)], batch] {
+        let groups: Vec<Group> = texts
+            .iter()
+            .flat_map(|text| seq_syntax::parse(text).sequence.expect("a sequence").groups)
+            .collect();
+        let items = || {
+            groups
+                .iter()
+                .flat_map(|g| g.items.iter().map(move |item| (g, item)))
+        };
+        let has_else = |item: &Item| {
+            item.tool.value == "seq_when_call"
+                && item
+                    .args
+                    .as_ref()
+                    .is_some_and(|args| args.value.iter().any(|m| m.key.value == "else"))
+        };
+        assert!(groups.iter().any(|g| !g.locals.is_empty()));
+        assert!(groups.iter().any(|g| g.retries_from.is_some()));
+        assert!(items().any(|(_, item)| has_else(item)));
+        assert!(items().any(|(g, item)| {
+            !g.is_parallel() && item.each.is_some() && item.max_parallel.is_some()
+        }));
+    }
 }

@@ -22,7 +22,9 @@
 //!
 //! Everything else may legitimately fail at run time and is allowed: a tool the host lacks
 //! (`cmd_run`, `nope_tool`: W0505, existence is a run-time property), a value of type `any`
-//! flowing into a typed input or slot, an unset slot read where the checker warned (W0601).
+//! flowing into a typed input or slot, an unset slot read where the checker warned (W0601), an
+//! input `retries` is taken from that the run or a call does not pass (reason `type` on that
+//! input: its value is known only when the group's inputs are admitted).
 //!
 //! The generator is `seq_gen::differential`, shared with the in-process–durable differential
 //! test of the `seqc` package.
