@@ -1173,8 +1173,13 @@ const RUNS_C_SCRIPT: [(&str, &str); 4] = [
     ("script", "script -c"),
 ];
 
+/// The last `/`-separated part of `word` (`/usr/bin/env` is `env`). It runs for every word the
+/// scan reads, so it finds the last `/` once rather than splitting.
 fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
+    match word.rfind('/') {
+        Some(slash) => word.get(slash + 1..).unwrap_or(word),
+        None => word,
+    }
 }
 
 /// `NAME=value` before a command.
@@ -1280,7 +1285,8 @@ fn command_word(words: &[String]) -> Option<usize> {
         if is_assignment(word) {
             continue;
         }
-        if let Some(w) = WRAPPERS.iter().find(|w| w.name == basename(word)) {
+        let name = basename(word);
+        if let Some(w) = WRAPPERS.iter().find(|w| w.name == name) {
             wrapper = Some(w);
             operands = w.operands;
             continue;
