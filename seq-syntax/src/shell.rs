@@ -17,6 +17,7 @@
 use crate::ast::TemplatePart;
 
 mod parsed;
+mod plain;
 
 /// Forgets the shell parser's readings kept on this thread, so that the next check of a text
 /// parses it (the benchmark's file checked for the first time; the fuzz target's check that a
@@ -311,11 +312,12 @@ const VALUE: char = '\u{1}';
 /// parser decides each context: a reference keeps one only where the parser places it and the
 /// scan of the words around it reads the same place (the scan adds what a grammar cannot know:
 /// the commands that evaluate or parse their arguments again). Text without references needs
-/// no parse.
+/// no parse, and neither does plain text (words, quotes and the operators between commands, see
+/// `plain`), where the quotes alone place each reference and the scan reads them as the shell.
 pub fn scan(parts: &[TemplatePart]) -> Scanned {
     let mut scanned = scan_words(parts);
     // Where the scan refuses every reference, the parser could only agree.
-    if scanned.refs.iter().any(|r| r.context.is_ok()) {
+    if scanned.refs.iter().any(|r| r.context.is_ok()) && !plain::plain(parts) {
         parsed::with_contexts(parts, |parsed| {
             for (r, &parsed) in scanned.refs.iter_mut().zip(parsed) {
                 r.context = agree(r.context, parsed);
