@@ -1790,6 +1790,33 @@ mod tests {
         assert_eq!(reparsed("ssh h <<E\necho $args.x\nE"), [Some("ssh")]);
     }
 
+    /// Plain text is not parsed: there the parser would have agreed with the scan.
+    #[test]
+    fn plain_text_reads_as_parsed() {
+        for text in [
+            "grep -rn $args.p $args.dir | head -n 20",
+            "cd $args.repo && git log --oneline -n 5 -- \"$args.path\"",
+            "curl -fsS \"https://x.example/items/$args.id\" -H \"Auth: $args.token\"",
+            "sh -c 'echo \"$1\" | tr a-z A-Z' sh $args.text",
+            "find $args.dir -name '*.rs' -newer \"$args.stamp\" | xargs wc -l",
+            "test -f \"$args.p\" && echo \"e: $args.p\" || echo missing # check $args.q",
+            "jq -r '.items[] | .name' \"$out.fetch.stdout\" | sort | uniq -c",
+            "tar -czf \"b-$args.date.tgz\" -C \"$args.dir\" . 2>/dev/null; echo ok",
+            "A=$args.v env | grep A= >>log &\nls \"$HOME\"$args.w'x'#y",
+            "echo '$args.v' a#$args.w",
+        ] {
+            let (template, _) = parse_template(text, &OffsetMap::default());
+            assert!(plain::plain(&template.parts), "{text}");
+            let words = scan_words(&template.parts);
+            parsed::with_contexts(&template.parts, |parsed| {
+                assert_eq!(parsed.len(), words.refs.len(), "{text}");
+                for (r, &p) in words.refs.iter().zip(parsed) {
+                    assert_eq!(agree(r.context, p), r.context, "{text}");
+                }
+            });
+        }
+    }
+
     #[test]
     fn dollar_pairs() {
         // `$$` (the process id) is read as a pair, as the shell reads it: `$$args.v` holds no
