@@ -17,6 +17,7 @@
 use crate::ast::TemplatePart;
 
 mod parsed;
+mod plain;
 
 /// Forgets the shell parser's readings kept on this thread, so that the next check of a text
 /// parses it (the benchmark's file checked for the first time; the fuzz target's check that a
@@ -311,11 +312,12 @@ const VALUE: char = '\u{1}';
 /// parser decides each context: a reference keeps one only where the parser places it and the
 /// scan of the words around it reads the same place (the scan adds what a grammar cannot know:
 /// the commands that evaluate or parse their arguments again). Text without references needs
-/// no parse.
+/// no parse, and neither does plain text (words, quotes and the operators between commands, see
+/// `plain`), where the quotes alone place each reference and the scan reads them as the shell.
 pub fn scan(parts: &[TemplatePart]) -> Scanned {
     let mut scanned = scan_words(parts);
     // Where the scan refuses every reference, the parser could only agree.
-    if scanned.refs.iter().any(|r| r.context.is_ok()) {
+    if scanned.refs.iter().any(|r| r.context.is_ok()) && !plain::plain(parts) {
         parsed::with_contexts(parts, |parsed| {
             for (r, &parsed) in scanned.refs.iter_mut().zip(parsed) {
                 r.context = agree(r.context, parsed);
@@ -1173,8 +1175,13 @@ const RUNS_C_SCRIPT: [(&str, &str); 4] = [
     ("script", "script -c"),
 ];
 
+/// The last `/`-separated part of `word` (`/usr/bin/env` is `env`). It runs for every word the
+/// scan reads, so it finds the last `/` once rather than splitting.
 fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
+    match word.rfind('/') {
+        Some(slash) => word.get(slash + 1..).unwrap_or(word),
+        None => word,
+    }
 }
 
 /// `NAME=value` before a command.
@@ -1280,7 +1287,8 @@ fn command_word(words: &[String]) -> Option<usize> {
         if is_assignment(word) {
             continue;
         }
-        if let Some(w) = WRAPPERS.iter().find(|w| w.name == basename(word)) {
+        let name = basename(word);
+        if let Some(w) = WRAPPERS.iter().find(|w| w.name == name) {
             wrapper = Some(w);
             operands = w.operands;
             continue;
@@ -1780,6 +1788,33 @@ mod tests {
         // A shell reading the body as its script parses the value.
         assert_eq!(reparsed("sh <<E\necho $args.x\nE"), [Some("sh -c")]);
         assert_eq!(reparsed("ssh h <<E\necho $args.x\nE"), [Some("ssh")]);
+    }
+
+    /// Plain text is not parsed: there the parser would have agreed with the scan.
+    #[test]
+    fn plain_text_reads_as_parsed() {
+        for text in [
+            "grep -rn $args.p $args.dir | head -n 20",
+            "cd $args.repo && git log --oneline -n 5 -- \"$args.path\"",
+            "curl -fsS \"https://x.example/items/$args.id\" -H \"Auth: $args.token\"",
+            "sh -c 'echo \"$1\" | tr a-z A-Z' sh $args.text",
+            "find $args.dir -name '*.rs' -newer \"$args.stamp\" | xargs wc -l",
+            "test -f \"$args.p\" && echo \"e: $args.p\" || echo missing # check $args.q",
+            "jq -r '.items[] | .name' \"$out.fetch.stdout\" | sort | uniq -c",
+            "tar -czf \"b-$args.date.tgz\" -C \"$args.dir\" . 2>/dev/null; echo ok",
+            "A=$args.v env | grep A= >>log &\nls \"$HOME\"$args.w'x'#y",
+            "echo '$args.v' a#$args.w",
+        ] {
+            let (template, _) = parse_template(text, &OffsetMap::default());
+            assert!(plain::plain(&template.parts), "{text}");
+            let words = scan_words(&template.parts);
+            parsed::with_contexts(&template.parts, |parsed| {
+                assert_eq!(parsed.len(), words.refs.len(), "{text}");
+                for (r, &p) in words.refs.iter().zip(parsed) {
+                    assert_eq!(agree(r.context, p), r.context, "{text}");
+                }
+            });
+        }
     }
 
     #[test]

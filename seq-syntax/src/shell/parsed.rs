@@ -111,7 +111,10 @@ pub(super) fn with_contexts(
 }
 
 /// The text the shell reads (each reference as `${SEQ_Vn}`) in `text`, and each expansion's
-/// span in `spans`, both cleared first.
+/// span in `spans`, both cleared first. The text ends with a newline: the grammar reads a
+/// command that ends the input without one (a pipeline of three commands, a word after `-c`)
+/// through its error recovery, which finds no error but costs many times the parse; the shell
+/// reads the end of its input as the end of the last line, so the newline changes no place.
 fn render(
     parts: &[TemplatePart],
     mut text: String,
@@ -131,6 +134,7 @@ fn render(
             }
         }
     }
+    text.push('\n');
     (text, spans)
 }
 
@@ -199,6 +203,14 @@ fn place<'t>(
             _ => Problem::Uncertain(Uncertain::Unparsed),
         });
     }
+    // The grammar can misread a here-document's delimiter (the `;` of `cat <<E; echo ...` taken
+    // into it, and the rest of the line as the same command): a place under it is not certain.
+    if path
+        .iter()
+        .any(|&parent| parent.kind() == "heredoc_redirect" && misread_heredoc(parent, text))
+    {
+        return Err(Problem::Uncertain(Uncertain::Unparsed));
+    }
     // The first level up that sets quoting decides the context; every level is then checked
     // for places where the shell evaluates or re-reads the text.
     let mut context = None;
@@ -235,6 +247,36 @@ fn place<'t>(
         }
     }
     context.ok_or(Problem::Uncertain(Uncertain::Unparsed))
+}
+
+/// Whether the grammar read the here-document of `node` (a `heredoc_redirect`) otherwise than
+/// the shell: a delimiter holding an operator (`cat <<E; echo ...` read as the delimiter `E;`
+/// and one command), or a body ended by a line that is not its delimiter.
+fn misread_heredoc(node: Node<'_>, text: &str) -> bool {
+    let source = |n: Node<'_>| text.get(n.byte_range()).unwrap_or_default();
+    let mut cursor = node.walk();
+    let mut start = None;
+    let mut end = None;
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "heredoc_start" => start = Some(source(child)),
+            "heredoc_end" => end = Some(source(child)),
+            _ => {}
+        }
+    }
+    let Some(start) = start else {
+        return true;
+    };
+    if start.contains([';', '&', '|', '<', '>', '(', ')']) {
+        return true;
+    }
+    end.is_some_and(|end| {
+        let end = end.trim_start_matches('\t').trim_end_matches(['\n', '\r']);
+        !start
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .eq(end.chars())
+    })
 }
 
 /// Whether the first token of `node` is `token` (`((` or a backquote).
