@@ -17,23 +17,27 @@
 //!   for a person on a terminal, who has [`AUTHORIZE_TIMEOUT`]. Without a terminal the
 //!   connection fails with what to do.
 //! - Machine clients: `"grant": "client_credentials"` buys the token with the client's own
-//!   credentials, nobody approving.
+//!   credentials, nobody approving: its secret, or an assertion signed with its private key
+//!   (`private_key_jwt`, RFC 7523; the key is read and checked with the config, [`key`]; the
+//!   token request is seqc's own, [`grant`]).
 //! - Tokens are kept in the token file ([`tokens`]) and refreshed when they near their end or
 //!   the server refuses them.
 
 pub mod callback;
+mod grant;
 mod http;
+pub(crate) mod key;
 pub mod settings;
 pub mod tokens;
 
 pub(crate) use self::http::OAuthHttp;
-pub use settings::{Grant, OAuthSettings};
+pub use settings::{Grant, OAuthSettings, SigningAlgorithm};
 pub use tokens::TokenFile;
 
 use callback::Redirect;
 use rmcp::transport::AuthorizationManager;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationMetadata, ClientCredentialsConfig, OAuthClientConfig,
+    AuthError, AuthorizationMetadata, ClientCredentialsConfig, CredentialStore, OAuthClientConfig,
 };
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -155,7 +159,7 @@ impl Authorizer {
         let metadata = resolution.metadata;
         manager.set_metadata(metadata.clone());
         match self.settings.grant {
-            Grant::ClientCredentials => self.client_credentials(manager).await?,
+            Grant::ClientCredentials => self.client_credentials(manager, &metadata).await?,
             Grant::AuthorizationCode => self.authorization_code(manager, &metadata).await?,
         }
         manager
@@ -170,16 +174,38 @@ impl Authorizer {
         Ok(manager)
     }
 
-    async fn client_credentials(&self, manager: &mut AuthorizationManager) -> Result<(), String> {
-        let (Some(client_id), Some(client_secret)) =
-            (&self.settings.client_id, &self.settings.client_secret)
-        else {
-            return Err(self.sentence("client credentials need `client_id` and `client_secret`"));
+    async fn client_credentials(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), String> {
+        let scopes = manager.select_scopes(None, &self.scope_refs());
+        let settings = &self.settings;
+        let Some(client_id) = &settings.client_id else {
+            return Err(self.sentence("client credentials need `client_id`"));
+        };
+        if let (Some(key), Some(algorithm)) = (&settings.private_key, settings.signing_algorithm) {
+            // rmcp's own private_key_jwt request is not `Send`; seqc makes it ([`grant`]).
+            let credentials =
+                grant::private_key_jwt(metadata, &self.url, client_id, key, algorithm, &scopes)
+                    .await
+                    .map_err(|e| self.sentence(&e))?;
+            return self
+                .tokens
+                .store(&self.url)
+                .save(credentials)
+                .await
+                .map_err(|e| self.failed(&e));
+        }
+        let Some(client_secret) = &settings.client_secret else {
+            return Err(self.sentence(
+                "client credentials need `client_secret` or `private_key` with `client_id`",
+            ));
         };
         let config = ClientCredentialsConfig::ClientSecret {
             client_id: client_id.clone(),
             client_secret: client_secret.clone(),
-            scopes: manager.select_scopes(None, &self.scope_refs()),
+            scopes,
             resource: Some(self.url.clone()),
         };
         manager
@@ -307,6 +333,25 @@ impl Authorizer {
     fn failed(&self, error: &AuthError) -> String {
         self.sentence(&in_words(error))
     }
+}
+
+/// The most of an authorization server's answer read (a token): a larger one is none.
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// The body of `response`, at most [`MAX_ANSWER`] bytes; the error completes "the answer …".
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| format!("broke off ({error})"))?
+    {
+        if body.len() + chunk.len() > MAX_ANSWER {
+            return Err(format!("is longer than {MAX_ANSWER} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// What went wrong in signing in, as a sentence (rmcp's own texts name no types), with the

@@ -12,6 +12,13 @@ pub struct OAuthSettings {
     pub client_id: Option<String>,
     /// That client's secret (a confidential client).
     pub client_secret: Option<String>,
+    /// A machine client's private key, in place of a secret (`private_key_jwt`): PEM text, or
+    /// the path of a PEM file (relative to the config file's folder). Once the config is read,
+    /// the PEM text ([`key::load`](super::key::load)).
+    pub private_key: Option<String>,
+    /// The algorithm the client signs its assertions with; the key's own where not given
+    /// (filled in by [`key::load`](super::key::load)).
+    pub signing_algorithm: Option<SigningAlgorithm>,
     /// The HTTPS address of a client ID metadata document describing seqc for this deployment:
     /// used as the client id where the authorization server accepts such documents.
     pub client_metadata_url: Option<String>,
@@ -33,8 +40,24 @@ pub enum Grant {
     /// The authorization code flow with PKCE: a person approves in a browser.
     #[default]
     AuthorizationCode,
-    /// A machine client: `client_id` and `client_secret` buy the token, nobody approves.
+    /// A machine client: `client_id` and its `client_secret` or `private_key` buy the token,
+    /// nobody approves.
     ClientCredentials,
+}
+
+/// The JWS algorithms a client assertion may be signed with (RFC 7518).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum SigningAlgorithm {
+    /// ECDSA on P-256 with SHA-256.
+    ES256,
+    /// ECDSA on P-384 with SHA-384.
+    ES384,
+    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    RS256,
+    /// RSASSA-PKCS1-v1_5 with SHA-384.
+    RS384,
+    /// RSASSA-PKCS1-v1_5 with SHA-512.
+    RS512,
 }
 
 /// The secret stays out of debug output (logs, panics).
@@ -43,6 +66,8 @@ impl std::fmt::Debug for OAuthSettings {
         f.debug_struct("OAuthSettings")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("private_key", &self.private_key.as_ref().map(|_| "…"))
+            .field("signing_algorithm", &self.signing_algorithm)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("grant", &self.grant)
             .field("scopes", &self.scopes)
@@ -57,6 +82,7 @@ impl OAuthSettings {
         [
             ("client_id", self.client_id.as_mut()),
             ("client_secret", self.client_secret.as_mut()),
+            ("private_key", self.private_key.as_mut()),
             ("client_metadata_url", self.client_metadata_url.as_mut()),
             ("redirect_uri", self.redirect_uri.as_mut()),
         ]
@@ -70,13 +96,31 @@ impl OAuthSettings {
         if self.client_secret.is_some() && self.client_id.is_none() {
             return Some("`client_secret` needs the `client_id` it belongs to".to_owned());
         }
-        if self.grant == Grant::ClientCredentials
-            && (self.client_id.is_none() || self.client_secret.is_none())
-        {
+        if self.private_key.is_some() && self.client_secret.is_some() {
             return Some(
-                "`\"grant\": \"client_credentials\"` needs `client_id` and `client_secret`"
+                "give `client_secret` or `private_key`, not both: the client proves itself one way"
                     .to_owned(),
             );
+        }
+        if self.grant == Grant::ClientCredentials
+            && (self.client_id.is_none()
+                || (self.client_secret.is_none() && self.private_key.is_none()))
+        {
+            return Some(
+                "`\"grant\": \"client_credentials\"` needs `client_id` and its `client_secret` \
+                 or `private_key`"
+                    .to_owned(),
+            );
+        }
+        if self.private_key.is_some() && self.grant != Grant::ClientCredentials {
+            return Some(
+                "`private_key` signs a machine client in: it needs \
+                 `\"grant\": \"client_credentials\"`"
+                    .to_owned(),
+            );
+        }
+        if self.signing_algorithm.is_some() && self.private_key.is_none() {
+            return Some("`signing_algorithm` needs the `private_key` it signs with".to_owned());
         }
         if let Some(url) = &self.client_metadata_url
             && !url.starts_with("https://")
@@ -132,6 +176,25 @@ mod tests {
                 .unwrap()
                 .contains("client_secret")
         );
+        assert_eq!(
+            read(r#"{"client_id": "a", "private_key": "k.pem", "grant": "client_credentials"}"#),
+            None
+        );
+        assert!(
+            read(r#"{"client_id": "a", "client_secret": "s", "private_key": "k.pem"}"#)
+                .unwrap()
+                .contains("not both")
+        );
+        assert!(
+            read(r#"{"client_id": "a", "private_key": "k.pem"}"#)
+                .unwrap()
+                .contains("needs `\"grant\": \"client_credentials\"`")
+        );
+        assert!(
+            read(r#"{"signing_algorithm": "ES256"}"#)
+                .unwrap()
+                .contains("needs the `private_key`")
+        );
         assert!(
             read(r#"{"client_metadata_url": "http://x/c.json"}"#)
                 .unwrap()
@@ -151,8 +214,13 @@ mod tests {
         let settings = OAuthSettings {
             client_id: Some("id".to_owned()),
             client_secret: Some("hunter2".to_owned()),
+            private_key: Some("-----BEGIN PRIVATE KEY-----".to_owned()),
             ..OAuthSettings::default()
         };
-        assert!(!format!("{settings:?}").contains("hunter2"));
+        let shown = format!("{settings:?}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("BEGIN"),
+            "{shown}"
+        );
     }
 }

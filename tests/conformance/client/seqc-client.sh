@@ -42,6 +42,13 @@ case "$MCP_CONFORMANCE_SCENARIO" in
     CONFORMANCE_CLIENT_ID=$(context client_id) CONFORMANCE_CLIENT_SECRET=$(context client_secret)
     export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
     signed_in_run '{"grant": "client_credentials", "client_id": "${CONFORMANCE_CLIENT_ID}", "client_secret": "${CONFORMANCE_CLIENT_SECRET}"}' ;;
+  # A machine client signing in with its private key (private_key_jwt): the suite's PEM and
+  # algorithm, the key from the environment as a user's would be.
+  auth/client-credentials-jwt)
+    CONFORMANCE_CLIENT_ID=$(context client_id) CONFORMANCE_PRIVATE_KEY=$(context private_key_pem)
+    export CONFORMANCE_CLIENT_ID CONFORMANCE_PRIVATE_KEY
+    algorithm=$(context signing_algorithm)
+    signed_in_run '{"grant": "client_credentials", "client_id": "${CONFORMANCE_CLIENT_ID}", "private_key": "${CONFORMANCE_PRIVATE_KEY}", "signing_algorithm": "'"$algorithm"'"}' ;;
   # The server's resource metadata names another resource: seqc must refuse to sign in, and
   # so fails (the suite allows that exit).
   auth/resource-mismatch) signed_in_run "{$cimd}" ;;
