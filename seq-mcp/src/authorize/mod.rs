@@ -3,7 +3,8 @@
 //!
 //! - Discovery: the challenge's `resource_metadata`, then the protected resource metadata at
 //!   both well-known forms, then the authorization server's metadata (RFC 8414, OpenID), then
-//!   the 2025-03-26 fallbacks (`/authorize`, `/token`, `/register` at the server's root).
+//!   the 2025-03-26 fallbacks (`/authorize`, `/token`, `/register` at the server's root). A
+//!   2025-03-26 server's metadata may name an issuer elsewhere on its origin ([`legacy`]).
 //! - The client: one registered beforehand (`oauth.client_id`, `client_secret`), else a client
 //!   ID metadata document (`oauth.client_metadata_url`) where the authorization server accepts
 //!   those, else dynamic registration. The token endpoint's authentication method follows what
@@ -27,6 +28,7 @@ pub mod callback;
 mod grant;
 mod http;
 pub(crate) mod key;
+mod legacy;
 pub mod settings;
 pub mod tokens;
 
@@ -152,11 +154,19 @@ impl Authorizer {
             None => self.fresh_manager().await.map_err(|e| self.failed(&e))?,
         };
         let manager = guard.insert(manager);
-        let resolution = manager
+        let metadata = match manager
             .resolve_metadata_from_challenge(Some(challenge))
             .await
-            .map_err(|e| self.failed(&e))?;
-        let metadata = resolution.metadata;
+        {
+            Ok(resolution) => resolution.metadata,
+            // A 2025-03-26 server's metadata names an issuer of its own origin ([`legacy`]).
+            Err(refusal @ AuthError::AuthorizationServerMismatch { .. }) => {
+                legacy::metadata(&self.url, challenge)
+                    .await
+                    .ok_or_else(|| self.failed(&refusal))?
+            }
+            Err(other) => return Err(self.failed(&other)),
+        };
         manager.set_metadata(metadata.clone());
         match self.settings.grant {
             Grant::ClientCredentials => self.client_credentials(manager, &metadata).await?,
@@ -335,7 +345,7 @@ impl Authorizer {
     }
 }
 
-/// The most of an authorization server's answer read (a token): a larger one is none.
+/// The most of an authorization server's answer read (metadata, a token): a larger one is none.
 const MAX_ANSWER: usize = 64 * 1024;
 
 /// The body of `response`, at most [`MAX_ANSWER`] bytes; the error completes "the answer …".
