@@ -625,6 +625,18 @@ mod tests {
         assert_eq!(oauth.client_id.as_deref(), Some("client-7"));
         assert_eq!(oauth.client_secret.as_deref(), Some("s"));
 
+        let provider = r#"{"mcpServers": {"docs": {"url": "http://h/mcp", "oauth": {
+            "grant": "enterprise_managed", "client_id": "c", "identity_provider": {
+            "issuer": "https://idp", "token_endpoint": "https://idp/token",
+            "client_id": "${ID}", "id_token": "${ID_TOKEN}"}}}}}"#;
+        let error = parse_config_with(Path::new("c.json"), provider, &env).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("in `oauth` `identity_provider.id_token`: the environment variable"),
+            "{error}"
+        );
+
         let missing = r#"{"mcpServers": {"docs": {"url": "http://h/mcp",
             "oauth": {"client_id": "${NOPE}"}}}}"#;
         let error = parse_config_with(Path::new("c.json"), missing, &env).unwrap_err();

@@ -1,13 +1,22 @@
-//! The token request of a machine client that proves itself with its private key
-//! (`private_key_jwt`: the client credentials grant, RFC 6749 §4.4, with a client assertion,
-//! RFC 7523 §2.2), made by seqc rather than rmcp: rmcp has one, but the future it returns holds
-//! a form serializer that is not `Send` across the request, and seqc's requests run on any
-//! thread. What comes back is kept as rmcp keeps its own tokens ([`StoredCredentials`]), so
-//! that sending the token and noticing its end stay rmcp's.
+//! Tokens bought outside rmcp's authorization manager, kept as it keeps its own
+//! ([`StoredCredentials`]), so that sending the token and noticing its end stay rmcp's:
+//! - a machine client that proves itself with its private key (`private_key_jwt`: the client
+//!   credentials grant, RFC 6749 §4.4, with a client assertion, RFC 7523 §2.2), a request seqc
+//!   makes itself: rmcp has one, but the future it returns holds a form serializer that is not
+//!   `Send` across the request, and seqc's requests run on any thread;
+//! - cross-app access ([`enterprise_managed`]): rmcp's two exchanges, the user's ID token for an
+//!   ID-JAG at the identity provider (RFC 8693), the ID-JAG for the token at the server's
+//!   authorization server (RFC 7523 §2.1).
 
 use super::{key, read_body};
-use crate::authorize::settings::SigningAlgorithm;
-use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse, StoredCredentials};
+use crate::authorize::settings::{IdentityProvider, SigningAlgorithm};
+use oauth2::ClientSecret;
+use rmcp::transport::auth::enterprise::{
+    EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+};
+use rmcp::transport::auth::{
+    AuthorizationMetadata, OAuthTokenResponse, StoredCredentials, default_oauth_http_client,
+};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use url::{Host, Url};
 
@@ -88,13 +97,90 @@ pub(super) async fn private_key_jwt(
             || scopes.to_vec(),
             |granted| granted.split_whitespace().map(str::to_owned).collect(),
         );
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs());
     Ok(
-        StoredCredentials::new(client_id.to_owned(), Some(token), granted, Some(now))
+        StoredCredentials::new(client_id.to_owned(), Some(token), granted, Some(now()))
             .with_issuer(Some(issuer.to_owned())),
     )
+}
+
+/// A token for `resource` bought with the user's ID token from `provider` (cross-app access):
+/// exchanged there for an ID-JAG addressed to the authorization server of `metadata`, which
+/// `client_id` (with `client_secret`) redeems; the error is a sentence.
+pub(super) async fn enterprise_managed(
+    metadata: &AuthorizationMetadata,
+    resource: &str,
+    client_id: &str,
+    client_secret: Option<&str>,
+    provider: &IdentityProvider,
+    scopes: &[String],
+) -> Result<StoredCredentials, String> {
+    let issuer = metadata.issuer.as_deref().ok_or(
+        "the authorization server's metadata names no issuer, and an ID-JAG is addressed to one",
+    )?;
+    let secret = |secret: Option<&str>, post: bool| match secret {
+        Some(secret) if post => {
+            EmaClientAuthentication::ClientSecretPost(ClientSecret::new(secret.to_owned()))
+        }
+        Some(secret) => {
+            EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(secret.to_owned()))
+        }
+        None => EmaClientAuthentication::None,
+    };
+    let identity_provider = EmaAuthorizationServer::new(
+        &provider.issuer,
+        &provider.token_endpoint,
+        &provider.client_id,
+    )
+    .with_client_authentication(secret(provider.client_secret.as_deref(), false));
+    let authorization_server =
+        EmaAuthorizationServer::new(issuer, &metadata.token_endpoint, client_id)
+            .with_client_authentication(secret(client_secret, secret_in_body(metadata)));
+    let http = default_oauth_http_client().map_err(|error| error.to_string())?;
+    let token = EmaExchangeRequest::new_with_id_token(
+        identity_provider,
+        authorization_server,
+        resource,
+        &provider.id_token,
+    )
+    .with_scopes(scopes.iter().cloned())
+    .exchange(&http, &http)
+    .await
+    .map_err(|error| format!("cross-app access failed: {error}"))?;
+    let granted: Vec<String> = token.scopes.into_iter().collect();
+    let mut answer = serde_json::json!({
+        "access_token": token.access_token.secret(),
+        "token_type": "Bearer",
+    });
+    if let Some(lifetime) = token.expires_in {
+        answer["expires_in"] = lifetime.as_secs().into();
+    }
+    if !granted.is_empty() {
+        answer["scope"] = granted.join(" ").into();
+    }
+    let token: OAuthTokenResponse = serde_json::from_value(answer)
+        .map_err(|error| format!("the token could not be kept ({error})"))?;
+    Ok(
+        StoredCredentials::new(client_id.to_owned(), Some(token), granted, Some(now()))
+            .with_issuer(Some(issuer.to_owned())),
+    )
+}
+
+/// Whether a client secret goes in the request body: where the authorization server takes only
+/// that (`client_secret_post`); else by HTTP Basic, OAuth's default.
+fn secret_in_body(metadata: &AuthorizationMetadata) -> bool {
+    let methods = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(serde_json::Value::as_array);
+    let offers = |method: &str| methods.is_some_and(|all| all.iter().any(|m| m == method));
+    offers("client_secret_post") && !offers("client_secret_basic")
+}
+
+/// Seconds since 1970, as rmcp keeps when a token came.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
 }
 
 /// Whether credentials may go to `endpoint`: HTTPS, or plain HTTP to this machine.

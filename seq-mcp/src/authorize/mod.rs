@@ -21,6 +21,9 @@
 //!   credentials, nobody approving: its secret, or an assertion signed with its private key
 //!   (`private_key_jwt`, RFC 7523; the key is read and checked with the config, [`key`]; the
 //!   token request is seqc's own, [`grant`]).
+//! - Cross-app access: `"grant": "enterprise_managed"` exchanges the user's ID token from an
+//!   enterprise identity provider for an ID-JAG there, which seqc's client redeems at the server's
+//!   authorization server (rmcp's exchanges; the token kept by [`grant`]).
 //! - Tokens are kept in the token file ([`tokens`]) and refreshed when they near their end or
 //!   the server refuses them.
 
@@ -170,6 +173,7 @@ impl Authorizer {
         manager.set_metadata(metadata.clone());
         match self.settings.grant {
             Grant::ClientCredentials => self.client_credentials(manager, &metadata).await?,
+            Grant::EnterpriseManaged => self.enterprise_managed(manager, &metadata).await?,
             Grant::AuthorizationCode => self.authorization_code(manager, &metadata).await?,
         }
         manager
@@ -226,6 +230,34 @@ impl Authorizer {
             .await
             .map_err(|e| self.failed(&e))?;
         Ok(())
+    }
+
+    async fn enterprise_managed(
+        &self,
+        manager: &AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), String> {
+        let (Some(client_id), Some(provider)) =
+            (&self.settings.client_id, &self.settings.identity_provider)
+        else {
+            return Err(self.sentence("cross-app access needs `client_id` and `identity_provider`"));
+        };
+        let scopes = manager.select_scopes(None, &self.scope_refs());
+        let credentials = grant::enterprise_managed(
+            metadata,
+            &self.url,
+            client_id,
+            self.settings.client_secret.as_deref(),
+            provider,
+            &scopes,
+        )
+        .await
+        .map_err(|e| self.sentence(&e))?;
+        self.tokens
+            .store(&self.url)
+            .save(credentials)
+            .await
+            .map_err(|e| self.failed(&e))
     }
 
     async fn authorization_code(

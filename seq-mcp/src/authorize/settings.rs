@@ -31,6 +31,40 @@ pub struct OAuthSettings {
     /// Where the browser comes back, `http://127.0.0.1:PORT/PATH` or `http://localhost:…`, for a
     /// client registered with a fixed one; else a free loopback port is taken.
     pub redirect_uri: Option<String>,
+    /// The enterprise identity provider whose ID token buys the token
+    /// (`"grant": "enterprise_managed"`); boxed, being large and rare.
+    pub identity_provider: Option<Box<IdentityProvider>>,
+}
+
+/// An enterprise identity provider (`"oauth": {"identity_provider": …}`): seqc's client there
+/// and the ID token it issued to the user, exchanged for an ID-JAG (cross-app access).
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityProvider {
+    /// Its issuer identifier, which the ID token and the ID-JAG name.
+    pub issuer: String,
+    /// Its token endpoint, where the ID token is exchanged.
+    pub token_endpoint: String,
+    /// seqc's client at the identity provider.
+    pub client_id: String,
+    /// That client's secret, where it has one (sent by HTTP Basic).
+    pub client_secret: Option<String>,
+    /// The user's ID token from the identity provider (an OpenID Connect sign-in seqc does not
+    /// make itself).
+    pub id_token: String,
+}
+
+/// The secret and the ID token stay out of debug output.
+impl std::fmt::Debug for IdentityProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityProvider")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("id_token", &"…")
+            .finish()
+    }
 }
 
 /// How an access token is obtained.
@@ -43,6 +77,10 @@ pub enum Grant {
     /// A machine client: `client_id` and its `client_secret` or `private_key` buy the token,
     /// nobody approves.
     ClientCredentials,
+    /// Cross-app access: the user's ID token from an enterprise identity provider is exchanged
+    /// there for an ID-JAG (RFC 8693), which `client_id` and its `client_secret` redeem at the
+    /// server's authorization server for the token (RFC 7523), nobody approving.
+    EnterpriseManaged,
 }
 
 /// The JWS algorithms a client assertion may be signed with (RFC 7518).
@@ -72,6 +110,7 @@ impl std::fmt::Debug for OAuthSettings {
             .field("grant", &self.grant)
             .field("scopes", &self.scopes)
             .field("redirect_uri", &self.redirect_uri)
+            .field("identity_provider", &self.identity_provider)
             .finish()
     }
 }
@@ -89,6 +128,23 @@ impl OAuthSettings {
         .into_iter()
         .filter_map(|(name, value)| value.map(|value| (name, value)))
         .chain(self.scopes.iter_mut().map(|scope| ("scopes", scope)))
+        .chain(self.identity_provider.iter_mut().flat_map(|provider| {
+            [
+                ("identity_provider.issuer", Some(&mut provider.issuer)),
+                (
+                    "identity_provider.token_endpoint",
+                    Some(&mut provider.token_endpoint),
+                ),
+                ("identity_provider.client_id", Some(&mut provider.client_id)),
+                (
+                    "identity_provider.client_secret",
+                    provider.client_secret.as_mut(),
+                ),
+                ("identity_provider.id_token", Some(&mut provider.id_token)),
+            ]
+            .into_iter()
+            .filter_map(|(name, value)| value.map(|value| (name, value)))
+        }))
     }
 
     /// What does not go together, in words.
@@ -116,6 +172,19 @@ impl OAuthSettings {
             return Some(
                 "`private_key` signs a machine client in: it needs \
                  `\"grant\": \"client_credentials\"`"
+                    .to_owned(),
+            );
+        }
+        if (self.grant == Grant::EnterpriseManaged) != self.identity_provider.is_some() {
+            return Some(
+                "`\"grant\": \"enterprise_managed\"` and `identity_provider` go together"
+                    .to_owned(),
+            );
+        }
+        if self.grant == Grant::EnterpriseManaged && self.client_id.is_none() {
+            return Some(
+                "`\"grant\": \"enterprise_managed\"` needs the `client_id` (and its \
+                 `client_secret`) seqc has at the server's authorization server"
                     .to_owned(),
             );
         }
@@ -190,6 +259,29 @@ mod tests {
                 .unwrap()
                 .contains("needs `\"grant\": \"client_credentials\"`")
         );
+        let provider = r#""identity_provider": {"issuer": "https://idp", "token_endpoint":
+            "https://idp/token", "client_id": "seqc", "id_token": "eyJ…"}"#;
+        assert_eq!(
+            read(&format!(
+                r#"{{"grant": "enterprise_managed", "client_id": "a", {provider}}}"#
+            )),
+            None
+        );
+        assert!(
+            read(&format!(r#"{{"client_id": "a", {provider}}}"#))
+                .unwrap()
+                .contains("go together")
+        );
+        assert!(
+            read(r#"{"grant": "enterprise_managed", "client_id": "a"}"#)
+                .unwrap()
+                .contains("go together")
+        );
+        assert!(
+            read(&format!(r#"{{"grant": "enterprise_managed", {provider}}}"#))
+                .unwrap()
+                .contains("needs the `client_id`")
+        );
         assert!(
             read(r#"{"signing_algorithm": "ES256"}"#)
                 .unwrap()
@@ -215,12 +307,16 @@ mod tests {
             client_id: Some("id".to_owned()),
             client_secret: Some("hunter2".to_owned()),
             private_key: Some("-----BEGIN PRIVATE KEY-----".to_owned()),
+            identity_provider: Some(Box::new(IdentityProvider {
+                client_secret: Some("hunter3".to_owned()),
+                id_token: "eyJsecret".to_owned(),
+                ..IdentityProvider::default()
+            })),
             ..OAuthSettings::default()
         };
         let shown = format!("{settings:?}");
-        assert!(
-            !shown.contains("hunter2") && !shown.contains("BEGIN"),
-            "{shown}"
-        );
+        for secret in ["hunter2", "BEGIN", "hunter3", "eyJsecret"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
     }
 }
