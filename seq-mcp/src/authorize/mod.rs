@@ -4,7 +4,7 @@
 //! - Discovery: the challenge's `resource_metadata`, then the protected resource metadata at
 //!   both well-known forms, then the authorization server's metadata (RFC 8414, OpenID), then
 //!   the 2025-03-26 fallbacks (`/authorize`, `/token`, `/register` at the server's root). A
-//!   2025-03-26 server's metadata may name an issuer elsewhere on its origin ([`legacy`]).
+//!   2025-03-26 server's metadata may name an issuer elsewhere on its origin (`legacy`).
 //! - The client: one registered beforehand (`oauth.client_id`, `client_secret`), else a client
 //!   ID metadata document (`oauth.client_metadata_url`) where the authorization server accepts
 //!   those, else dynamic registration. The token endpoint's authentication method follows what
@@ -19,11 +19,11 @@
 //!   connection fails with what to do.
 //! - Machine clients: `"grant": "client_credentials"` buys the token with the client's own
 //!   credentials, nobody approving: its secret, or an assertion signed with its private key
-//!   (`private_key_jwt`, RFC 7523; the key is read and checked with the config, [`key`]; the
-//!   token request is seqc's own, [`grant`]).
+//!   (`private_key_jwt`, RFC 7523; the key is read and checked with the config, `key`; the
+//!   token request is seqc's own, `grant`).
 //! - Cross-app access: `"grant": "enterprise_managed"` exchanges the user's ID token from an
 //!   enterprise identity provider for an ID-JAG there, which seqc's client redeems at the server's
-//!   authorization server (rmcp's exchanges; the token kept by [`grant`]).
+//!   authorization server (rmcp's exchanges; the token kept by `grant`).
 //! - Tokens are kept in the token file ([`tokens`]) and refreshed when they near their end or
 //!   the server refuses them.
 
@@ -162,7 +162,7 @@ impl Authorizer {
             .await
         {
             Ok(resolution) => resolution.metadata,
-            // A 2025-03-26 server's metadata names an issuer of its own origin ([`legacy`]).
+            // A 2025-03-26 server's metadata names an issuer of its own origin (`legacy`).
             Err(refusal @ AuthError::AuthorizationServerMismatch { .. }) => {
                 legacy::metadata(&self.url, challenge)
                     .await

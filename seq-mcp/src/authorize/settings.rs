@@ -14,10 +14,10 @@ pub struct OAuthSettings {
     pub client_secret: Option<String>,
     /// A machine client's private key, in place of a secret (`private_key_jwt`): PEM text, or
     /// the path of a PEM file (relative to the config file's folder). Once the config is read,
-    /// the PEM text ([`key::load`](super::key::load)).
+    /// the PEM text (`key::load`).
     pub private_key: Option<String>,
     /// The algorithm the client signs its assertions with; the key's own where not given
-    /// (filled in by [`key::load`](super::key::load)).
+    /// (filled in by `key::load`).
     pub signing_algorithm: Option<SigningAlgorithm>,
     /// The HTTPS address of a client ID metadata document describing seqc for this deployment:
     /// used as the client id where the authorization server accepts such documents.
