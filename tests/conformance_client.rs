@@ -110,7 +110,9 @@ fn the_client_refuses_a_foreign_resource_and_asks_for_refresh_tokens() {
     suite("draft");
 }
 
-/// Extensions: client credentials for machine clients.
+/// Extensions: client credentials for machine clients, with a secret and with a private key
+/// (`private_key_jwt`); cross-app access (an identity provider's ID token exchanged for an
+/// ID-JAG, redeemed for the token).
 #[test]
 fn the_client_signs_in_as_a_machine_client() {
     suite("extensions");

@@ -409,8 +409,12 @@ fn config_server(path: &Path, name: String, server: ConfigServer) -> Result<Serv
             if !is_url(&url) {
                 return Err(refuse("has a `url` that is not http:// or https://"));
             }
-            let oauth = server.oauth.unwrap_or_default();
-            if let Some(problem) = oauth.problem() {
+            let mut oauth = server.oauth.unwrap_or_default();
+            let folder = path.parent().unwrap_or(Path::new(""));
+            if let Some(problem) = oauth
+                .problem()
+                .or_else(|| crate::authorize::key::load(&mut oauth, folder).err())
+            {
                 return Err(SpecError::OAuth {
                     path: path.to_owned(),
                     server: name,
@@ -621,6 +625,18 @@ mod tests {
         assert_eq!(oauth.client_id.as_deref(), Some("client-7"));
         assert_eq!(oauth.client_secret.as_deref(), Some("s"));
 
+        let provider = r#"{"mcpServers": {"docs": {"url": "http://h/mcp", "oauth": {
+            "grant": "enterprise_managed", "client_id": "c", "identity_provider": {
+            "issuer": "https://idp", "token_endpoint": "https://idp/token",
+            "client_id": "${ID}", "id_token": "${ID_TOKEN}"}}}}}"#;
+        let error = parse_config_with(Path::new("c.json"), provider, &env).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("in `oauth` `identity_provider.id_token`: the environment variable"),
+            "{error}"
+        );
+
         let missing = r#"{"mcpServers": {"docs": {"url": "http://h/mcp",
             "oauth": {"client_id": "${NOPE}"}}}}"#;
         let error = parse_config_with(Path::new("c.json"), missing, &env).unwrap_err();
@@ -643,6 +659,41 @@ mod tests {
             parse_config_with(Path::new("c.json"), command, &env),
             Err(SpecError::Transport { .. })
         ));
+    }
+
+    #[test]
+    fn a_private_key_is_read_from_beside_the_config_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("c.json");
+        let pem = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oauth-keys/p256.pem"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("ci.pem"), &pem).unwrap();
+        let env = |_: &str| None;
+        let text = r#"{"mcpServers": {"ci": {"url": "http://h/mcp", "oauth": {
+            "grant": "client_credentials", "client_id": "ci", "private_key": "ci.pem"}}}}"#;
+        let specs = parse_config_with(&config, text, &env).unwrap();
+        let Transport::Url { oauth, .. } = &specs[0].transport else {
+            panic!("{specs:?}")
+        };
+        assert_eq!(oauth.private_key.as_deref(), Some(pem.as_str()));
+        assert_eq!(
+            oauth.signing_algorithm,
+            Some(crate::authorize::SigningAlgorithm::ES256)
+        );
+
+        let wrong = text.replace(r#""ci.pem""#, r#""ci.pem", "signing_algorithm": "RS256""#);
+        let error = parse_config_with(&config, &wrong, &env).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("in `oauth`: `private_key` does not sign with `signing_algorithm` RS256"),
+            "{error}"
+        );
+        let code_grant = text.replace(r#""grant": "client_credentials", "#, "");
+        let error = parse_config_with(&config, &code_grant, &env).unwrap_err();
+        assert!(error.to_string().contains("needs `\"grant\""), "{error}");
     }
 
     #[test]

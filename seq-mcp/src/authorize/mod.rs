@@ -3,7 +3,8 @@
 //!
 //! - Discovery: the challenge's `resource_metadata`, then the protected resource metadata at
 //!   both well-known forms, then the authorization server's metadata (RFC 8414, OpenID), then
-//!   the 2025-03-26 fallbacks (`/authorize`, `/token`, `/register` at the server's root).
+//!   the 2025-03-26 fallbacks (`/authorize`, `/token`, `/register` at the server's root). A
+//!   2025-03-26 server's metadata may name an issuer elsewhere on its origin (`legacy`).
 //! - The client: one registered beforehand (`oauth.client_id`, `client_secret`), else a client
 //!   ID metadata document (`oauth.client_metadata_url`) where the authorization server accepts
 //!   those, else dynamic registration. The token endpoint's authentication method follows what
@@ -17,23 +18,31 @@
 //!   for a person on a terminal, who has [`AUTHORIZE_TIMEOUT`]. Without a terminal the
 //!   connection fails with what to do.
 //! - Machine clients: `"grant": "client_credentials"` buys the token with the client's own
-//!   credentials, nobody approving.
+//!   credentials, nobody approving: its secret, or an assertion signed with its private key
+//!   (`private_key_jwt`, RFC 7523; the key is read and checked with the config, `key`; the
+//!   token request is seqc's own, `grant`).
+//! - Cross-app access: `"grant": "enterprise_managed"` exchanges the user's ID token from an
+//!   enterprise identity provider for an ID-JAG there, which seqc's client redeems at the server's
+//!   authorization server (rmcp's exchanges; the token kept by `grant`).
 //! - Tokens are kept in the token file ([`tokens`]) and refreshed when they near their end or
 //!   the server refuses them.
 
 pub mod callback;
+mod grant;
 mod http;
+pub(crate) mod key;
+mod legacy;
 pub mod settings;
 pub mod tokens;
 
 pub(crate) use self::http::OAuthHttp;
-pub use settings::{Grant, OAuthSettings};
+pub use settings::{Grant, OAuthSettings, SigningAlgorithm};
 pub use tokens::TokenFile;
 
 use callback::Redirect;
 use rmcp::transport::AuthorizationManager;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationMetadata, ClientCredentialsConfig, OAuthClientConfig,
+    AuthError, AuthorizationMetadata, ClientCredentialsConfig, CredentialStore, OAuthClientConfig,
 };
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -148,14 +157,23 @@ impl Authorizer {
             None => self.fresh_manager().await.map_err(|e| self.failed(&e))?,
         };
         let manager = guard.insert(manager);
-        let resolution = manager
+        let metadata = match manager
             .resolve_metadata_from_challenge(Some(challenge))
             .await
-            .map_err(|e| self.failed(&e))?;
-        let metadata = resolution.metadata;
+        {
+            Ok(resolution) => resolution.metadata,
+            // A 2025-03-26 server's metadata names an issuer of its own origin (`legacy`).
+            Err(refusal @ AuthError::AuthorizationServerMismatch { .. }) => {
+                legacy::metadata(&self.url, challenge)
+                    .await
+                    .ok_or_else(|| self.failed(&refusal))?
+            }
+            Err(other) => return Err(self.failed(&other)),
+        };
         manager.set_metadata(metadata.clone());
         match self.settings.grant {
-            Grant::ClientCredentials => self.client_credentials(manager).await?,
+            Grant::ClientCredentials => self.client_credentials(manager, &metadata).await?,
+            Grant::EnterpriseManaged => self.enterprise_managed(manager, &metadata).await?,
             Grant::AuthorizationCode => self.authorization_code(manager, &metadata).await?,
         }
         manager
@@ -170,16 +188,38 @@ impl Authorizer {
         Ok(manager)
     }
 
-    async fn client_credentials(&self, manager: &mut AuthorizationManager) -> Result<(), String> {
-        let (Some(client_id), Some(client_secret)) =
-            (&self.settings.client_id, &self.settings.client_secret)
-        else {
-            return Err(self.sentence("client credentials need `client_id` and `client_secret`"));
+    async fn client_credentials(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), String> {
+        let scopes = manager.select_scopes(None, &self.scope_refs());
+        let settings = &self.settings;
+        let Some(client_id) = &settings.client_id else {
+            return Err(self.sentence("client credentials need `client_id`"));
+        };
+        if let (Some(key), Some(algorithm)) = (&settings.private_key, settings.signing_algorithm) {
+            // rmcp's own private_key_jwt request is not `Send`; seqc makes it ([`grant`]).
+            let credentials =
+                grant::private_key_jwt(metadata, &self.url, client_id, key, algorithm, &scopes)
+                    .await
+                    .map_err(|e| self.sentence(&e))?;
+            return self
+                .tokens
+                .store(&self.url)
+                .save(credentials)
+                .await
+                .map_err(|e| self.failed(&e));
+        }
+        let Some(client_secret) = &settings.client_secret else {
+            return Err(self.sentence(
+                "client credentials need `client_secret` or `private_key` with `client_id`",
+            ));
         };
         let config = ClientCredentialsConfig::ClientSecret {
             client_id: client_id.clone(),
             client_secret: client_secret.clone(),
-            scopes: manager.select_scopes(None, &self.scope_refs()),
+            scopes,
             resource: Some(self.url.clone()),
         };
         manager
@@ -190,6 +230,34 @@ impl Authorizer {
             .await
             .map_err(|e| self.failed(&e))?;
         Ok(())
+    }
+
+    async fn enterprise_managed(
+        &self,
+        manager: &AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), String> {
+        let (Some(client_id), Some(provider)) =
+            (&self.settings.client_id, &self.settings.identity_provider)
+        else {
+            return Err(self.sentence("cross-app access needs `client_id` and `identity_provider`"));
+        };
+        let scopes = manager.select_scopes(None, &self.scope_refs());
+        let credentials = grant::enterprise_managed(
+            metadata,
+            &self.url,
+            client_id,
+            self.settings.client_secret.as_deref(),
+            provider,
+            &scopes,
+        )
+        .await
+        .map_err(|e| self.sentence(&e))?;
+        self.tokens
+            .store(&self.url)
+            .save(credentials)
+            .await
+            .map_err(|e| self.failed(&e))
     }
 
     async fn authorization_code(
@@ -307,6 +375,25 @@ impl Authorizer {
     fn failed(&self, error: &AuthError) -> String {
         self.sentence(&in_words(error))
     }
+}
+
+/// The most of an authorization server's answer read (metadata, a token): a larger one is none.
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// The body of `response`, at most [`MAX_ANSWER`] bytes; the error completes "the answer …".
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| format!("broke off ({error})"))?
+    {
+        if body.len() + chunk.len() > MAX_ANSWER {
+            return Err(format!("is longer than {MAX_ANSWER} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// What went wrong in signing in, as a sentence (rmcp's own texts name no types), with the

@@ -42,6 +42,22 @@ case "$MCP_CONFORMANCE_SCENARIO" in
     CONFORMANCE_CLIENT_ID=$(context client_id) CONFORMANCE_CLIENT_SECRET=$(context client_secret)
     export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET
     signed_in_run '{"grant": "client_credentials", "client_id": "${CONFORMANCE_CLIENT_ID}", "client_secret": "${CONFORMANCE_CLIENT_SECRET}"}' ;;
+  # A machine client signing in with its private key (private_key_jwt): the suite's PEM and
+  # algorithm, the key from the environment as a user's would be.
+  auth/client-credentials-jwt)
+    CONFORMANCE_CLIENT_ID=$(context client_id) CONFORMANCE_PRIVATE_KEY=$(context private_key_pem)
+    export CONFORMANCE_CLIENT_ID CONFORMANCE_PRIVATE_KEY
+    algorithm=$(context signing_algorithm)
+    signed_in_run '{"grant": "client_credentials", "client_id": "${CONFORMANCE_CLIENT_ID}", "private_key": "${CONFORMANCE_PRIVATE_KEY}", "signing_algorithm": "'"$algorithm"'"}' ;;
+  # Cross-app access: the user's ID token from the suite's identity provider, exchanged there
+  # for an ID-JAG that seqc's client at the server's authorization server redeems.
+  auth/cross-app-access-complete-flow)
+    CONFORMANCE_CLIENT_ID=$(context client_id) CONFORMANCE_CLIENT_SECRET=$(context client_secret)
+    CONFORMANCE_IDP_ISSUER=$(context idp_issuer) CONFORMANCE_IDP_TOKEN_ENDPOINT=$(context idp_token_endpoint)
+    CONFORMANCE_IDP_CLIENT_ID=$(context idp_client_id) CONFORMANCE_ID_TOKEN=$(context idp_id_token)
+    export CONFORMANCE_CLIENT_ID CONFORMANCE_CLIENT_SECRET CONFORMANCE_IDP_ISSUER \
+      CONFORMANCE_IDP_TOKEN_ENDPOINT CONFORMANCE_IDP_CLIENT_ID CONFORMANCE_ID_TOKEN
+    signed_in_run '{"grant": "enterprise_managed", "client_id": "${CONFORMANCE_CLIENT_ID}", "client_secret": "${CONFORMANCE_CLIENT_SECRET}", "identity_provider": {"issuer": "${CONFORMANCE_IDP_ISSUER}", "token_endpoint": "${CONFORMANCE_IDP_TOKEN_ENDPOINT}", "client_id": "${CONFORMANCE_IDP_CLIENT_ID}", "id_token": "${CONFORMANCE_ID_TOKEN}"}}' ;;
   # The server's resource metadata names another resource: seqc must refuse to sign in, and
   # so fails (the suite allows that exit).
   auth/resource-mismatch) signed_in_run "{$cimd}" ;;
