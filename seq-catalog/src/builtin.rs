@@ -442,7 +442,7 @@ fn definitions() -> Vec<ToolDef> {
             FILES_DELETE,
             "Deletes a file, a link (never what it leads to) or an empty directory under the \
              host's root; with `recursive: true` a directory and all it holds. Returns `{path, \
-             kind, removed}`. A path that does not exist fails with the reason `absent`. Not \
+             kind, removed}` (`removed`: how many entries went). A path that does not exist fails with the reason `absent`. Not \
              parallel-safe. Paths as for `files_read`; the root itself is never deleted.",
             &[
                 req(

@@ -19,8 +19,8 @@ pub enum Reason {
     Timeout,
     /// No host provides the tool right now (existence is a run-time property).
     NotFound,
-    /// A file tool was asked about a path that does not exist (the tool itself is there). Not
-    /// retried.
+    /// A file tool was asked about a path that does not exist (the tool itself is there).
+    /// Retried, as `failed` is.
     Absent,
     /// An argument's value is not acceptable: a sequence with errors given to `seq_create`, a
     /// name that is taken or malformed, a path outside the root, or arguments truncated or

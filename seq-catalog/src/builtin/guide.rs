@@ -19,7 +19,7 @@ pub(super) fn seq_create_guide() -> String {
          A run runs the groups no item calls, in array order; a called group runs only when \
          called. `tools` is a string of JSON items, each followed by `;`: \
          `{{\"tool\": NAME, \"args\": {{...}}, \"as\": SLOT}};`. A \
-         group's items run at the same time unless it says `\"parallel\": false`, so an item never \
+         group's items run at the same time unless it says `\"parallel\": false`, so no item \
          sees a sibling's output; calls to the same `output_send__<channel>` keep \
          their order, and tools that are not parallel-safe never run concurrently (put one \
          in a `parallel: false` group, with `\"unsafe_serial\": true`). `$args.x` reads the \
@@ -40,7 +40,7 @@ pub(super) fn seq_create_guide() -> String {
          another group's outputs, call it with `seq_call` from a `parallel: false` group. Calls \
          return objects: `as` an `object` slot, read `$out.SLOT.x`. An `array` slot collects \
          the values written to it, in item order \
-         (`files_list` into it: `[[\"a.txt\"]]`; an `any` slot keeps it as it is; an `each` \
+         (`files_list` into it: `[[\"a.txt\"]]`; an `any` slot keeps it whole; an `each` \
          item adds one per element). `\"each\": $args.hosts` (or a literal \
          array) runs an item once per element: in its `args` `$each` is the element \
          (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets one result \
@@ -49,7 +49,7 @@ pub(super) fn seq_create_guide() -> String {
          Elements run as items do (in turn if `parallel: false`, unless the item has \
          `max_parallel: N`: N at once). `on_error`: `abort` (default) \
          fails the group and run; `continue` makes it `partial` (run goes on); `retry` \
-         (`retries` N: N+1 tries, N or `\"$args.n\"`; also `absent`). `missing` (tool not found): `fail`, `skip` \
+         (`retries`: tries after the first, N or `\"$args.n\"`; `retry_delay` \"1s\"). `missing` (tool not found): `fail`, `skip` \
          or `degrade` (`fallback`). `timeout` (\"30s\") covers retries. \
          `error_as: SLOT` catches a failure \
          into SLOT (`{{reason, detail, field, hint}}`, item `caught`); after a success SLOT is \
