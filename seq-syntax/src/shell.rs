@@ -750,6 +750,14 @@ impl Scan {
                     script: None,
                 });
             }
+            // An alias's text is read as code wherever the alias is used (dash expands aliases
+            // in scripts too).
+            "alias" => {
+                return Some(Reparse {
+                    command: "alias",
+                    script: None,
+                });
+            }
             "ssh" => {
                 // The destination is data; the words after it are the remote shell's code, and
                 // so is an option such as `-o ProxyCommand=...`.
@@ -1848,6 +1856,7 @@ mod tests {
     #[test]
     fn reparsing_commands() {
         assert_eq!(reparsed("eval \"echo $args.v\""), [Some("eval")]);
+        assert_eq!(reparsed("alias x=\"ls $args.v\"; x"), [Some("alias")]);
         assert_eq!(reparsed("sh -c 'echo $args.v'"), [Some("sh -c")]);
         assert_eq!(reparsed("bash -ec \"echo $args.v\""), [Some("bash -c")]);
         assert_eq!(reparsed("ssh host \"cat $args.v\""), [Some("ssh")]);

@@ -330,6 +330,9 @@ fn reparse_help(command: &str) -> &'static str {
             "pass the value in the environment and read it there: `V=$args.v script -c 'cmd \"$V\"'`"
         }
         "watch" => "run the command without a shell: `watch -x cmd $args.v`",
+        "alias" => {
+            "give the alias no value: define a function that takes it as an argument, `f() { cmd \"$1\"; }; f $args.v`"
+        }
         _ => {
             "pass the value as data instead: `sh -c '... \"$1\" ...' sh $args.v` reads it as a positional argument, or use `argv`"
         }
