@@ -128,7 +128,7 @@ fn descriptions_state_the_execution_contract() {
         assert!(!description.contains("  "), "{description}");
     }
     let create = &seq_tools::definition("seq_create").unwrap().description;
-    assert!(create.contains("an item never sees a sibling's output"));
+    assert!(create.contains("no item sees a sibling's output"));
 }
 
 #[tokio::test]

@@ -14,8 +14,9 @@
 //!   [`MAX_AUTHORIZATIONS`] times for one request.
 //! - The approval: PKCE (S256) and a state; the browser comes back to a loopback address
 //!   ([`callback`]). An authorization server that approves without a person (it answers the
-//!   request with the redirect itself) is followed at once; otherwise the address is printed
-//!   for a person on a terminal, who has [`AUTHORIZE_TIMEOUT`]. Without a terminal the
+//!   request with the redirect itself) is followed at once; otherwise the address is opened
+//!   in a browser (`$BROWSER`, else the system's opener: `browser`) and printed for a person
+//!   on a terminal, who has [`AUTHORIZE_TIMEOUT`]. Without a terminal the
 //!   connection fails with what to do.
 //! - Machine clients: `"grant": "client_credentials"` buys the token with the client's own
 //!   credentials, nobody approving: its secret, or an assertion signed with its private key
@@ -27,6 +28,7 @@
 //! - Tokens are kept in the token file ([`tokens`]) and refreshed when they near their end or
 //!   the server refuses them.
 
+mod browser;
 pub mod callback;
 mod grant;
 mod http;
@@ -295,10 +297,12 @@ impl Authorizer {
                          client credentials in an --mcp-config file"
                     )));
                 }
+                let opened = browser::open(address.as_str());
                 eprintln!(
-                    "seqc: MCP server `{}` asks you to sign in. Open this address in a browser \
+                    "seqc: MCP server `{}` asks you to sign in. {} this address in a browser \
                      (waiting {} minutes):\n  {address}",
                     self.server,
+                    if opened { "Opening" } else { "Open" },
                     AUTHORIZE_TIMEOUT.as_secs() / 60
                 );
                 redirect
