@@ -1,12 +1,12 @@
 //! Tokens bought outside rmcp's authorization manager, kept as it keeps its own
 //! ([`StoredCredentials`]), so that sending the token and noticing its end stay rmcp's:
 //! - a machine client that proves itself with its private key (`private_key_jwt`: the client
-//!   credentials grant, RFC 6749 §4.4, with a client assertion, RFC 7523 §2.2), a request seqc
+//!   credentials grant, RFC 6749 section 4.4, with a client assertion, RFC 7523 section 2.2), a request seqc
 //!   makes itself: rmcp has one, but the future it returns holds a form serializer that is not
 //!   `Send` across the request, and seqc's requests run on any thread;
 //! - cross-app access ([`enterprise_managed`]): rmcp's two exchanges, the user's ID token for an
 //!   ID-JAG at the identity provider (RFC 8693), the ID-JAG for the token at the server's
-//!   authorization server (RFC 7523 §2.1).
+//!   authorization server (RFC 7523 section 2.1).
 
 use super::{key, read_body};
 use crate::authorize::settings::{IdentityProvider, SigningAlgorithm};
@@ -23,7 +23,7 @@ use url::{Host, Url};
 /// How long the token request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The client assertion's type (RFC 7523 §2.2).
+/// The client assertion's type (RFC 7523 section 2.2).
 const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// A token for `resource` bought with an assertion of `client_id` signed with `pem`; the error
@@ -89,7 +89,7 @@ pub(super) async fn private_key_jwt(
     }
     let token: OAuthTokenResponse = serde_json::from_slice(&body)
         .map_err(|error| format!("the token endpoint's answer is not a token ({error})"))?;
-    // The scope granted, where the answer says (RFC 6749 §5.1), else the one asked for.
+    // The scope granted, where the answer says (RFC 6749 section 5.1), else the one asked for.
     let granted = serde_json::from_slice::<serde_json::Value>(&body)
         .ok()
         .and_then(|answer| answer.get("scope")?.as_str().map(str::to_owned))

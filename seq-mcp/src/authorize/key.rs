@@ -1,5 +1,5 @@
 //! A machine client's private key (`"oauth": {"private_key": …}`) and the client assertions it
-//! signs (`private_key_jwt`, RFC 7523 §2.2).
+//! signs (`private_key_jwt`, RFC 7523 section 2.2).
 //!
 //! The key is read and tried when the config is read, so that a key that cannot sign fails there
 //! rather than at the first call. It is PEM: PKCS#8 (`BEGIN PRIVATE KEY`: EC on P-256 or P-384,
