@@ -118,6 +118,44 @@ async fn a_path_that_does_not_exist_is_absent_in_one_text_for_every_file_tool() 
     }
 }
 
+/// A path names at most `MAX_PATH_ENTRIES` entries: deeper, every file tool refuses it before
+/// looking at the tree (each entry is looked at on the way, so thousands of them held a thread).
+#[tokio::test]
+async fn a_path_past_the_entry_bound_is_refused_by_every_file_tool() {
+    use seq_exec::builtin::MAX_PATH_ENTRIES;
+    let dir = tempfile::tempdir().unwrap();
+    let host = BuiltinHost::new(dir.path());
+    let at_bound = vec!["d"; MAX_PATH_ENTRIES].join("/");
+    call(
+        &host,
+        "files_write",
+        json!({"path": at_bound, "content": "x"}),
+    )
+    .await
+    .unwrap();
+    let past = format!("{at_bound}/e");
+    for (tool, args) in [
+        ("files_write", json!({"path": past, "content": "x"})),
+        ("files_read", json!({"path": past})),
+        ("files_list", json!({"path": past})),
+        ("files_stat", json!({"path": past})),
+        ("files_delete", json!({"path": past})),
+        ("files_move", json!({"from": past, "to": "e"})),
+        ("files_move", json!({"from": "e", "to": past})),
+    ] {
+        let error = call(&host, tool, args).await.unwrap_err();
+        assert_eq!(error.reason, Reason::ArgError, "{tool}: {error:?}");
+        assert_eq!(
+            error.detail.as_deref(),
+            Some(
+                format!("the path names more than {MAX_PATH_ENTRIES} entries under the root")
+                    .as_str()
+            ),
+            "{tool}: {error:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_hard_link_is_never_written_through() {
     let dir = tempfile::tempdir().unwrap();

@@ -46,6 +46,9 @@ impl Entry {
                 Component::ParentDir => return Err(PathError::ParentDir.to_tool_error(field)),
             }
         }
+        if parts.len() > super::root::MAX_PATH_ENTRIES {
+            return Err(PathError::TooDeep.to_tool_error(field));
+        }
         let name = match parts.pop() {
             None => None,
             Some(name) => Some(

@@ -41,7 +41,9 @@ pub use output::{Captured, OutputSink, Stdout};
 #[cfg(target_os = "linux")]
 pub use procs::die_with_parent;
 pub use procs::{GRACE as KILL_GRACE, become_subreaper, kill_all_now, live_items, wait_stopped};
-pub use root::{Beneath, PathError, canonical_beyond, resolve_beneath, resolve_under};
+pub use root::{
+    Beneath, MAX_PATH_ENTRIES, PathError, canonical_beyond, resolve_beneath, resolve_under,
+};
 
 use crate::error::{Reason, ToolError};
 use crate::host::{Caller, ToolCall, ToolHost};

@@ -4,7 +4,7 @@
 //! A path is refused when it is absolute, when it has a `..` component, or when any entry on the
 //! way to it is a symbolic link that leads outside the root (or whose target does not exist, so
 //! that where it leads cannot be verified: writing through it could create a file anywhere).
-//! Every existing prefix is canonicalized and checked against the canonical root, so a link that
+//! Every link on the way is canonicalized and checked against the canonical root, so a link that
 //! leaves the root and comes back is refused too. The file tools then open the canonical path
 //! entry by entry without following links (`beneath`), so a link swapped in between the check
 //! and the use makes the open fail rather than escape.
@@ -14,11 +14,18 @@ use std::fmt;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+/// How many entries a path may name under the root. Each is looked at on the way, so a path
+/// of thousands of entries (a tree a sequence made one level at a time) would hold a thread
+/// for seconds; the kernel refuses longer paths than about this many short names anyway.
+pub const MAX_PATH_ENTRIES: usize = 256;
+
 /// Why a path was refused or could not be resolved.
 #[derive(Debug)]
 pub enum PathError {
     /// `/etc/passwd`: only paths relative to the root are accepted.
     Absolute,
+    /// More entries than [`MAX_PATH_ENTRIES`].
+    TooDeep,
     /// `a/../b`: `..` could climb out of the root.
     ParentDir,
     /// The entry (relative to the root) is a symbolic link that leads outside the root.
@@ -36,6 +43,10 @@ impl fmt::Display for PathError {
         match self {
             PathError::Absolute => f.write_str("absolute paths are not accepted"),
             PathError::ParentDir => f.write_str("`..` components are not accepted"),
+            PathError::TooDeep => write!(
+                f,
+                "the path names more than {MAX_PATH_ENTRIES} entries under the root"
+            ),
             PathError::Outside { entry } => write!(
                 f,
                 "`{}` is a symbolic link that leads outside the root",
@@ -65,6 +76,7 @@ impl PathError {
                 Reason::ArgError,
                 "give a path relative to the root, without `..`",
             ),
+            PathError::TooDeep => (Reason::ArgError, "give a shorter path"),
             PathError::Outside { .. } | PathError::BrokenLink { .. } => (
                 Reason::Unauthorized,
                 "use a path whose every entry stays inside the root",
@@ -105,6 +117,9 @@ pub fn resolve_beneath(root: &Path, path: &str) -> Result<Beneath, PathError> {
             Component::Normal(name) => names.push(name),
         }
     }
+    if names.len() > MAX_PATH_ENTRIES {
+        return Err(PathError::TooDeep);
+    }
     let canonical_root = root.canonicalize().map_err(|error| PathError::Root {
         root: root.to_path_buf(),
         error,
@@ -116,6 +131,12 @@ pub fn resolve_beneath(root: &Path, path: &str) -> Result<Beneath, PathError> {
         let candidate = resolved.join(name);
         relative.push(name);
         match candidate.symlink_metadata() {
+            // A name that is not a link, under a canonical directory, is canonical: only links
+            // are followed to see where they lead (one look per entry, not a walk per prefix).
+            Ok(meta) if !meta.file_type().is_symlink() => {
+                resolved = candidate;
+                continue;
+            }
             Ok(_) => {}
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
                 // Nothing below a missing entry exists either: the rest is created inside.
