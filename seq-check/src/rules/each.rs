@@ -70,7 +70,8 @@ fn outside(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             references(each, &mut refs);
             found.extend(refs.drain(..).map(|r| (r, "the `each` value itself")));
         }
-        if item.item.each.is_none() {
+        // An `each` that broke is reported where it broke, not at every `$each` it feeds.
+        if item.item.each.is_none() && !item.item.hole("each") {
             if let Some(args) = &item.item.args {
                 member_references(&args.value, &mut refs);
             }

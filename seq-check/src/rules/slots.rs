@@ -34,7 +34,8 @@ pub(crate) fn check(cx: &Cx<'_>, reads: &Reads, out: &mut Vec<Diagnostic>) {
     }
     for item in &cx.items {
         if let Some(error_as) = &item.item.error_as {
-            let each = item.item.each.is_some();
+            // An `each` that broke is still an `each`: its slot holds errors element by element.
+            let each = item.item.each.is_some() || item.item.hole("each");
             error_slot(
                 cx,
                 error_as.value.as_str(),
@@ -116,7 +117,10 @@ pub(crate) fn check(cx: &Cx<'_>, reads: &Reads, out: &mut Vec<Diagnostic>) {
     let reads_whole = !["in", "tools", "when", "fallback"]
         .iter()
         .any(|f| group.hole(f))
-        && cx.items.iter().all(|i| !i.item.hole("args"));
+        && cx
+            .items
+            .iter()
+            .all(|i| !i.item.hole("args") && !i.item.hole("each"));
     let writes_whole = !group.hole("tools")
         && !group.hole("out")
         && cx
@@ -138,12 +142,23 @@ pub(crate) fn check(cx: &Cx<'_>, reads: &Reads, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+    // A slot that only `error_as` writes tolerates a failure: leaving it unread is its use.
+    let names = |name: &str, slot: fn(&Item) -> Option<&str>| {
+        cx.items.iter().any(|i| slot(&i.item) == Some(name))
+    };
+    let caught = |name: &str| {
+        names(name, |i| i.error_as.as_ref().map(|e| e.value.as_str()))
+            && !names(name, |i| i.as_slot.as_ref().map(|s| s.value.as_str()))
+    };
     for local in group
         .locals
         .iter()
         .filter(|_| reads_whole && !group.hole("local"))
     {
-        if !reads.slots.contains(&local.name.value) && group.output(&local.name.value).is_none() {
+        if !reads.slots.contains(&local.name.value)
+            && group.output(&local.name.value).is_none()
+            && !caught(&local.name.value)
+        {
             let name = &local.name.value;
             out.push(
                 Diagnostic::new(

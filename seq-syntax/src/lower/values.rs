@@ -119,6 +119,32 @@ impl Lower {
     pub(super) fn each(&mut self, node: &Node<'_>, map: &impl MapOffset) -> Option<Value> {
         match &node.kind {
             NodeKind::Array(_) | NodeKind::Ref(_) => self.value(node, map),
+            // `"$out.files"`: one reference in quotes, which would be its text, not its list.
+            NodeKind::String(body)
+                if !body.contains('\\')
+                    && !body.starts_with("${")
+                    && parse_reference(body, &Identity).is_ok() =>
+            {
+                let field = crate::fields::key::EACH;
+                let span = span_in(map, &node.span);
+                self.report(
+                    Diagnostic::new(
+                        Code::WrongJsonType,
+                        span,
+                        format!("`{field}` must be an array, found a string holding `{body}`"),
+                    )
+                    .with_help(format!(
+                        "write the reference bare, without quotes: `{body}`; in a string a \
+                         reference becomes its text"
+                    ))
+                    .with_replacement(
+                        format!("write `{body}` without quotes"),
+                        span,
+                        *body,
+                    ),
+                );
+                None
+            }
             NodeKind::Null
             | NodeKind::Bool(_)
             | NodeKind::Number(_)
