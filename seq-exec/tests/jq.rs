@@ -135,6 +135,24 @@ async fn none_or_several_outputs_fail_with_a_hint_to_collect() {
 }
 
 #[tokio::test]
+async fn a_filters_own_error_reads_as_written() {
+    let cases = [
+        (
+            r#"error("key \"nope\" is missing")"#,
+            r#"key "nope" is missing"#,
+        ),
+        (r#"error({code: 7})"#, r#"{"code":7}"#),
+        (".a.b", r#"cannot index 1 with "b""#),
+    ];
+    for (filter, said) in cases {
+        let error = jq(filter, json!({"a": 1})).await.unwrap_err();
+        assert_eq!(error.reason, Reason::Failed, "{filter}");
+        let detail = error.detail.unwrap();
+        assert_eq!(detail, format!("the filter failed: {said}"), "{filter}");
+    }
+}
+
+#[tokio::test]
 async fn impure_names_fail_before_anything_runs() {
     for filter in ["env", "$ENV", "now", "input", "debug", "halt"] {
         let error = jq(filter, Value::Null).await.unwrap_err();

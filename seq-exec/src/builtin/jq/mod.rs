@@ -250,8 +250,9 @@ fn evaluate(filter: &str, input: Value, stop: &AtomicBool) -> Result<Value, Tool
                 "a jq result is one value: collect a filter's outputs with `[...]`, or give \
                  a default with `// null`",
             )),
-            (Some(Err(error)), _) => Err(failed(format!("the filter failed: {error}"))),
-            (Some(Ok(_)), Some(Err(error))) => Err(failed(format!("the filter failed: {error}"))),
+            (Some(Err(error)), _) | (Some(Ok(_)), Some(Err(error))) => {
+                Err(failed(format!("the filter failed: {}", error_text(error))))
+            }
             (Some(Ok(_)), Some(Ok(_))) => Err(failed("the filter gave several outputs")
                 .with_hint("a jq result is one value: collect the outputs with `[...]`, or take one with `first(...)`")),
             (Some(Ok(value)), None) => to_json(&value, 0),
@@ -269,6 +270,16 @@ fn evaluate(filter: &str, input: Value, stop: &AtomicBool) -> Result<Value, Tool
             },
             Err(_) => failed("the filter stopped on an internal error of jq"),
         }),
+    }
+}
+
+/// A filter's error as text: the string of `error("...")` as written (not as a JSON string
+/// with its quotes and escapes), any other value as its JSON.
+fn error_text(error: jaq_core::Error<Val>) -> String {
+    let value = error.into_val();
+    match to_json(&value, 0) {
+        Ok(Value::String(text)) => text,
+        Ok(_) | Err(_) => value.to_string(),
     }
 }
 
