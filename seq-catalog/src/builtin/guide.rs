@@ -43,8 +43,9 @@ pub(super) fn seq_create_guide() -> String {
          (`files_list` into it: `[[\"a.txt\"]]`; an `any` slot keeps it whole; an `each` \
          item adds one per element). `\"each\": $args.hosts` (or a literal \
          array) runs an item once per element: in its `args` `$each` is the element \
-         (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets one result \
-         per element in element order (`null` for a failure `continue` tolerates), e.g. \
+         (`$each.name`), `$each_index` its place from 0; `as` an `array` slot gets a result \
+         per element, in order (`null` for a failure `continue` tolerates; none: \
+         `[]`), e.g. \
          `{{\"tool\":\"echo\",\"each\":$args.hosts,\"args\":{{\"value\":\"up $each\"}},\"as\":\"all\"}};`. \
          Elements run as items do (in turn if `parallel: false`, unless the item has \
          `max_parallel: N`: N at once). `on_error`: `abort` (default) \
