@@ -201,11 +201,12 @@ fn run_with(
         }
         RunFormat::Json => (None, Arc::new(Stdout)),
     };
-    // The file tools never reach the stored sequences, whatever the root.
+    // The file tools never reach the data directory, whatever the root: the stored sequences,
+    // and the lock and write count that other processes of the same store rely on.
     let builtin = BuiltinHost::new(&root)
         .with_jq(crate::jq::runner())
         .with_output(output)
-        .with_hidden(storage.dir());
+        .with_hidden(&args.data.resolve());
     let tools: Arc<dyn ToolHost> = Arc::new(Combined::new(vec![
         Arc::new(builtin),
         Arc::clone(mcp) as Arc<dyn ToolHost>,

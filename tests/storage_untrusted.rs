@@ -2,7 +2,9 @@
 //! among the stored sequences is listed as unreadable (never a hang), a huge named file is
 //! refused before it is read, two `seqc create` processes storing look-alike names leave exactly
 //! one, two `seqc mcp` servers of one data directory never together take a caller past its
-//! quota, and a root and a data directory may not contain each other either way.
+//! quota, a root and a data directory may not contain each other either way (nor through a link
+//! whose target does not exist yet), and `seqc run` keeps the file tools out of the whole data
+//! directory.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,6 +14,7 @@
 mod common;
 
 use common::{scratch, seqc, status, stderr, stdout};
+use serde_json::json;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -315,4 +318,80 @@ fn a_sequences_directory_linked_into_the_root_is_refused() {
         "{}",
         stderr(&refused)
     );
+}
+
+/// A link whose target does not exist yet cannot be placed: once its target is made, a data
+/// directory behind it could be inside the root. Refused, for the data directory and for its
+/// `sequences`.
+#[test]
+fn a_data_directory_behind_a_dangling_link_is_refused() {
+    let dir = scratch("data_behind_dangling_link");
+    let root = dir.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(root.join("future"), dir.join("later")).unwrap();
+    let refused = seqc(&[
+        "mcp",
+        "--root",
+        root.to_str().unwrap(),
+        "--data-dir",
+        dir.join("later/data").to_str().unwrap(),
+    ]);
+    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is a symbolic link whose target does not exist"),
+        "{}",
+        stderr(&refused)
+    );
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::symlink(root.join("stash"), data.join("sequences")).unwrap();
+    let refused = seqc(&[
+        "mcp",
+        "--root",
+        root.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is a symbolic link whose target does not exist"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+/// `seqc run` hides the whole data directory from the file tools, not only its `sequences`: the
+/// lock and write count beside them are what other processes of the same store rely on.
+#[test]
+fn seqc_run_keeps_the_file_tools_out_of_the_whole_data_directory() {
+    let dir = scratch("run_hides_data_directory");
+    let data = dir.join(".seqc");
+    std::fs::create_dir_all(data.join("sequences")).unwrap();
+    std::fs::write(data.join("sequences.lock"), "").unwrap();
+    let file = dir.join("peek.json");
+    for (tool, path) in [
+        ("files_read", ".seqc/sequences.lock"),
+        ("files_list", ".seqc"),
+        ("files_stat", ".seqc/sequences.lock"),
+    ] {
+        let sequence = json!({"name": "peek", "groups": [{"name": "g", "out": {"v": "any"},
+            "tools": format!("{{\"tool\":\"{tool}\",\"args\":{{\"path\":\"{path}\"}},\"as\":\"v\"}} ;")}]});
+        std::fs::write(&file, sequence.to_string()).unwrap();
+        let out = seqc(&[
+            "run",
+            "--root",
+            dir.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--format",
+            "json",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(status(&out), 1, "{tool}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("inside seqc's data directory"),
+            "{tool}: {}",
+            stdout(&out)
+        );
+    }
 }
