@@ -56,9 +56,15 @@ pub fn separate(root: &Path, data: &Path) -> Result<(), String> {
     // Where the stored files are, links followed: a `sequences` that links into the root would
     // hand them to the file tools as surely as a data directory inside it.
     let stored = data.join("sequences");
-    if let Ok(canonical_stored) = seq_exec::builtin::canonical_beyond(&stored)
-        && (canonical_stored.starts_with(&canonical_root)
-            || canonical_root.starts_with(&canonical_stored))
+    let canonical_stored = seq_exec::builtin::canonical_beyond(&stored).map_err(|error| {
+        format!(
+            "cannot resolve the data directory's {}: {}",
+            stored.display(),
+            reason(&error)
+        )
+    })?;
+    if canonical_stored.starts_with(&canonical_root)
+        || canonical_root.starts_with(&canonical_stored)
     {
         return Err(format!(
             "{} leads to {}, which is inside --root {} or holds it: the file tools could rewrite \

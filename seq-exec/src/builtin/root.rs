@@ -180,7 +180,7 @@ pub fn resolve_beneath(root: &Path, path: &str) -> Result<Beneath, PathError> {
 }
 
 /// `path` canonicalized as far as it exists, the rest (not created yet) appended as written,
-/// `..` and `.` resolved lexically.
+/// `..` and `.` resolved lexically. A dangling symbolic link on the way is an error.
 pub fn canonical_beyond(path: &Path) -> std::io::Result<PathBuf> {
     let absolute = std::path::absolute(path)?;
     let mut existing = absolute.as_path();
@@ -202,6 +202,23 @@ pub fn canonical_beyond(path: &Path) -> std::io::Result<PathBuf> {
                     }
                 }
                 return Ok(canonical);
+            }
+            // A dangling link is not a directory to come: where it will lead is not known, so
+            // a path through it cannot be placed (a data directory behind one could land in the
+            // root once its target is made).
+            Err(error)
+                if error.kind() == std::io::ErrorKind::NotFound
+                    && existing
+                        .symlink_metadata()
+                        .is_ok_and(|meta| meta.file_type().is_symlink()) =>
+            {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "{} is a symbolic link whose target does not exist",
+                        existing.display()
+                    ),
+                ));
             }
             Err(error) => match (existing.parent(), existing.components().next_back()) {
                 (Some(parent), Some(last)) if error.kind() == std::io::ErrorKind::NotFound => {
