@@ -23,7 +23,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::engine::{FinishedRun, RunRecorder as _};
 use seq_exec::{Caller, Engine, Observer, SequenceSource, ToolHost};
 use seq_mcp::{Combined, McpHost};
-use seq_store::seq_tools::{SeqConfig, SeqHost, StorageTools};
+use seq_service::{SeqConfig, SeqHost, StorageTools};
 use seq_store::storage::{SequenceStorage, Storage};
 use seq_syntax::Diagnostic;
 use seq_syntax::ast::Sequence;

@@ -8,7 +8,7 @@ use crate::stored::{self, DataDirArg};
 use clap::{Args, ValueEnum};
 use seq_catalog::{SEQ_DELETE, SEQ_LIST};
 use seq_exec::{Reason, ToolError};
-use seq_store::seq_tools::{Finding, SeqConfig, StorageTools};
+use seq_service::{Finding, SeqConfig, StorageTools};
 use seq_store::storage::SequenceStorage;
 use seq_syntax::printable::{Lines, printable};
 use serde_json::{Value, json};

@@ -13,7 +13,7 @@ mod common;
 use common::{PACKAGE, command, scratch, status, stderr, stdout};
 use seq_catalog::Catalog;
 use seq_catalog::SEQ_CREATE;
-use seq_store::seq_tools::{SeqConfig, StorageTools};
+use seq_service::{SeqConfig, StorageTools};
 use seq_store::storage::Storage;
 use seq_syntax::LineIndex;
 use serde_json::{Value, json};

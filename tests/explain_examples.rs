@@ -7,7 +7,7 @@
 //!
 //! The codes of the creator's policy (E09xx) have no caller in `seqc check`: their pages name a
 //! policy as `<!-- policy: {...} -->`, and the example is checked as above and then held against
-//! that policy as `seq_create` holds it (`seq_store::seq_tools::unauthorized`).
+//! that policy as `seq_create` holds it (`seq_service::unauthorized`).
 //!
 //! A code no longer emitted keeps its page, marked `<!-- no-longer-emitted: REASON -->`; it has
 //! nothing to run, and the test holds that list to what is known.
@@ -97,7 +97,7 @@ fn found_in(
     if let Some(policy) = page_policy(markdown) {
         let sequence = seq_syntax::parse_bytes(text.as_bytes()).sequence.unwrap();
         let caller = seq_exec::Caller::new("example");
-        found.extend(seq_store::seq_tools::unauthorized(
+        found.extend(seq_service::unauthorized(
             &sequence,
             &[] as &[seq_syntax::ast::Sequence],
             &seq_exec::Authorizer::new(policy),

@@ -27,7 +27,7 @@ use text::{bounded, copy, cut_line, summary};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use seq_catalog::{SEQ_CALL, SEQ_RUN, SEQ_WHEN_CALL};
 use seq_exec::ToolError;
-use seq_store::seq_tools::{self, SeqOutcome};
+use seq_service::SeqOutcome;
 use serde_json::{Map, Value, json};
 
 /// The most bytes of structured content an answer carries: 10 MiB, less room for the envelope
@@ -203,7 +203,7 @@ pub fn to_result(tool: &str, outcome: SeqOutcome) -> CallToolResult {
             let mut structured = Value::Object(structured);
             let cut = fit(&mut structured, tool);
             // A client that reads only text gets the findings as lines.
-            let mut text = render(&error) + &seq_tools::finding_lines(&outcome.diagnostics);
+            let mut text = render(&error) + &seq_service::finding_lines(&outcome.diagnostics);
             if !cut.is_empty() {
                 text.push_str(&cut_line(&cut));
                 insert_cut(&mut structured, &cut);
@@ -602,7 +602,7 @@ mod tests {
 
     #[test]
     fn every_seq_tool_schema_is_an_object_with_a_failure() {
-        for def in seq_tools::definitions() {
+        for def in seq_service::definitions() {
             let Some(schema) = output_schema(&def.name, def.output.as_ref()) else {
                 continue;
             };

@@ -28,8 +28,8 @@ use seq_exec::builtin::{BuiltinHost, JqRunner, OutputSink};
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{CancellationToken, FinishedRun, RunRecorder};
 use seq_exec::{Authorizer, Caller, ToolHost};
+use seq_service::{Remote, SeqConfig, SeqTools};
 use seq_store::quota::Quotas;
-use seq_store::seq_tools::{self, Remote, SeqConfig, SeqTools};
 use seq_store::storage::SequenceStorage;
 use serde_json::{Value, json};
 use std::future::Future;
@@ -236,7 +236,7 @@ impl SeqServer {
 
     /// The seq tools `caller` sees, in catalog order.
     pub fn listed_for(&self, caller: &Caller) -> Vec<Tool> {
-        seq_tools::definitions()
+        seq_service::definitions()
             .into_iter()
             .filter(|def| self.tools.offers(&def.name))
             .filter(|def| self.authorizer().allows(caller, &def.name))
@@ -310,7 +310,7 @@ impl SeqServer {
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         // The calls are items too, with a parallel safety of their own.
         tools.extend(
-            seq_tools::definitions()
+            seq_service::definitions()
                 .into_iter()
                 .filter(|def| Catalog::is_call(&def.name))
                 .filter(|def| self.authorizer().allows(caller, &def.name)),
@@ -358,7 +358,7 @@ impl SeqServer {
         traceparent: Option<&str>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
-        if seq_tools::definition(&name).is_none() {
+        if seq_service::definition(&name).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`; this server offers the seq_* tools"),
                 None,
@@ -413,8 +413,8 @@ impl SeqServer {
 fn live_catalog(
     mcp: Arc<McpHost>,
     policy: Arc<seq_exec::policy::Policy>,
-) -> seq_tools::CatalogSource {
-    seq_tools::CatalogSource::live(move || {
+) -> seq_service::CatalogSource {
+    seq_service::CatalogSource::live(move || {
         let mut catalog = Catalog::builtin();
         catalog.merge(mcp.definitions());
         let off: Vec<String> = catalog
@@ -730,7 +730,7 @@ impl ServerHandler for SeqServer {
     ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + MaybeSendFuture + '_ {
         let caller = self.caller_of(&context);
         // The guide as this caller's `tools/list` shows it, with the tools available here.
-        let guide = seq_tools::definitions()
+        let guide = seq_service::definitions()
             .into_iter()
             .find(|def| def.name == seq_catalog::SEQ_CREATE)
             .map(|def| {

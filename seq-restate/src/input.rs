@@ -3,7 +3,7 @@
 use seq_exec::SequenceSource;
 use seq_exec::engine::Stack;
 use seq_exec::policy::Policy;
-use seq_store::seq_tools::Submission;
+use seq_service::Submission;
 use seq_syntax::ast::Sequence;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

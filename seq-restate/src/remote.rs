@@ -6,7 +6,7 @@ use crate::input::RunInput;
 use crate::submit::{SubmitError, submit_observed};
 use seq_exec::engine::{CancellationToken, Observer};
 use seq_exec::{BoxFuture, Reason, RunReport, ToolError};
-use seq_store::seq_tools::{Remote, RemoteRun, Submission};
+use seq_service::{Remote, RemoteRun, Submission};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -7,7 +7,7 @@
 use crate::input::RunInput;
 use seq_exec::engine::Observer;
 use seq_exec::{RunReport, ToolError};
-use seq_store::seq_tools::Submission;
+use seq_service::Submission;
 use std::fmt;
 use std::time::Duration;
 

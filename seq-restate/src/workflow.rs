@@ -18,7 +18,7 @@ use seq_exec::engine::{
     Attempt, CancellationToken, Deadline, Driver, FinishedRun, RunRecorder, with_idempotency_key,
 };
 use seq_exec::{Authorizer, Caller, Engine, Limits, Reason, RunReport, ToolError, ToolHost};
-use seq_store::seq_tools::Submission;
+use seq_service::Submission;
 use std::sync::Arc;
 
 /// The run of `input`'s sequence refused before it starts, for the errors the worker's own

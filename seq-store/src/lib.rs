@@ -1,14 +1,12 @@
-//! Sequences kept by name, and the six `seq_*` tools that create, list, delete and run them.
+//! Sequences kept by name, and what each caller may keep.
 //!
 //! - [`storage`]: the sequences kept by name ([`storage::SequenceStorage`]); on disk
 //!   ([`storage::Storage`]), or in a durable engine (seq-restate's `RestateStorage`).
-//! - [`seq_tools`]: the `seq_*` tools as handlers over a storage, the checker's admission
-//!   (`seq_check::admit`) and the engine (`seq_exec::Engine`), so that an agent runtime can offer
-//!   them.
+//! - [`quota`]: what each caller may keep stored.
 //!
-//! The engine does not depend on this crate: it reaches stored sequences through its
+//! Storage only: the `seq_*` tools, admission and runs over a storage are seq-service's. The
+//! engine does not depend on this crate either: it reaches stored sequences through its
 //! `SequenceSource` seam, which [`storage::Storage`] implements.
 
 pub mod quota;
-pub mod seq_tools;
 pub mod storage;

@@ -5,7 +5,7 @@ use seq_exec::builtin::{BuiltinHost, Captured};
 use seq_exec::engine::RunRequest;
 use seq_exec::policy::Policy;
 use seq_exec::{Authorizer, Caller};
-use seq_store::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
+use seq_service::{SeqConfig, SeqOutcome, SeqTools};
 use seq_store::storage::{Put, SequenceStorage, Storage, StorageError};
 use seq_syntax::ast::Sequence;
 use serde_json::Value;

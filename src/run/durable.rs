@@ -19,12 +19,11 @@ pub(super) fn run(
     runtime: &Runtime,
 ) -> Status {
     let run_id = args.run_id.clone().unwrap_or_else(seq_restate::fresh_id);
-    if let Err(error) = seq_store::seq_tools::run_id::check(&run_id) {
+    if let Err(error) = seq_service::run_id::check(&run_id) {
         return trouble(format_args!("--run-id: {error}"));
     }
     // What a second submission under the same id is compared with.
-    let submission =
-        seq_store::seq_tools::Submission::of(&args.caller, &sequence.name.value, &run_args);
+    let submission = seq_service::Submission::of(&args.caller, &sequence.name.value, &run_args);
     // The run carries every sequence its `#name` calls may reach, as they are now: a replay
     // on another worker never reads a store.
     // With `--allow`/`--deny`, which the workers hold every dispatch to besides their own

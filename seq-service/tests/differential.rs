@@ -38,7 +38,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, RunReport};
 use seq_exec::{Caller, Reason, ToolError};
 use seq_gen::differential::{Case, case, render, run_args};
-use seq_store::seq_tools::{SeqConfig, SeqTools};
+use seq_service::{SeqConfig, SeqTools};
 use seq_store::storage::Storage;
 use seq_test_support::EchoHost;
 use serde_json::json;

@@ -3,13 +3,13 @@
 use super::findings::{self, Finding, Origin};
 use super::run_id::{self, Claimed, Submission};
 use super::{RemoteRun, SeqOutcome, SeqTools, StorageTools, storage_error};
-use crate::storage::{self, StorageError};
 use seq_catalog::SEQ_WHEN_CALL;
 use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_exec::builtin::args;
 use seq_exec::engine::{CancellationToken, GroupStatus, RunReport, RunRequest};
 use seq_exec::error::{Reason, ToolError};
 use seq_exec::host::Caller;
+use seq_store::storage::{self, StorageError};
 use seq_syntax::ast::Sequence;
 use seq_syntax::names::CallTarget;
 use serde_json::{Map, Value};

@@ -11,7 +11,7 @@ use seq_exec::engine::CancellationToken;
 use seq_exec::engine::RunRequest;
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{BoxFuture, Caller, Engine, Reason, RunReport, ToolError, ToolHost};
-use seq_store::seq_tools::{Remote, RemoteRun, SeqConfig, SeqTools};
+use seq_service::{Remote, RemoteRun, SeqConfig, SeqTools};
 use seq_store::storage::Storage;
 use seq_syntax::ast::Sequence;
 use serde_json::{Value, json};

@@ -14,7 +14,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::engine::{Engine, ItemStatus};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
-use seq_store::seq_tools::SeqOutcome;
+use seq_service::SeqOutcome;
 use seq_store::storage::{Put, SequenceStorage, Storage};
 use seq_syntax::Code;
 use seq_test_support::Store;

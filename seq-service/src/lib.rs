@@ -1,4 +1,8 @@
-//! The six `seq_*` tools as handlers, so that an agent runtime can offer them.
+//! The service layer, the one front door of seqc's service: the six `seq_*` tools as handlers
+//! over a storage (seq-store), the checker's admission (`seq_check::admit`) and the engine
+//! (`seq_exec::Engine`), so that an agent runtime can offer them. Every door that stores or runs
+//! a sequence (the command line, `seqc mcp` on stdio and over HTTP, the durable worker) goes
+//! through here; seq-store below it is storage only.
 //!
 //! - [`StorageTools`]: `seq_create`, `seq_list`, `seq_delete` — the storage and the checker, no
 //!   engine. They are also reachable from inside a sequence through a [`SeqHost`].
@@ -37,8 +41,6 @@ pub use host::SeqHost;
 pub use reach::unauthorized;
 pub use run_id::Submission;
 
-use crate::quota::Quotas;
-use crate::storage::{self, SequenceStorage, Storage, StorageError};
 use seq_catalog::{
     ArgReason, SEQ_CALL, SEQ_CREATE, SEQ_DELETE, SEQ_LIST, SEQ_RUN, SEQ_TOOLS, SEQ_WHEN_CALL,
 };
@@ -50,6 +52,8 @@ use seq_exec::engine::{Engine, RunReport, RunRequest};
 use seq_exec::error::{Reason, ToolError};
 use seq_exec::host::{BoxFuture, Caller, ToolHost};
 use seq_exec::policy::{Policy, STORE_ADMIN};
+use seq_store::quota::Quotas;
+use seq_store::storage::{self, SequenceStorage, Storage, StorageError};
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolError};
-use seq_store::seq_tools::{SeqOutcome, finding_lines};
+use seq_service::{SeqOutcome, finding_lines};
 use seq_store::storage::{Put, SequenceStorage};
 use seq_test_support::{Store, stored};
 use serde_json::{Value, json};

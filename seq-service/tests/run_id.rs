@@ -7,7 +7,7 @@
 use seq_exec::builtin::{BuiltinHost, Captured};
 use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Reason};
-use seq_store::seq_tools::{SeqConfig, SeqOutcome, SeqTools};
+use seq_service::{SeqConfig, SeqOutcome, SeqTools};
 use seq_store::storage::Storage;
 use serde_json::{Value, json};
 use std::sync::Arc;

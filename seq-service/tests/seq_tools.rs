@@ -9,7 +9,7 @@ use seq_exec::builtin::{BuiltinHost, Captured};
 use seq_exec::engine::RunRequest;
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
-use seq_store::seq_tools::{self, SeqConfig, SeqHost, SeqOutcome, SeqTools};
+use seq_service::{SeqConfig, SeqHost, SeqOutcome, SeqTools};
 use seq_store::storage::{Put, SequenceStorage, Storage};
 use seq_syntax::Code;
 use serde_json::{Value, json};
@@ -94,14 +94,14 @@ fn calling(name: &str, callee: Option<&str>) -> Value {
     json!({"name": name, "groups": [{"name": "main", "tools": tools}]})
 }
 
-fn codes(findings: &[seq_tools::Finding]) -> Vec<&str> {
+fn codes(findings: &[seq_service::Finding]) -> Vec<&str> {
     findings.iter().map(|f| f.code).collect()
 }
 
 #[test]
 fn definitions_are_the_catalogs() {
     let catalog = Catalog::builtin();
-    let definitions = seq_tools::definitions();
+    let definitions = seq_service::definitions();
     let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, SEQ_TOOLS);
     for definition in &definitions {
@@ -113,7 +113,7 @@ fn definitions_are_the_catalogs() {
 #[test]
 fn descriptions_state_the_execution_contract() {
     for name in ["seq_create", "seq_run", "seq_call"] {
-        let description = &seq_tools::definition(name).unwrap().description;
+        let description = &seq_service::definition(name).unwrap().description;
         for needle in [
             "run at the same time",
             "`\"parallel\": false`",
@@ -127,7 +127,7 @@ fn descriptions_state_the_execution_contract() {
         }
         assert!(!description.contains("  "), "{description}");
     }
-    let create = &seq_tools::definition("seq_create").unwrap().description;
+    let create = &seq_service::definition("seq_create").unwrap().description;
     assert!(create.contains("no item sees a sibling's output"));
 }
 
@@ -206,7 +206,7 @@ async fn create_refuses_errors_with_every_finding() {
         error.detail.as_deref(),
         Some("the sequence has 2 errors (listed in `diagnostics`)")
     );
-    let lines = seq_tools::finding_lines(&outcome.diagnostics);
+    let lines = seq_service::finding_lines(&outcome.diagnostics);
     assert!(
         lines.starts_with("\n- error E0101 at `paralell` in group `greet` (groups[0]): "),
         "{lines}"
@@ -329,7 +329,7 @@ async fn create_from_a_file_under_the_root() {
         .find(|d| d.code == Code::UnknownField.as_str())
         .unwrap();
     assert_eq!((unknown.line, unknown.column), (Some(3), Some(4)));
-    assert!(seq_tools::finding_lines(&outcome.diagnostics).contains("E0101 at 3:4"));
+    assert!(seq_service::finding_lines(&outcome.diagnostics).contains("E0101 at 3:4"));
 
     let mismatch = f
         .call(
@@ -434,7 +434,7 @@ async fn create_refuses_what_breaks_other_stored_sequences() {
         assert_eq!(finding.code, Code::CallChainTooDeep.as_str());
         assert!(finding.sequence.is_some(), "{finding:?}");
     }
-    assert!(seq_tools::finding_lines(&outcome.diagnostics).contains("E0603 in `#s"));
+    assert!(seq_service::finding_lines(&outcome.diagnostics).contains("E0603 in `#s"));
     assert!(!f.names().await.contains(&"s6".to_owned()));
 }
 
@@ -565,7 +565,7 @@ async fn seq_run_checks_a_stored_sequence_again_and_runs_none_with_errors() {
         (error.reason, error.field.as_deref()),
         (Reason::Failed, Some("name"))
     );
-    let lines = seq_tools::finding_lines(&outcome.diagnostics);
+    let lines = seq_service::finding_lines(&outcome.diagnostics);
     assert!(lines.contains("error E0502 in `#typo`"), "{lines}");
     assert_eq!(codes(&outcome.diagnostics), ["E0502"]);
     assert!(outcome.report.is_none(), "nothing ran");

@@ -15,10 +15,10 @@
 
 use super::findings::{self, Finding, Origin};
 use super::{SeqOutcome, StorageTools, reach, storage_error};
-use crate::storage::{self, Put, StorageError, Summary};
 use seq_exec::builtin::{args, read_regular, resolve_beneath};
 use seq_exec::error::{Reason, ToolError};
 use seq_exec::host::Caller;
+use seq_store::storage::{self, Put, StorageError, Summary};
 use seq_syntax::ast::Sequence;
 use seq_syntax::{Diagnostic, Parse};
 use serde_json::{Value, json};

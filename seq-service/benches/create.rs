@@ -4,7 +4,7 @@
 //! the new one by calls are checked with it, so the two should be close: the ratio (target:
 //! within 2×) is printed at the end. Each created sequence is deleted again, outside the time.
 //!
-//! `cargo bench -p seq-store --bench store`. Under `cargo test --benches` or `cargo bench --
+//! `cargo bench -p seq-service --bench create`. Under `cargo test --benches` or `cargo bench --
 //! --test` the store shrinks to a quick smoke test.
 
 #![allow(
@@ -14,7 +14,7 @@
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use seq_exec::Caller;
-use seq_store::seq_tools::{SeqConfig, StorageTools};
+use seq_service::{SeqConfig, StorageTools};
 use seq_store::storage::{Put, SequenceStorage, Storage};
 use serde_json::{Value, json};
 use std::cell::Cell;
