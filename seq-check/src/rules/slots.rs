@@ -144,7 +144,7 @@ pub(crate) fn check(cx: &Cx<'_>, reads: &Reads, out: &mut Vec<Diagnostic>) {
     }
     // A slot that only `error_as` writes tolerates a failure: leaving it unread is its use.
     let names = |name: &str, slot: fn(&Item) -> Option<&str>| {
-        cx.items.iter().any(|i| slot(&i.item) == Some(name))
+        cx.items.iter().any(|i| slot(i.item) == Some(name))
     };
     let caught = |name: &str| {
         names(name, |i| i.error_as.as_ref().map(|e| e.value.as_str()))
