@@ -242,33 +242,22 @@ impl SeqServer {
     /// Who is calling: the caller the HTTP transport authenticated for this request
     /// ([`crate::http`]), else the one the server was started for (stdio).
     fn caller_of(&self, context: &RequestContext<RoleServer>) -> Caller {
-        context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .cloned()
-            .unwrap_or_else(|| self.caller.clone())
+        gate_put::<Caller>(context).unwrap_or_else(|| self.caller.clone())
     }
 
     /// Cancelled when the HTTP session of this request ends ([`crate::http::SessionEnded`]);
     /// over stdio, never (the stdin end is [`SeqServer::session_token`]).
     fn session_ended(context: &RequestContext<RoleServer>) -> CancellationToken {
-        context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<crate::http::SessionEnded>())
-            .map(|ended| ended.0.clone())
+        gate_put::<crate::http::SessionEnded>(context)
+            .map(|ended| ended.0)
             .unwrap_or_default()
     }
 
     /// Cancelled when the HTTP connection answering this request dropped and its client did not
     /// come back in time ([`crate::http::Abandoned`]); over stdio, never.
     fn abandoned(context: &RequestContext<RoleServer>) -> CancellationToken {
-        context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<crate::http::Abandoned>())
-            .map(|abandoned| abandoned.0.clone())
+        gate_put::<crate::http::Abandoned>(context)
+            .map(|abandoned| abandoned.0)
             .unwrap_or_default()
     }
 
@@ -327,6 +316,15 @@ impl SeqServer {
             ErrorData::internal_error(format!("the answer could not be made: {error}"), None)
         })
     }
+}
+
+/// What the HTTP gate put in this request's extensions ([`crate::http`]); over stdio, nothing.
+fn gate_put<T: Clone + Send + Sync + 'static>(context: &RequestContext<RoleServer>) -> Option<T> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<T>())
+        .cloned()
 }
 
 /// The catalog `seq_create` and `seq_run` check against, read anew at each admission: the
