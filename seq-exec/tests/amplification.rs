@@ -64,7 +64,7 @@ async fn rendering_past_the_bound_fails_the_item_not_the_process() {
     );
     let error = group.items[2].error.as_ref().unwrap();
     assert_refused(
-        &error,
+        error,
         Reason::Failed,
         "more than 16 MiB once their references are filled in",
     );
@@ -283,5 +283,5 @@ async fn elements_of_a_called_each_count_against_the_run_budget() {
     assert!(each.failed > 0 && each.ok < 40, "{each:?}");
     let error = item.error.as_ref().unwrap();
     assert_eq!(error.reason, Reason::Budget, "{error:?}");
-    assert_detail(&error, "would pass its budget of 1 MiB");
+    assert_detail(error, "would pass its budget of 1 MiB");
 }
