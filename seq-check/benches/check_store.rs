@@ -8,14 +8,13 @@
 //! `cargo test --benches` or `cargo bench -- --test` the batches shrink to 50 and 200
 //! sequences, a quick smoke test.
 
-use criterion::{
-    BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
-};
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use seq_catalog::Catalog;
 use seq_check::Source;
+use seq_gen::bench::flat;
+use seq_gen::bench::full_size;
 use seq_gen::clock::Clock;
 use std::hint::black_box;
-use std::time::Duration;
 
 const GROUPS: usize = 10;
 
@@ -25,12 +24,8 @@ fn check_store(c: &mut Criterion<Clock>) {
     let catalog = Catalog::builtin();
 
     let mut group = c.benchmark_group("check_store");
-    group
-        .sample_size(10)
-        // Each iteration takes 0.1–2 s: equal-sized samples, not criterion's linear ramp.
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(10));
+    // Each iteration takes 0.1–2 s: equal-sized samples, not criterion's linear ramp.
+    flat(&mut group, 10, 2, 10);
     for scale in [1, 4] {
         bench_store(&mut group, &catalog, base * scale, scale);
     }
@@ -95,10 +90,3 @@ criterion_group! {
     targets = check_store
 }
 criterion_main!(benches);
-
-/// Whether to run at full size: under `cargo bench`, which passes `--bench`, but not with
-/// `--test` (`cargo bench -- --test`) nor under `cargo test --benches`, which are smoke tests.
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}

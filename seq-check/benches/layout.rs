@@ -7,13 +7,15 @@
 //! `cargo bench -p seq-check --bench layout`; under `cargo test --benches` or `cargo bench --
 //! --test` the files shrink to 1,000 fields, a quick smoke test.
 
-use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use seq_catalog::Catalog;
 use seq_check::Source;
+use seq_gen::bench::flat;
+use seq_gen::bench::full_size;
 use seq_gen::clock::Clock;
 use seq_syntax::LineIndex;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A sequence whose one group has `fields` unknown fields, on one line or pretty-printed.
 fn sequence(fields: usize, one_line: bool) -> String {
@@ -49,11 +51,7 @@ fn layout(c: &mut Criterion<Clock>) {
     };
     let catalog = Catalog::builtin();
     let mut group = c.benchmark_group("layout");
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5));
+    flat(&mut group, 10, 1, 5);
     for &fields in sizes {
         let one_line = sequence(fields, true);
         let pretty = sequence(fields, false);
@@ -95,8 +93,3 @@ criterion_group! {
     targets = layout
 }
 criterion_main!(benches);
-
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}

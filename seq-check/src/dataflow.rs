@@ -91,9 +91,8 @@ enum Unwritten<'a> {
 /// input declared `array` that is required or has a default (both are checked before anything
 /// runs).
 fn always_array(group: &Group, each: &Value) -> bool {
-    match &each.kind {
-        ValueKind::Array(_) => true,
-        ValueKind::Ref(reference) => {
+    each.kind.as_array().is_some()
+        || each.kind.as_reference().is_some_and(|reference| {
             reference.root.value == Root::Args
                 && reference.path.is_empty()
                 && group.input(&reference.slot.value).is_some_and(|input| {
@@ -101,13 +100,7 @@ fn always_array(group: &Group, each: &Value) -> bool {
                         && (input.default.is_some()
                             || input.required.as_ref().is_some_and(|r| r.value))
                 })
-        }
-        ValueKind::Null
-        | ValueKind::Bool(_)
-        | ValueKind::Number(_)
-        | ValueKind::String(_)
-        | ValueKind::Object(_) => false,
-    }
+        })
 }
 
 /// What the conditional calls writing one slot are to each other.
@@ -356,18 +349,11 @@ impl<'a> Flow<'a> {
                 Some(each) if always_array(group, each) => None,
                 Some(each) => Some(Unwritten::EachAbsent {
                     each: each.span,
-                    input: match &each.kind {
-                        ValueKind::Ref(r) if r.root.value == Root::Args && r.path.is_empty() => {
-                            Some(r.slot.value.as_str())
-                        }
-                        ValueKind::Null
-                        | ValueKind::Bool(_)
-                        | ValueKind::Number(_)
-                        | ValueKind::String(_)
-                        | ValueKind::Ref(_)
-                        | ValueKind::Array(_)
-                        | ValueKind::Object(_) => None,
-                    },
+                    input: each
+                        .kind
+                        .as_reference()
+                        .filter(|r| r.root.value == Root::Args && r.path.is_empty())
+                        .map(|r| r.slot.value.as_str()),
                 }),
                 None => Some(Unwritten::Continue {
                     on_error: on_error.span,

@@ -24,11 +24,13 @@
     reason = "a benchmark that cannot set up should stop there"
 )]
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::engine::NoSequences;
 use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Engine, RunReport, ToolHost};
+use seq_gen::bench::flat;
+use seq_gen::bench::full_size;
 use seq_gen::times::Times;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
@@ -108,11 +110,6 @@ fn run(rt: &Runtime, engine: &Engine, sequence: &Sequence) -> RunReport {
     report
 }
 
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}
-
 fn dispatch(c: &mut Criterion) {
     let calls: usize = if full_size() { 1_000 } else { 10 };
     let rt = runtime();
@@ -183,11 +180,7 @@ fn parallel_sleep(c: &mut Criterion) {
     let root = tempfile::tempdir().unwrap();
     let engine = engine(Arc::new(BuiltinHost::new(root.path())));
     let mut group = c.benchmark_group("parallel_sleep");
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5));
+    flat(&mut group, 10, 1, 5);
     // 0 ms: what the group costs the engine itself, the part of the wall time above the floor.
     for ms in [SLEEP_MS, 0] {
         let sleep = json!({"tool": "sleep", "args": {"ms": ms}});
@@ -249,11 +242,7 @@ fn retry_pause(c: &mut Criterion) {
     let floor = Duration::from_millis(300);
     let times = Times::default();
     let mut group = c.benchmark_group("retry_pause");
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4));
+    flat(&mut group, 10, 1, 4);
     group.bench_function("3_attempts_100ms_backoff_2", |b| {
         b.iter_custom(|iters| {
             times.measure(iters, || {
@@ -282,11 +271,7 @@ fn each_sleep(c: &mut Criterion) {
     let root = tempfile::tempdir().unwrap();
     let engine = engine(Arc::new(BuiltinHost::new(root.path())));
     let mut group = c.benchmark_group("each_sleep");
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(8));
+    flat(&mut group, 10, 1, 8);
     // (elements, max_parallel): the floor is the number of waves times the sleep.
     let cases: [(usize, Option<u32>); 2] = if full {
         [(10_000, None), (1_000, Some(100))]

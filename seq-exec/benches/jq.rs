@@ -20,16 +20,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use seq_exec::Caller;
 use seq_exec::ToolHost;
 use seq_exec::builtin::BuiltinHost;
+use seq_gen::bench::full_size;
 use seq_gen::times::Times;
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::Duration;
 use tokio::runtime::Runtime;
-
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -15,6 +15,7 @@ use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
 use seq_exec::{Caller, Engine, Limits, Reason};
 use seq_syntax::ast::Sequence;
 use seq_test_support::parsed;
+use seq_test_support::{assert_detail, assert_refused};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -62,14 +63,10 @@ async fn rendering_past_the_bound_fails_the_item_not_the_process() {
         "{report:#?}"
     );
     let error = group.items[2].error.as_ref().unwrap();
-    assert_eq!(error.reason, Reason::Failed);
-    assert!(
-        error
-            .detail
-            .as_deref()
-            .unwrap()
-            .contains("more than 16 MiB once their references are filled in"),
-        "{error:?}"
+    assert_refused(
+        error,
+        Reason::Failed,
+        "more than 16 MiB once their references are filled in",
     );
 }
 
@@ -286,12 +283,5 @@ async fn elements_of_a_called_each_count_against_the_run_budget() {
     assert!(each.failed > 0 && each.ok < 40, "{each:?}");
     let error = item.error.as_ref().unwrap();
     assert_eq!(error.reason, Reason::Budget, "{error:?}");
-    assert!(
-        error
-            .detail
-            .as_deref()
-            .unwrap()
-            .contains("would pass its budget of 1 MiB"),
-        "{error:?}"
-    );
+    assert_detail(error, "would pass its budget of 1 MiB");
 }

@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use seq_exec::engine::RunRequest;
-use seq_exec::engine::{CancellationToken, GroupStatus, ItemStatus};
+use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +20,7 @@ use tokio::time::Instant;
 async fn a_caught_failure_is_data_and_the_group_ran() {
     let host = ScriptedHost::new();
     host.add_simple("broken", fails(100, Reason::Failed));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "parallel": false,
@@ -32,10 +31,8 @@ async fn a_caught_failure_is_data_and_the_group_ran() {
                 r#"{"tool":"work","args":{"id":"after","value":$out.e.reason},"as":"next"}"#,
             ],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Ran);
@@ -62,8 +59,7 @@ async fn a_caught_failure_is_data_and_the_group_ran() {
 async fn retries_come_before_the_catch_and_missing_before_error_as() {
     let host = ScriptedHost::new();
     host.add_simple("flaky", fails(100, Reason::Failed));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![
             group(
@@ -80,10 +76,8 @@ async fn retries_come_before_the_catch_and_missing_before_error_as() {
                 &[r#"{"tool":"absent","error_as":"e"}"#],
             ),
         ],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     let retried = &report.groups[0].items[0];
     assert_eq!((retried.status, retried.retries), (ItemStatus::Caught, 2));
@@ -107,23 +101,14 @@ async fn cancellation_is_never_caught() {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups_cancelled(
         &host,
         vec![group(
             json!({"name": "g", "out": {"e": "object"}}),
             &[r#"{"tool":"hang","error_as":"e"}"#],
         )],
-    );
-    let cancel = CancellationToken::new();
-    let engine = engine(&host, &source);
-    let caller = alice();
-    let run = engine.run(&seq, Map::new(), RunRequest::new(&caller).cancel(&cancel));
-    let stop = async {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        cancel.cancel();
-    };
-    let (report, ()) = tokio::join!(run, stop);
+    )
+    .await;
     assert!(report.cancelled && !report.ok);
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Cancelled);
@@ -192,18 +177,15 @@ async fn retries_pause_by_delay_and_backoff() {
     let host = ScriptedHost::new();
     let times = Arc::new(Mutex::new(Vec::new()));
     host.add_simple("down", failing_at(&times));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "on_error": "retry", "retries": 3,
                        "retry_delay": "100ms", "retry_backoff": 2}),
             &[r#"{"tool":"down"}"#],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     let item = &report.groups[0].items[0];
     assert_eq!((item.status, item.retries), (ItemStatus::Failed, 3));
     assert_eq!(gaps(&times), vec![100, 200, 400]);
@@ -214,18 +196,15 @@ async fn a_group_timeout_during_the_pauses_keeps_the_attempts() {
     let host = ScriptedHost::new();
     let times = Arc::new(Mutex::new(Vec::new()));
     host.add_simple("down", failing_at(&times));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "timeout": "250ms", "on_error": "retry", "retries": 3,
                        "retry_delay": "100ms", "retry_backoff": 2}),
             &[r#"{"tool":"down"}"#],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Failed);
     assert_eq!(g.error.as_ref().unwrap().reason, Reason::Timeout);
@@ -244,17 +223,14 @@ async fn a_group_timeout_during_the_pauses_keeps_the_attempts() {
 async fn an_any_slot_holds_the_error() {
     let host = ScriptedHost::new();
     host.add_simple("broken", fails(1, Reason::Failed));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "out": {"e": "any"}}),
             &[r#"{"tool":"broken","error_as":"e"}"#],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert_eq!(report.groups[0].items[0].status, ItemStatus::Caught);
     assert!(matches!(report.out["g"]["e"], Value::Object(_)));
 }
@@ -264,23 +240,14 @@ async fn cancelling_an_each_item_catches_no_element() {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups_cancelled(
         &host,
         vec![group(
             json!({"name": "g", "out": {"r": "array", "e": "array"}}),
             &[r#"{"tool":"hang","each":[1,2],"as":"r","error_as":"e"}"#],
         )],
-    );
-    let cancel = CancellationToken::new();
-    let engine = engine(&host, &source);
-    let caller = alice();
-    let run = engine.run(&seq, Map::new(), RunRequest::new(&caller).cancel(&cancel));
-    let stop = async {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        cancel.cancel();
-    };
-    let (report, ()) = tokio::join!(run, stop);
+    )
+    .await;
     assert!(report.cancelled && !report.ok);
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Cancelled);
@@ -292,8 +259,7 @@ async fn cancelling_an_each_item_catches_no_element() {
 #[tokio::test(start_paused = true)]
 async fn missing_comes_before_an_each_items_error_as() {
     let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![
             group(
@@ -305,10 +271,8 @@ async fn missing_comes_before_an_each_items_error_as() {
                 &[r#"{"tool":"absent","each":[1,2],"error_as":"e"}"#],
             ),
         ],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     // `missing: skip` applies first: nothing is caught, nothing written.
     assert_eq!(report.groups[0].items[0].status, ItemStatus::Ok);

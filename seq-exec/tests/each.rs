@@ -11,7 +11,7 @@ use common::*;
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// The most calls in flight at once, from the event log.
@@ -62,17 +62,14 @@ async fn parallel_elements_overlap_and_results_keep_element_order() {
 #[tokio::test(start_paused = true)]
 async fn serial_elements_run_in_element_order() {
     let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "parallel": false, "out": {"seen": "array"}}),
             &[r#"{"tool":"work","each":["a","b","c"],"args":{"id":$each,"ms":10},"as":"seen"}"#],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     assert!(
         host.before("a", "b") && host.before("b", "c"),
@@ -121,17 +118,14 @@ async fn a_tolerated_failure_is_null_and_the_group_is_partial() {
             })
         }),
     );
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "on_error": "continue", "out": {"seen": "array"}}),
             &[r#"{"tool":"picky","each":["a","bad","c"],"args":{"value":$each},"as":"seen"}"#],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert_eq!(report.groups[0].status, GroupStatus::Partial, "{report:#?}");
     assert_eq!(report.out["g"]["seen"], json!(["a", null, "c"]));
     let item = &report.groups[0].items[0];
@@ -154,17 +148,14 @@ async fn a_tolerated_failure_is_null_and_the_group_is_partial() {
 async fn retries_apply_to_each_element() {
     let host = ScriptedHost::new();
     host.add_simple("flaky", fails(1, Reason::Failed));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "parallel": false, "on_error": "retry", "retries": 1, "out": {"seen": "array"}}),
             &[r#"{"tool":"flaky","each":[1,2],"args":{"n":$each},"as":"seen"}"#],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     let each = report.groups[0].items[0].each.as_ref().unwrap();
     assert_eq!(each.elements[0].retries, 1);
@@ -175,8 +166,7 @@ async fn retries_apply_to_each_element() {
 #[tokio::test(start_paused = true)]
 async fn max_parallel_bounds_items_and_elements_in_flight() {
     let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "max_parallel": 3, "out": {"seen": "array"}}),
@@ -185,10 +175,8 @@ async fn max_parallel_bounds_items_and_elements_in_flight() {
                 r#"{"tool":"work","args":{"id":"lone","ms":10}}"#,
             ],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(host.calls("work"), 11);
     assert_eq!(most_in_flight(&host), 3, "{:?}", host.events());

@@ -158,8 +158,7 @@ async fn a_failed_element_stops_every_element_of_the_fan_out() {
         }),
     );
     host.add_simple("after", returns(json!("after")));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![group(
             json!({"name": "g", "parallel": false, "out": {"r": "array"}}),
@@ -168,10 +167,8 @@ async fn a_failed_element_stops_every_element_of_the_fan_out() {
                 r#"{"tool":"after","args":{}}"#,
             ],
         )],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(!report.ok);
     assert!(dropped.load(Ordering::SeqCst), "element 0 was not dropped");
     assert_eq!(*seen.lock().unwrap(), vec![json!(0), json!(1)]);

@@ -84,8 +84,7 @@ async fn a_panicking_tool_is_retried_and_aborts_its_group_when_retries_run_out()
     let host = ScriptedHost::new();
     host.add_simple("flaky", panics(2));
     host.add_simple("broken", panics(u32::MAX));
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_groups(
         &host,
         vec![
             group(
@@ -104,10 +103,8 @@ async fn a_panicking_tool_is_retried_and_aborts_its_group_when_retries_run_out()
                 &[r#"{"tool":"work","args":{"id":"not reached"}}"#],
             ),
         ],
-    );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     assert!(!report.ok);
     assert_eq!(report.groups[0].status, GroupStatus::Ran);
     assert_eq!(report.groups[0].items[0].retries, 2);

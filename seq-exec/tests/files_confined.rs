@@ -8,6 +8,7 @@
 use seq_exec::Caller;
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::{Reason, ToolError, ToolHost};
+use seq_test_support::{assert_detail, assert_refused};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -68,14 +69,7 @@ async fn special_files_are_refused_at_once_by_every_file_tool() {
             if name == "device" && !device {
                 assert_eq!(error.reason, Reason::Unauthorized, "{tool} {name}");
             } else if tool == "files_list" {
-                assert!(
-                    error
-                        .detail
-                        .as_deref()
-                        .unwrap_or_default()
-                        .contains("Not a directory"),
-                    "{error:?}"
-                );
+                assert_detail(&error, "Not a directory");
             } else {
                 assert_eq!(error.reason, Reason::Failed, "{tool} {name}");
                 assert!(
@@ -172,15 +166,7 @@ async fn a_hard_link_is_never_written_through() {
     )
     .await
     .unwrap_err();
-    assert_eq!(error.reason, Reason::Unauthorized);
-    assert!(
-        error
-            .detail
-            .as_deref()
-            .unwrap_or_default()
-            .contains("2 names"),
-        "{error:?}"
-    );
+    assert_refused(&error, Reason::Unauthorized, "2 names");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside");
 }
 
@@ -369,14 +355,7 @@ async fn the_hidden_data_directory_is_out_of_reach() {
     ] {
         let error = call(&host, tool, args.clone()).await.unwrap_err();
         assert_eq!(error.reason, Reason::Unauthorized, "{tool} {args}");
-        assert!(
-            error
-                .detail
-                .as_deref()
-                .unwrap_or_default()
-                .contains("inside seqc's data directory"),
-            "{error:?}"
-        );
+        assert_detail(&error, "inside seqc's data directory");
     }
     assert_eq!(
         std::fs::read_to_string(sequences.join("deploy.json")).unwrap(),

@@ -6,6 +6,7 @@
 
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::{Caller, Reason, ToolError, ToolHost};
+use seq_test_support::assert_refused;
 use serde_json::{Value, json};
 use std::os::unix::fs::symlink;
 
@@ -154,15 +155,7 @@ async fn delete_refuses_a_tree_deeper_than_its_bound() {
     )
     .await
     .unwrap_err();
-    assert_eq!(error.reason, Reason::Failed);
-    assert!(
-        error
-            .detail
-            .as_deref()
-            .unwrap_or_default()
-            .contains("deeper than"),
-        "{error:?}"
-    );
+    assert_refused(&error, Reason::Failed, "deeper than");
 }
 
 #[tokio::test]

@@ -6,14 +6,15 @@
 //! bytes: the yardstick the front end and the checker are measured against. `clock::Clock`
 //! (feature `clock`, so that tests do not build criterion) lets the benchmarks measure CPU time
 //! on a busy machine, and [`times::Times`] keeps per-iteration wall times for figures of their
-//! own. [`differential`] is a proptest strategy of small sequences, valid and slightly broken,
-//! for the differential tests.
+//! own; [`bench::full_size`] tells a benchmark from its smoke test. [`differential`] is a
+//! proptest strategy of small sequences, valid and slightly broken, for the differential tests.
 //!
 //! The content is modelled on what models really write: shell commands full of `;` and nested
 //! quotes, escapes of every kind (`\"`, `\\`, `\n`, `\u00e9`, surrogate pairs), CJK names,
 //! `$args` templates and bare references, and `seq_call`s to earlier groups.
 
 pub mod baseline;
+pub mod bench;
 #[cfg(feature = "clock")]
 pub mod clock;
 pub mod differential;

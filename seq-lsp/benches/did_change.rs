@@ -30,6 +30,7 @@ use lsp_types::{
     PublishDiagnosticsParams, Range, TextDocumentContentChangeEvent, TextDocumentItem, Uri,
     VersionedTextDocumentIdentifier,
 };
+use seq_gen::bench::full_size;
 use seq_syntax::LineIndex;
 use std::str::FromStr;
 use std::thread::JoinHandle;
@@ -275,10 +276,3 @@ fn threads_cpu_ns(names: &[&str]) -> Option<u64> {
 
 criterion_group!(benches, did_change);
 criterion_main!(benches);
-
-/// Whether to run at full size: under `cargo bench`, which passes `--bench`, but not with
-/// `--test` (`cargo bench -- --test`) nor under `cargo test --benches`, which are smoke tests.
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{Client, Offer, codes, marked, workspace};
-use lsp_types::{DiagnosticSeverity, FileChangeType, FileEvent, NumberOrString};
+use common::{Client, Offer, codes, marked, with_code, workspace};
+use lsp_types::{DiagnosticSeverity, FileChangeType, FileEvent};
 
 /// A `tools` string whose culprit sits after CJK text and escaped quotes on the same line: UTF-8
 /// and UTF-16 columns differ there, and both differ from columns in the unescaped item.
@@ -25,11 +25,7 @@ fn ranges_follow_the_negotiated_encoding_through_cjk_and_escapes() {
         assert_eq!(client.encoding, kind);
         let uri = client.open("greet.json", &text);
         let published = client.diagnostics_of_version(&uri, 1);
-        let undeclared = published
-            .diagnostics
-            .iter()
-            .find(|d| d.code == Some(NumberOrString::String("E0502".to_owned())))
-            .unwrap_or_else(|| panic!("no E0502 in {published:#?}"));
+        let undeclared = with_code(&published, "E0502");
         assert_eq!(undeclared.range, client.range(&text, at[0], at[1]));
         assert_eq!(undeclared.severity, Some(DiagnosticSeverity::ERROR));
         assert_eq!(undeclared.source.as_deref(), Some("seqc"));
@@ -136,11 +132,7 @@ fn results_for_older_versions_are_never_published_after_newer_ones() {
     }
     let last = client.diagnostics_of_version(&uri, LAST as i32);
     let (text, at) = version_text(LAST);
-    let undeclared = last
-        .diagnostics
-        .iter()
-        .find(|d| d.code == Some(NumberOrString::String("E0502".to_owned())))
-        .unwrap_or_else(|| panic!("no E0502 in {last:#?}"));
+    let undeclared = with_code(&last, "E0502");
     assert_eq!(undeclared.range, client.range(&text, at[0], at[1]));
 
     client.sync();

@@ -10,13 +10,12 @@
 
 mod common;
 
-use common::{Client, Offer, codes, marked, workspace};
+use common::{Client, Offer, codes, marked, with_code, workspace};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{DidChangeTextDocument, DidOpenTextDocument, Notification as _};
 use lsp_types::request::{HoverRequest, Request as _};
 use lsp_types::{
-    DidChangeTextDocumentParams, NumberOrString, TextDocumentContentChangeEvent,
-    VersionedTextDocumentIdentifier,
+    DidChangeTextDocumentParams, TextDocumentContentChangeEvent, VersionedTextDocumentIdentifier,
 };
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -322,11 +321,7 @@ fn edits_faster_than_checks_never_publish_stale_results_and_requests_are_answere
     // Every publish carries its own version's diagnostics.
     for published in &ours {
         let (text, at) = shifted(published.version.unwrap() as usize);
-        let undeclared = published
-            .diagnostics
-            .iter()
-            .find(|d| d.code == Some(NumberOrString::String("E0502".to_owned())))
-            .unwrap_or_else(|| panic!("no E0502 in {published:#?}"));
+        let undeclared = with_code(published, "E0502");
         assert_eq!(undeclared.range, client.range(&text, at[0], at[1]));
     }
     client.shutdown();

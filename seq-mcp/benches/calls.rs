@@ -18,7 +18,8 @@
     reason = "a benchmark that cannot set up should stop there"
 )]
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use futures::future::join_all;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
@@ -29,6 +30,7 @@ use rmcp::{RoleClient, ServiceExt};
 use seq_exec::engine::NoSequences;
 use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Engine, ToolHost};
+use seq_gen::bench::full_size;
 use seq_gen::times::Times;
 use seq_mcp::{McpHost, Options, ServerSpec};
 use seq_syntax::ast::Sequence;
@@ -40,11 +42,6 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 
 const IN_FLIGHT: usize = 32;
-
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}
 
 fn server_entry() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -143,6 +140,25 @@ fn report(label: &str, calls: usize, baseline: &Times, others: &[(&str, &Times)]
     println!("{line}");
 }
 
+/// The `engine` contender: a run of `sequence`, which must end ok.
+fn bench_engine(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    s: &Setup,
+    sequence: &Sequence,
+    caller: &Caller,
+    times: &Times,
+) {
+    group.bench_function("engine", |b| {
+        b.iter_custom(|iters| {
+            times.measure(iters, || {
+                let report =
+                    s.rt.block_on(s.engine.run(sequence, Map::new(), RunRequest::new(caller)));
+                assert!(report.ok, "{report:?}");
+            })
+        });
+    });
+}
+
 fn serial(c: &mut Criterion) {
     let calls: usize = if full_size() { 200 } else { 3 };
     let s = setup();
@@ -179,18 +195,7 @@ fn serial(c: &mut Criterion) {
             })
         });
     });
-    group.bench_function("engine", |b| {
-        b.iter_custom(|iters| {
-            engine.measure(iters, || {
-                let report = s.rt.block_on(s.engine.run(
-                    &sequence,
-                    Map::new(),
-                    RunRequest::new(&caller),
-                ));
-                assert!(report.ok, "{report:?}");
-            })
-        });
-    });
+    bench_engine(&mut group, &s, &sequence, &caller, &engine);
     group.finish();
     report(
         &format!("serial, {calls} calls"),
@@ -230,18 +235,7 @@ fn concurrent(c: &mut Criterion) {
             })
         });
     });
-    group.bench_function("engine", |b| {
-        b.iter_custom(|iters| {
-            engine.measure(iters, || {
-                let report = s.rt.block_on(s.engine.run(
-                    &sequence,
-                    Map::new(),
-                    RunRequest::new(&caller),
-                ));
-                assert!(report.ok, "{report:?}");
-            })
-        });
-    });
+    bench_engine(&mut group, &s, &sequence, &caller, &engine);
     group.finish();
     report(
         &format!("concurrent, {IN_FLIGHT} in flight"),

@@ -25,7 +25,7 @@
     reason = "a benchmark that cannot set up should stop there, and prints its figures"
 )]
 
-use criterion::{Criterion, SamplingMode, Throughput};
+use criterion::{Criterion, Throughput};
 use futures::future::join_all;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -35,6 +35,8 @@ use rmcp::{RoleClient, ServiceExt};
 use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::engine::CancellationToken;
+use seq_gen::bench::flat;
+use seq_gen::bench::full_size;
 use seq_mcp::http::{Access, HttpOptions};
 use seq_mcp::policy_file::PolicyFile;
 use seq_mcp::token::{Tokens, sha256_hex};
@@ -54,11 +56,6 @@ const SERVE: &str = "SEQ_MCP_FAIR_SERVE";
 const DATA: &str = "SEQ_MCP_FAIR_DATA";
 const RUNS_PER_CALLER: usize = 20;
 const HOSTILE: &str = "hostile";
-
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}
 
 fn callers() -> usize {
     if !full_size() {
@@ -331,12 +328,7 @@ fn main() {
     let runs = count * RUNS_PER_CALLER;
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group(format!("fair/{count} callers x {RUNS_PER_CALLER}"));
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(10))
-        .throughput(Throughput::Elements(runs as u64));
+    flat(&mut group, 10, 1, 10).throughput(Throughput::Elements(runs as u64));
     let mut bench = |name: &str, figures: &Figures| {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {

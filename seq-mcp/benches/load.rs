@@ -18,7 +18,7 @@
     reason = "a benchmark that cannot set up should stop there, and prints its figures"
 )]
 
-use criterion::{Criterion, SamplingMode, Throughput};
+use criterion::{Criterion, Throughput};
 use futures::future::join_all;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -28,6 +28,8 @@ use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
+use seq_gen::bench::flat;
+use seq_gen::bench::full_size;
 use seq_mcp::http::{Access, HttpOptions};
 use seq_mcp::{McpHost, SeqServer};
 use seq_store::storage::Storage;
@@ -43,11 +45,6 @@ use std::time::{Duration, Instant};
 const SERVE: &str = "SEQ_MCP_LOAD_SERVE";
 const DATA: &str = "SEQ_MCP_LOAD_DATA";
 const RUNS_PER_CLIENT: usize = 20;
-
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}
 
 fn clients() -> usize {
     if !full_size() {
@@ -231,12 +228,7 @@ fn main() {
 
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group(format!("load/{count} clients x {RUNS_PER_CLIENT}"));
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(10))
-        .throughput(Throughput::Elements(runs as u64));
+    flat(&mut group, 10, 1, 10).throughput(Throughput::Elements(runs as u64));
     for (name, clients, figures) in [("http", &http, &over_http), ("stdio", &stdio, &over_stdio)] {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {

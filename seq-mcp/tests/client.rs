@@ -9,6 +9,7 @@ use seq_catalog::ParallelSafety;
 use seq_exec::Caller;
 use seq_exec::{Reason, ToolHost};
 use seq_mcp::{ConnectError, McpHost, Options, ServerSpec};
+use seq_test_support::assert_refused;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -142,15 +143,7 @@ async fn is_error_is_a_failed_tool_error_with_the_server_text() {
         .call(&Caller::new("local"), "ch.fail", json!({"why": 3}))
         .await
         .unwrap_err();
-    assert_eq!(refused.reason, Reason::Failed);
-    assert!(
-        refused
-            .detail
-            .as_deref()
-            .unwrap()
-            .contains("Invalid arguments for tool fail"),
-        "{refused:?}"
-    );
+    assert_refused(&refused, Reason::Failed, "Invalid arguments for tool fail");
     host.shutdown().await;
 }
 

@@ -13,10 +13,11 @@
 //! `cargo test --benches` or `cargo bench -- --test` the input shrinks to 256 KB, a quick smoke
 //! test.
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use seq_gen::bench::full_size;
+use seq_gen::bench::{best_of, flat, median_of, seconds};
 use seq_gen::clock::Clock;
 use std::hint::black_box;
-use std::time::Duration;
 
 fn front_end(c: &mut Criterion<Clock>) {
     let benchmarking = full_size();
@@ -41,13 +42,8 @@ fn front_end(c: &mut Criterion<Clock>) {
     );
 
     let mut group = c.benchmark_group("front_end");
-    group
-        .sample_size(10)
-        // Each iteration takes 0.1–2 s: equal-sized samples, not criterion's linear ramp.
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(8))
-        .throughput(Throughput::Bytes(bytes.len() as u64));
+    // Each iteration takes 0.1–2 s: equal-sized samples, not criterion's linear ramp.
+    flat(&mut group, 10, 2, 8).throughput(Throughput::Bytes(bytes.len() as u64));
     group.bench_function("serde_json_floor", |b| {
         b.iter(|| seq_gen::baseline::file_level(black_box(bytes)))
     });
@@ -70,11 +66,7 @@ fn front_end(c: &mut Criterion<Clock>) {
 fn interleaved_ratios(text: &str) {
     const ROUNDS: usize = 15;
     let bytes = text.as_bytes();
-    let time = |f: &mut dyn FnMut()| {
-        let started = std::time::Instant::now();
-        f();
-        started.elapsed().as_secs_f64()
-    };
+    let time = seconds;
     let mut rounds = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let floor = time(&mut || drop(black_box(seq_gen::baseline::file_level(black_box(bytes)))));
@@ -84,14 +76,8 @@ fn interleaved_ratios(text: &str) {
         let parse = time(&mut || drop(black_box(seq_syntax::parse(black_box(text)))));
         rounds.push((floor, same, parse));
     }
-    let median = |ratio: &dyn Fn(&(f64, f64, f64)) -> f64| {
-        let mut ratios: Vec<f64> = rounds.iter().map(ratio).collect();
-        ratios.sort_by(f64::total_cmp);
-        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
-    };
-    let best = |pick: &dyn Fn(&(f64, f64, f64)) -> f64| {
-        rounds.iter().map(pick).fold(f64::INFINITY, f64::min)
-    };
+    let median = |ratio: &dyn Fn(&(f64, f64, f64)) -> f64| median_of(&rounds, ratio);
+    let best = |pick: &dyn Fn(&(f64, f64, f64)) -> f64| best_of(&rounds, pick);
     let (floor, same, parse) = (best(&|r| r.0), best(&|r| r.1), best(&|r| r.2));
     println!(
         "front_end interleaved, {ROUNDS} rounds: seq_syntax_parse / serde_json_floor = {:.2}× \
@@ -109,10 +95,3 @@ criterion_group! {
     targets = front_end
 }
 criterion_main!(benches);
-
-/// Whether to run at full size: under `cargo bench`, which passes `--bench`, but not with
-/// `--test` (`cargo bench -- --test`) nor under `cargo test --benches`, which are smoke tests.
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}

@@ -6,6 +6,7 @@
 //! `cargo bench -- --test` the input is 256 KB.
 
 use peak_alloc::PeakAlloc;
+use seq_gen::bench::full_size;
 
 #[global_allocator]
 static ALLOCATOR: PeakAlloc = PeakAlloc;
@@ -48,11 +49,4 @@ fn main() {
     assert!(value.is_some(), "the generated file is not JSON");
     drop(value);
     report("serde_json Value (floor)", text.len(), peak, kept);
-}
-
-/// Whether to run at full size: under `cargo bench`, which passes `--bench`, but not with
-/// `--test` (`cargo bench -- --test`) nor under `cargo test --benches`, which are smoke tests.
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
 }

@@ -32,14 +32,15 @@
 //! `cargo bench -p seq-syntax --bench shell_text`; `SEQC_BENCH_CLOCK=cpu` measures CPU time
 //! (see `seq_gen::clock`). Under `cargo bench -- --test` it runs once, a smoke test.
 
-use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
+use seq_gen::bench::full_size;
+use seq_gen::bench::{best_of, flat, median_of, seconds};
 use seq_gen::clock::Clock;
 use seq_syntax::ast::TemplatePart;
 use seq_syntax::escape::OffsetMap;
 use seq_syntax::shell;
 use seq_syntax::template::parse_template;
 use std::hint::black_box;
-use std::time::Duration;
 
 /// Commands as models write them, `{}` standing for a name that varies with the command.
 const SHAPES: &[&str] = &[
@@ -121,11 +122,7 @@ fn shell_text(c: &mut Criterion<Clock>) {
         scan_all(&all, shell::scan)
     );
     let mut group = c.benchmark_group("shell_text");
-    group
-        .sample_size(20)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5));
+    flat(&mut group, 20, 1, 5);
     group.bench_function("serde_json_file", |b| {
         b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&file)))
     });
@@ -148,11 +145,7 @@ fn shell_text(c: &mut Criterion<Clock>) {
 /// other work disturbs less than criterion's separate stretches (as in `front_end`).
 fn interleaved_ratios(file: &str, all: &[Vec<TemplatePart>], name: &str) {
     const ROUNDS: usize = 31;
-    let time = |f: &mut dyn FnMut()| {
-        let started = std::time::Instant::now();
-        f();
-        started.elapsed().as_secs_f64()
-    };
+    let time = seconds;
     let mut rounds = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let json = time(&mut || {
@@ -166,14 +159,8 @@ fn interleaved_ratios(file: &str, all: &[Vec<TemplatePart>], name: &str) {
         });
         rounds.push((json, words, full));
     }
-    let median = |ratio: &dyn Fn(&(f64, f64, f64)) -> f64| {
-        let mut ratios: Vec<f64> = rounds.iter().map(ratio).collect();
-        ratios.sort_by(f64::total_cmp);
-        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
-    };
-    let best = |pick: &dyn Fn(&(f64, f64, f64)) -> f64| {
-        rounds.iter().map(pick).fold(f64::INFINITY, f64::min)
-    };
+    let median = |ratio: &dyn Fn(&(f64, f64, f64)) -> f64| median_of(&rounds, ratio);
+    let best = |pick: &dyn Fn(&(f64, f64, f64)) -> f64| best_of(&rounds, pick);
     let (json, words, full) = (best(&|r| r.0), best(&|r| r.1), best(&|r| r.2));
     println!(
         "shell_text interleaved ({name}), {ROUNDS} rounds: scan / scan_words = {:.2}× (median of rounds; \
@@ -194,9 +181,3 @@ criterion_group! {
     targets = shell_text
 }
 criterion_main!(benches);
-
-/// Whether to run at full size: under `cargo bench`, not with `--test` nor `cargo test --benches`.
-fn full_size() -> bool {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test")
-}

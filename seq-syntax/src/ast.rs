@@ -480,6 +480,46 @@ pub enum ValueKind {
     Object(Vec<Member>),
 }
 
+/// Projections onto one kind each: what is not of that kind, a kind added later included, is
+/// `None`, so no caller needs to list the others.
+impl ValueKind {
+    /// The template of a string value.
+    pub fn as_string(&self) -> Option<&Template> {
+        if let ValueKind::String(template) = self {
+            Some(template)
+        } else {
+            None
+        }
+    }
+
+    /// The reference of a bare reference.
+    pub fn as_reference(&self) -> Option<&Reference> {
+        if let ValueKind::Ref(reference) = self {
+            Some(reference)
+        } else {
+            None
+        }
+    }
+
+    /// The elements of an array.
+    pub fn as_array(&self) -> Option<&[Value]> {
+        if let ValueKind::Array(elements) = self {
+            Some(elements)
+        } else {
+            None
+        }
+    }
+
+    /// The members of an object.
+    pub fn as_object(&self) -> Option<&[Member]> {
+        if let ValueKind::Object(members) = self {
+            Some(members)
+        } else {
+            None
+        }
+    }
+}
+
 /// A string literal split into literal text and interpolated references.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Template {

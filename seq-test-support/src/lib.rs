@@ -1,6 +1,6 @@
 //! What the tests of several crates share, written once: [`EchoHost`], a host whose only tool
 //! is a pure `echo`; [`parsed`], a test sequence's text parsed; [`files_in`], a directory's
-//! names; and (feature `store`) [`Store`], a data directory with its seq tools and helpers to
+//! names; [`assert_refused`] and [`assert_detail`], what a `ToolError` must say; and (feature `store`) [`Store`], a data directory with its seq tools and helpers to
 //! read it. A dev-dependency only; never published.
 
 #![allow(
@@ -41,6 +41,22 @@ pub fn files_in(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Asserts that `error` is for `reason` and that its detail says `says`.
+#[track_caller]
+pub fn assert_refused(error: &ToolError, reason: Reason, says: &str) {
+    assert_eq!(error.reason, reason, "{error:?}");
+    assert_detail(error, says);
+}
+
+/// Asserts that `error`'s detail says `says`.
+#[track_caller]
+pub fn assert_detail(error: &ToolError, says: &str) {
+    assert!(
+        error.detail.as_deref().unwrap_or_default().contains(says),
+        "{error:?}"
+    );
 }
 
 /// A host offering `echo` only: pure, instant, the built-in signature.

@@ -13,7 +13,7 @@
 use super::model::{CallGraph, Node};
 use super::scc::Components;
 use petgraph::graph::NodeIndex;
-use seq_syntax::ast::{Item, ValueKind};
+use seq_syntax::ast::Item;
 use seq_syntax::limits::{ITEM_REPORT_BYTES, ITEM_RUN_BYTES, MAX_EACH, RUN_BYTES};
 use seq_syntax::{Code, Diagnostic};
 
@@ -97,17 +97,13 @@ fn group_runs(
 
 /// How many elements an item runs at most, and whether that is known (a literal array).
 fn elements(item: &Item) -> (u64, bool) {
-    match item.each.as_ref().map(|each| &each.kind) {
-        None => (1, true),
-        Some(ValueKind::Array(elements)) => (elements.len() as u64, true),
-        Some(
-            ValueKind::Ref(_)
-            | ValueKind::Null
-            | ValueKind::Bool(_)
-            | ValueKind::Number(_)
-            | ValueKind::String(_)
-            | ValueKind::Object(_),
-        ) => (u64::from(MAX_EACH), false),
+    let Some(each) = &item.each else {
+        return (1, true);
+    };
+    match each.kind.as_array() {
+        Some(elements) => (elements.len() as u64, true),
+        // A reference (or a value the checker reports): as long as an `each` may be.
+        None => (u64::from(MAX_EACH), false),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::types::{member_references, reference_type, references};
 use super::{Cx, fix};
-use seq_syntax::ast::{Item, Reference, Root, Type, ValueKind};
+use seq_syntax::ast::{Item, Reference, Root, Type};
 use seq_syntax::limits::MAX_EACH;
 use seq_syntax::{Code, Diagnostic};
 
@@ -17,33 +17,29 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
         own_slot(cx, item, out);
         let Some(each) = &item.each else { continue };
         slot(cx, item, out);
-        match &each.kind {
-            // Underlined from the first element past the bound.
-            ValueKind::Array(elements) if elements.len() > MAX_EACH as usize => {
-                let past = elements
-                    .get(MAX_EACH as usize)
-                    .map_or(each.span, |e| e.span);
-                out.push(
-                    Diagnostic::new(
-                        Code::EachTooLong,
-                        past,
-                        format!(
-                            "`each` lists {} elements; an item runs at most {MAX_EACH}",
-                            elements.len()
-                        ),
-                    )
-                    .with_help(
-                        "split the elements over several items, or let one tool go through the list",
+        if let Some(reference) = each.kind.as_reference() {
+            not_array(cx, reference, out);
+        }
+        // Underlined from the first element past the bound.
+        if let Some(elements) = each.kind.as_array()
+            && elements.len() > MAX_EACH as usize
+        {
+            let past = elements
+                .get(MAX_EACH as usize)
+                .map_or(each.span, |e| e.span);
+            out.push(
+                Diagnostic::new(
+                    Code::EachTooLong,
+                    past,
+                    format!(
+                        "`each` lists {} elements; an item runs at most {MAX_EACH}",
+                        elements.len()
                     ),
-                );
-            }
-            ValueKind::Ref(reference) => not_array(cx, reference, out),
-            ValueKind::Array(_)
-            | ValueKind::Null
-            | ValueKind::Bool(_)
-            | ValueKind::Number(_)
-            | ValueKind::String(_)
-            | ValueKind::Object(_) => {}
+                )
+                .with_help(
+                    "split the elements over several items, or let one tool go through the list",
+                ),
+            );
         }
     }
 }

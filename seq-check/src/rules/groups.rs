@@ -5,7 +5,7 @@
 use super::types::{literal, reference_type};
 use super::{Cx, fix};
 use seq_catalog::type_accepts;
-use seq_syntax::ast::{Missing, OnError, Sequence, Type, ValueKind};
+use seq_syntax::ast::{Missing, OnError, Sequence, Type};
 use seq_syntax::diagnostic::{Applicability, did_you_mean};
 use seq_syntax::{Code, Diagnostic};
 use std::collections::HashMap;
@@ -176,8 +176,13 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         };
         let ty = decl.ty.value;
-        let found = match &member.value.kind {
-            ValueKind::Ref(reference) => match reference_type(cx, reference) {
+        let interpolated = member
+            .value
+            .kind
+            .as_string()
+            .is_some_and(|template| template.as_literal().is_none());
+        let found = if let Some(reference) = member.value.kind.as_reference() {
+            match reference_type(cx, reference) {
                 Some((found, _))
                     if found != ty && !(found == Type::Integer && ty == Type::Number) =>
                 {
@@ -188,18 +193,13 @@ fn fallback_values(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
                     ))
                 }
                 Some(_) | None => None,
-            },
-            ValueKind::String(template) if template.as_literal().is_none() => {
-                (!matches!(ty, Type::String | Type::Any)).then(|| "a string".to_owned())
             }
-            ValueKind::Null
-            | ValueKind::Bool(_)
-            | ValueKind::Number(_)
-            | ValueKind::String(_)
-            | ValueKind::Array(_)
-            | ValueKind::Object(_) => literal(&member.value)
+        } else if interpolated {
+            (!matches!(ty, Type::String | Type::Any)).then(|| "a string".to_owned())
+        } else {
+            literal(&member.value)
                 .filter(|json| !type_accepts(ty, json))
-                .map(|_| super::types::describe(&member.value)),
+                .map(|_| super::types::describe(&member.value))
         };
         if let Some(found) = found {
             out.push(

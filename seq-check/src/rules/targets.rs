@@ -11,7 +11,7 @@ use super::types::references;
 use super::{Cx, fix};
 use seq_catalog::calls::{ELSE, ELSE_ARGS};
 use seq_catalog::{Catalog, SEQ_CREATE, SEQ_DELETE, SEQ_RUN, SEQ_WHEN_CALL};
-use seq_syntax::ast::{Group, Item, Member, Root, SlotDecl, Value, ValueKind};
+use seq_syntax::ast::{Group, Item, Member, Root, SlotDecl, Value};
 use seq_syntax::diagnostic::did_you_mean;
 use seq_syntax::names::CallTarget;
 use seq_syntax::{Code, Diagnostic, Span};
@@ -34,15 +34,8 @@ pub(crate) fn check(cx: &Cx<'_>, out: &mut Vec<Diagnostic>) {
 fn nested_run(item: &Item) -> Diagnostic {
     let target = item
         .arg("name")
-        .and_then(|v| match &v.kind {
-            ValueKind::String(t) => t.as_literal(),
-            ValueKind::Null
-            | ValueKind::Bool(_)
-            | ValueKind::Number(_)
-            | ValueKind::Ref(_)
-            | ValueKind::Array(_)
-            | ValueKind::Object(_) => None,
-        })
+        .and_then(|v| v.kind.as_string())
+        .and_then(|t| t.as_literal())
         .unwrap_or("NAME");
     Diagnostic::new(
         Code::NestedSeqRun,
@@ -133,15 +126,10 @@ fn to_callee(
     };
     let passed: &[Member] = match args {
         None => &[],
-        Some(args) => match &args.value.kind {
-            ValueKind::Object(passed) => passed,
+        Some(args) => match args.value.kind.as_object() {
+            Some(passed) => passed,
             // Not an object: the parameter check reports it.
-            ValueKind::Null
-            | ValueKind::Bool(_)
-            | ValueKind::Number(_)
-            | ValueKind::String(_)
-            | ValueKind::Ref(_)
-            | ValueKind::Array(_) => return,
+            None => return,
         },
     };
     call_arguments(cx, &callee, passed, out);
@@ -278,32 +266,22 @@ fn resolve<'a>(cx: &Cx<'a>, value: &Value, out: &mut Vec<Diagnostic>) -> Option<
     let malformed = |message: String, help: &str| {
         Diagnostic::new(Code::MalformedTarget, value.span, message).with_help(help.to_owned())
     };
-    let text = match &value.kind {
-        ValueKind::String(template) => match template.as_literal() {
-            Some(text) => text,
-            None => {
-                out.push(malformed(
-                    "a call's `target` must be written out: it cannot interpolate references".to_owned(),
-                    "name the group or `#sequence` literally, so that the call graph can be checked before anything runs",
-                ));
-                return None;
-            }
-        },
-        ValueKind::Null
-        | ValueKind::Bool(_)
-        | ValueKind::Number(_)
-        | ValueKind::Ref(_)
-        | ValueKind::Array(_)
-        | ValueKind::Object(_) => {
-            out.push(malformed(
-                format!(
-                    "a call's `target` must be a string, found {}",
-                    super::types::describe(value)
-                ),
-                "write a group name of this sequence, or `#` and a sequence name",
-            ));
-            return None;
-        }
+    let Some(template) = value.kind.as_string() else {
+        out.push(malformed(
+            format!(
+                "a call's `target` must be a string, found {}",
+                super::types::describe(value)
+            ),
+            "write a group name of this sequence, or `#` and a sequence name",
+        ));
+        return None;
+    };
+    let Some(text) = template.as_literal() else {
+        out.push(malformed(
+            "a call's `target` must be written out: it cannot interpolate references".to_owned(),
+            "name the group or `#sequence` literally, so that the call graph can be checked before anything runs",
+        ));
+        return None;
     };
     let body = value.string_body(text);
     if text.trim().is_empty() {

@@ -8,7 +8,9 @@
 use seq_catalog::Catalog;
 use seq_catalog::ToolDef;
 use seq_check::Source;
-use seq_exec::engine::{GroupReport, ItemReport, Observer};
+use seq_exec::engine::{
+    CancellationToken, GroupReport, ItemReport, Observer, RunReport, RunRequest,
+};
 use seq_exec::{
     BoxFuture, Caller, Engine, Limits, Reason, SequenceSource, ToolCall, ToolError, ToolHost,
 };
@@ -341,6 +343,32 @@ pub fn engine_with(host: &Arc<ScriptedHost>, source: &Arc<MemorySource>, limits:
 
 pub fn alice() -> Caller {
     Caller::new("alice")
+}
+
+/// Runs the sequence `s` of `groups` for alice without arguments, on an empty source: what most
+/// tests do with a host and a few groups.
+pub async fn run_groups(host: &Arc<ScriptedHost>, groups: Vec<Value>) -> RunReport {
+    let source = MemorySource::new();
+    let seq = one_s(host, groups);
+    engine(host, &source)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await
+}
+
+/// Like [`run_groups`], cancelled 10 ms (of the paused clock) after it starts.
+pub async fn run_groups_cancelled(host: &Arc<ScriptedHost>, groups: Vec<Value>) -> RunReport {
+    let source = MemorySource::new();
+    let seq = one_s(host, groups);
+    let cancel = CancellationToken::new();
+    let engine = engine(host, &source);
+    let caller = alice();
+    let run = engine.run(&seq, Map::new(), RunRequest::new(&caller).cancel(&cancel));
+    let stop = async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        cancel.cancel();
+    };
+    let (report, ()) = tokio::join!(run, stop);
+    report
 }
 
 /// Records observer callbacks as lines.

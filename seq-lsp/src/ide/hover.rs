@@ -101,20 +101,18 @@ fn element_markdown(root: Root, each: Option<&Value>) -> String {
     if root == Root::EachIndex {
         return "```\n$each_index: integer\n```\n\nThe place of the element this run of the item is for, in its `each` array, from 0.".to_owned();
     }
-    let (ty, of) = match &each.kind {
-        ValueKind::Array(elements) => (
+    let (ty, of) = if let Some(elements) = each.kind.as_array() {
+        (
             literal_element_type(elements),
             format!("the {} elements written in `each`", elements.len()),
-        ),
-        ValueKind::Ref(reference) => (
+        )
+    } else if let Some(reference) = each.kind.as_reference() {
+        (
             "any",
             format!("an element of {}", code(&reference.to_string())),
-        ),
-        ValueKind::Null
-        | ValueKind::Bool(_)
-        | ValueKind::Number(_)
-        | ValueKind::String(_)
-        | ValueKind::Object(_) => ("any", "an element of `each`".to_owned()),
+        )
+    } else {
+        ("any", "an element of `each`".to_owned())
     };
     format!(
         "```\n$each: {ty}\n```\n\nThe element this run of the item is for: {of}. The item runs once per element; its `as` slot gets the results in element order."

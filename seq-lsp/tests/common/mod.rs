@@ -49,6 +49,18 @@ pub fn marked(fixture: &str) -> (String, Vec<u32>) {
     (text, offsets)
 }
 
+/// The diagnostic with `code` among those `published`; the test stops if there is none.
+pub fn with_code<'p>(
+    published: &'p PublishDiagnosticsParams,
+    code: &str,
+) -> &'p lsp_types::Diagnostic {
+    published
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Some(lsp_types::NumberOrString::String(code.to_owned())))
+        .unwrap_or_else(|| panic!("no {code} in {published:#?}"))
+}
+
 /// A fresh directory for one test's workspace, with `files` written into it.
 pub fn workspace(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))

@@ -3,7 +3,7 @@
 use super::*;
 use crate::escape::unescape;
 use crate::limits::{MAX_CONDITION_DEPTH, MAX_CONDITION_TESTS};
-use crate::reference::tests::{Shift, render, show};
+use crate::reference::tests::{Shift, cases, render, show};
 use insta::{assert_debug_snapshot, assert_snapshot};
 use std::fmt::Write;
 
@@ -78,38 +78,25 @@ fn parse(text: &str) -> (Option<Condition>, Vec<Diagnostic>) {
     parse_condition(text, &Shift(0))
 }
 
+/// `text` parsed without diagnostics, its span the whole text.
+fn clean(text: &str) -> Condition {
+    let (condition, diagnostics) = parse(text);
+    assert!(
+        diagnostics.is_empty(),
+        "{text}: {}",
+        render(text, &diagnostics)
+    );
+    let condition = condition.unwrap();
+    assert_eq!(condition.span, Span::from_range(0..text.len()));
+    condition
+}
+
 #[test]
 fn parses_level_l1_and_l2_conditions() {
-    let inputs = [
-        "$args.verbose == true",
-        r#"$args.host != """#,
-        r#"$args.summary contains "err""#,
-        "$args.result.count > 0",
-        "$args.result.flag",
-        "$args.x <= -1.5e3",
-        "$args.x >= 0.25",
-        "$args.x < 10",
-        "null == $out.x",
-        r#""a" < "b""#,
-        r#"$args.主机 == "东京""#,
-        "$args.x>=1",
-        "$args.hosts[0].up==false",
-        "  $args.x  ",
-        r#"$args.s == "tab\there \"q\" \u00e9 \ud83d\ude00 \/ \\""#,
-        "$args.list contains 3",
-        "1 == 1.0",
-        "$args.big == 18446744073709551616",
-    ];
+    let inputs = cases("condition/parses_level_l1_and_l2_conditions.json");
     let mut out = String::new();
-    for text in inputs {
-        let (condition, diagnostics) = parse(text);
-        assert!(
-            diagnostics.is_empty(),
-            "{text}: {}",
-            render(text, &diagnostics)
-        );
-        let condition = condition.unwrap();
-        assert_eq!(condition.span, Span::from_range(0..text.len()));
+    for text in inputs.iter().map(String::as_str) {
+        let condition = clean(text);
         let _ = writeln!(out, "{text}");
         out.push_str(&shape(text, &condition));
     }
@@ -133,31 +120,10 @@ fn contains_is_a_keyword_only_in_operator_position() {
 /// parenthesised part's span covers its parentheses.
 #[test]
 fn operators_combine_by_precedence() {
-    let inputs = [
-        "$args.a && $args.b",
-        "$args.a || !$args.b",
-        "!$args.x",
-        "($args.a == 1)",
-        "$args.a&&$args.b||$args.c",
-        "$args.a||$args.b&&$args.c",
-        "!!$args.x",
-        "$args.a == 1 && ($args.b != 2 || !$args.c)",
-        "!($args.a == $args.b)",
-        "$args.a == $args.b",
-        "$out.a != null && $out.a.x > 0",
-        "(($args.a))",
-        "true || false && !true",
-    ];
+    let inputs = cases("condition/operators_combine_by_precedence.json");
     let mut out = String::new();
-    for text in inputs {
-        let (condition, diagnostics) = parse(text);
-        assert!(
-            diagnostics.is_empty(),
-            "{text}: {}",
-            render(text, &diagnostics)
-        );
-        let condition = condition.unwrap();
-        assert_eq!(condition.span, Span::from_range(0..text.len()));
+    for text in inputs.iter().map(String::as_str) {
+        let condition = clean(text);
         let _ = writeln!(out, "{text}");
         out.push_str(&tree(text, &condition, 1));
     }
@@ -167,28 +133,9 @@ fn operators_combine_by_precedence() {
 /// What other languages write for the operators, and structures that are no condition.
 #[test]
 fn combining_mistakes_point_at_the_token() {
-    let inputs = [
-        "$args.a and $args.b",
-        "$args.a AND not $args.b",
-        "$args.a or $args.b",
-        "$args.a & $args.b",
-        "$args.a | $args.b",
-        "$args.a = 1 && $args.b",
-        "!$args.a == true",
-        "($args.a && $args.b) == true",
-        "$args.a == ($args.b)",
-        "($args.a",
-        "$args.a)",
-        "()",
-        "$args.a &&",
-        "|| $args.a",
-        "!",
-        "$args.a ! $args.b",
-        "$args.a $args.b",
-        "$args.a (",
-    ];
+    let inputs = cases("condition/combining_mistakes_point_at_the_token.json");
     let mut out = String::new();
-    for text in inputs {
+    for text in inputs.iter().map(String::as_str) {
         let (condition, diagnostics) = parse(text);
         assert!(condition.is_none(), "{text}");
         let _ = writeln!(out, "{text}");
@@ -227,48 +174,9 @@ fn not_equal_is_an_operator_not_a_negation() {
 
 #[test]
 fn syntax_errors_point_at_the_token() {
-    let inputs = [
-        "",
-        "   ",
-        "verbose == true",
-        "$args.x == True",
-        "$args.x == NULL",
-        "$args.a == $args.b == 1",
-        "$args.a == 1 2",
-        "$args.x = 1",
-        "$args.x === 1",
-        "$args.x !== 1",
-        "$args.x => 1",
-        "$args.x =< 1",
-        "$args.x <> 1",
-        "$args.x foo 1",
-        "$args.a and $args.b",
-        "$args.x ==",
-        "== 1",
-        "$args.x == ==",
-        "$args.x == 'err'",
-        r#"$args.x == "unterminated"#,
-        r#"$args.x == "bad \q escape""#,
-        r#"$args.x == "\u12""#,
-        r#"$args.x == "\ud800""#,
-        "$args.x == \"line\nbreak\"",
-        "$args.x == 01",
-        "$args.x == 1.",
-        "$args.x == 1e400",
-        "$args.x == 1abc",
-        "$args.x == .5",
-        "$args.x == +1",
-        "$args.x @ 1",
-        "$args.x == ${args.y}",
-        "$foo.x == 1",
-        "$args.x[-1] == 1",
-        "$args. == 1",
-        "$args.x contains",
-        "$",
-        "$args.x;",
-    ];
+    let inputs = cases("condition/syntax_errors_point_at_the_token.json");
     let mut out = String::new();
-    for text in inputs {
+    for text in inputs.iter().map(String::as_str) {
         let (condition, diagnostics) = parse(text);
         assert!(condition.is_none(), "{text}");
         assert!(!diagnostics.is_empty(), "{text}");

@@ -106,31 +106,15 @@ fn expectations(error: &Rich<'_, Token<'_>, TokenSpan>) -> Vec<Expected> {
         .filter_map(|pattern| match pattern {
             RichPattern::Label(label) if label == VALUE => Some(Expected::Value),
             RichPattern::Label(label) if label == KEY => Some(Expected::Key),
-            RichPattern::Token(token) => match **token {
-                Token::Colon => Some(Expected::Colon),
-                Token::Comma => Some(Expected::Comma),
-                Token::RBrack => Some(Expected::RBrack),
-                Token::RBrace => Some(Expected::RBrace),
-                // The grammar asks for no other token by itself (values go by their label).
-                Token::LBrace
-                | Token::LBrack
-                | Token::True
-                | Token::False
-                | Token::Null
-                | Token::String(_)
-                | Token::Number(_)
-                | Token::Ref(_)
-                | Token::BadRef(_)
-                | Token::LineComment(_)
-                | Token::BlockComment(_)
-                | Token::UnclosedComment(_)
-                | Token::BadString(_)
-                | Token::BadNumber(_)
-                | Token::Word(_)
-                | Token::SingleQuoted(_)
-                | Token::Unknown(_)
-                | Token::Invalid(_) => None,
-            },
+            // The grammar asks for no other token by itself (values go by their label).
+            RichPattern::Token(token) => [
+                (Token::Colon, Expected::Colon),
+                (Token::Comma, Expected::Comma),
+                (Token::RBrack, Expected::RBrack),
+                (Token::RBrace, Expected::RBrace),
+            ]
+            .into_iter()
+            .find_map(|(punctuation, expected)| (**token == punctuation).then_some(expected)),
             RichPattern::EndOfInput => Some(Expected::End),
             // The grammar produces none of these (`RichPattern` is non-exhaustive, hence `_`).
             RichPattern::Label(_)

@@ -135,29 +135,8 @@ impl Token<'_> {
 
     /// Whether a JSON value can end with this token (so a `,` after it may be trailing).
     pub(crate) fn ends_value(self) -> bool {
-        match self {
-            Token::RBrace | Token::RBrack => true,
-            Token::LBrace
-            | Token::LBrack
-            | Token::Colon
-            | Token::Comma
-            | Token::LineComment(_)
-            | Token::BlockComment(_)
-            | Token::UnclosedComment(_)
-            | Token::Unknown(_) => false,
-            Token::True
-            | Token::False
-            | Token::Null
-            | Token::String(_)
-            | Token::Number(_)
-            | Token::Ref(_)
-            | Token::BadRef(_)
-            | Token::BadString(_)
-            | Token::BadNumber(_)
-            | Token::Word(_)
-            | Token::SingleQuoted(_)
-            | Token::Invalid(_) => true,
-        }
+        // A closer, or what starts a value and is whole by itself (not an opener).
+        self.is_closer() || (self.starts_value() && !self.is_opener())
     }
 }
 

@@ -25,6 +25,37 @@ pub enum NodeKind<'src> {
     Error,
 }
 
+/// Projections onto one kind each: what is not of that kind, a kind added later included, is
+/// `None`, so no caller needs to list the others.
+impl<'src> NodeKind<'src> {
+    /// The raw body of a string literal.
+    pub fn as_string(&self) -> Option<&'src str> {
+        if let NodeKind::String(body) = self {
+            Some(body)
+        } else {
+            None
+        }
+    }
+
+    /// The elements of an array.
+    pub fn as_array(&self) -> Option<&[Node<'src>]> {
+        if let NodeKind::Array(elements) = self {
+            Some(elements)
+        } else {
+            None
+        }
+    }
+
+    /// The members of an object.
+    pub fn as_object(&self) -> Option<&[Member<'src>]> {
+        if let NodeKind::Object(members) = self {
+            Some(members)
+        } else {
+            None
+        }
+    }
+}
+
 /// A member of an object. One that recovery could not read as `"key": value` (its key
 /// malformed, or its `:` missing) is kept with an error key, so that what was typed stays in the
 /// tree; a diagnostic has been reported for it, and lowering leaves it out.

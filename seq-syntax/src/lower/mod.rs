@@ -256,8 +256,8 @@ impl Lower {
         );
         let mut groups = Vec::new();
         match fields.get(key::GROUPS) {
-            Some(node) => match &node.kind {
-                NodeKind::Array(elements) => {
+            Some(node) => match node.kind.as_array() {
+                Some(elements) => {
                     if let Some(excess) = elements.get(MAX_GROUPS) {
                         self.too_many(excess, map, key::GROUPS, MAX_GROUPS, "sequence");
                         found.hole(key::GROUPS);
@@ -269,13 +269,7 @@ impl Lower {
                         }
                     }
                 }
-                NodeKind::Null
-                | NodeKind::Bool(_)
-                | NodeKind::Number(_)
-                | NodeKind::String(_)
-                | NodeKind::Ref(_)
-                | NodeKind::Object(_)
-                | NodeKind::Error => {
+                None => {
                     found.hole(key::GROUPS);
                     self.wrong_kind(node, map, key::GROUPS, "an array of group objects");
                 }
@@ -395,40 +389,26 @@ impl Lower {
                 (Vec::new(), None, open)
             }
         };
-        let when = self.field(
-            &mut found,
-            key::WHEN,
-            fields.get(key::WHEN),
-            |this, n| match n.kind {
-                NodeKind::String(body) => {
-                    let (text, inner) = this.unescape(n, body, map);
-                    let composed = Composed {
-                        inner: &inner,
-                        outer: map,
-                    };
-                    let declared = |word: &str| inputs.iter().any(|i| i.name.value == word);
-                    let (condition, diagnostics) =
-                        parse_condition_in(&text, &composed, Some(&declared));
-                    this.nested(1, diagnostics, &Identity);
-                    condition
-                }
-                NodeKind::Null
-                | NodeKind::Bool(_)
-                | NodeKind::Number(_)
-                | NodeKind::Ref(_)
-                | NodeKind::Array(_)
-                | NodeKind::Object(_)
-                | NodeKind::Error => {
-                    this.wrong_kind(
-                        n,
-                        map,
-                        key::WHEN,
-                        "a condition string such as \"$args.x == true\"",
-                    );
-                    None
-                }
-            },
-        );
+        let when = self.field(&mut found, key::WHEN, fields.get(key::WHEN), |this, n| {
+            let Some(body) = n.kind.as_string() else {
+                this.wrong_kind(
+                    n,
+                    map,
+                    key::WHEN,
+                    "a condition string such as \"$args.x == true\"",
+                );
+                return None;
+            };
+            let (text, inner) = this.unescape(n, body, map);
+            let composed = Composed {
+                inner: &inner,
+                outer: map,
+            };
+            let declared = |word: &str| inputs.iter().any(|i| i.name.value == word);
+            let (condition, diagnostics) = parse_condition_in(&text, &composed, Some(&declared));
+            this.nested(1, diagnostics, &Identity);
+            condition
+        });
         let parallel = self.field(
             &mut found,
             key::PARALLEL,

@@ -42,22 +42,12 @@ impl Lower {
         map: &impl MapOffset,
         field: &str,
     ) -> Option<Spanned<S>> {
-        match node.kind {
-            NodeKind::String(body) => {
-                let (text, _) = self.unescape(node, body, map);
-                Some(Spanned::new(S::from(text), span_in(map, &body_range(node))))
-            }
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Object(_)
-            | NodeKind::Error => {
-                self.wrong_kind(node, map, field, "a string");
-                None
-            }
-        }
+        let Some(body) = node.kind.as_string() else {
+            self.wrong_kind(node, map, field, "a string");
+            return None;
+        };
+        let (text, _) = self.unescape(node, body, map);
+        Some(Spanned::new(S::from(text), span_in(map, &body_range(node))))
     }
 
     pub(super) fn bool_field(
@@ -66,9 +56,11 @@ impl Lower {
         map: &impl MapOffset,
         field: &str,
     ) -> Option<Spanned<bool>> {
-        match node.kind {
-            NodeKind::Bool(value) => Some(Spanned::new(value, span_in(map, &node.span))),
-            NodeKind::String(body @ ("true" | "false")) => {
+        if let NodeKind::Bool(value) = node.kind {
+            return Some(Spanned::new(value, span_in(map, &node.span)));
+        }
+        match node.kind.as_string() {
+            Some(body @ ("true" | "false")) => {
                 let span = span_in(map, &node.span);
                 self.report(
                     Diagnostic::new(
@@ -85,13 +77,7 @@ impl Lower {
                 );
                 None
             }
-            NodeKind::Null
-            | NodeKind::Number(_)
-            | NodeKind::String(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Object(_)
-            | NodeKind::Error => {
+            Some(_) | None => {
                 self.wrong_kind(node, map, field, "a boolean (`true` or `false`)");
                 None
             }
@@ -110,65 +96,54 @@ impl Lower {
         } else {
             crate::duration::parse
         };
-        match node.kind {
-            NodeKind::String(body) => {
-                let span = span_in(map, &body_range(node));
-                match read(body) {
-                    Ok(d) => Some(Spanned::new(d, span)),
-                    Err(problem) => {
-                        let d = Diagnostic::new(
-                            Code::InvalidDuration,
-                            span,
-                            format!("invalid duration `{body}`: {problem}"),
-                        );
-                        let d = match crate::duration::from_fraction(body) {
-                            // The same length in whole units: nothing about it is a guess.
-                            Some(exact) => {
-                                let written = crate::duration::format(exact);
-                                d.with_help(format!("write \"{written}\", the same duration in whole units"))
-                                    .with_replacement(format!("write \"{written}\""), span, written)
-                            }
-                            None => d.with_help("write a positive duration such as \"500ms\", \"30s\" or \"1m30s\" (units: h, m, s, ms)"),
-                        };
-                        self.report(d);
-                        None
-                    }
+        if let NodeKind::Number(raw) = node.kind {
+            let span = span_in(map, &node.span);
+            let d = Diagnostic::new(
+                Code::InvalidDuration,
+                span,
+                format!("`{field}` is a bare number `{raw}`; durations are strings with a unit"),
+            );
+            let whole = raw.parse::<u64>().ok().filter(|n| *n > 0);
+            let d = match whole {
+                // Which unit was meant is a guess: a large number is more often milliseconds.
+                Some(n) => {
+                    let (guess, other) = if n >= 1000 {
+                        (format!("\"{n}ms\""), format!("\"{n}s\""))
+                    } else {
+                        (format!("\"{n}s\""), format!("\"{n}ms\""))
+                    };
+                    d.with_help(format!("write {guess} or {other}, whichever unit you meant"))
+                        .with_replacement(format!("write {guess}"), span, guess.clone())
+                        .maybe_incorrect()
                 }
-            }
-            NodeKind::Number(raw) => {
-                let span = span_in(map, &node.span);
+                None => d.with_help("write a positive duration such as \"500ms\", \"30s\" or \"1m30s\" (units: h, m, s, ms)"),
+            };
+            self.report(d);
+            return None;
+        }
+        let Some(body) = node.kind.as_string() else {
+            self.wrong_kind(node, map, field, "a duration string such as \"30s\"");
+            return None;
+        };
+        let span = span_in(map, &body_range(node));
+        match read(body) {
+            Ok(d) => Some(Spanned::new(d, span)),
+            Err(problem) => {
                 let d = Diagnostic::new(
                     Code::InvalidDuration,
                     span,
-                    format!(
-                        "`{field}` is a bare number `{raw}`; durations are strings with a unit"
-                    ),
+                    format!("invalid duration `{body}`: {problem}"),
                 );
-                let whole = raw.parse::<u64>().ok().filter(|n| *n > 0);
-                let d = match whole {
-                    // Which unit was meant is a guess: a large number is more often milliseconds.
-                    Some(n) => {
-                        let (guess, other) = if n >= 1000 {
-                            (format!("\"{n}ms\""), format!("\"{n}s\""))
-                        } else {
-                            (format!("\"{n}s\""), format!("\"{n}ms\""))
-                        };
-                        d.with_help(format!("write {guess} or {other}, whichever unit you meant"))
-                            .with_replacement(format!("write {guess}"), span, guess.clone())
-                            .maybe_incorrect()
+                let d = match crate::duration::from_fraction(body) {
+                    // The same length in whole units: nothing about it is a guess.
+                    Some(exact) => {
+                        let written = crate::duration::format(exact);
+                        d.with_help(format!("write \"{written}\", the same duration in whole units"))
+                            .with_replacement(format!("write \"{written}\""), span, written)
                     }
                     None => d.with_help("write a positive duration such as \"500ms\", \"30s\" or \"1m30s\" (units: h, m, s, ms)"),
                 };
                 self.report(d);
-                None
-            }
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Object(_)
-            | NodeKind::Error => {
-                self.wrong_kind(node, map, field, "a duration string such as \"30s\"");
                 None
             }
         }

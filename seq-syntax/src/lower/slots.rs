@@ -59,18 +59,11 @@ impl Lower {
                     .with_help("slot names are identifiers: letters, digits and `_`, not starting with a digit"),
                 );
             }
-            let decl = match &member.value.kind {
-                NodeKind::Object(fields) if field == key::IN => {
+            let decl = match member.value.kind.as_object() {
+                Some(fields) if field == key::IN => {
                     self.input_declaration(name, &member.value, fields, map)
                 }
-                NodeKind::String(_)
-                | NodeKind::Null
-                | NodeKind::Bool(_)
-                | NodeKind::Number(_)
-                | NodeKind::Ref(_)
-                | NodeKind::Array(_)
-                | NodeKind::Object(_)
-                | NodeKind::Error => {
+                Some(_) | None => {
                     let expected = if field == key::IN {
                         "a type name such as \"string\", or a declaration such as {\"type\": \"string\", \"default\": \"a\"}"
                     } else {
@@ -95,42 +88,29 @@ impl Lower {
         label: &str,
         expected: &str,
     ) -> Spanned<Type> {
-        match node.kind {
-            NodeKind::String(body) => {
-                let (text, _) = self.unescape(node, body, map);
-                let span = span_in(map, &body_range(node));
-                match Type::parse(&text) {
-                    Some(ty) => Spanned::new(ty, span),
-                    None => {
-                        let mut d = Diagnostic::new(
-                            Code::UnknownType,
-                            span,
-                            format!("unknown type `{text}`"),
-                        );
-                        d = match did_you_mean(&text, Type::NAMES.iter().copied()) {
-                            Some(best) => d
-                                .with_help(format!(
-                                    "did you mean `{best}`? The types are {}",
-                                    list(Type::NAMES)
-                                ))
-                                .with_replacement(format!("use `{best}`"), span, best),
-                            None => d.with_help(format!("the types are {}", list(Type::NAMES))),
-                        };
-                        self.report(d);
-                        // Keep the slot so that its uses are not reported as undeclared.
-                        Spanned::new(Type::Any, span)
-                    }
-                }
-            }
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Object(_)
-            | NodeKind::Error => {
-                self.wrong_kind(node, map, label, expected);
-                Spanned::new(Type::Any, span_in(map, &node.span))
+        let Some(body) = node.kind.as_string() else {
+            self.wrong_kind(node, map, label, expected);
+            return Spanned::new(Type::Any, span_in(map, &node.span));
+        };
+        let (text, _) = self.unescape(node, body, map);
+        let span = span_in(map, &body_range(node));
+        match Type::parse(&text) {
+            Some(ty) => Spanned::new(ty, span),
+            None => {
+                let mut d =
+                    Diagnostic::new(Code::UnknownType, span, format!("unknown type `{text}`"));
+                d = match did_you_mean(&text, Type::NAMES.iter().copied()) {
+                    Some(best) => d
+                        .with_help(format!(
+                            "did you mean `{best}`? The types are {}",
+                            list(Type::NAMES)
+                        ))
+                        .with_replacement(format!("use `{best}`"), span, best),
+                    None => d.with_help(format!("the types are {}", list(Type::NAMES))),
+                };
+                self.report(d);
+                // Keep the slot so that its uses are not reported as undeclared.
+                Spanned::new(Type::Any, span)
             }
         }
     }

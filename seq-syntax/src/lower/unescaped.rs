@@ -163,38 +163,19 @@ fn group_field(last: &[Option<Token<'_>>; 3], open: &[Token<'_>]) -> Option<Fiel
 /// The length of a string token ending at `end` when it is broken: malformed, or not followed
 /// by what follows a member's value. `None` for a string that is whole, or any other token.
 fn broken_string(text: &str, token: Token<'_>, end: usize) -> Option<usize> {
-    match token {
-        Token::BadString(body) => Some(body.len()),
-        Token::String(body) => {
-            let next = text
-                .as_bytes()
-                .get(end..)
-                .unwrap_or_default()
-                .iter()
-                .find(|b| !b.is_ascii_whitespace());
-            (!matches!(next, None | Some(b',' | b'}' | b'/'))).then_some(body.len())
-        }
-        Token::LBrace
-        | Token::RBrace
-        | Token::LBrack
-        | Token::RBrack
-        | Token::Colon
-        | Token::Comma
-        | Token::True
-        | Token::False
-        | Token::Null
-        | Token::Number(_)
-        | Token::Ref(_)
-        | Token::BadRef(_)
-        | Token::LineComment(_)
-        | Token::BlockComment(_)
-        | Token::UnclosedComment(_)
-        | Token::BadNumber(_)
-        | Token::Word(_)
-        | Token::SingleQuoted(_)
-        | Token::Unknown(_)
-        | Token::Invalid(_) => None,
+    if let Token::BadString(body) = token {
+        return Some(body.len());
     }
+    let Token::String(body) = token else {
+        return None;
+    };
+    let next = text
+        .as_bytes()
+        .get(end..)
+        .unwrap_or_default()
+        .iter()
+        .find(|b| !b.is_ascii_whitespace());
+    (!matches!(next, None | Some(b',' | b'}' | b'/'))).then_some(body.len())
 }
 
 /// What a character inside the string needs.
@@ -562,9 +543,14 @@ fn value(tokens: &mut Tokens<'_, '_>, token: Token<'_>, depth: usize) -> bool {
     if depth >= MAX_DEPTH {
         return false;
     }
-    match token {
-        Token::True | Token::False | Token::Null | Token::Number(_) | Token::String(_) => true,
-        Token::LBrace => match tokens.token() {
+    if matches!(
+        token,
+        Token::True | Token::False | Token::Null | Token::Number(_) | Token::String(_)
+    ) {
+        return true;
+    }
+    if token == Token::LBrace {
+        return match tokens.token() {
             Some(Token::RBrace) => true,
             Some(Token::String(_)) => {
                 if tokens.token() != Some(Token::Colon) {
@@ -576,44 +562,31 @@ fn value(tokens: &mut Tokens<'_, '_>, token: Token<'_>, depth: usize) -> bool {
                 value(tokens, token, depth + 1) && members_to_close(tokens, false)
             }
             Some(_) | None => false,
-        },
-        Token::LBrack => {
-            let Some(mut token) = tokens.token() else {
-                return false;
-            };
-            if token == Token::RBrack {
-                return true;
-            }
-            loop {
-                if !value(tokens, token, depth + 1) {
-                    return false;
-                }
-                match tokens.token() {
-                    Some(Token::RBrack) => return true,
-                    Some(Token::Comma) => match tokens.token() {
-                        Some(Token::RBrack) => return true,
-                        Some(next) => token = next,
-                        None => return false,
-                    },
-                    Some(_) | None => return false,
-                }
-            }
+        };
+    }
+    // Any other token but `[` starts no valid value.
+    if token != Token::LBrack {
+        return false;
+    }
+    let Some(mut token) = tokens.token() else {
+        return false;
+    };
+    if token == Token::RBrack {
+        return true;
+    }
+    loop {
+        if !value(tokens, token, depth + 1) {
+            return false;
         }
-        Token::RBrace
-        | Token::RBrack
-        | Token::Colon
-        | Token::Comma
-        | Token::Ref(_)
-        | Token::BadRef(_)
-        | Token::LineComment(_)
-        | Token::BlockComment(_)
-        | Token::UnclosedComment(_)
-        | Token::BadString(_)
-        | Token::BadNumber(_)
-        | Token::Word(_)
-        | Token::SingleQuoted(_)
-        | Token::Unknown(_)
-        | Token::Invalid(_) => false,
+        match tokens.token() {
+            Some(Token::RBrack) => return true,
+            Some(Token::Comma) => match tokens.token() {
+                Some(Token::RBrack) => return true,
+                Some(next) => token = next,
+                None => return false,
+            },
+            Some(_) | None => return false,
+        }
     }
 }
 

@@ -4,7 +4,7 @@ use super::*;
 use crate::ast::Reference;
 use crate::code::Code;
 use crate::escape::{OffsetMap, unescape};
-use crate::reference::tests::{Shift, render, show};
+use crate::reference::tests::{Shift, cases, render, show};
 use insta::assert_snapshot;
 use std::fmt::Write;
 
@@ -36,24 +36,9 @@ fn refs(template: &Template) -> Vec<&Reference> {
 
 #[test]
 fn interpolates_bare_and_braced_references() {
-    let inputs = [
-        "ssh $args.host uptime",
-        "$args.file.txt",
-        "${args.file}.txt",
-        "Hello $args.name.",
-        "Hello $args.name. Bye",
-        "$args.a$args.b",
-        "${args.a}${out.b}",
-        "$args.hosts[0]:$args.port",
-        "$args.x[1][2].y!",
-        "连接 $args.主机 完成",
-        "$args.主机。",
-        "${out.报告[0].名字}",
-        "$out.x-$out.y",
-        "($args.x)",
-    ];
+    let inputs = cases("template/interpolates_bare_and_braced_references.json");
     let mut out = String::new();
-    for text in inputs {
+    for text in inputs.iter().map(String::as_str) {
         let _ = writeln!(out, "{text:?}");
         out.push_str(&parts(text, &clean(text)));
     }
@@ -116,25 +101,9 @@ fn a_string_without_references_is_one_text_part() {
 
 #[test]
 fn malformed_references_are_reported_and_kept_literal() {
-    let inputs = [
-        "$args. ",
-        "$args.",
-        "$args.1",
-        "$out.1st",
-        "${args.",
-        "${args.x",
-        "${args.x y}",
-        "${args.x }",
-        "${args.x.}",
-        "${args.x[0}",
-        "x $args.x[a] y",
-        "x $args.x[-1]",
-        "x $args.x[ y",
-        "x $args.x[1 y",
-        "$args.x[99999999999999999999]",
-    ];
+    let inputs = cases("template/malformed_references_are_reported_and_kept_literal.json");
     let mut out = String::new();
-    for text in inputs {
+    for text in inputs.iter().map(String::as_str) {
         let (template, diagnostics) = parse_template(text, &Shift(0));
         assert_eq!(template.as_literal(), Some(text), "{text}");
         assert!(

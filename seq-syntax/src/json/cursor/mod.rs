@@ -180,23 +180,21 @@ pub fn context(text: &str, mode: Mode, tokens: &[Tok], cursor: usize) -> Context
     // Down the structures enclosing the cursor, each a frame; `node` ends at the innermost.
     loop {
         cx.frames.push(reader.frame(root, node));
-        let inner = match &node.kind {
-            NodeKind::Object(members) => members
+        let in_member = node.kind.as_object().and_then(|members| {
+            members
                 .iter()
                 .find(|m| reader.encloses(root, &m.value))
-                .map(|m| (Seg::Key(key_text(text, root, m)), &m.value)),
-            NodeKind::Array(elements) => elements
-                .iter()
-                .enumerate()
-                .find(|(_, e)| reader.encloses(root, e))
-                .map(|(i, e)| (Seg::Index(i), e)),
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::String(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Error => None,
-        };
+                .map(|m| (Seg::Key(key_text(text, root, m)), &m.value))
+        });
+        let inner = in_member.or_else(|| {
+            node.kind.as_array().and_then(|elements| {
+                elements
+                    .iter()
+                    .enumerate()
+                    .find(|(_, e)| reader.encloses(root, e))
+                    .map(|(i, e)| (Seg::Index(i), e))
+            })
+        });
         let Some((seg, inner)) = inner else { break };
         cx.path.push(seg);
         node = inner;
@@ -335,18 +333,15 @@ impl Reader<'_> {
     /// Whether `node` is an object or array whose inside holds the cursor. One never closed runs
     /// to the next token after it (the end of the text, for one being typed there).
     fn encloses(&self, root: &Root<'_>, node: &Node<'_>) -> bool {
-        let (closer, last) = match &node.kind {
-            NodeKind::Object(members) => (
+        let (closer, last) = if let Some(members) = node.kind.as_object() {
+            (
                 b'}',
                 members.last().map(|m| m.value.span.end.max(m.key_span.end)),
-            ),
-            NodeKind::Array(elements) => (b']', elements.last().map(|e| e.span.end)),
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::String(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Error => return false,
+            )
+        } else if let Some(elements) = node.kind.as_array() {
+            (b']', elements.last().map(|e| e.span.end))
+        } else {
+            return false;
         };
         let Range { start, end } = root.range(&node.span);
         let last = last.map_or(start + 1, |l| root.base + l);
@@ -364,41 +359,30 @@ impl Reader<'_> {
     }
 
     fn frame(&self, root: &Root<'_>, node: &Node<'_>) -> Frame {
-        let members = match &node.kind {
-            NodeKind::Object(members) => members
-                .iter()
-                .map(|m| Member {
-                    key: key_text(self.text, root, m),
-                    key_range: root.range(&m.key_span),
-                    text: string_text(self.text, root, &m.value),
-                    children: match &m.value.kind {
-                        NodeKind::Object(children) => children
-                            .iter()
-                            .map(|c| {
-                                (
-                                    key_text(self.text, root, c),
-                                    string_text(self.text, root, &c.value),
-                                )
-                            })
-                            .collect(),
-                        NodeKind::Null
-                        | NodeKind::Bool(_)
-                        | NodeKind::Number(_)
-                        | NodeKind::String(_)
-                        | NodeKind::Ref(_)
-                        | NodeKind::Array(_)
-                        | NodeKind::Error => Vec::new(),
-                    },
-                })
-                .collect(),
-            NodeKind::Null
-            | NodeKind::Bool(_)
-            | NodeKind::Number(_)
-            | NodeKind::String(_)
-            | NodeKind::Ref(_)
-            | NodeKind::Array(_)
-            | NodeKind::Error => Vec::new(),
-        };
+        let members = node
+            .kind
+            .as_object()
+            .unwrap_or_default()
+            .iter()
+            .map(|m| Member {
+                key: key_text(self.text, root, m),
+                key_range: root.range(&m.key_span),
+                text: string_text(self.text, root, &m.value),
+                children: m
+                    .value
+                    .kind
+                    .as_object()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|c| {
+                        (
+                            key_text(self.text, root, c),
+                            string_text(self.text, root, &c.value),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
         Frame {
             open: root.base + node.span.start,
             object: matches!(node.kind, NodeKind::Object(_)),
