@@ -325,9 +325,28 @@ const VALUE: char = '\u{1}';
 /// no parse, and neither does plain text (words, quotes and the operators between commands, see
 /// `plain`), where the quotes alone place each reference and the scan reads them as the shell.
 pub fn scan(parts: &[TemplatePart]) -> Scanned {
+    scan_reading(parts, plain::plain)
+}
+
+/// Whether `parts` is plain text, which [`scan`] places without the shell parser. Public for
+/// the tests and the fuzz target that check plain text reads as parsed.
+#[doc(hidden)]
+pub fn is_plain(parts: &[TemplatePart]) -> bool {
+    plain::plain(parts)
+}
+
+/// [`scan`] with the shell parser asked even for plain text: what [`scan`] must equal where
+/// [`is_plain`] holds. For the tests and the fuzz target.
+#[doc(hidden)]
+pub fn scan_parsed(parts: &[TemplatePart]) -> Scanned {
+    scan_reading(parts, |_| false)
+}
+
+/// [`scan`], the parser skipped where `plain` holds.
+fn scan_reading(parts: &[TemplatePart], plain: fn(&[TemplatePart]) -> bool) -> Scanned {
     let mut scanned = scan_words(parts);
     // Where the scan refuses every reference, the parser could only agree.
-    if scanned.refs.iter().any(|r| r.context.is_ok()) && !plain::plain(parts) {
+    if scanned.refs.iter().any(|r| r.context.is_ok()) && !plain(parts) {
         parsed::with_contexts(parts, |parsed| {
             for (r, &parsed) in scanned.refs.iter_mut().zip(parsed) {
                 r.context = agree(r.context, parsed);
