@@ -328,21 +328,21 @@ pub fn scan(parts: &[TemplatePart]) -> Scanned {
     scan_reading(parts, plain::plain)
 }
 
-/// Whether `parts` is plain text, which [`scan`] places without the shell parser. Public for
+/// Whether `parts` is plain text, which [`scan()`] places without the shell parser. Public for
 /// the tests and the fuzz target that check plain text reads as parsed.
 #[doc(hidden)]
 pub fn is_plain(parts: &[TemplatePart]) -> bool {
     plain::plain(parts)
 }
 
-/// [`scan`] with the shell parser asked even for plain text: what [`scan`] must equal where
+/// [`scan()`] with the shell parser asked even for plain text: what [`scan()`] must equal where
 /// [`is_plain`] holds. For the tests and the fuzz target.
 #[doc(hidden)]
 pub fn scan_parsed(parts: &[TemplatePart]) -> Scanned {
     scan_reading(parts, |_| false)
 }
 
-/// [`scan`], the parser skipped where `plain` holds.
+/// [`scan()`], the parser skipped where `plain` holds.
 fn scan_reading(parts: &[TemplatePart], plain: fn(&[TemplatePart]) -> bool) -> Scanned {
     let mut scanned = scan_words(parts);
     // Where the scan refuses every reference, the parser could only agree.
@@ -356,8 +356,8 @@ fn scan_reading(parts: &[TemplatePart], plain: fn(&[TemplatePart]) -> bool) -> S
     scanned
 }
 
-/// The scan of the words alone, without the parser's reading: what [`scan`] adds the parser
-/// to. Public for the benchmark that weighs the parser against it; use [`scan`].
+/// The scan of the words alone, without the parser's reading: what [`scan()`] adds the parser
+/// to. Public for the benchmark that weighs the parser against it; use [`scan()`].
 pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
     let mut scan = Scan::default();
     let mut refs = Vec::new();

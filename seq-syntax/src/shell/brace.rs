@@ -11,7 +11,7 @@ pub(super) enum BraceAt {
     Operand,
 }
 
-/// One `${...}` open (kept beside its [`Frame::Brace`]).
+/// One `${...}` open (kept beside its [`Frame::Brace`](super::Frame::Brace)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Brace {
     pub(super) at: BraceAt,
