@@ -1,5 +1,6 @@
 //! The shell parser's reading of `cmd_run` text (seq-syntax's `shell`, tree-sitter-bash): never
-//! panics, whatever the text; its reading kept per text is the one a fresh parse gives; a
+//! panics, whatever the text; its reading kept per text is the one a fresh parse gives; plain
+//! text, placed without the parser, reads as the parser reads it; a
 //! reference is placed only as a word or inside double quotes; and the command shown with its
 //! values in place stays within its bound.
 //!
@@ -30,6 +31,10 @@ fuzz_target!(|input: &str| {
     // The second time the reading is the one kept: it must be the same.
     let kept = shell::scan(parts);
     assert_eq!(fresh, kept, "{command:?}");
+    // Plain text is placed without the parser: the parser must read it the same.
+    if shell::is_plain(parts) {
+        assert_eq!(fresh, shell::scan_parsed(parts), "{command:?}");
+    }
 
     let Ok(contexts) = shell::contexts(parts) else {
         return;

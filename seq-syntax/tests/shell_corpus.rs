@@ -440,3 +440,27 @@ fn uncertain_and_evaluated_shapes_are_refused() {
         .parts;
     assert_eq!(shell::contexts(&parts), Err(shell::Problem::Reserved));
 }
+
+#[path = "../benches/support/shell_shapes.rs"]
+mod bench_shapes;
+
+/// Where the plain reader accepts a text (and so the parser is not asked), the parser reads
+/// every reference as the scan does: for every shape here and every shape of the benchmark.
+#[test]
+fn plain_text_reads_as_parsed() {
+    let corpus = SHAPES.iter().map(|s| s.command.replace('V', "$args.v"));
+    let others = MISJUDGED
+        .iter()
+        .chain(REFUSED)
+        .map(|s| s.replace('V', "$args.v"));
+    let bench = bench_shapes::SHAPES.iter().map(|s| s.replace("{}", "1"));
+    let mut plain = 0;
+    for text in corpus.chain(others).chain(bench) {
+        let parts = parse_template(&text, &OffsetMap::default()).0.parts;
+        if shell::is_plain(&parts) {
+            plain += 1;
+            assert_eq!(shell::scan(&parts), shell::scan_parsed(&parts), "{text:?}");
+        }
+    }
+    assert!(plain > 0);
+}
