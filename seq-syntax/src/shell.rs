@@ -418,6 +418,14 @@ pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
         if evaluated && r.context.is_ok() {
             r.context = Err(Problem::Uncertain(Uncertain::Arithmetic));
         }
+        // Where an alias is defined, no command word can be trusted to be what it reads: the
+        // value may reach an alias for `eval` or `sh -c` (before the definition too, in a loop).
+        if scan.aliased && r.reparse.is_none() {
+            r.reparse = Some(Reparse {
+                command: "alias",
+                script: None,
+            });
+        }
     }
     Scanned {
         refs,

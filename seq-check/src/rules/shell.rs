@@ -331,7 +331,7 @@ fn reparse_help(command: &str) -> &'static str {
         }
         "watch" => "run the command without a shell: `watch -x cmd $args.v`",
         "alias" => {
-            "give the alias no value: define a function that takes it as an argument, `f() { cmd \"$1\"; }; f $args.v`"
+            "define no alias in a command that takes values (any command word may stand for one): use a function that takes the value as an argument, `f() { cmd \"$1\"; }; f $args.v`"
         }
         _ => {
             "pass the value as data instead: `sh -c '... \"$1\" ...' sh $args.v` reads it as a positional argument, or use `argv`"

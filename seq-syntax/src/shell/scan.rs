@@ -75,6 +75,9 @@ pub(super) struct Scan {
     pub(super) arithmetic: Vec<(usize, usize)>,
     /// A command declared integer variables (`declare -i`).
     pub(super) integer_declared: bool,
+    /// A command defined an alias: any later command word may stand for the alias's text,
+    /// which dash reads as code (`alias q=eval` then `q V` evaluates V).
+    pub(super) aliased: bool,
 }
 
 impl Default for Scan {
@@ -101,6 +104,7 @@ impl Default for Scan {
             dbracket: None,
             arithmetic: Vec::new(),
             integer_declared: false,
+            aliased: false,
         }
     }
 }
@@ -383,6 +387,9 @@ impl Scan {
         }
         if declares_integers(words) {
             self.integer_declared = true;
+        }
+        if command_word(words).is_some_and(|i| basename(&words[i]) == "alias") {
+            self.aliased = true;
         }
     }
 

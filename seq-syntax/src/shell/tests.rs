@@ -257,6 +257,11 @@ use super::scan as scan_all;
 fn reparsing_commands() {
     assert_eq!(reparsed("eval \"echo $args.v\""), [Some("eval")]);
     assert_eq!(reparsed("alias x=\"ls $args.v\"; x"), [Some("alias")]);
+    // An alias for a command that evaluates its words, used later (dash expands aliases in
+    // `-c` text): every value of a text that defines an alias.
+    assert_eq!(reparsed("alias q=eval\nq $args.v"), [Some("alias")]);
+    assert_eq!(reparsed("q $args.v; alias q=eval"), [Some("alias")]);
+    assert_eq!(reparsed("echo alias $args.v"), [None]);
     assert_eq!(reparsed("sh -c 'echo $args.v'"), [Some("sh -c")]);
     assert_eq!(reparsed("bash -ec \"echo $args.v\""), [Some("bash -c")]);
     assert_eq!(reparsed("ssh host \"cat $args.v\""), [Some("ssh")]);
