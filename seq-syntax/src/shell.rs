@@ -137,6 +137,10 @@ pub enum Uncertain {
     /// expansion does not come out as one, or the parser reads its place otherwise than the
     /// scan of the words around it.
     Unparsed,
+    /// Anywhere in a text that hands an expansion (`"$1"`, `$x`, `$(...)`) to a command that
+    /// parses it again (`eval`, `sh -c`, ...): the value may flow there through a variable, a
+    /// function's argument or a file (`f() { eval "$1"; }; f V`, `x=V; eval "$x"`).
+    ExpansionReparsed,
 }
 
 impl Uncertain {
@@ -158,6 +162,9 @@ impl Uncertain {
             Uncertain::Unparsed => {
                 "where the shell parser cannot place it for certain: the text does not parse, or the parser and the scan of the words read its place two ways"
             }
+            Uncertain::ExpansionReparsed => {
+                "in a text that hands an expansion (`\"$1\"`, `$x`, `$(...)`) to a command that parses it again (`eval`, `sh -c`, ...), which the value may reach through a variable or a function's argument"
+            }
         }
     }
 
@@ -178,6 +185,9 @@ impl Uncertain {
             }
             Uncertain::AssignedUnquoted => {
                 "quote the whole expansion and the value inside it: `\"${X:=\"$args.v\"}\"`"
+            }
+            Uncertain::ExpansionReparsed => {
+                "give the command that parses again only literal text, or pass the value to a script as data: `sh -c '... \"$1\" ...' sh $args.v`"
             }
             Uncertain::Unparsed => {
                 "write the text around the value plainly (close what it opens, write a `case` pattern inside `$(...)` as `(x)`, put one here-document per command, alone on its line), or pass the value to a script as data: `sh -c '... \"$1\" ...' sh $args.v`"
@@ -417,6 +427,9 @@ pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
                 .any(|(start, end)| (*start..*end).contains(&index));
         if evaluated && r.context.is_ok() {
             r.context = Err(Problem::Uncertain(Uncertain::Arithmetic));
+        }
+        if scan.expansion_reparsed && r.context.is_ok() && r.reparse.is_none() {
+            r.context = Err(Problem::Uncertain(Uncertain::ExpansionReparsed));
         }
         // Where an alias is defined, no command word can be trusted to be what it reads: the
         // value may reach an alias for `eval` or `sh -c` (before the definition too, in a loop).

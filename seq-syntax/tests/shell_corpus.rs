@@ -278,6 +278,9 @@ const REFUSED: &[&str] = &[
     "while :; do eval V; done",
     // dash expands an alias defined earlier in the same text.
     "alias q=eval\nq V",
+    // A value flowing through a variable or a function's argument into a re-parse.
+    "f() { eval \"$1\"; }; f V",
+    "x=V; eval \"$x\"",
     // The shell parser and the scan read these two ways (see MISJUDGED).
     "printf '[%s]' \"$(case x in x) printf %s V;; esac)\"",
     "printf '[%s]' \"$(case V in *) printf %s V;; esac)\"",

@@ -230,7 +230,7 @@ fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
                     "a value stands {}, where the shell's reading of it is not certain",
                     uncertain.describe()
                 ),
-                shell::Uncertain::Unparsed => {
+                shell::Uncertain::Unparsed | shell::Uncertain::ExpansionReparsed => {
                     format!("a value stands {}", uncertain.describe())
                 }
             },

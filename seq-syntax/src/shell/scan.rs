@@ -78,6 +78,9 @@ pub(super) struct Scan {
     /// A command defined an alias: any later command word may stand for the alias's text,
     /// which dash reads as code (`alias q=eval` then `q V` evaluates V).
     pub(super) aliased: bool,
+    /// An expansion (`$x`, `"$1"`, `$(...)`) stands where a command parses it again: any value
+    /// of the text may flow there ([`Uncertain::ExpansionReparsed`]).
+    pub(super) expansion_reparsed: bool,
 }
 
 impl Default for Scan {
@@ -105,6 +108,7 @@ impl Default for Scan {
             arithmetic: Vec::new(),
             integer_declared: false,
             aliased: false,
+            expansion_reparsed: false,
         }
     }
 }
@@ -413,6 +417,13 @@ impl Scan {
         command.in_word && in_subscript(&command.cur)
     }
 
+    /// A `$` the shell expands: noted when it stands where a command parses its text again.
+    fn expansion(&mut self, context: Context) {
+        if !self.expansion_reparsed && self.reparse(context).is_some() {
+            self.expansion_reparsed = true;
+        }
+    }
+
     pub(super) fn end_command(&mut self) {
         self.end_word();
         if let Some(command) = self.commands.last_mut() {
@@ -498,6 +509,7 @@ impl Scan {
                         self.literal(c);
                     }
                     '$' => {
+                        self.expansion(Context::Double);
                         self.dollar = true;
                         self.literal(c);
                     }
@@ -586,6 +598,7 @@ impl Scan {
                         self.literal(c);
                     }
                     '$' => {
+                        self.expansion(Context::Word);
                         self.dollar = true;
                         self.literal(c);
                     }

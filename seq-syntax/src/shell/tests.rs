@@ -262,6 +262,31 @@ fn reparsing_commands() {
     assert_eq!(reparsed("alias q=eval\nq $args.v"), [Some("alias")]);
     assert_eq!(reparsed("q $args.v; alias q=eval"), [Some("alias")]);
     assert_eq!(reparsed("echo alias $args.v"), [None]);
+}
+
+/// A value may flow through a variable, a function's argument or a positional parameter into a
+/// command that parses an expansion again: every value of such a text is refused. Literal text
+/// for `eval`, and a script in single quotes, hand no expansion over.
+#[test]
+fn expansions_parsed_again_refuse_every_value() {
+    let refused = Err(Problem::Uncertain(Uncertain::ExpansionReparsed));
+    for text in [
+        "f() { eval \"$1\"; }; f $args.v",
+        "x=$args.v; eval \"$x\"",
+        "set -- $args.v; eval $1",
+        "printf %s $args.v > f; eval \"$(cat f)\"",
+        "x=$args.v; sh -c \"$x\"",
+    ] {
+        assert_eq!(contexts_of(text), [refused.clone()], "{text}");
+    }
+    for text in [
+        "eval \"echo hi\"; echo $args.v",
+        "x=$args.v; eval 'echo \"$x\"'",
+        "sh -c 'echo \"$1\"' sh $args.v",
+        "echo \"$HOME\" $args.v",
+    ] {
+        assert_eq!(contexts_of(text), [Ok(Context::Word)], "{text}");
+    }
     assert_eq!(reparsed("sh -c 'echo $args.v'"), [Some("sh -c")]);
     assert_eq!(reparsed("bash -ec \"echo $args.v\""), [Some("bash -c")]);
     assert_eq!(reparsed("ssh host \"cat $args.v\""), [Some("ssh")]);
@@ -348,4 +373,13 @@ fn escapes() {
     assert_eq!(escape("a'b", Context::Word), "'a'\\''b'");
     assert_eq!(escape("a\"$`\\", Context::Double), "a\\\"\\$\\`\\\\");
     assert_eq!(escape("it's", Context::Single), "it'\\''s");
+}
+
+fn contexts_of(text: &str) -> Vec<Result<Context, Problem>> {
+    let (template, _) = parse_template(text, &OffsetMap::default());
+    scan_all(&template.parts)
+        .refs
+        .into_iter()
+        .map(|r| r.context)
+        .collect()
 }
