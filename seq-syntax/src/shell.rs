@@ -207,6 +207,21 @@ pub struct Reparse {
     pub script: Option<ScriptWord>,
 }
 
+impl Reparse {
+    /// Whether a shell parses the value (else another language's interpreter runs it).
+    pub fn is_shell(&self) -> bool {
+        let label = |l: &&str| *l == self.command;
+        !commands::INTERPRETERS
+            .iter()
+            .map(|(_, _, l)| l)
+            .any(|l| label(&l))
+            && !commands::PROGRAM_OPERAND
+                .iter()
+                .map(|(_, l)| l)
+                .any(|l| label(&l))
+    }
+}
+
 /// A `-c` script word written in quotes, as the fix needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptWord {

@@ -281,6 +281,11 @@ const REFUSED: &[&str] = &[
     // A value flowing through a variable or a function's argument into a re-parse.
     "f() { eval \"$1\"; }; f V",
     "x=V; eval \"$x\"",
+    // Another language's program.
+    "python3 -c \"print('V')\"",
+    "awk \"BEGIN { print \\\"V\\\" }\"",
+    "sed \"s/x/V/\" f",
+    "perl -e \"print 'V'\"",
     // The shell parser and the scan read these two ways (see MISJUDGED).
     "printf '[%s]' \"$(case x in x) printf %s V;; esac)\"",
     "printf '[%s]' \"$(case V in *) printf %s V;; esac)\"",

@@ -283,8 +283,13 @@ fn reparsed(
             Code::ShellReparsedError,
             *span,
             format!(
-                "this value reaches `{}`, which parses it as shell code again",
-                reparse.command
+                "this value reaches `{}`, which {}",
+                reparse.command,
+                if reparse.is_shell() {
+                    "parses it as shell code again"
+                } else {
+                    "runs it as code"
+                }
             ),
         );
         let positional = script.and_then(|word| {
@@ -330,6 +335,16 @@ fn reparse_help(command: &str) -> &'static str {
             "pass the value in the environment and read it there: `V=$args.v script -c 'cmd \"$V\"'`"
         }
         "watch" => "run the command without a shell: `watch -x cmd $args.v`",
+        "sed" => {
+            "a sed script is code to sed (GNU sed's `e` runs commands): replace in a `jq` step (`sub`, `gsub`), or read the value from the environment in awk: `V=$args.v awk '{gsub(/x/, ENVIRON[\"V\"])} 1'`"
+        }
+        "awk" => {
+            "give awk a fixed program that reads the value as data: `awk -v v=$args.v 'BEGIN { print v }'`, or `ENVIRON[\"V\"]` with `V=$args.v awk ...`"
+        }
+        "python -c" | "perl -e" | "ruby -e" | "node -e" | "php -r" | "lua -e" | "Rscript -e"
+        | "osascript -e" => {
+            "pass the value as an argument after a fixed program and read it there: `python3 -c 'import sys; print(sys.argv[1])' $args.v` (`$ARGV[0]` in perl and ruby, `process.argv[1]` in node)"
+        }
         "alias" => {
             "define no alias in a command that takes values (any command word may stand for one): use a function that takes the value as an argument, `f() { cmd \"$1\"; }; f $args.v`"
         }

@@ -20,6 +20,101 @@ pub(super) const RUNS_C_SCRIPT: [(&str, &str); 4] = [
     ("script", "script -c"),
 ];
 
+/// Interpreters of other languages, the option letters after which their program follows (in
+/// the rest of the option's word or in the next word), and their label. A value there is code
+/// in that language: `python3 -c "print('$V')"` runs `'); import os; ...`.
+pub(super) const INTERPRETERS: [(&str, &str, &str); 11] = [
+    ("python", "c", "python -c"),
+    ("python2", "c", "python -c"),
+    ("python3", "c", "python -c"),
+    ("perl", "eE", "perl -e"),
+    ("ruby", "e", "ruby -e"),
+    ("node", "ep", "node -e"),
+    ("nodejs", "ep", "node -e"),
+    ("php", "r", "php -r"),
+    ("lua", "e", "lua -e"),
+    ("Rscript", "e", "Rscript -e"),
+    ("osascript", "e", "osascript -e"),
+];
+
+/// Programs whose first operand (or `-e`'s argument, for `sed`) is a program: `awk`'s `system()`
+/// and GNU `sed`'s `e` run commands.
+pub(super) const PROGRAM_OPERAND: [(&str, &str); 6] = [
+    ("awk", "awk"),
+    ("gawk", "awk"),
+    ("mawk", "awk"),
+    ("nawk", "awk"),
+    ("busybox", "awk"),
+    ("sed", "sed"),
+];
+
+/// Whether the word at `index` (or `current`, the word being read, when it is that word) is the
+/// program of an interpreter of another language in `words`: its label.
+pub(super) fn program_word(
+    words: &[String],
+    index: usize,
+    current: Option<&str>,
+) -> Option<&'static str> {
+    let first = command_word(words)?;
+    let name = basename(&words[first]);
+    let option_of = |word: &str, letters: &str| {
+        word.strip_prefix('-')
+            .filter(|rest| !rest.starts_with('-'))
+            .is_some_and(|rest| rest.chars().any(|c| letters.contains(c)))
+    };
+    if let Some((_, letters, label)) = INTERPRETERS.iter().find(|(s, _, _)| *s == name) {
+        // The value in an option word that carries its program (`-e'...'`), or the word after.
+        if current.is_some_and(|w| option_of(w, letters)) {
+            return Some(label);
+        }
+        let after_option = index > first + 1 && option_of(&words[index - 1], letters);
+        let long = index > first + 1 && matches!(words[index - 1].as_str(), "--eval" | "--print");
+        let long_here =
+            current.is_some_and(|w| w.starts_with("--eval=") || w.starts_with("--print="));
+        return (after_option || long || long_here).then_some(*label);
+    }
+    let (_, label) = PROGRAM_OPERAND.iter().find(|(s, _)| *s == name)?;
+    let mut k = first + 1;
+    if name == "busybox" {
+        if words.get(k).is_none_or(|w| basename(w) != "awk") {
+            return None;
+        }
+        k += 1;
+    }
+    let mut from_file = false;
+    while k < index {
+        let word = words[k].as_str();
+        if word == "--" {
+            k += 1;
+            break;
+        }
+        if !word.starts_with('-') || word == "-" {
+            break;
+        }
+        // `-e SCRIPT` (sed) holds a program; `-f FILE` means no program operand follows;
+        // `-F`, `-v`, `-l` take an argument that is data.
+        match word {
+            "-e" | "--expression" if k + 1 == index => return Some(label),
+            "-f" | "--file" => from_file = true,
+            "-e" | "--expression" | "-F" | "-v" | "-l" => {}
+            _ => {
+                k += 1;
+                continue;
+            }
+        }
+        if word.starts_with("-e") && *label == "sed" {
+            from_file = true;
+        }
+        k += 2;
+    }
+    if current.is_some_and(|w| {
+        w.starts_with("--expression=") || (*label == "sed" && w.starts_with("-e") && w.len() > 2)
+    }) {
+        return Some(label);
+    }
+    (!from_file && k == index).then_some(*label)
+}
+
 /// The last `/`-separated part of `word` (`/usr/bin/env` is `env`). It runs for every word the
 /// scan reads, so it finds the last `/` once rather than splitting.
 pub(super) fn basename(word: &str) -> &str {

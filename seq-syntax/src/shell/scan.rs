@@ -258,6 +258,13 @@ impl Scan {
                 script: None,
             });
         }
+        let current = command.in_word.then_some(&command.cur[..]);
+        if let Some(label) = program_word(words, index, current) {
+            return Some(Reparse {
+                command: label,
+                script: None,
+            });
+        }
         let (name, positional) = script_option(words, index)?;
         // A script in single quotes, or in double quotes (the fix then checks that single
         // quotes read its text the same).

@@ -262,6 +262,35 @@ fn reparsing_commands() {
     assert_eq!(reparsed("alias q=eval\nq $args.v"), [Some("alias")]);
     assert_eq!(reparsed("q $args.v; alias q=eval"), [Some("alias")]);
     assert_eq!(reparsed("echo alias $args.v"), [None]);
+    // Another language's program: the value in it is code in that language.
+    assert_eq!(
+        reparsed("python3 -c \"print('$args.v')\""),
+        [Some("python -c")]
+    );
+    assert_eq!(reparsed("perl -le \"print '$args.v'\""), [Some("perl -e")]);
+    assert_eq!(reparsed("perl -e\"print '$args.v'\""), [Some("perl -e")]);
+    assert_eq!(reparsed("node --eval=\"f('$args.v')\""), [Some("node -e")]);
+    assert_eq!(
+        reparsed("awk \"BEGIN{print \\\"$args.v\\\"}\""),
+        [Some("awk")]
+    );
+    assert_eq!(
+        reparsed("awk -F: \"{print \\$1, \\\"$args.v\\\"}\" f"),
+        [Some("awk")]
+    );
+    assert_eq!(reparsed("sed \"s/x/$args.v/\" f"), [Some("sed")]);
+    assert_eq!(reparsed("sed -n -e \"s/x/$args.v/p\" f"), [Some("sed")]);
+    // As data: an argument after a fixed program, an awk variable, a file operand.
+    assert_eq!(
+        reparsed("python3 -c 'import sys; print(sys.argv[1])' $args.v"),
+        [None]
+    );
+    assert_eq!(reparsed("awk -v v=$args.v 'BEGIN { print v }'"), [None]);
+    assert_eq!(reparsed("awk '{print}' $args.v"), [None]);
+    assert_eq!(reparsed("sed 's/a/b/' $args.v"), [None]);
+    assert_eq!(reparsed("sed -e 's/a/b/' $args.v"), [None]);
+    assert_eq!(reparsed("awk -f prog.awk $args.v"), [None]);
+    assert_eq!(reparsed("python3 tool.py $args.v"), [None]);
 }
 
 /// A value may flow through a variable, a function's argument or a positional parameter into a
