@@ -210,15 +210,11 @@ pub struct Reparse {
 impl Reparse {
     /// Whether a shell parses the value (else another language's interpreter runs it).
     pub fn is_shell(&self) -> bool {
-        let label = |l: &&str| *l == self.command;
-        !commands::INTERPRETERS
+        let mut others = commands::INTERPRETERS
             .iter()
-            .map(|(_, _, l)| l)
-            .any(|l| label(&l))
-            && !commands::PROGRAM_OPERAND
-                .iter()
-                .map(|(_, l)| l)
-                .any(|l| label(&l))
+            .map(|(_, _, label)| *label)
+            .chain(commands::PROGRAM_OPERAND.iter().map(|(_, label)| *label));
+        !others.any(|label| label == self.command)
     }
 }
 

@@ -306,7 +306,7 @@ fn expansions_parsed_again_refuse_every_value() {
         "printf %s $args.v > f; eval \"$(cat f)\"",
         "x=$args.v; sh -c \"$x\"",
     ] {
-        assert_eq!(contexts_of(text), [refused.clone()], "{text}");
+        assert_eq!(contexts_of(text), std::slice::from_ref(&refused), "{text}");
     }
     for text in [
         "eval \"echo hi\"; echo $args.v",
