@@ -72,7 +72,7 @@ done
 # reference) with each value after a NUL byte, and the benchmark's commands alone.
 if command -v python3 >/dev/null 2>&1; then
     python3 - "$corpus/shell" "$root/seq-syntax/tests/shell_corpus.rs" \
-        "$root/seq-syntax/benches/shell_text.rs" <<'PY'
+        "$root/seq-syntax/benches/support/shell_shapes.rs" <<'PY'
 import hashlib, json, os, re, sys
 
 out, corpus_rs, bench_rs = sys.argv[1:4]
