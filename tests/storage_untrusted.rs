@@ -305,19 +305,7 @@ fn a_sequences_directory_linked_into_the_root_is_refused() {
     std::fs::create_dir_all(root.join("stash")).unwrap();
     std::fs::create_dir_all(&data).unwrap();
     std::os::unix::fs::symlink(root.join("stash"), data.join("sequences")).unwrap();
-    let refused = seqc(&[
-        "mcp",
-        "--root",
-        root.to_str().unwrap(),
-        "--data-dir",
-        data.to_str().unwrap(),
-    ]);
-    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("which is inside --root"),
-        "{}",
-        stderr(&refused)
-    );
+    refused_to_start(&root, &data, "which is inside --root");
 }
 
 /// A link whose target does not exist yet cannot be placed: once its target is made, a data
@@ -329,34 +317,18 @@ fn a_data_directory_behind_a_dangling_link_is_refused() {
     let root = dir.join("root");
     std::fs::create_dir_all(&root).unwrap();
     std::os::unix::fs::symlink(root.join("future"), dir.join("later")).unwrap();
-    let refused = seqc(&[
-        "mcp",
-        "--root",
-        root.to_str().unwrap(),
-        "--data-dir",
-        dir.join("later/data").to_str().unwrap(),
-    ]);
-    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("is a symbolic link whose target does not exist"),
-        "{}",
-        stderr(&refused)
+    refused_to_start(
+        &root,
+        &dir.join("later/data"),
+        "is a symbolic link whose target does not exist",
     );
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::os::unix::fs::symlink(root.join("stash"), data.join("sequences")).unwrap();
-    let refused = seqc(&[
-        "mcp",
-        "--root",
-        root.to_str().unwrap(),
-        "--data-dir",
-        data.to_str().unwrap(),
-    ]);
-    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("is a symbolic link whose target does not exist"),
-        "{}",
-        stderr(&refused)
+    refused_to_start(
+        &root,
+        &data,
+        "is a symbolic link whose target does not exist",
     );
 }
 
@@ -394,4 +366,17 @@ fn seqc_run_keeps_the_file_tools_out_of_the_whole_data_directory() {
             stdout(&out)
         );
     }
+}
+
+/// `seqc mcp` with `root` and `data` exits with status 2, its message saying `said`.
+fn refused_to_start(root: &Path, data: &Path, said: &str) {
+    let refused = seqc(&[
+        "mcp",
+        "--root",
+        root.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(said), "{}", stderr(&refused));
 }
