@@ -57,8 +57,8 @@ pub enum Problem {
     /// A reference stands where the scan cannot be sure how the shell reads it.
     Uncertain(Uncertain),
     /// A reference reaches a command that parses its arguments as shell code again (`eval`,
-    /// `sh -c`, `ssh`): the label of [`Reparse::command`].
-    Reparsed(&'static str),
+    /// `sh -c`, `ssh`): the label of [`Reparse::command`], and how the value reaches it.
+    Reparsed(&'static str, Via),
     /// The literal text names a variable under [`VALUE_PREFIX`], which only the engine sets.
     Reserved,
 }
@@ -200,22 +200,55 @@ impl Uncertain {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reparse {
     /// The command as it is usually written: `eval`, `sh -c`, `ssh`, `su -c`, `flock -c`,
-    /// `script -c`, `trap`, `watch`.
+    /// `script -c`, `trap`, `watch`; for [`Via::StandardInput`] and [`Via::ScriptFile`], the
+    /// program's name (`sh`, `python3`, `.`).
     pub command: &'static str,
     /// The script word the value stands in, for a shell's or `su`'s `-c`: every value in it can
     /// be passed as a positional argument instead.
     pub script: Option<ScriptWord>,
+    /// How the value may reach the command.
+    pub via: Via,
+}
+
+/// How a value reaches a command that reads it as code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Via {
+    /// As one of its arguments (`eval V`, `sh -c V`).
+    Argument,
+    /// On its standard input, which the text feeds (`printf %s V | sh`, `sh <<< V`, a
+    /// here-document's body): the value may be anywhere in the text.
+    StandardInput,
+    /// In a file the text writes and then runs as a program (`echo V > s.sh; sh s.sh`).
+    ScriptFile,
 }
 
 impl Reparse {
+    /// A value that reaches `command` as one of its arguments.
+    fn argument(command: &'static str) -> Reparse {
+        Reparse {
+            command,
+            script: None,
+            via: Via::Argument,
+        }
+    }
+
     /// Whether a shell parses the value (else another language's interpreter runs it).
     pub fn is_shell(&self) -> bool {
-        let mut others = commands::INTERPRETERS
-            .iter()
-            .map(|(_, _, label)| *label)
-            .chain(commands::PROGRAM_OPERAND.iter().map(|(_, label)| *label));
-        !others.any(|label| label == self.command)
+        is_shell(self.command)
     }
+}
+
+/// Whether `command` (a [`Reparse`] label) is a shell's (else another language's interpreter).
+pub fn is_shell(command: &str) -> bool {
+    let mut others = commands::INTERPRETERS
+        .iter()
+        .flat_map(|(name, _, label)| [*name, *label])
+        .chain(
+            commands::PROGRAM_OPERAND
+                .iter()
+                .flat_map(|(name, label)| [*name, *label]),
+        );
+    !others.any(|label| label == command)
 }
 
 /// A `-c` script word written in quotes, as the fix needs it.
@@ -263,7 +296,7 @@ impl RefScan {
     /// first: closing the quotes around it would hand the value to that parse.
     pub fn expansion(&self) -> Result<Context, Problem> {
         if let Some(reparse) = &self.reparse {
-            return Err(Problem::Reparsed(reparse.command));
+            return Err(Problem::Reparsed(reparse.command, reparse.via));
         }
         match self.context? {
             Context::Single => Err(Problem::Unsafe(Place::SingleQuotes)),
@@ -403,6 +436,7 @@ pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
                     (Some(body), _) => body.doc.script_of.map(|command| Reparse {
                         command,
                         script: None,
+                        via: Via::StandardInput,
                     }),
                     (None, Ok(context)) => scan.reparse(context),
                     (None, Err(_)) => None,
@@ -425,9 +459,21 @@ pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
     }
     scan.at = WordEnd::End;
     scan.end_word();
+    scan.read_command();
     if let Some((start, true)) = scan.dbracket {
         scan.arithmetic.push((start, scan.refs_seen));
     }
+    // A program reading its code on a standard input the text feeds, or from a file the text
+    // writes: any value of the text may flow there (through a variable, a pipe, a file).
+    let code_reader = scan
+        .stdin_code
+        .map(|c| (c, Via::StandardInput))
+        .or_else(|| {
+            scan.scripts
+                .iter()
+                .find(|(file, _)| scan.written.iter().any(|w| commands::same_file(w, file)))
+                .map(|(_, runner)| (*runner, Via::ScriptFile))
+        });
     // Arithmetic found after the reference (`[[ V -eq 1 ]]`), or an integer variable that any
     // later assignment evaluates (`declare -i n; n=V`, also in a loop): refuse them all.
     for (index, r) in refs.iter_mut().enumerate() {
@@ -445,9 +491,15 @@ pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
         // Where an alias is defined, no command word can be trusted to be what it reads: the
         // value may reach an alias for `eval` or `sh -c` (before the definition too, in a loop).
         if scan.aliased && r.reparse.is_none() {
+            r.reparse = Some(Reparse::argument("alias"));
+        }
+        if let Some((command, via)) = code_reader
+            && r.reparse.is_none()
+        {
             r.reparse = Some(Reparse {
-                command: "alias",
+                command,
                 script: None,
+                via,
             });
         }
     }

@@ -286,6 +286,14 @@ const REFUSED: &[&str] = &[
     "awk \"BEGIN { print \\\"V\\\" }\"",
     "sed \"s/x/V/\" f",
     "perl -e \"print 'V'\"",
+    // A program reading its code on a standard input the text feeds, or from a file the
+    // text writes.
+    "printf %s V | sh",
+    "echo V | bash -s",
+    "sh <<< V",
+    "x=V; printf %s \"$x\" | sh",
+    "echo V > s.sh; sh s.sh",
+    "python3 <<E\nprint(V)\nE",
     // The shell parser and the scan read these two ways (see MISJUDGED).
     "printf '[%s]' \"$(case x in x) printf %s V;; esac)\"",
     "printf '[%s]' \"$(case V in *) printf %s V;; esac)\"",

@@ -4,7 +4,7 @@
 use super::Cx;
 use seq_syntax::ast::{Item, Member, Template, TemplatePart, ValueKind};
 use seq_syntax::diagnostic::{Applicability, did_you_mean};
-use seq_syntax::shell::{self, Context, Problem, Scanned, WordEnd};
+use seq_syntax::shell::{self, Context, Problem, Scanned, Via, WordEnd};
 use seq_syntax::{Code, Diagnostic, Span};
 
 /// The tool whose `command` is shell text.
@@ -135,7 +135,7 @@ fn check_item(item: &Item, out: &mut Vec<Diagnostic>) {
             .iter()
             .zip(&refs)
             .find_map(|(r, span)| match r.expansion() {
-                Ok(_) | Err(Problem::Reparsed(_)) => None,
+                Ok(_) | Err(Problem::Reparsed(..)) => None,
                 Err(problem) => Some((problem, *span)),
             }),
     };
@@ -198,14 +198,12 @@ fn problem_diagnostic(problem: Problem, command: Span, at: Span) -> Diagnostic {
             ),
         )
         .with_help("move the reference out of it (a here-document's text can come on standard input instead: `printf '%s\\n' $args.v | cmd`), write `$(...)` for backquotes, or use `argv` to run without a shell"),
-        Problem::Reparsed(command_name) => Diagnostic::new(
+        Problem::Reparsed(command_name, via) => Diagnostic::new(
             Code::ShellReparsedError,
             at,
-            format!(
-                "this value reaches `{command_name}`, which parses it as shell code again"
-            ),
+            reparse_message(command_name, via),
         )
-        .with_help(reparse_help(command_name)),
+        .with_help(reparse_help(command_name, via)),
         Problem::Reserved => Diagnostic::new(
             Code::ShellReservedName,
             command,
@@ -282,15 +280,7 @@ fn reparsed(
         let mut d = Diagnostic::new(
             Code::ShellReparsedError,
             *span,
-            format!(
-                "this value reaches `{}`, which {}",
-                reparse.command,
-                if reparse.is_shell() {
-                    "parses it as shell code again"
-                } else {
-                    "runs it as code"
-                }
-            ),
+            reparse_message(reparse.command, reparse.via),
         );
         let positional = script.and_then(|word| {
             let start = scanned.word_starts.get(word.word).copied()?;
@@ -308,15 +298,46 @@ fn reparsed(
                     )
                     .graded(Applicability::MaybeIncorrect);
             }
-            None => d = d.with_help(reparse_help(reparse.command)),
+            None => d = d.with_help(reparse_help(reparse.command, reparse.via)),
         }
         out.push(d);
     }
 }
 
-/// How to pass a value as data to `command` (a [`seq_syntax::shell::Reparse`] label) when no
-/// fix can be written: each way keeps the value out of what is parsed again.
-fn reparse_help(command: &str) -> &'static str {
+/// What a value reaching `command` (a [`seq_syntax::shell::Reparse`] label) `via` a way in
+/// becomes.
+fn reparse_message(command: &str, via: Via) -> String {
+    let code = if shell::is_shell(command) {
+        "shell code"
+    } else {
+        "code"
+    };
+    match via {
+        Via::Argument if shell::is_shell(command) => {
+            format!("this value reaches `{command}`, which parses it as shell code again")
+        }
+        Via::Argument => format!("this value reaches `{command}`, which runs it as code"),
+        Via::StandardInput => format!(
+            "this value may reach the standard input of `{command}`, which reads it as {code}"
+        ),
+        Via::ScriptFile => {
+            format!("this value may be written to the file that `{command}` runs as {code}")
+        }
+    }
+}
+
+/// How to pass a value as data to `command` when no fix can be written: each way keeps the value
+/// out of what is parsed again.
+fn reparse_help(command: &str, via: Via) -> &'static str {
+    match via {
+        Via::Argument => {}
+        Via::StandardInput => {
+            return "give the program fixed text (a here-document with a quoted delimiter) and the value as an argument: `sh -s -- $args.v <<'EOF'` reads it as `\"$1\"`; to run a value as code on purpose, say so with `argv`: `[\"sh\", \"-c\", $args.script]`";
+        }
+        Via::ScriptFile => {
+            return "write the script as fixed text and pass the value as its argument (`sh script.sh $args.v`, read there as `\"$1\"`), or keep the value in a data file the script reads";
+        }
+    }
     match command {
         "eval" => {
             "run the command `eval` would build directly, with the value as one quoted word, or use `argv`"

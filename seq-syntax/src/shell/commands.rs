@@ -400,19 +400,21 @@ pub(super) fn script_option(words: &[String], index: usize) -> Option<(&'static 
     None
 }
 
-/// Whether the command of `words` reads shell code on its standard input (a shell, `ssh`,
-/// `su`, `.`, `source`, a program named by a variable): its label.
+/// Whether the command of `words` may read code on its standard input, for a here-document
+/// given to it: any shell (its `-c` script may read it too), `ssh`, `su`, `.`, `source`, a
+/// program named by a variable, or whatever [`reads_program_on_stdin`] names. Its name.
 pub(super) fn stdin_script(words: &[String]) -> Option<&'static str> {
     let name = basename(&words[command_word(words)?]);
-    if let Some((_, label)) = SHELLS.iter().find(|(s, _)| *s == name) {
-        return Some(label);
+    if let Some((shell, _)) = SHELLS.iter().find(|(s, _)| *s == name) {
+        return Some(shell);
     }
     match name {
         "ssh" => Some("ssh"),
-        "su" | "runuser" => Some("su -c"),
-        "." | "source" => Some("eval"),
-        _ if name.starts_with('$') => Some("$SHELL -c"),
-        _ => None,
+        "su" | "runuser" => Some("su"),
+        "." => Some("."),
+        "source" => Some("source"),
+        _ if name.starts_with('$') => Some("$SHELL"),
+        _ => reads_program_on_stdin(words),
     }
 }
 
@@ -435,4 +437,149 @@ pub(super) fn watch_command(words: &[String], from: usize) -> usize {
         }
     }
     usize::MAX
+}
+
+/// The words naming standard input as a file: a program given one reads its program there.
+const STDIN_FILES: [&str; 4] = ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// The first operand of a shell or interpreter at `first`, past its options (and the argument of
+/// a shell's `-o`), with whether an option names where its program comes from (`-c`, `-e`, `-m`;
+/// `-s`, a shell reading its script on standard input, gives `-` as the operand).
+fn program_operand<'w>(
+    words: &'w [String],
+    first: usize,
+    letters: &str,
+) -> (Option<&'w str>, bool) {
+    let mut k = first + 1;
+    while let Some(word) = words.get(k) {
+        if word == "--" {
+            return (words.get(k + 1).map(String::as_str), false);
+        }
+        let Some(flags) = word.strip_prefix(['-', '+']).filter(|f| !f.is_empty()) else {
+            return (Some(word), false);
+        };
+        if word.starts_with('-') && !flags.starts_with('-') {
+            if flags.chars().any(|c| letters.contains(c)) {
+                return (None, true);
+            }
+            if letters == "c" && flags.contains('s') {
+                return (Some("-"), false);
+            }
+        }
+        if word == "--command" || word.starts_with("--eval") || word.starts_with("--print") {
+            return (None, true);
+        }
+        k += 1 + usize::from(matches!(word.as_str(), "-o" | "+o"));
+    }
+    (None, false)
+}
+
+/// The options after which an interpreter's program is not read from a file or standard input:
+/// its program options, and python's `-m` (a module).
+fn program_letters(name: &str, letters: &str) -> String {
+    if name.starts_with("python") {
+        format!("{letters}m")
+    } else {
+        letters.to_owned()
+    }
+}
+
+/// Whether the command of `words`, given something on its standard input (a pipe, `<<<` or
+/// `<`), reads its program there: a shell without a script, `. /dev/stdin`, `su` or `ssh`
+/// without a command, an interpreter without a program, `awk -f -`, or `xargs` making the
+/// script of a shell or interpreter out of what it reads. Its name.
+pub(super) fn reads_program_on_stdin(words: &[String]) -> Option<&'static str> {
+    let first = command_word(words)?;
+    let name = basename(&words[first]);
+    let stdin = |operand: Option<&str>| operand.is_none_or(|o| STDIN_FILES.contains(&o));
+    // `xargs` appends what it reads to the command, or puts it in place of `-I`'s string.
+    let xargs = words[..first].iter().any(|w| basename(w) == "xargs");
+    let replaces = xargs
+        && words[..first].iter().any(|w| {
+            ["-I", "-i", "-J", "--replace"]
+                .iter()
+                .any(|o| w.starts_with(o))
+        });
+    if let Some((shell, _)) = SHELLS.iter().find(|(s, _)| *s == name) {
+        let (operand, scripted) = program_operand(words, first, "c");
+        // `xargs sh -c` with no script of its own takes the script from what xargs read.
+        let xargs_script =
+            xargs && scripted && (replaces || words.last().is_some_and(|w| is_c_option(w)));
+        return ((!scripted && !xargs && stdin(operand)) || xargs_script).then_some(*shell);
+    }
+    if let Some((interpreter, letters, _)) = INTERPRETERS.iter().find(|(s, _, _)| *s == name) {
+        let (operand, programmed) = program_operand(words, first, &program_letters(name, letters));
+        return ((!programmed && !xargs && stdin(operand)) || (replaces && programmed))
+            .then_some(*interpreter);
+    }
+    if let Some((program, _)) = PROGRAM_OPERAND.iter().find(|(s, _)| *s == name) {
+        let from_stdin = words[first..].windows(2).any(|pair| {
+            matches!(pair[0].as_str(), "-f" | "--file") && STDIN_FILES.contains(&pair[1].as_str())
+        });
+        return (from_stdin || replaces).then_some(*program);
+    }
+    match name {
+        "." | "source" => STDIN_FILES
+            .iter()
+            .any(|f| words.get(first + 1).is_some_and(|w| w == f))
+            .then_some(if name == "." { "." } else { "source" }),
+        "su" | "runuser" => (!words[first..]
+            .iter()
+            .any(|w| is_c_option(w) || w.starts_with("--command")))
+        .then_some("su"),
+        "ssh" => (remote_command(words, first + 1) >= words.len()).then_some("ssh"),
+        _ if name.starts_with('$') => {
+            let (operand, scripted) = program_operand(words, first, "c");
+            (!scripted && stdin(operand)).then_some("$SHELL")
+        }
+        _ => None,
+    }
+}
+
+/// The file the command of `words` runs as a program, if any: a shell's or interpreter's script
+/// operand, what `.` or `source` reads, `awk -f FILE`, or a command named by a path (`./s.sh`).
+/// With the name of what runs it.
+pub(super) fn script_file(words: &[String]) -> Option<(&str, &'static str)> {
+    let first = command_word(words)?;
+    let word = words[first].as_str();
+    let name = basename(word);
+    let operand = |letters: &str| match program_operand(words, first, letters) {
+        (Some(file), false) if !STDIN_FILES.contains(&file) => Some(file),
+        _ => None,
+    };
+    if let Some((shell, _)) = SHELLS.iter().find(|(s, _)| *s == name) {
+        return operand("c").map(|file| (file, *shell));
+    }
+    if let Some((interpreter, letters, _)) = INTERPRETERS.iter().find(|(s, _, _)| *s == name) {
+        return operand(&program_letters(name, letters)).map(|file| (file, *interpreter));
+    }
+    if let Some((program, _)) = PROGRAM_OPERAND.iter().find(|(s, _)| *s == name) {
+        return words[first..]
+            .windows(2)
+            .find(|pair| matches!(pair[0].as_str(), "-f" | "--file"))
+            .map(|pair| (pair[1].as_str(), *program));
+    }
+    match name {
+        "." | "source" => words
+            .get(first + 1)
+            .map(|file| (file.as_str(), if name == "." { "." } else { "source" })),
+        _ if word.contains('/') => Some((word, "sh")),
+        _ => None,
+    }
+}
+
+/// The files `tee` in `words` writes: its operands.
+pub(super) fn tee_files(words: &[String]) -> impl Iterator<Item = &str> {
+    let first = command_word(words).filter(|&i| basename(&words[i]) == "tee");
+    first
+        .map(|i| &words[i + 1..])
+        .unwrap_or_default()
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.starts_with('-'))
+}
+
+/// Whether two file words name the same file as far as their text tells (`./s.sh` is `s.sh`).
+pub(super) fn same_file(a: &str, b: &str) -> bool {
+    a.trim_start_matches("./") == b.trim_start_matches("./")
 }

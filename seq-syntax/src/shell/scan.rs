@@ -30,6 +30,20 @@ pub(super) struct Command {
     pub(super) in_word: bool,
     /// The count of the word being read.
     pub(super) word: usize,
+    /// Something comes on its standard input: a pipe, `<<<` or `<`.
+    pub(super) fed: bool,
+    /// The indices in `words` of the words a redirection names (files, here-strings,
+    /// delimiters): no operand of the command.
+    pub(super) targets: Vec<usize>,
+}
+
+/// Which way the redirection before the next word goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Redirect {
+    /// `>` or `>>`: the word is a file the text writes.
+    Out,
+    /// `<`, `<<<`: the word is a file or text on the command's standard input.
+    In,
 }
 
 #[derive(Debug)]
@@ -81,6 +95,16 @@ pub(super) struct Scan {
     /// An expansion (`$x`, `"$1"`, `$(...)`) stands where a command parses it again: any value
     /// of the text may flow there ([`Uncertain::ExpansionReparsed`]).
     pub(super) expansion_reparsed: bool,
+    /// The last character was `|` outside quotes (for `||` and `|&`).
+    pub(super) bar: bool,
+    /// A redirection was read: the next word is what it names.
+    pub(super) redirect: Option<Redirect>,
+    /// The files the text writes (`>`, `>>`, `tee`), as written.
+    pub(super) written: Vec<String>,
+    /// The files the text runs as programs, with what runs them.
+    pub(super) scripts: Vec<(String, &'static str)>,
+    /// A command reading its program on standard input, which something is fed to.
+    pub(super) stdin_code: Option<&'static str>,
 }
 
 impl Default for Scan {
@@ -109,6 +133,11 @@ impl Default for Scan {
             integer_declared: false,
             aliased: false,
             expansion_reparsed: false,
+            bar: false,
+            redirect: None,
+            written: Vec::new(),
+            scripts: Vec::new(),
+            stdin_code: None,
         }
     }
 }
@@ -201,18 +230,12 @@ impl Scan {
         let first = command_word(words)?;
         match basename(&words[first]) {
             "eval" => {
-                return Some(Reparse {
-                    command: "eval",
-                    script: None,
-                });
+                return Some(Reparse::argument("eval"));
             }
             // An alias's text is read as code wherever the alias is used (dash expands aliases
             // in scripts too).
             "alias" => {
-                return Some(Reparse {
-                    command: "alias",
-                    script: None,
-                });
+                return Some(Reparse::argument("alias"));
             }
             "ssh" => {
                 // The destination is data; the words after it are the remote shell's code, and
@@ -223,26 +246,19 @@ impl Scan {
                     ""
                 };
                 let option = cur.starts_with("-o") || words.last().is_some_and(|w| w == "-o");
-                return (option || remote_command(words, first + 1) <= index).then_some(Reparse {
-                    command: "ssh",
-                    script: None,
-                });
+                return (option || remote_command(words, first + 1) <= index)
+                    .then_some(Reparse::argument("ssh"));
             }
             "trap" => {
                 // The action, the first word (after `--`), runs as shell code when the trap fires.
                 let action =
                     first + 1 + usize::from(words.get(first + 1).is_some_and(|w| w == "--"));
-                return (action == index).then_some(Reparse {
-                    command: "trap",
-                    script: None,
-                });
+                return (action == index).then_some(Reparse::argument("trap"));
             }
             "watch" => {
                 // Without `-x`, watch joins its command words and hands them to `sh -c`.
-                return (watch_command(words, first + 1) <= index).then_some(Reparse {
-                    command: "watch",
-                    script: None,
-                });
+                return (watch_command(words, first + 1) <= index)
+                    .then_some(Reparse::argument("watch"));
             }
             _ => {}
         }
@@ -253,17 +269,11 @@ impl Scan {
                 .iter()
                 .any(|w| RUNS_C_SCRIPT.iter().any(|(s, _)| *s == basename(w)))
         {
-            return Some(Reparse {
-                command: "su -c",
-                script: None,
-            });
+            return Some(Reparse::argument("su -c"));
         }
         let current = command.in_word.then_some(&command.cur[..]);
         if let Some(label) = program_word(words, index, current) {
-            return Some(Reparse {
-                command: label,
-                script: None,
-            });
+            return Some(Reparse::argument(label));
         }
         let (name, positional) = script_option(words, index)?;
         // A script in single quotes, or in double quotes (the fix then checks that single
@@ -290,13 +300,19 @@ impl Scan {
         Some(Reparse {
             command: name,
             script,
+            via: Via::Argument,
         })
     }
 
     pub(super) fn push(&mut self, frame: Frame) {
         match frame {
-            Frame::Paren(_) => {
-                self.commands.push(Command::default());
+            Frame::Paren(substitution) => {
+                // A subshell reads the standard input of the command it stands in.
+                let fed = !substitution && self.commands.last().is_some_and(|c| c.fed);
+                self.commands.push(Command {
+                    fed,
+                    ..Command::default()
+                });
                 self.opened = true;
             }
             Frame::Brace(quoted) => self.braces.push(Brace::new(quoted)),
@@ -314,6 +330,7 @@ impl Scan {
         if let Some(Frame::Paren(substitution)) = self.stack.pop() {
             if self.commands.len() > 1 {
                 self.end_word();
+                self.read_command();
                 self.commands.pop();
             }
             // `$(...)` is part of the word around it.
@@ -354,12 +371,20 @@ impl Scan {
             let word = std::mem::take(&mut command.cur);
             if let Some(strip_tabs) = self.delimiter.take() {
                 let script_of = stdin_script(&command.words);
+                command.targets.push(command.words.len());
                 self.pending.push(HereDoc {
                     delimiter: word.clone(),
                     quoted: self.word_quoted,
                     strip_tabs,
                     script_of,
                 });
+            }
+            let redirect = self.redirect.take();
+            if redirect.is_some() {
+                command.targets.push(command.words.len());
+            }
+            if redirect == Some(Redirect::Out) && !word.starts_with('&') {
+                self.written.push(word.clone());
             }
             command.words.push(word);
             self.read_word();
@@ -433,8 +458,44 @@ impl Scan {
 
     pub(super) fn end_command(&mut self) {
         self.end_word();
+        self.read_command();
+        self.redirect = None;
         if let Some(command) = self.commands.last_mut() {
             command.words.clear();
+            command.targets.clear();
+        }
+    }
+
+    /// Notes what the command just read does with code a value may reach: reads it on its
+    /// standard input, runs a file as a program, or writes files (`tee`).
+    pub(super) fn read_command(&mut self) {
+        let Some(command) = self.commands.last() else {
+            return;
+        };
+        // The command's own words, without what its redirections name.
+        let words: std::borrow::Cow<[String]> = if command.targets.is_empty() {
+            std::borrow::Cow::Borrowed(&command.words)
+        } else {
+            let words = command.words.iter().enumerate();
+            words
+                .filter(|(i, _)| !command.targets.contains(i))
+                .map(|(_, w)| w.clone())
+                .collect()
+        };
+        let words = &words[..];
+        if command.fed && self.stdin_code.is_none() {
+            self.stdin_code = reads_program_on_stdin(words);
+        }
+        if let Some((file, runner)) = script_file(words) {
+            self.scripts.push((file.to_owned(), runner));
+        }
+        self.written.extend(tee_files(words).map(str::to_owned));
+    }
+
+    /// Whether the next command has something on its standard input (after `|` or `|&`).
+    fn feed(&mut self, fed: bool) {
+        if let Some(command) = self.commands.last_mut() {
+            command.fed = fed;
         }
     }
 
@@ -453,9 +514,11 @@ impl Scan {
                     self.delimiter = Some(true);
                     return;
                 }
-                // `<<<`: a here-string, an ordinary word.
+                // `<<<`: a here-string, an ordinary word on the command's standard input.
                 '<' => {
                     self.delimiter = None;
+                    self.feed(true);
+                    self.redirect = Some(Redirect::In);
                     return;
                 }
                 _ => {}
@@ -464,6 +527,7 @@ impl Scan {
         let dollar = std::mem::take(&mut self.dollar);
         let less = std::mem::take(&mut self.less);
         let opened = std::mem::take(&mut self.opened);
+        let bar = std::mem::take(&mut self.bar);
         match self.top() {
             Some(Frame::Single) => {
                 if c == '\'' {
@@ -488,6 +552,7 @@ impl Scan {
                     self.stack.pop();
                     self.word_start = true;
                     self.end_command();
+                    self.feed(false);
                     self.newline();
                 }
             }
@@ -560,6 +625,11 @@ impl Scan {
             }
             None | Some(Frame::Paren(_) | Frame::Arith | Frame::Backquote) => {
                 let word_start = std::mem::replace(&mut self.word_start, false);
+                // `<` then anything but `<`: a file on the command's standard input.
+                if less && c != '<' {
+                    self.feed(true);
+                    self.redirect = Some(Redirect::In);
+                }
                 if std::mem::take(&mut self.escaped) {
                     // A backslash-newline joins lines; any other escaped character is itself.
                     if c != '\n' {
@@ -622,14 +692,26 @@ impl Scan {
                     ' ' | '\t' | '>' => {
                         self.end_word();
                         self.word_start = true;
+                        if c == '>' {
+                            self.redirect = Some(Redirect::Out);
+                        }
                     }
                     '\n' => {
                         self.end_command();
+                        self.feed(false);
                         self.word_start = true;
                         self.newline();
                     }
                     ';' | '&' | '|' => {
+                        // `|` and `|&` feed the next command; `||`, `;`, `&` and `&&` do not.
+                        let pipe = match c {
+                            '|' => !bar,
+                            '&' => bar,
+                            _ => false,
+                        };
                         self.end_command();
+                        self.feed(pipe);
+                        self.bar = c == '|' && !bar;
                         self.word_start = true;
                     }
                     _ => self.literal(c),

@@ -194,7 +194,7 @@ fn here_documents() {
     assert_eq!(scan("cat <<E\nE x\n$args.x\nE"), unparsed);
     assert_eq!(scan("cat <<<$args.x"), Ok(vec![Word]));
     // A shell reading the body as its script parses the value.
-    assert_eq!(reparsed("sh <<E\necho $args.x\nE"), [Some("sh -c")]);
+    assert_eq!(reparsed("sh <<E\necho $args.x\nE"), [Some("sh")]);
     assert_eq!(reparsed("ssh h <<E\necho $args.x\nE"), [Some("ssh")]);
 }
 
@@ -383,7 +383,88 @@ fn expansions_parsed_again_refuse_every_value() {
         .collect();
     assert_eq!(inner, [Some(Context::Double), Some(Context::Word)]);
     // The command that parses again decides, before the quotes around the value.
-    assert_eq!(scanned.refs[0].expansion(), Err(Problem::Reparsed("sh -c")));
+    assert_eq!(
+        scanned.refs[0].expansion(),
+        Err(Problem::Reparsed("sh -c", Via::Argument))
+    );
+}
+
+/// How each value of `text` reaches a program that reads it as code, if any.
+fn reached(text: &str) -> Vec<Option<(&'static str, Via)>> {
+    let (template, _) = parse_template(text, &OffsetMap::default());
+    scan_all(&template.parts)
+        .refs
+        .iter()
+        .map(|r| r.reparse.as_ref().map(|r| (r.command, r.via)))
+        .collect()
+}
+
+#[test]
+fn code_on_standard_input_or_in_a_written_script() {
+    use Via::{ScriptFile, StandardInput};
+    let cases: &[(&str, Option<(&str, Via)>)] = &[
+        // A program reading its code on a standard input the text feeds: every value of the
+        // text may flow there (through a pipe, a variable, a file).
+        ("printf %s $args.v | sh", Some(("sh", StandardInput))),
+        ("echo $args.v | bash -s", Some(("bash", StandardInput))),
+        ("echo $args.v |& sh -", Some(("sh", StandardInput))),
+        ("sh <<< $args.v", Some(("sh", StandardInput))),
+        ("python3 <<< \"$args.v\"", Some(("python3", StandardInput))),
+        ("echo $args.v | python3", Some(("python3", StandardInput))),
+        ("echo $args.v | node -", Some(("node", StandardInput))),
+        ("printf %s $args.v > s; sh < s", Some(("sh", StandardInput))),
+        ("sh <(echo $args.v)", Some(("sh", StandardInput))),
+        ("echo $args.v | xargs sh -c", Some(("sh", StandardInput))),
+        (
+            "echo $args.v | xargs -I{} sh -c 'echo {}'",
+            Some(("sh", StandardInput)),
+        ),
+        ("echo $args.v | ssh host", Some(("ssh", StandardInput))),
+        ("echo $args.v | su bob", Some(("su", StandardInput))),
+        ("echo $args.v | (sh)", Some(("sh", StandardInput))),
+        ("echo $args.v | { sh; }", Some(("sh", StandardInput))),
+        ("echo $args.v | . /dev/stdin", Some((".", StandardInput))),
+        ("echo $args.v | awk -f - f", Some(("awk", StandardInput))),
+        (
+            "x=$args.v; printf %s \"$x\" | sh",
+            Some(("sh", StandardInput)),
+        ),
+        (
+            "python3 <<E\nprint($args.v)\nE",
+            Some(("python3", StandardInput)),
+        ),
+        // A file the text writes, then runs as a program.
+        ("echo $args.v > s.sh; sh s.sh", Some(("sh", ScriptFile))),
+        ("echo $args.v >s.sh; . ./s.sh", Some((".", ScriptFile))),
+        (
+            "echo $args.v | tee s.py; python3 s.py",
+            Some(("python3", ScriptFile)),
+        ),
+        (
+            "echo $args.v >> run; chmod +x run; ./run",
+            Some(("sh", ScriptFile)),
+        ),
+        // Data: the value reaches a program's arguments or a standard input read as data.
+        ("echo $args.v | grep x", None),
+        ("echo $args.v || sh", None),
+        ("echo $args.v | sh -c 'read -r x; echo \"$x\"'", None),
+        (
+            "printf '%s\\n' $args.v | ssh h 'IFS= read -r v; echo \"$v\"'",
+            None,
+        ),
+        ("echo $args.v | python3 -m json.tool", None),
+        ("echo $args.v | python3 script.py", None),
+        ("echo $args.v | sh script.sh", None),
+        ("echo $args.v | xargs -n1 sh -c 'echo \"$1\"' _", None),
+        ("echo $args.v | xargs rm", None),
+        ("echo $args.v > out.txt; sh build.sh out.txt", None),
+        ("sh -s -- $args.v <<'E'\necho \"$1\"\nE", None),
+        ("cat < $args.v", None),
+        ("echo $args.v 2>&1 | cat", None),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(reached(text), [*expected], "{text:?}");
+    }
 }
 
 #[test]
