@@ -19,6 +19,7 @@ use crate::ast::TemplatePart;
 mod brace;
 mod commands;
 mod display;
+mod fed;
 mod heredoc;
 mod parsed;
 mod plain;
@@ -465,15 +466,7 @@ pub fn scan_words(parts: &[TemplatePart]) -> Scanned {
     }
     // A program reading its code on a standard input the text feeds, or from a file the text
     // writes: any value of the text may flow there (through a variable, a pipe, a file).
-    let code_reader = scan
-        .stdin_code
-        .map(|c| (c, Via::StandardInput))
-        .or_else(|| {
-            scan.scripts
-                .iter()
-                .find(|(file, _)| scan.written.iter().any(|w| commands::same_file(w, file)))
-                .map(|(_, runner)| (*runner, Via::ScriptFile))
-        });
+    let code_reader = scan.code_reader();
     // Arithmetic found after the reference (`[[ V -eq 1 ]]`), or an integer variable that any
     // later assignment evaluates (`declare -i n; n=V`, also in a loop): refuse them all.
     for (index, r) in refs.iter_mut().enumerate() {

@@ -3,6 +3,7 @@
 
 use super::brace::Brace;
 use super::commands::*;
+use super::fed::Redirect;
 use super::heredoc::{Body, HereDoc};
 use super::*;
 
@@ -35,15 +36,6 @@ pub(super) struct Command {
     /// The indices in `words` of the words a redirection names (files, here-strings,
     /// delimiters): no operand of the command.
     pub(super) targets: Vec<usize>,
-}
-
-/// Which way the redirection before the next word goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Redirect {
-    /// `>` or `>>`: the word is a file the text writes.
-    Out,
-    /// `<`, `<<<`: the word is a file or text on the command's standard input.
-    In,
 }
 
 #[derive(Debug)]
@@ -463,39 +455,6 @@ impl Scan {
         if let Some(command) = self.commands.last_mut() {
             command.words.clear();
             command.targets.clear();
-        }
-    }
-
-    /// Notes what the command just read does with code a value may reach: reads it on its
-    /// standard input, runs a file as a program, or writes files (`tee`).
-    pub(super) fn read_command(&mut self) {
-        let Some(command) = self.commands.last() else {
-            return;
-        };
-        // The command's own words, without what its redirections name.
-        let words: std::borrow::Cow<[String]> = if command.targets.is_empty() {
-            std::borrow::Cow::Borrowed(&command.words)
-        } else {
-            let words = command.words.iter().enumerate();
-            words
-                .filter(|(i, _)| !command.targets.contains(i))
-                .map(|(_, w)| w.clone())
-                .collect()
-        };
-        let words = &words[..];
-        if command.fed && self.stdin_code.is_none() {
-            self.stdin_code = reads_program_on_stdin(words);
-        }
-        if let Some((file, runner)) = script_file(words) {
-            self.scripts.push((file.to_owned(), runner));
-        }
-        self.written.extend(tee_files(words).map(str::to_owned));
-    }
-
-    /// Whether the next command has something on its standard input (after `|` or `|&`).
-    fn feed(&mut self, fed: bool) {
-        if let Some(command) = self.commands.last_mut() {
-            command.fed = fed;
         }
     }
 
