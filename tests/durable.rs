@@ -562,13 +562,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         path
     };
     for n in (1..=4).rev() {
-        let created = common::command()
-            .arg("create")
-            .arg(link(n))
-            .args(["--restate", &restate.ingress])
-            .output()
-            .unwrap();
-        assert_eq!(status(&created), 0, "c{n}: {}", stderr(&created));
+        common::create_on(link(n), &restate.ingress);
     }
     let top = link(0);
     let ran = restate.run(data.path(), &[top.to_str().unwrap()]);
@@ -592,24 +586,11 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     let listed: Value = serde_json::from_str(common::stdout(&listed)).unwrap();
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
 
-    let created = common::command()
-        .arg("create")
-        .arg(&top)
-        .args(["--restate", &restate.ingress])
-        .output()
-        .unwrap();
-    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    common::create_on(&top, &restate.ingress);
     // The local run to compare with reads the same chain from its data directory.
     for n in 0..=4 {
         let path = root.path().join(format!("c{n}.json"));
-        let stored = common::command()
-            .arg("create")
-            .arg(&path)
-            .arg("--data-dir")
-            .arg(data.path())
-            .output()
-            .unwrap();
-        assert_eq!(status(&stored), 0, "c{n}: {}", stderr(&stored));
+        common::create_in(&path, data.path());
     }
     // `seq_run` hides its callee from the check (W0508): a fifth call is refused at run time,
     // in the called run four deep, whose input carried the stack; as in a local run.

@@ -147,20 +147,16 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, root: &Path, policy: &Path) -> Server {
-        let mut child = common::command()
-            .args(["mcp", "--caller", "bob", "--root"])
-            .arg(root)
-            .arg("--data-dir")
-            .arg(data)
-            .arg("--policy")
-            .arg(policy)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+        let (child, stdin, stdout) = common::spawn_piped(
+            common::command()
+                .args(["mcp", "--caller", "bob", "--root"])
+                .arg(root)
+                .arg("--data-dir")
+                .arg(data)
+                .arg("--policy")
+                .arg(policy),
+        );
+        let lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
         let mut server = Server {
             child,
             stdin,

@@ -18,15 +18,8 @@ fn a_run_draws_its_timeline_and_its_saved_report_draws_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let drawn = dir.path().join("run.svg");
     let output = common::command()
-        .args([
-            "run",
-            "examples/hello.json",
-            "--args",
-            r#"{"who":"world"}"#,
-            "--format",
-            "json",
-            "--timeline",
-        ])
+        .args(common::HELLO_WORLD)
+        .arg("--timeline")
         .arg(&drawn)
         .arg("--data-dir")
         .arg(dir.path().join("data"))
