@@ -33,18 +33,14 @@ use futures::future::join_all;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use seq_exec::Caller;
-use seq_exec::builtin::Captured;
 use seq_exec::engine::CancellationToken;
 use seq_gen::bench::flat;
 use seq_gen::bench::full_size;
 use seq_gen::bench::timed;
 use seq_gen::times::Times;
-use seq_mcp::http::{Access, HttpOptions};
+use seq_mcp::http::Access;
 use seq_mcp::policy_file::PolicyFile;
 use seq_mcp::token::{Tokens, sha256_hex};
-use seq_mcp::{McpHost, SeqServer};
-use seq_store::storage::Storage;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -99,28 +95,10 @@ fn serve(count: usize) {
     let data = std::env::var(DATA).unwrap();
     let data = Path::new(&data);
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let file = policy(count);
-        let policy = Arc::new(file.policy.clone());
-        let root = data.join("root");
-        std::fs::create_dir_all(&root).unwrap();
-        let server = SeqServer::assemble(
-            Storage::new(data.join("store")),
-            root,
-            Caller::new("bench"),
-            Arc::clone(&policy),
-            Arc::new(McpHost::none()),
-            Arc::new(Captured::new()),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        println!("{addr}");
-        let access = Access::Tokens(Tokens::from_settings(&file.settings).unwrap());
-        let options = HttpOptions::new(access, addr, &[], &[]);
-        seq_mcp::http::serve(server, listener, options, CancellationToken::new())
-            .await
-            .unwrap();
-    });
+    let file = policy(count);
+    let access = Access::Tokens(Tokens::from_settings(&file.settings).unwrap());
+    let server = common::server(data, file.policy);
+    runtime.block_on(common::serve_http(server, access));
 }
 
 async fn client(url: &str, caller: &str) -> Result<Client, String> {

@@ -26,20 +26,15 @@ use futures::future::join_all;
 use rmcp::ServiceExt;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use seq_exec::Caller;
-use seq_exec::builtin::Captured;
-use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
 use seq_gen::bench::flat;
 use seq_gen::bench::full_size;
 use seq_gen::bench::timed;
 use seq_gen::times::Times;
-use seq_mcp::http::{Access, HttpOptions};
-use seq_mcp::{McpHost, SeqServer};
-use seq_store::storage::Storage;
+use seq_mcp::http::Access;
 use serde_json::json;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 
 /// Set in a child of this binary: serve `stdio` or `http` on the data directory of
 /// [`DATA`].
@@ -57,38 +52,17 @@ fn clients() -> usize {
         .unwrap_or(50)
 }
 
-/// The server `seqc mcp` assembles, on `data` (its root beside the store).
-fn server(data: &Path) -> SeqServer {
-    let policy = Arc::new(Policy::allow_all());
-    let root = data.join("root");
-    std::fs::create_dir_all(&root).unwrap();
-    SeqServer::assemble(
-        Storage::new(data.join("store")),
-        root,
-        Caller::new("bench"),
-        Arc::clone(&policy),
-        Arc::new(McpHost::none()),
-        Arc::new(Captured::new()),
-    )
-}
-
 /// The child's part: serve until stdin closes (stdio) or the parent kills it (HTTP).
 fn serve(how: &str) {
     let data = std::env::var(DATA).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let server = server(Path::new(&data));
+        let server = common::server(Path::new(&data), Policy::allow_all());
         if how == "stdio" {
             server.serve_stdio().await.unwrap();
             return;
         }
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        println!("http://{addr}/mcp");
-        let options = HttpOptions::new(Access::Open(Caller::new("bench")), addr, &[], &[]);
-        seq_mcp::http::serve(server, listener, options, CancellationToken::new())
-            .await
-            .unwrap();
+        common::serve_http(server, Access::Open(Caller::new("bench"))).await;
     });
 }
 
@@ -160,8 +134,9 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let http_data = tempfile::tempdir().unwrap();
     let stdio_data = tempfile::tempdir().unwrap();
-    let (_http_server, url) =
+    let (_http_server, addr) =
         common::started(&mut common::child(SERVE, "http", DATA, http_data.path()));
+    let url = format!("http://{addr}/mcp");
     let (http, stdio) = runtime.block_on(async {
         let http = http_clients(&url, count).await;
         create(&http[0]).await;

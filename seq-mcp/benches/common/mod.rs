@@ -4,12 +4,46 @@
 use rmcp::RoleClient;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
+use seq_exec::Caller;
+use seq_exec::builtin::Captured;
+use seq_exec::engine::CancellationToken;
+use seq_exec::policy::Policy;
 use seq_gen::times::Times;
+use seq_mcp::http::{Access, HttpOptions};
+use seq_mcp::{McpHost, SeqServer};
+use seq_store::storage::Storage;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::Instant;
+
+/// The server `seqc mcp` assembles on `data` (its root beside the store) under `policy`.
+pub fn server(data: &Path, policy: Policy) -> SeqServer {
+    let root = data.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    SeqServer::assemble(
+        Storage::new(data.join("store")),
+        root,
+        Caller::new("bench"),
+        Arc::new(policy),
+        Arc::new(McpHost::none()),
+        Arc::new(Captured::new()),
+    )
+}
+
+/// Serves `server` over streamable HTTP with `access` on a free loopback port, once it has
+/// printed the port's address, until the process is killed.
+pub async fn serve_http(server: SeqServer, access: Access) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    println!("{addr}");
+    let options = HttpOptions::new(access, addr, &[], &[]);
+    seq_mcp::http::serve(server, listener, options, CancellationToken::new())
+        .await
+        .unwrap();
+}
 
 /// A child killed when dropped (its runs' commands die with it).
 pub struct Killed(pub Child);
