@@ -496,11 +496,7 @@ fn a_run_id_submitted_twice_runs_once_and_refuses_other_arguments() {
         &[seq, "--args", r#"{"line":"second"}"#, "--run-id", "once-1"],
     );
     assert_ne!(status(&second), 0);
-    assert!(
-        stderr(&second).contains("was submitted with other arguments"),
-        "{}",
-        stderr(&second)
-    );
+    common::assert_says(stderr(&second), "was submitted with other arguments");
     let other = restate.run(
         data.path(),
         &[
@@ -514,11 +510,7 @@ fn a_run_id_submitted_twice_runs_once_and_refuses_other_arguments() {
         ],
     );
     assert_ne!(status(&other), 0);
-    assert!(
-        stderr(&other).contains("was submitted by another caller"),
-        "{}",
-        stderr(&other)
-    );
+    common::assert_says(stderr(&other), "was submitted by another caller");
     let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
     assert_eq!(evidence, "first\n");
     // Another id is another run.
@@ -616,11 +608,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     .unwrap();
     let refused = restate.run(data.path(), &[deeper.to_str().unwrap()]);
     assert_eq!(status(&refused), 1, "{}", stderr(&refused));
-    assert!(
-        common::stdout(&refused).contains("E0603"),
-        "{}",
-        common::stdout(&refused)
-    );
+    common::assert_says(common::stdout(&refused), "E0603");
 }
 
 /// `seqc runs` lists a finished run and a running one; `seqc cancel` stops the running one: its
@@ -1170,11 +1158,7 @@ fn cancel_kills_a_run_that_cannot_take_the_cancellation() {
         .output()
         .unwrap();
     assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
-    assert!(
-        stderr(&cancelled).contains("did not stop within 2s: killed"),
-        "{}",
-        stderr(&cancelled)
-    );
+    common::assert_says(stderr(&cancelled), "did not stop within 2s: killed");
     let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
     assert_eq!(query(&restate.admin, open)[0]["n"], 0);
     let output = run.wait_with_output().unwrap();

@@ -346,10 +346,9 @@ fn seqc_mcp_refuses_a_root_that_contains_its_data_dir() {
         .output()
         .unwrap();
     assert_eq!(same.status.code(), Some(2));
-    assert!(
-        text(&same.stderr).contains(&format!("contains the data directory {root}/.seqc")),
-        "{}",
-        text(&same.stderr)
+    common::assert_says(
+        text(&same.stderr),
+        &format!("contains the data directory {root}/.seqc"),
     );
     // The root itself as the data dir is inside it too.
     let itself = seqc(&["mcp", "--root", &root, "--data-dir", &root]);

@@ -164,11 +164,7 @@ fn a_file_that_is_no_report_is_said_so() {
         .output()
         .unwrap();
     assert_eq!(status(&output), 2);
-    assert!(
-        stderr(&output).contains("not a run report"),
-        "{}",
-        stderr(&output)
-    );
+    common::assert_says(stderr(&output), "not a run report");
     assert!(!dir.path().join("out.svg").exists());
 }
 

@@ -100,6 +100,12 @@ pub fn seqc(args: &[&str]) -> Output {
     command().args(args).output().expect("the seqc binary runs")
 }
 
+/// Asserts that `text` (what seqc printed) says `what`, showing all of it when it does not.
+#[track_caller]
+pub fn assert_says(text: &str, what: &str) {
+    assert!(text.contains(what), "{text}");
+}
+
 pub fn status(output: &Output) -> i32 {
     output.status.code().expect("seqc exits with a status")
 }
