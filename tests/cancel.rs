@@ -59,14 +59,7 @@ fn a_signal_cancels_the_run_and_nothing_of_it_is_left() {
         let root = dir.path().join("root");
         std::fs::create_dir(&root).unwrap();
         let file = write_sequence(dir.path());
-        let mut child = common::command()
-            .arg("run")
-            .arg(&file)
-            .arg("--root")
-            .arg(&root)
-            .arg("--data-dir")
-            .arg(dir.path().join("data"))
-            .args(["--format", "json"])
+        let mut child = common::run_in(&file, &root, &dir.path().join("data"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -130,28 +123,17 @@ impl Session {
     fn start(dir: &Path, root: &Path) -> Session {
         let data = dir.join("data");
         let file = write_sequence(dir);
-        let created = common::command()
-            .arg("create")
-            .arg(&file)
-            .arg("--data-dir")
-            .arg(&data)
-            .output()
-            .unwrap();
-        assert!(created.status.success(), "{created:?}");
-        let mut child = common::command()
-            .arg("mcp")
-            .arg("--root")
-            .arg(root)
-            .arg("--enable")
-            .arg("cmd_run")
-            .arg("--data-dir")
-            .arg(&data)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
+        common::create_in(&file, &data);
+        let (child, stdin, stdout) = common::spawn_piped(
+            common::command()
+                .arg("mcp")
+                .arg("--root")
+                .arg(root)
+                .arg("--enable")
+                .arg("cmd_run")
+                .arg("--data-dir")
+                .arg(&data),
+        );
         let (send, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             use std::io::BufRead;
@@ -163,7 +145,7 @@ impl Session {
             }
         });
         let mut session = Session {
-            stdin: child.stdin.take(),
+            stdin: Some(stdin),
             child,
             lines,
         };

@@ -396,7 +396,7 @@ fn an_unreadable_file_does_not_hide_its_siblings_mistakes() {
         let output = seqc(&["check", "--format", format, "missing.json", &broken]);
         assert_eq!(status(&output), 2);
         assert!(stderr(&output).contains("cannot read missing.json"));
-        assert!(stdout(&output).contains("E0101"), "{}", stdout(&output));
+        common::assert_says(stdout(&output), "E0101");
     }
     // `--fix` writes nothing unless every input could be read.
     let dir = scratch("unreadable_sibling_fix");

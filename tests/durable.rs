@@ -496,11 +496,7 @@ fn a_run_id_submitted_twice_runs_once_and_refuses_other_arguments() {
         &[seq, "--args", r#"{"line":"second"}"#, "--run-id", "once-1"],
     );
     assert_ne!(status(&second), 0);
-    assert!(
-        stderr(&second).contains("was submitted with other arguments"),
-        "{}",
-        stderr(&second)
-    );
+    common::assert_says(stderr(&second), "was submitted with other arguments");
     let other = restate.run(
         data.path(),
         &[
@@ -514,11 +510,7 @@ fn a_run_id_submitted_twice_runs_once_and_refuses_other_arguments() {
         ],
     );
     assert_ne!(status(&other), 0);
-    assert!(
-        stderr(&other).contains("was submitted by another caller"),
-        "{}",
-        stderr(&other)
-    );
+    common::assert_says(stderr(&other), "was submitted by another caller");
     let evidence = std::fs::read_to_string(root.path().join("evidence")).unwrap();
     assert_eq!(evidence, "first\n");
     // Another id is another run.
@@ -562,13 +554,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
         path
     };
     for n in (1..=4).rev() {
-        let created = common::command()
-            .arg("create")
-            .arg(link(n))
-            .args(["--restate", &restate.ingress])
-            .output()
-            .unwrap();
-        assert_eq!(status(&created), 0, "c{n}: {}", stderr(&created));
+        common::create_on(link(n), &restate.ingress);
     }
     let top = link(0);
     let ran = restate.run(data.path(), &[top.to_str().unwrap()]);
@@ -592,24 +578,11 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     let listed: Value = serde_json::from_str(common::stdout(&listed)).unwrap();
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
 
-    let created = common::command()
-        .arg("create")
-        .arg(&top)
-        .args(["--restate", &restate.ingress])
-        .output()
-        .unwrap();
-    assert_eq!(status(&created), 0, "{}", stderr(&created));
+    common::create_on(&top, &restate.ingress);
     // The local run to compare with reads the same chain from its data directory.
     for n in 0..=4 {
         let path = root.path().join(format!("c{n}.json"));
-        let stored = common::command()
-            .arg("create")
-            .arg(&path)
-            .arg("--data-dir")
-            .arg(data.path())
-            .output()
-            .unwrap();
-        assert_eq!(status(&stored), 0, "c{n}: {}", stderr(&stored));
+        common::create_in(&path, data.path());
     }
     // `seq_run` hides its callee from the check (W0508): a fifth call is refused at run time,
     // in the called run four deep, whose input carried the stack; as in a local run.
@@ -635,11 +608,7 @@ fn a_chain_of_four_calls_runs_and_a_fifth_is_refused_before_submission() {
     .unwrap();
     let refused = restate.run(data.path(), &[deeper.to_str().unwrap()]);
     assert_eq!(status(&refused), 1, "{}", stderr(&refused));
-    assert!(
-        common::stdout(&refused).contains("E0603"),
-        "{}",
-        common::stdout(&refused)
-    );
+    common::assert_says(common::stdout(&refused), "E0603");
 }
 
 /// `seqc runs` lists a finished run and a running one; `seqc cancel` stops the running one: its
@@ -1189,11 +1158,7 @@ fn cancel_kills_a_run_that_cannot_take_the_cancellation() {
         .output()
         .unwrap();
     assert_eq!(status(&cancelled), 0, "{}", stderr(&cancelled));
-    assert!(
-        stderr(&cancelled).contains("did not stop within 2s: killed"),
-        "{}",
-        stderr(&cancelled)
-    );
+    common::assert_says(stderr(&cancelled), "did not stop within 2s: killed");
     let open = "SELECT count(*) AS n FROM sys_invocation WHERE status != 'completed'";
     assert_eq!(query(&restate.admin, open)[0]["n"], 0);
     let output = run.wait_with_output().unwrap();

@@ -31,14 +31,7 @@ fn ast(sequence: &Value) -> Value {
     let name = sequence["name"].as_str().unwrap();
     let file = dir.path().join(format!("{name}.json"));
     std::fs::write(&file, sequence.to_string()).unwrap();
-    let created = common::command()
-        .arg("create")
-        .arg(&file)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(common::status(&created), 0, "{}", common::stderr(&created));
+    common::create_in(&file, dir.path());
     let stored = dir.path().join("sequences").join(format!("{name}.json"));
     let envelope: Value = serde_json::from_str(&std::fs::read_to_string(stored).unwrap()).unwrap();
     envelope["sequence"].clone()
@@ -136,21 +129,9 @@ fn bob_may_not_write(dir: &Path) -> String {
 }
 
 fn durable_session(restate: &Restate, caller: &str, policy: &str, root: &Path) -> Session {
-    Session::start(
-        &[
-            "--restate",
-            &restate.ingress,
-            "--restate-admin",
-            &restate.admin,
-            "--caller",
-            caller,
-            "--policy",
-            policy,
-            "--root",
-            root.to_str().unwrap(),
-        ],
-        None,
-    )
+    let root = root.to_str().unwrap();
+    let options = ["--caller", caller, "--policy", policy, "--root", root];
+    Session::start(&restate.mcp_args(&options), None)
 }
 
 /// `bob` is denied `files_write` at the MCP server; the worker allows writes. Neither alice's

@@ -22,21 +22,9 @@ use std::time::Duration;
 
 /// `seqc mcp --restate` on `restate` for `caller`, with `cmd_run` on.
 fn front_end(restate: &Restate, caller: &str, root: &Path) -> Session {
-    Session::start(
-        &[
-            "--restate",
-            &restate.ingress,
-            "--restate-admin",
-            &restate.admin,
-            "--caller",
-            caller,
-            "--enable",
-            "cmd_run",
-            "--root",
-            root.to_str().unwrap(),
-        ],
-        None,
-    )
+    let root = root.to_str().unwrap();
+    let options = ["--caller", caller, "--enable", "cmd_run", "--root", root];
+    Session::start(&restate.mcp_args(&options), None)
 }
 
 /// The lines the run's steps appended to `root/evidence`, in order.

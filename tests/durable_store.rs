@@ -37,21 +37,9 @@ use std::time::Duration;
 
 /// `seqc mcp --restate` on `restate`'s storage for `caller`, with `cmd_run` on.
 fn durable(restate: &Restate, caller: &str, root: &Path) -> Session {
-    Session::start(
-        &[
-            "--restate",
-            &restate.ingress,
-            "--restate-admin",
-            &restate.admin,
-            "--caller",
-            caller,
-            "--enable",
-            "cmd_run",
-            "--root",
-            root.to_str().unwrap(),
-        ],
-        None,
-    )
+    let root = root.to_str().unwrap();
+    let options = ["--caller", caller, "--enable", "cmd_run", "--root", root];
+    Session::start(&restate.mcp_args(&options), None)
 }
 
 /// `seqc mcp` on the data directory `data`, runs in process.
@@ -363,26 +351,13 @@ fn two_callers_with_tokens_share_one_durable_service_over_http() {
     } = Setup::start();
     let (alice, bob) = ("alice-token-0123456789", "bob-token-9876543210");
     let dir = tempfile::tempdir().unwrap();
-    let policy = dir.path().join("policy.json");
-    std::fs::write(
-        &policy,
-        json!({"callers": {
-            "alice": {"token_sha256": seq_mcp::token::sha256_hex(alice)},
-            "bob": {"token_sha256": seq_mcp::token::sha256_hex(bob)},
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let (server, url) = http::serve(&[
-        "--restate",
-        &restate.ingress,
-        "--restate-admin",
-        &restate.admin,
+    let policy = http::token_policy(dir.path(), [("alice", alice), ("bob", bob)]);
+    let (server, url) = http::serve(&restate.mcp_args(&[
         "--policy",
         policy.to_str().unwrap(),
         "--root",
         root.path().to_str().unwrap(),
-    ]);
+    ]));
     let mut a = http::Client::connect(&url, Some(alice));
     let mut b = http::Client::connect(&url, Some(bob));
     let created = a.call("seq_create", one_group("mine", &echo("hello")));
@@ -450,16 +425,12 @@ fn a_durable_run_tells_its_progress_as_its_items_and_groups_finish() {
         data: _data,
         worker: _worker,
     } = Setup::start();
-    let (server, url) = http::serve(&[
-        "--restate",
-        &restate.ingress,
-        "--restate-admin",
-        &restate.admin,
+    let (server, url) = http::serve(&restate.mcp_args(&[
         "--enable",
         "cmd_run",
         "--root",
         root.path().to_str().unwrap(),
-    ]);
+    ]));
     let mut client = http::Client::connect(&url, None);
     let item = |tool: &str, args: Value| json!({"tool": tool, "args": args}).to_string() + " ;";
     let waits = "while [ ! -e go ]; do sleep 0.05; done";
@@ -499,11 +470,7 @@ fn a_durable_run_tells_its_progress_as_its_items_and_groups_finish() {
     std::fs::write(root.path().join("go"), "").unwrap();
     let answer = stream.answer_noting(id, |message| told.extend(progress_of(message)));
     assert!(!failed(&answer), "{answer}");
-    let said: Vec<&str> = told
-        .iter()
-        .map(|(_, said)| said.as_str())
-        .filter(|said| !said.contains("still running"))
-        .collect();
+    let said = seq_test_support::finished(&told);
     assert_eq!(
         said,
         [

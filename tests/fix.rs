@@ -12,6 +12,7 @@
 mod common;
 
 use common::{status, text};
+use seq_test_support::strings_at;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -96,12 +97,7 @@ fn fix_fixture(name: &str) -> (serde_json::Value, String) {
 }
 
 fn fixed_codes(report: &serde_json::Value) -> Vec<&str> {
-    report["fixed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap())
-        .collect()
+    strings_at(&report["fixed"], "code")
 }
 
 /// Fixes never change what a sequence means. Quotes of an item's own string left unescaped get
@@ -228,12 +224,7 @@ fn files_are_fixed_as_one_store_and_only_changed_files_are_written() {
     );
     assert_eq!(status(&output), 0, "{}", text(&output.stdout));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let codes: Vec<&str> = report["fixed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap())
-        .collect();
+    let codes: Vec<&str> = strings_at(&report["fixed"], "code");
     assert_eq!(codes, ["E0604"]);
     let fixed = std::fs::read_to_string(dir.path().join("caller.json")).unwrap();
     assert!(

@@ -9,6 +9,7 @@
 mod common;
 
 use common::{seqc, stderr, stdout};
+use seq_test_support::strings_at;
 use serde_json::Value;
 
 const STORE: &str = "tests/fixtures/store";
@@ -36,12 +37,7 @@ fn the_examples_as_dot_and_json() {
 
     let json = snapshot_graph("examples_json", &["--format", "json", "examples/"]);
     let graph: Value = serde_json::from_str(&json).unwrap();
-    let names: Vec<&str> = graph["sequences"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = strings_at(&graph["sequences"], "name");
     assert_eq!(
         names,
         [
@@ -83,12 +79,7 @@ fn syntax_errors_go_to_stderr_and_the_rest_is_still_drawn() {
     let output = seqc(&["graph", "--format", "json", broken, &notify]);
     assert_eq!(output.status.code(), Some(1));
     let graph: Value = serde_json::from_str(stdout(&output)).unwrap();
-    let names: Vec<&str> = graph["sequences"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = strings_at(&graph["sequences"], "name");
     assert_eq!(names, ["check_nodes", "notify"]);
 
     let check = seqc(&["check", "--format", "json", broken]);

@@ -157,12 +157,7 @@ fn a_dropped_call_kills_its_child_and_leaves_nothing_computing() {
 fn the_service_outlives_hostile_filters_from_its_callers() {
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let (server, url) = http::serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().to_str().unwrap(),
-    ]);
+    let (server, url) = http::serve_in(root.path(), data.path(), &[]);
     let mut client = http::Client::connect(&url, None);
     for case in cases() {
         let tools =

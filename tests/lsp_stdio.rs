@@ -12,7 +12,7 @@ mod common;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
@@ -29,15 +29,7 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let mut child = common::command()
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
+        let (child, stdin, stdout) = common::spawn_piped(common::command().arg("lsp"));
         let (sender, messages) = channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
@@ -49,7 +41,7 @@ impl Server {
         });
         Server {
             child,
-            stdin,
+            stdin: Some(stdin),
             messages,
             logs: Vec::new(),
         }

@@ -12,6 +12,7 @@
 mod common;
 
 use common::text;
+use seq_test_support::strings_at;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -81,12 +82,7 @@ fn check_sees_the_live_catalog() {
     let checked = seqc(&["check", "--format", "json", "--mcp", &server, file]);
     assert_eq!(checked.status.code(), Some(1), "{}", text(&checked.stderr));
     let report: Value = serde_json::from_str(text(&checked.stdout)).unwrap();
-    let codes: Vec<&str> = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["code"].as_str().unwrap())
-        .collect();
+    let codes: Vec<&str> = strings_at(&report["diagnostics"], "code");
     assert_eq!(codes, ["E0504"]);
     // Offline, nothing knows `fs.write_file`: a warning only.
     let offline = seqc(&["check", "--format", "json", file]);
@@ -274,17 +270,9 @@ fn an_unknown_prompt_or_resource_is_an_error_naming_the_one_there_is() {
 /// Returns the answers' `result`s (or `error`s), in order.
 fn serve(args: &[&str], requests: &[Value]) -> Vec<Value> {
     use std::io::{BufRead, Write};
-    use std::process::Stdio;
-    let mut child = common::command()
-        .arg("mcp")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut child, mut stdin, stdout) =
+        common::spawn_piped(common::command().arg("mcp").args(args));
+    let mut lines = std::io::BufReader::new(stdout).lines();
     // A message without an `id` is a notification: nothing comes back.
     let mut ask = |message: Value| -> Value {
         writeln!(stdin, "{message}").unwrap();
@@ -358,10 +346,9 @@ fn seqc_mcp_refuses_a_root_that_contains_its_data_dir() {
         .output()
         .unwrap();
     assert_eq!(same.status.code(), Some(2));
-    assert!(
-        text(&same.stderr).contains(&format!("contains the data directory {root}/.seqc")),
-        "{}",
-        text(&same.stderr)
+    common::assert_says(
+        text(&same.stderr),
+        &format!("contains the data directory {root}/.seqc"),
     );
     // The root itself as the data dir is inside it too.
     let itself = seqc(&["mcp", "--root", &root, "--data-dir", &root]);
@@ -621,25 +608,24 @@ fn a_policy_file_enables_only_tools_that_are_off() {
     );
 }
 
-/// A request past the 16 MiB bound gets an error under its own id (placed last here, as some
-/// clients write it), and the session reads on.
-#[test]
-fn a_17_mb_request_to_seqc_mcp_is_answered() {
+/// `seqc mcp` in `root` on `data`, initialized, to be written raw lines: the child, its stdin, and
+/// the next answer, read on a thread so that an answer that never comes fails the test within a
+/// minute instead of hanging it.
+fn raw_session(
+    root: &str,
+    data: &Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    impl Fn() -> Value,
+) {
     use std::io::{BufRead, Write};
-    use std::process::Stdio;
-    let (_dir, root) = root();
-    let data = tempfile::tempdir().unwrap();
-    let mut child = common::command()
-        .args(["mcp", "--root", &root, "--data-dir"])
-        .arg(data.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // Read on a thread, so that an answer that never comes fails the test instead of hanging it.
-    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (child, mut stdin, stdout) = common::spawn_piped(
+        common::command()
+            .args(["mcp", "--root", root, "--data-dir"])
+            .arg(data),
+    );
+    let lines = std::io::BufReader::new(stdout).lines();
     let (sender, answers) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in lines {
@@ -649,7 +635,7 @@ fn a_17_mb_request_to_seqc_mcp_is_answered() {
             }
         }
     });
-    let next = || -> Value {
+    let next = move || -> Value {
         let line = answers
             .recv_timeout(std::time::Duration::from_secs(60))
             .expect("an answer within a minute");
@@ -669,6 +655,17 @@ fn a_17_mb_request_to_seqc_mcp_is_answered() {
         r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
     )
     .unwrap();
+    (child, stdin, next)
+}
+
+/// A request past the 16 MiB bound gets an error under its own id (placed last here, as some
+/// clients write it), and the session reads on.
+#[test]
+fn a_17_mb_request_to_seqc_mcp_is_answered() {
+    use std::io::Write;
+    let (_dir, root) = root();
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, mut stdin, next) = raw_session(&root, data.path());
     let pad = "x".repeat(17_000_000);
     writeln!(
         stdin,
@@ -775,50 +772,10 @@ fn a_failed_runs_error_names_a_failure_tolerated_in_a_called_group() {
 /// `arguments: []` invalid params under its id; the session reads on after each.
 #[test]
 fn broken_requests_to_seqc_mcp_are_answered() {
-    use std::io::{BufRead, Write};
-    use std::process::Stdio;
+    use std::io::Write;
     let (_dir, root) = root();
     let data = tempfile::tempdir().unwrap();
-    let mut child = common::command()
-        .args(["mcp", "--root", &root, "--data-dir"])
-        .arg(data.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // Read on a thread, so that an answer that never comes fails the test instead of hanging it.
-    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let (sender, answers) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in lines {
-            let Ok(line) = line else { break };
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let next = || -> Value {
-        let line = answers
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("an answer within a minute");
-        serde_json::from_str(&line).unwrap()
-    };
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}})
-    )
-    .unwrap();
-    assert_eq!(next()["id"], 0);
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .unwrap();
+    let (mut child, mut stdin, next) = raw_session(&root, data.path());
     let deep = format!("{}{}", "[".repeat(126), "]".repeat(126));
     let broken: Vec<(Vec<u8>, Value, i64)> = vec![
         (br#"{"jsonrpc":"2.0","id":1,"method":"#.to_vec(), Value::Null, -32700),

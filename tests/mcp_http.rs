@@ -14,11 +14,10 @@ mod common;
 mod http;
 
 use common::text;
-use http::{serve, stop};
+use http::{eventually, serve_in, stop, token_policy};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 fn mcp_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
@@ -34,35 +33,15 @@ fn typescript_clients_with_two_tokens_are_two_callers() {
         "run `npm ci --prefix tests/mcp` (.ci/run does)"
     );
     let (alice, bob) = ("alice-token-0123456789", "bob-token-9876543210");
-    let root = tempfile::tempdir().unwrap();
-    // Writes its pid where the client waits for it, then outlives any test unless stopped.
-    std::fs::write(
-        root.path().join("slow.sh"),
-        "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 977\n",
-    )
-    .unwrap();
+    let root = slow_root();
     let data = tempfile::tempdir().unwrap();
-    let policy = data.path().join("policy.json");
-    std::fs::write(
-        &policy,
-        json!({"callers": {
-            "alice": {"token_sha256": seq_mcp::token::sha256_hex(alice)},
-            "bob": {"token_sha256": seq_mcp::token::sha256_hex(bob)},
-        }})
-        .to_string(),
-    )
-    .unwrap();
+    let policy = token_policy(data.path(), [("alice", alice), ("bob", bob)]);
     let store = data.path().join("store");
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        store.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-        "--enable",
-        "cmd_run",
-    ]);
+    let (server, url) = serve_in(
+        root.path(),
+        &store,
+        &["--policy", policy.to_str().unwrap(), "--enable", "cmd_run"],
+    );
     let output = Command::new("node")
         .arg(&client)
         .args([&url, alice, bob, root.path().to_str().unwrap()])
@@ -84,17 +63,7 @@ fn typescript_clients_with_two_tokens_are_two_callers() {
     assert_eq!(stop(server), Some(143));
     let seen: Value = serde_json::from_str(text(&output.stdout)).unwrap();
     assert_eq!(seen["server"], "seqc");
-    assert_eq!(
-        seen["tools"],
-        json!([
-            "seq_create",
-            "seq_list",
-            "seq_delete",
-            "seq_run",
-            "seq_call",
-            "seq_when_call"
-        ])
-    );
+    assert_eq!(seen["tools"], json!(seq_catalog::SEQ_TOOLS));
     assert_eq!(seen["create"]["is_error"], false, "{seen}");
     assert_eq!(seen["run"]["is_error"], false, "{seen}");
     assert_eq!(
@@ -126,22 +95,9 @@ fn a_python_client_with_a_token_creates_and_runs() {
     let token = "carol-token-0123456789";
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let policy = data.path().join("policy.json");
-    std::fs::write(
-        &policy,
-        json!({"callers": {"carol": {"token_sha256": seq_mcp::token::sha256_hex(token)}}})
-            .to_string(),
-    )
-    .unwrap();
+    let policy = token_policy(data.path(), [("carol", token)]);
     let store = data.path().join("store");
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        store.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]);
+    let (server, url) = serve_in(root.path(), &store, &["--policy", policy.to_str().unwrap()]);
     let output = Command::new(python)
         .arg(mcp_dir().join("http_client.py"))
         .args([&url, token])
@@ -172,12 +128,7 @@ fn progress_keeps_a_long_run_alive_for_a_client_with_a_short_timeout() {
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     // Loopback without a policy file: no tokens.
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().to_str().unwrap(),
-    ]);
+    let (server, url) = serve_in(root.path(), data.path(), &[]);
     let output = Command::new("node")
         .arg(mcp_dir().join("progress-client.mjs"))
         .arg(&url)
@@ -230,12 +181,7 @@ fn the_conformance_suite_server_scenarios_pass() {
     );
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().to_str().unwrap(),
-    ]);
+    let (server, url) = serve_in(root.path(), data.path(), &[]);
     let results = tempfile::tempdir().unwrap();
     let output = Command::new(&node)
         .arg(dir.join("node_modules/.bin/conformance"))
@@ -260,12 +206,7 @@ fn the_conformance_suite_server_scenarios_pass() {
 fn a_body_that_is_not_json_gets_a_json_rpc_parse_error() {
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().to_str().unwrap(),
-    ]);
+    let (server, url) = serve_in(root.path(), data.path(), &[]);
     let client = http::Client::connect(&url, None);
     let answer = client.send_text("POST", r#"{"jsonrpc": "2.0", "id": 1, "method": "#, &[]);
     assert_eq!(answer.status, 400, "{answer:?}");
@@ -310,19 +251,22 @@ fn seqc_token_prints_a_token_and_its_hash() {
     );
 }
 
-/// Waits (up to a deadline that only a broken server reaches) for `ready`.
-fn eventually(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while !ready() {
-        assert!(Instant::now() < deadline, "{what}: not within 90 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Whether process `pid` is gone (or a zombie, its parent not having waited yet).
 fn gone(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
         .map_or(true, |stat| stat.contains(") Z "))
+}
+
+/// A root whose `slow.sh` writes its pid where the client waits for it (`pid`), then outlives
+/// any test unless stopped.
+fn slow_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("slow.sh"),
+        "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 977\n",
+    )
+    .unwrap();
+    root
 }
 
 /// A server without tokens, `cmd_run` on, in a root whose `slow.sh` writes its pid to `pid`
@@ -336,23 +280,10 @@ struct Slow {
 
 impl Slow {
     fn start(extra: &[&str]) -> Slow {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::write(
-            root.path().join("slow.sh"),
-            "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 977\n",
-        )
-        .unwrap();
+        let root = slow_root();
         let data = tempfile::tempdir().unwrap();
-        let mut args = vec![
-            "--root",
-            root.path().to_str().unwrap(),
-            "--data-dir",
-            data.path().to_str().unwrap(),
-            "--enable",
-            "cmd_run",
-        ];
-        args.extend_from_slice(extra);
-        let (server, url) = serve(&args);
+        let options = [&["--enable", "cmd_run"], extra].concat();
+        let (server, url) = serve_in(root.path(), data.path(), &options);
         Slow {
             server,
             url,
@@ -400,12 +331,7 @@ fn a_dropped_connection_stops_the_run_when_its_client_does_not_come_back() {
     drop(stream);
     eventually("the run's command stopped", || gone(&pid));
     // The answer was kept: coming back now gives the report of the cancelled run.
-    let mut resumed = client.resume(&first);
-    assert_eq!(resumed.status, 200, "{resumed:?}");
-    let answer = resumed.answer(id);
-    assert_eq!(answer["isError"], true, "{answer}");
-    let report = &answer["structuredContent"]["report"];
-    assert_eq!(report["groups"][0]["status"], "cancelled", "{answer}");
+    client.resume_cancelled(&first, id);
     // The server serves on.
     let listed = client.call("seq_list", json!({}));
     assert_ne!(listed["isError"], true, "{listed}");
@@ -465,24 +391,12 @@ fn one_caller_cannot_open_more_than_its_share_of_sessions() {
     let (alice, bob) = ("alice-token-0123456789", "bob-token-9876543210");
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let policy = data.path().join("policy.json");
-    std::fs::write(
-        &policy,
-        json!({"callers": {
-            "alice": {"token_sha256": seq_mcp::token::sha256_hex(alice)},
-            "bob": {"token_sha256": seq_mcp::token::sha256_hex(bob)},
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().join("store").to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]);
+    let policy = token_policy(data.path(), [("alice", alice), ("bob", bob)]);
+    let (server, url) = serve_in(
+        root.path(),
+        &data.path().join("store"),
+        &["--policy", policy.to_str().unwrap()],
+    );
     let bound = seq_mcp::http::MAX_SESSIONS_PER_CALLER;
     let mut hers: Vec<http::Client> = (0..bound)
         .map(|_| http::Client::connect(&url, Some(alice)))
@@ -516,21 +430,12 @@ fn a_token_for_a_url_server_comes_from_the_environment() {
     let token = "dora-token-0123456789";
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let policy = data.path().join("policy.json");
-    std::fs::write(
-        &policy,
-        json!({"callers": {"dora": {"token_sha256": seq_mcp::token::sha256_hex(token)}}})
-            .to_string(),
-    )
-    .unwrap();
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().join("store").to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]);
+    let policy = token_policy(data.path(), [("dora", token)]);
+    let (server, url) = serve_in(
+        root.path(),
+        &data.path().join("store"),
+        &["--policy", policy.to_str().unwrap()],
+    );
     let sequence = data.path().join("list.json");
     std::fs::write(
         &sequence,

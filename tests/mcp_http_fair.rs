@@ -15,6 +15,7 @@ mod common;
 #[path = "common/http.rs"]
 mod http;
 
+use http::eventually;
 use seq_exec::Caller;
 use seq_exec::builtin::Captured;
 use seq_exec::engine::CancellationToken;
@@ -170,17 +171,6 @@ fn closed(mut socket: TcpStream) -> bool {
             std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
         ),
     }
-}
-
-/// Polls `ready` up to 4500 times, 20 ms apart, until it holds: only a broken server runs out.
-fn eventually(what: &str, mut ready: impl FnMut() -> bool) {
-    for _ in 0..4500 {
-        if ready() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("{what}: not after 4500 polls");
 }
 
 #[test]

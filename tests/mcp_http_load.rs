@@ -12,8 +12,8 @@ mod common;
 #[path = "common/http.rs"]
 mod http;
 
-use http::{serve, stop};
-use serde_json::{Value, json};
+use http::{eventually, serve_in, stop};
+use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
 
@@ -29,17 +29,6 @@ fn token(caller: usize) -> String {
 
 fn name(caller: usize) -> String {
     format!("c{caller}")
-}
-
-/// Polls `ready` up to 4500 times, 20 ms apart, until it holds: only a broken server runs out.
-fn eventually(what: &str, mut ready: impl FnMut() -> bool) {
-    for _ in 0..4500 {
-        if ready() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("{what}: not after 4500 polls");
 }
 
 /// The live processes whose parent is `parent` (a zombie counts: nobody waited for it).
@@ -147,26 +136,19 @@ fn five_hundred_sessions_dropped_mid_run_leave_nothing_behind() {
         ": > started/$$ && exec sleep 977\n",
     )
     .unwrap();
-    let policy = data.path().join("policy.json");
-    let callers: serde_json::Map<String, Value> = (0..CALLERS)
-        .map(|c| {
-            let hash = seq_mcp::token::sha256_hex(&token(c));
-            (name(c), json!({"token_sha256": hash}))
-        })
-        .collect();
-    std::fs::write(&policy, json!({"callers": callers}).to_string()).unwrap();
-    let (server, url) = serve(&[
-        "--root",
-        root.path().to_str().unwrap(),
-        "--data-dir",
-        data.path().join("store").to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-        "--enable",
-        "cmd_run",
-        "--resume-window",
-        "1",
-    ]);
+    let policy = http::token_policy(data.path(), (0..CALLERS).map(|c| (name(c), token(c))));
+    let (server, url) = serve_in(
+        root.path(),
+        &data.path().join("store"),
+        &[
+            "--policy",
+            policy.to_str().unwrap(),
+            "--enable",
+            "cmd_run",
+            "--resume-window",
+            "1",
+        ],
+    );
     let server_pid = server.id();
     for caller in 0..CALLERS {
         let mut client = http::Client::connect(&url, Some(&token(caller)));
@@ -236,12 +218,7 @@ fn five_hundred_sessions_dropped_mid_run_leave_nothing_behind() {
         // The runs whose connection dropped were cancelled, and say so to a client that comes
         // back; then their sessions end.
         for (mut client, id, first) in dropped {
-            let mut resumed = client.resume(&first);
-            assert_eq!(resumed.status, 200, "{resumed:?}");
-            let answer = resumed.answer(id);
-            assert_eq!(answer["isError"], true, "{answer}");
-            let report = &answer["structuredContent"]["report"];
-            assert_eq!(report["groups"][0]["status"], "cancelled", "{answer}");
+            client.resume_cancelled(&first, id);
             let deleted = client.delete();
             assert!((200..300).contains(&deleted.status), "{deleted:?}");
         }

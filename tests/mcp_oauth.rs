@@ -391,9 +391,5 @@ fn a_policy_whose_oauth_names_no_caller_scope_is_refused_at_start() {
         .output()
         .unwrap();
     assert_eq!(common::status(&output), 2);
-    assert!(
-        common::stderr(&output).contains("needs callers with a `scope`"),
-        "{}",
-        common::stderr(&output)
-    );
+    common::assert_says(common::stderr(&output), "needs callers with a `scope`");
 }

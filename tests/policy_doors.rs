@@ -149,14 +149,7 @@ fn seqc_run_refuses_each_case() {
         let data = dir.path().join("data");
         let helper_file = dir.path().join("helper.json");
         std::fs::write(&helper_file, helper().to_string()).unwrap();
-        let created = common::command()
-            .arg("create")
-            .arg(&helper_file)
-            .arg("--data-dir")
-            .arg(&data)
-            .output()
-            .unwrap();
-        assert_eq!(common::status(&created), 0, "{}", common::stderr(&created));
+        common::create_in(&helper_file, &data);
         let file = dir.path().join("outer.json");
         std::fs::write(&file, outer(&case).to_string()).unwrap();
         let ran = common::command()

@@ -43,17 +43,7 @@ fn report(output: &Output) -> Value {
 #[test]
 fn hello_prints_its_greeting_then_the_report() {
     let data = tempfile::tempdir().unwrap();
-    let output = seqc(
-        data.path(),
-        &[
-            "run",
-            "examples/hello.json",
-            "--args",
-            r#"{"who":"world"}"#,
-            "--format",
-            "json",
-        ],
-    );
+    let output = seqc(data.path(), &common::HELLO_WORLD);
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     let lines = stdout_lines(&output);
     assert_eq!(lines.len(), 2, "{lines:?}");

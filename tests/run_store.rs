@@ -126,11 +126,7 @@ fn create_refuses_a_taken_name_unless_replacing() {
     );
     let twice = seqc(data.path(), &["create", "examples/hello.json"]);
     assert_eq!(status(&twice), 1);
-    assert!(
-        stderr(&twice).contains("pass --replace"),
-        "{}",
-        stderr(&twice)
-    );
+    common::assert_says(stderr(&twice), "pass --replace");
     let replaced = seqc(data.path(), &["create", "examples/hello.json", "--replace"]);
     assert_eq!(status(&replaced), 0, "{}", stderr(&replaced));
 }
@@ -140,11 +136,7 @@ fn create_refuses_a_sequence_with_errors_and_shows_them() {
     let data = tempfile::tempdir().unwrap();
     let output = seqc(data.path(), &["create", &fixture("has-errors.json")]);
     assert_eq!(status(&output), 1);
-    assert!(
-        stderr(&output).contains("error[E0502]"),
-        "{}",
-        stderr(&output)
-    );
+    common::assert_says(stderr(&output), "error[E0502]");
     assert!(stderr(&output).contains("was not stored: it has errors"));
     assert_eq!(listed(data.path()), serde_json::json!([]));
 }
@@ -156,14 +148,10 @@ fn create_refuses_a_cycle_through_the_store() {
     let ping = seqc(data.path(), &["create", &fixture("ping.json")]);
     assert_eq!(status(&ping), 0, "{}", stderr(&ping));
     // `#pong` is not stored yet: a warning, printed, not a refusal.
-    assert!(
-        stderr(&ping).contains("warning[W0501]"),
-        "{}",
-        stderr(&ping)
-    );
+    common::assert_says(stderr(&ping), "warning[W0501]");
     let pong = seqc(data.path(), &["create", &fixture("pong.json")]);
     assert_eq!(status(&pong), 1);
-    assert!(stderr(&pong).contains("error[E0602]"), "{}", stderr(&pong));
+    common::assert_says(stderr(&pong), "error[E0602]");
     let names: Vec<Value> = listed(data.path())
         .as_array()
         .unwrap()
@@ -180,11 +168,7 @@ fn a_sequence_with_errors_is_not_run() {
     let human = seqc(data.path(), &["run", &file, "--args", r#"{"who":"x"}"#]);
     assert_eq!(status(&human), 1);
     assert_eq!(stdout(&human), "", "nothing ran");
-    assert!(
-        stderr(&human).contains("error[E0502]"),
-        "{}",
-        stderr(&human)
-    );
+    common::assert_says(stderr(&human), "error[E0502]");
     assert!(stderr(&human).contains("1 error, 1 warning in 1 file"));
 
     // With --format json the diagnostics are `seqc check --format json`'s object.
@@ -271,11 +255,7 @@ fn an_undeclared_argument_is_a_failed_run() {
     let args = ["run", "examples/hello.json", "--args", r#"{"whom":"x"}"#];
     let output = seqc(data.path(), &args);
     assert_eq!(status(&output), 1);
-    assert!(
-        stderr(&output).contains("✗ hello could not start"),
-        "{}",
-        stderr(&output)
-    );
+    common::assert_says(stderr(&output), "✗ hello could not start");
     let json = seqc(data.path(), &[&args[..], &["--format", "json"]].concat());
     let report: Value = serde_json::from_str(stdout(&json).trim_end()).unwrap();
     assert_eq!(report["error"]["reason"], "type");
@@ -381,18 +361,13 @@ fn an_unreadable_stored_file_is_listed_and_left_out() {
     );
     assert_eq!(rows[1]["name"], "hello");
     let human = seqc(data.path(), &["list"]);
-    assert!(
-        stdout(&human).contains("broken  unreadable: "),
-        "{}",
-        stdout(&human)
-    );
+    common::assert_says(stdout(&human), "broken  unreadable: ");
 
     let ran = seqc(data.path(), &["run", "#hello", "--args", r#"{"who":"x"}"#]);
     assert_eq!(status(&ran), 0, "{}", stderr(&ran));
-    assert!(
-        stderr(&ran).contains("seqc: warning: stored sequence `broken` is left out"),
-        "{}",
-        stderr(&ran)
+    common::assert_says(
+        stderr(&ran),
+        "seqc: warning: stored sequence `broken` is left out",
     );
 }
 

@@ -76,14 +76,7 @@ impl Scratch {
 
     /// `hold` stored in the data directory, for `seq_run`.
     fn store(&self) {
-        let created = common::command()
-            .arg("create")
-            .arg(&self.file)
-            .arg("--data-dir")
-            .arg(self.data())
-            .output()
-            .unwrap();
-        assert!(created.status.success(), "{created:?}");
+        common::create_in(&self.file, self.data());
     }
 
     /// The processes the command recorded, once it has, and the item's mark in its shell's
@@ -202,14 +195,7 @@ fn a_signal_to_seqc_run_stops_everything_the_run_started() {
         let what = format!("seqc run, {sig:?}");
         let scratch = Scratch::new();
         let mut seqc = Guard(
-            common::command()
-                .arg("run")
-                .arg(&scratch.file)
-                .arg("--root")
-                .arg(&scratch.root)
-                .arg("--data-dir")
-                .arg(scratch.data())
-                .args(["--format", "json"])
+            common::run_in(&scratch.file, &scratch.root, &scratch.data())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -455,14 +441,7 @@ fn a_signal_to_seqc_lsp_ends_it_with_the_signals_status() {
 fn a_command_shell_dies_with_seqc_killed_outright() {
     let scratch = Scratch::new();
     let mut seqc = Guard(
-        common::command()
-            .arg("run")
-            .arg(&scratch.file)
-            .arg("--root")
-            .arg(&scratch.root)
-            .arg("--data-dir")
-            .arg(scratch.data())
-            .args(["--format", "json"])
+        common::run_in(&scratch.file, &scratch.root, &scratch.data())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -53,7 +53,7 @@ fn a_fifo_among_the_stored_sequences_is_listed_as_unreadable() {
     );
     let run = seqc(&["run", "#pipe", "--data-dir", data_arg]);
     assert_ne!(status(&run), 0);
-    assert!(stderr(&run).contains("it is a FIFO"), "{}", stderr(&run));
+    common::assert_says(stderr(&run), "it is a FIFO");
     let ran = seqc(&["run", "#good", "--data-dir", data_arg]);
     assert_eq!(status(&ran), 0, "{}", stderr(&ran));
 }
@@ -119,10 +119,9 @@ fn two_processes_storing_look_alike_names_leave_exactly_one() {
         let won = outputs.iter().filter(|o| o.status.success()).count();
         assert_eq!(won, 1, "round {round}: {outputs:?}");
         let lost = outputs.iter().find(|o| !o.status.success()).unwrap();
-        assert!(
-            String::from_utf8_lossy(&lost.stderr).contains("looks like the stored sequence"),
-            "{}",
-            String::from_utf8_lossy(&lost.stderr)
+        common::assert_says(
+            &String::from_utf8_lossy(&lost.stderr),
+            "looks like the stored sequence",
         );
         let stored = std::fs::read_dir(data.join("sequences"))
             .unwrap()
@@ -147,20 +146,16 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, root: &Path, policy: &Path) -> Server {
-        let mut child = common::command()
-            .args(["mcp", "--caller", "bob", "--root"])
-            .arg(root)
-            .arg("--data-dir")
-            .arg(data)
-            .arg("--policy")
-            .arg(policy)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+        let (child, stdin, stdout) = common::spawn_piped(
+            common::command()
+                .args(["mcp", "--caller", "bob", "--root"])
+                .arg(root)
+                .arg("--data-dir")
+                .arg(data)
+                .arg("--policy")
+                .arg(policy),
+        );
+        let lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
         let mut server = Server {
             child,
             stdin,
@@ -290,11 +285,7 @@ fn a_root_inside_the_data_directory_is_refused_too() {
         data.to_str().unwrap(),
     ]);
     assert_eq!(status(&outer), 2);
-    assert!(
-        stderr(&outer).contains("contains the data directory"),
-        "{}",
-        stderr(&outer)
-    );
+    common::assert_says(stderr(&outer), "contains the data directory");
 }
 
 #[test]
@@ -378,5 +369,5 @@ fn refused_to_start(root: &Path, data: &Path, said: &str) {
         data.to_str().unwrap(),
     ]);
     assert_eq!(status(&refused), 2, "{}", stderr(&refused));
-    assert!(stderr(&refused).contains(said), "{}", stderr(&refused));
+    common::assert_says(stderr(&refused), said);
 }

@@ -18,15 +18,8 @@ fn a_run_draws_its_timeline_and_its_saved_report_draws_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let drawn = dir.path().join("run.svg");
     let output = common::command()
-        .args([
-            "run",
-            "examples/hello.json",
-            "--args",
-            r#"{"who":"world"}"#,
-            "--format",
-            "json",
-            "--timeline",
-        ])
+        .args(common::HELLO_WORLD)
+        .arg("--timeline")
         .arg(&drawn)
         .arg("--data-dir")
         .arg(dir.path().join("data"))
@@ -171,11 +164,7 @@ fn a_file_that_is_no_report_is_said_so() {
         .output()
         .unwrap();
     assert_eq!(status(&output), 2);
-    assert!(
-        stderr(&output).contains("not a run report"),
-        "{}",
-        stderr(&output)
-    );
+    common::assert_says(stderr(&output), "not a run report");
     assert!(!dir.path().join("out.svg").exists());
 }
 

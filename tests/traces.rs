@@ -168,14 +168,7 @@ fn a_run_exports_its_span_tree() {
     std::fs::create_dir(&root).unwrap();
     let file = write_sequence(dir.path());
     let receiver = Receiver::start();
-    let ran = common::command()
-        .arg("run")
-        .arg(&file)
-        .arg("--root")
-        .arg(&root)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .args(["--format", "json"])
+    let ran = common::run_in(&file, &root, &dir.path().join("data"))
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
         .env("OTEL_SERVICE_NAME", "traced-test")
         .output()
@@ -197,33 +190,22 @@ fn an_mcp_run_joins_the_trace_of_its_traceparent() {
     std::fs::create_dir(&root).unwrap();
     let data = dir.path().join("data");
     let file = write_sequence(dir.path());
-    let created = common::command()
-        .arg("create")
-        .arg(&file)
-        .arg("--data-dir")
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(created.status.success(), "{created:?}");
+    common::create_in(&file, &data);
     let receiver = Receiver::start();
-    let mut server = common::command()
-        .arg("mcp")
-        .arg("--root")
-        .arg(&root)
-        .args(["--enable", "cmd_run", "--data-dir"])
-        .arg(&data)
-        .env(
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            format!("{}/v1/traces", receiver.endpoint()),
-        )
-        .env_remove("OTEL_SERVICE_NAME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let (mut server, mut stdin, stdout) = common::spawn_piped(
+        common::command()
+            .arg("mcp")
+            .arg("--root")
+            .arg(&root)
+            .args(["--enable", "cmd_run", "--data-dir"])
+            .arg(&data)
+            .env(
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                format!("{}/v1/traces", receiver.endpoint()),
+            )
+            .env_remove("OTEL_SERVICE_NAME"),
+    );
+    let mut lines = BufReader::new(stdout).lines();
     let ask = |stdin: &mut std::process::ChildStdin, message: Value| {
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
@@ -280,14 +262,7 @@ fn without_an_endpoint_nothing_is_exported() {
     std::fs::create_dir(&root).unwrap();
     let file = write_sequence(dir.path());
     let receiver = Receiver::start();
-    let ran = common::command()
-        .arg("run")
-        .arg(&file)
-        .arg("--root")
-        .arg(&root)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .args(["--format", "json"])
+    let ran = common::run_in(&file, &root, &dir.path().join("data"))
         .env("OTEL_SERVICE_NAME", "traced-test")
         .output()
         .unwrap();
@@ -317,24 +292,9 @@ fn a_durable_run_exports_its_span_tree_from_the_worker_under_the_traceparent() {
         &["--enable", "cmd_run"],
         &otel,
     );
-    let created = common::command()
-        .arg("create")
-        .arg(&file)
-        .args(["--restate", &server.ingress])
-        .output()
-        .unwrap();
-    assert!(created.status.success(), "{}", common::stderr(&created));
+    common::create_on(&file, &server.ingress);
     let mut session = session::Session::start_with(
-        &[
-            "--restate",
-            &server.ingress,
-            "--restate-admin",
-            &server.admin,
-            "--enable",
-            "cmd_run",
-            "--root",
-            root.to_str().unwrap(),
-        ],
+        &server.mcp_args(&["--enable", "cmd_run", "--root", root.to_str().unwrap()]),
         None,
         &otel,
     );

@@ -69,11 +69,7 @@ fn a_worker_serves_only_the_server_whose_key_it_was_given() {
     let (registered, output) = register(&restate.admin, OTHER_KEY, root.path());
     assert!(!registered);
     assert_eq!(common::status(&output), 2);
-    assert!(
-        common::stderr(&output).contains("401 Unauthorized"),
-        "{}",
-        common::stderr(&output)
-    );
+    common::assert_says(common::stderr(&output), "401 Unauthorized");
 }
 
 #[test]
@@ -91,11 +87,7 @@ fn a_key_that_is_not_one_stops_the_worker_at_start() {
         .output()
         .unwrap();
     assert_eq!(common::status(&output), 2);
-    assert!(
-        common::stderr(&output).contains("is not one"),
-        "{}",
-        common::stderr(&output)
-    );
+    common::assert_says(common::stderr(&output), "is not one");
 }
 
 /// A worker serves whoever reaches the ingress: it never takes the directory it was started in

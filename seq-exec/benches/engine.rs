@@ -31,6 +31,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Engine, RunReport, ToolHost};
 use seq_gen::bench::flat;
 use seq_gen::bench::full_size;
+use seq_gen::bench::timed;
 use seq_gen::times::Times;
 use seq_syntax::ast::Sequence;
 use serde_json::{Map, Value, json};
@@ -75,21 +76,7 @@ fn each_sequence(elements: usize, ms: u64, max_parallel: Option<u32>) -> Sequenc
 
 /// The sequence `file`, checked clean.
 fn checked(file: Value) -> Sequence {
-    let text = file.to_string();
-    let check = seq_check::check(
-        &[seq_check::Source::new("bench.json", text)],
-        &seq_catalog::Catalog::builtin(),
-    );
-    let file = check.files.into_iter().next().unwrap();
-    assert!(
-        !file
-            .diagnostics
-            .iter()
-            .any(seq_syntax::Diagnostic::is_error),
-        "{:?}",
-        file.diagnostics
-    );
-    file.sequence.unwrap()
+    seq_test_support::checked_one(file.to_string(), &seq_catalog::Catalog::builtin())
 }
 
 fn runtime() -> Runtime {
@@ -124,38 +111,26 @@ fn dispatch(c: &mut Criterion) {
     let spawn_times = Times::default();
     let mut group = c.benchmark_group("dispatch");
     group.throughput(Throughput::Elements(calls as u64));
-    group.bench_function("engine_serial_echo", |b| {
-        b.iter_custom(|iters| {
-            engine_times.measure(iters, || {
-                black_box(run(&rt, &engine, &serial));
-            })
+    timed(&mut group, "engine_serial_echo", &engine_times, || {
+        black_box(run(&rt, &engine, &serial));
+    });
+    timed(&mut group, "host_call_echo", &host_times, || {
+        rt.block_on(async {
+            let caller = Caller::new("bench");
+            for _ in 0..calls {
+                black_box(
+                    host.call(&caller, "echo", json!({"value": 1}))
+                        .await
+                        .unwrap(),
+                );
+            }
         });
     });
-    group.bench_function("host_call_echo", |b| {
-        b.iter_custom(|iters| {
-            host_times.measure(iters, || {
-                rt.block_on(async {
-                    let caller = Caller::new("bench");
-                    for _ in 0..calls {
-                        black_box(
-                            host.call(&caller, "echo", json!({"value": 1}))
-                                .await
-                                .unwrap(),
-                        );
-                    }
-                });
-            })
-        });
-    });
-    group.bench_function("tokio_spawn_empty", |b| {
-        b.iter_custom(|iters| {
-            spawn_times.measure(iters, || {
-                rt.block_on(async {
-                    for _ in 0..calls {
-                        tokio::spawn(async {}).await.unwrap();
-                    }
-                });
-            })
+    timed(&mut group, "tokio_spawn_empty", &spawn_times, || {
+        rt.block_on(async {
+            for _ in 0..calls {
+                tokio::spawn(async {}).await.unwrap();
+            }
         });
     });
     group.finish();
@@ -186,14 +161,15 @@ fn parallel_sleep(c: &mut Criterion) {
         let sleep = json!({"tool": "sleep", "args": {"ms": ms}});
         let wide = sequence(true, &sleep, items);
         let times = Times::default();
-        group.bench_function(format!("{items}_items_of_{ms}ms"), |b| {
-            b.iter_custom(|iters| {
-                times.measure(iters, || {
-                    let report = run(&rt, &engine, &wide);
-                    assert_eq!(report.groups.first().map(|g| g.parallel), Some(true));
-                })
-            });
-        });
+        timed(
+            &mut group,
+            &format!("{items}_items_of_{ms}ms"),
+            &times,
+            || {
+                let report = run(&rt, &engine, &wide);
+                assert_eq!(report.groups.first().map(|g| g.parallel), Some(true));
+            },
+        );
         let Some((mean, best)) = times.mean_and_best() else {
             continue;
         };
@@ -243,13 +219,9 @@ fn retry_pause(c: &mut Criterion) {
     let times = Times::default();
     let mut group = c.benchmark_group("retry_pause");
     flat(&mut group, 10, 1, 4);
-    group.bench_function("3_attempts_100ms_backoff_2", |b| {
-        b.iter_custom(|iters| {
-            times.measure(iters, || {
-                let report = run(&rt, &engine, &sequence);
-                assert_eq!(report.groups.first().map(|g| g.items[0].retries), Some(2));
-            })
-        });
+    timed(&mut group, "3_attempts_100ms_backoff_2", &times, || {
+        let report = run(&rt, &engine, &sequence);
+        assert_eq!(report.groups.first().map(|g| g.items[0].retries), Some(2));
     });
     group.finish();
     if let Some((mean, best)) = times.mean_and_best() {
@@ -287,12 +259,8 @@ fn each_sleep(c: &mut Criterion) {
             Some(n) => format!("{elements}_elements_max_parallel_{n}"),
             None => format!("{elements}_elements"),
         };
-        group.bench_function(&name, |b| {
-            b.iter_custom(|iters| {
-                times.measure(iters, || {
-                    black_box(run(&rt, &engine, &sequence));
-                })
-            });
+        timed(&mut group, &name, &times, || {
+            black_box(run(&rt, &engine, &sequence));
         });
         if let Some((mean, best)) = times.mean_and_best() {
             let ratio = |d: Duration| d.as_secs_f64() / floor.as_secs_f64();

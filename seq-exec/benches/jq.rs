@@ -21,6 +21,7 @@ use seq_exec::Caller;
 use seq_exec::ToolHost;
 use seq_exec::builtin::BuiltinHost;
 use seq_gen::bench::full_size;
+use seq_gen::bench::timed;
 use seq_gen::times::Times;
 use serde_json::{Value, json};
 use std::hint::black_box;
@@ -59,31 +60,23 @@ fn dispatch(c: &mut Criterion) {
     let jq_times = Times::default();
     let echo_times = Times::default();
     let mut group = c.benchmark_group("jq_dispatch");
-    group.bench_function("jq_small_filter", |b| {
-        b.iter_custom(|iters| {
-            jq_times.measure(iters, || {
-                rt.block_on(async {
-                    for _ in 0..calls {
-                        let args = json!({"filter": ".a + 1", "input": {"a": 1}});
-                        black_box(host.call(&Caller::new("local"), "jq", args).await.unwrap());
-                    }
-                });
-            })
+    timed(&mut group, "jq_small_filter", &jq_times, || {
+        rt.block_on(async {
+            for _ in 0..calls {
+                let args = json!({"filter": ".a + 1", "input": {"a": 1}});
+                black_box(host.call(&Caller::new("local"), "jq", args).await.unwrap());
+            }
         });
     });
-    group.bench_function("echo", |b| {
-        b.iter_custom(|iters| {
-            echo_times.measure(iters, || {
-                rt.block_on(async {
-                    for _ in 0..calls {
-                        black_box(
-                            host.call(&Caller::new("local"), "echo", json!({"value": 2}))
-                                .await
-                                .unwrap(),
-                        );
-                    }
-                });
-            })
+    timed(&mut group, "echo", &echo_times, || {
+        rt.block_on(async {
+            for _ in 0..calls {
+                black_box(
+                    host.call(&Caller::new("local"), "echo", json!({"value": 2}))
+                        .await
+                        .unwrap(),
+                );
+            }
         });
     });
     group.finish();
@@ -120,23 +113,15 @@ fn one_mb(c: &mut Criterion) {
     let serde_times = Times::default();
     let mut group = c.benchmark_group("jq_one_mb");
     group.sample_size(20);
-    group.bench_function("jq_select_length", |b| {
-        b.iter_custom(|iters| {
-            jq_times.measure(iters, || {
-                let args = json!({"filter": "map(select(.ok)) | length", "input": value.clone()});
-                black_box(
-                    rt.block_on(host.call(&Caller::new("local"), "jq", args))
-                        .unwrap(),
-                );
-            })
-        });
+    timed(&mut group, "jq_select_length", &jq_times, || {
+        let args = json!({"filter": "map(select(.ok)) | length", "input": value.clone()});
+        black_box(
+            rt.block_on(host.call(&Caller::new("local"), "jq", args))
+                .unwrap(),
+        );
     });
-    group.bench_function("serde_json_parse", |b| {
-        b.iter_custom(|iters| {
-            serde_times.measure(iters, || {
-                black_box(serde_json::from_str::<Value>(black_box(&text)).unwrap());
-            })
-        });
+    timed(&mut group, "serde_json_parse", &serde_times, || {
+        black_box(serde_json::from_str::<Value>(black_box(&text)).unwrap());
     });
     group.finish();
     print_ratio(

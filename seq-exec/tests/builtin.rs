@@ -7,6 +7,7 @@ use seq_catalog::{Catalog, ParallelSafety};
 use seq_exec::builtin::{BuiltinHost, Captured, TOOLS, resolve_under, wait_stopped};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolHost};
+use seq_test_support::{assert_field, call_local, refused};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -14,10 +15,6 @@ use std::time::Duration;
 
 fn host(root: &Path) -> BuiltinHost {
     BuiltinHost::new(root)
-}
-
-async fn call(host: &BuiltinHost, tool: &str, args: Value) -> Result<Value, seq_exec::ToolError> {
-    host.call(&Caller::new("local"), tool, args).await
 }
 
 #[tokio::test]
@@ -35,7 +32,7 @@ async fn definitions_are_the_catalogs() {
     );
     assert!(host.lookup("seq_run").is_none());
     assert!(host.lookup("nope").is_none());
-    let error = call(&host, "nope", json!({})).await.unwrap_err();
+    let error = refused(&host, "nope", json!({})).await;
     assert_eq!(error.reason, Reason::NotFound);
 }
 
@@ -45,26 +42,20 @@ async fn echo_and_sleep() {
     let host = host(dir.path());
     let value = json!({"a": [1, "two", null]});
     assert_eq!(
-        call(&host, "echo", json!({ "value": value }))
+        call_local(&host, "echo", json!({ "value": value }))
             .await
             .unwrap(),
         value
     );
     assert_eq!(
-        call(&host, "sleep", json!({"ms": 1})).await.unwrap(),
+        call_local(&host, "sleep", json!({"ms": 1})).await.unwrap(),
         Value::Null
     );
-    let missing = call(&host, "echo", json!({})).await.unwrap_err();
-    assert_eq!(
-        (missing.reason, missing.field.as_deref()),
-        (Reason::Required, Some("value"))
-    );
-    let negative = call(&host, "sleep", json!({"ms": -5})).await.unwrap_err();
-    assert_eq!(
-        (negative.reason, negative.field.as_deref()),
-        (Reason::Type, Some("ms"))
-    );
-    let not_object = call(&host, "sleep", json!([1])).await.unwrap_err();
+    let missing = refused(&host, "echo", json!({})).await;
+    assert_field(&missing, Reason::Required, "value");
+    let negative = refused(&host, "sleep", json!({"ms": -5})).await;
+    assert_field(&negative, Reason::Type, "ms");
+    let not_object = refused(&host, "sleep", json!([1])).await;
     assert_eq!(not_object.reason, Reason::Type);
 }
 
@@ -73,7 +64,7 @@ async fn cmd_run_returns_output_and_runs_in_the_root() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("marker"), "here").unwrap();
     let host = host(dir.path());
-    let value = call(
+    let value = call_local(
         &host,
         "cmd_run",
         json!({"command": "cat marker; echo oops >&2"}),
@@ -90,13 +81,12 @@ async fn cmd_run_returns_output_and_runs_in_the_root() {
 async fn cmd_run_nonzero_exit_is_a_failure_with_the_status() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
-    let error = call(
+    let error = refused(
         &host,
         "cmd_run",
         json!({"command": "echo out; echo 'disk full' >&2; exit 3"}),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert_eq!(error.reason, Reason::Failed);
     assert_eq!(error.detail.as_deref(), Some("exit status 3: disk full"));
     assert!(
@@ -114,28 +104,26 @@ async fn ok_exit_lists_the_exit_codes_that_answer() {
     std::fs::write(dir.path().join("notes.txt"), "nothing to do\n").unwrap();
     let host = host(dir.path());
     let count = json!({"command": "grep -c TODO notes.txt", "ok_exit": [0, 1]});
-    let found = call(&host, "cmd_run", count).await.unwrap();
+    let found = call_local(&host, "cmd_run", count).await.unwrap();
     assert_eq!(
         found,
         json!({"stdout": "0\n", "stderr": "", "exit_code": 1})
     );
     // Outside `ok_exit` the exit is a failure that keeps its code and the end of stderr.
-    let error = call(
+    let error = refused(
         &host,
         "cmd_run",
         json!({"command": "echo 'no such file' >&2; exit 2", "ok_exit": [0, 1]}),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert_eq!(error.detail.as_deref(), Some("exit status 2: no such file"));
     for wrong in [json!([0, "1"]), json!(1), json!([256]), json!([-1])] {
-        let error = call(
+        let error = refused(
             &host,
             "cmd_run",
             json!({"command": "true", "ok_exit": wrong}),
         )
-        .await
-        .unwrap_err();
+        .await;
         assert_eq!(error.field.as_deref(), Some("ok_exit"), "{wrong}");
     }
 }
@@ -144,21 +132,18 @@ async fn ok_exit_lists_the_exit_codes_that_answer() {
 async fn a_failure_with_nothing_on_stderr_quotes_stdout_or_says_there_was_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
-    let only_stdout = call(
+    let only_stdout = refused(
         &host,
         "cmd_run",
         json!({"command": "echo half done; exit 2"}),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert_eq!(
         only_stdout.detail.as_deref(),
         Some("exit status 2, nothing on stderr; stdout ends: half done")
     );
     assert!(only_stdout.hint.as_deref().unwrap().contains("stdout"));
-    let silent = call(&host, "cmd_run", json!({"command": "grep -q zz /dev/null"}))
-        .await
-        .unwrap_err();
+    let silent = refused(&host, "cmd_run", json!({"command": "grep -q zz /dev/null"})).await;
     assert_eq!(
         silent.detail.as_deref(),
         Some("exit status 1, with no output")
@@ -174,32 +159,19 @@ async fn a_failure_with_nothing_on_stderr_quotes_stdout_or_says_there_was_nothin
 async fn cmd_run_timeout_uses_the_duration_grammar() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
-    let error = call(
+    let error = refused(
         &host,
         "cmd_run",
         json!({"command": "sleep 30", "timeout": "100ms"}),
     )
-    .await
-    .unwrap_err();
-    assert_eq!(
-        (error.reason, error.field.as_deref()),
-        (Reason::Timeout, Some("timeout"))
-    );
+    .await;
+    assert_field(&error, Reason::Timeout, "timeout");
     for bad in ["5", "1.5s", "0s"] {
-        let error = call(&host, "cmd_run", json!({"command": "true", "timeout": bad}))
-            .await
-            .unwrap_err();
-        assert_eq!(
-            (error.reason, error.field.as_deref()),
-            (Reason::Type, Some("timeout")),
-            "{bad}"
-        );
+        let error = refused(&host, "cmd_run", json!({"command": "true", "timeout": bad})).await;
+        assert_field(&error, Reason::Type, "timeout");
     }
-    let missing = call(&host, "cmd_run", json!({})).await.unwrap_err();
-    assert_eq!(
-        (missing.reason, missing.field.as_deref()),
-        (Reason::Required, Some("command"))
-    );
+    let missing = refused(&host, "cmd_run", json!({})).await;
+    assert_field(&missing, Reason::Required, "command");
     // The timed-out command's processes are stopped on a background thread: a test process
     // that exits before it finished would leave them frozen for the scan (stopped for good).
     assert!(
@@ -214,13 +186,12 @@ async fn cmd_run_kills_a_command_that_writes_without_end() {
     let host = host(dir.path());
     // `yes` never stops by itself: without the bound this read would grow until the timeout.
     for (command, stream) in [("yes", "stdout"), ("yes >&2", "stderr")] {
-        let error = call(
+        let error = refused(
             &host,
             "cmd_run",
             json!({"command": command, "timeout": "50s"}),
         )
-        .await
-        .unwrap_err();
+        .await;
         assert_eq!(error.reason, Reason::Failed, "{command}: {error:?}");
         let detail = error.detail.unwrap_or_default();
         assert!(
@@ -230,7 +201,7 @@ async fn cmd_run_kills_a_command_that_writes_without_end() {
     }
     // Just under the bound is returned whole.
     let under = seq_exec::builtin::MAX_READ_BYTES - 1;
-    let value = call(
+    let value = call_local(
         &host,
         "cmd_run",
         json!({"command": format!("head -c {under} /dev/zero | tr '\\0' a")}),
@@ -246,13 +217,8 @@ async fn files_read_refuses_a_file_past_the_bound_without_reading_it_all() {
     let host = host(dir.path());
     let bound = seq_exec::builtin::MAX_READ_BYTES;
     file_with_len(dir.path().join("big.txt"), bound + 1);
-    let error = call(&host, "files_read", json!({"path": "big.txt"}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (error.reason, error.field.as_deref()),
-        (Reason::Failed, Some("path"))
-    );
+    let error = refused(&host, "files_read", json!({"path": "big.txt"})).await;
+    assert_field(&error, Reason::Failed, "path");
     assert!(
         error
             .detail
@@ -260,7 +226,7 @@ async fn files_read_refuses_a_file_past_the_bound_without_reading_it_all() {
             .contains("larger than 16 MiB")
     );
     file_with_len(dir.path().join("fits.txt"), bound);
-    let value = call(&host, "files_read", json!({"path": "fits.txt"}))
+    let value = call_local(&host, "files_read", json!({"path": "fits.txt"}))
         .await
         .unwrap();
     assert_eq!(value.as_str().unwrap().len(), bound);
@@ -301,7 +267,7 @@ async fn cancelling_cmd_run_kills_the_shell_and_its_children() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
     let pid_file = dir.path().join("child.pid");
-    let running = call(
+    let running = call_local(
         &host,
         "cmd_run",
         json!({"command": "sleep 300 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; wait"}),
@@ -331,7 +297,7 @@ async fn cancelling_cmd_run_kills_the_shell_and_its_children() {
 async fn files_write_read_and_list() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
-    let written = call(
+    let written = call_local(
         &host,
         "files_write",
         json!({"path": "notes/today.txt", "content": "hello"}),
@@ -340,13 +306,13 @@ async fn files_write_read_and_list() {
     .unwrap();
     assert_eq!(written, json!({"path": "notes/today.txt", "bytes": 5}));
     assert_eq!(
-        call(&host, "files_read", json!({"path": "./notes/today.txt"}))
+        call_local(&host, "files_read", json!({"path": "./notes/today.txt"}))
             .await
             .unwrap(),
         json!("hello")
     );
     // A value that is not a string is written as compact JSON.
-    call(
+    call_local(
         &host,
         "files_write",
         json!({"path": "data.json", "content": {"a": [1, 2]}}),
@@ -359,24 +325,19 @@ async fn files_write_read_and_list() {
     );
     std::fs::create_dir(dir.path().join("b-dir")).unwrap();
     assert_eq!(
-        call(&host, "files_list", json!({"path": ""}))
+        call_local(&host, "files_list", json!({"path": ""}))
             .await
             .unwrap(),
         json!(["b-dir/", "data.json", "notes/"])
     );
     assert_eq!(
-        call(&host, "files_list", json!({"path": "."}))
+        call_local(&host, "files_list", json!({"path": "."}))
             .await
             .unwrap(),
         json!(["b-dir/", "data.json", "notes/"])
     );
-    let missing = call(&host, "files_read", json!({"path": "nope.txt"}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (missing.reason, missing.field.as_deref()),
-        (Reason::Absent, Some("path"))
-    );
+    let missing = refused(&host, "files_read", json!({"path": "nope.txt"})).await;
+    assert_field(&missing, Reason::Absent, "path");
 }
 
 #[tokio::test]
@@ -394,7 +355,7 @@ async fn files_refuse_absolute_and_parent_paths() {
             ("files_delete", json!({ "path": path })),
             ("files_move", json!({ "from": path, "to": "x" })),
         ] {
-            let error = call(&host, tool, args).await.unwrap_err();
+            let error = refused(&host, tool, args).await;
             let field = if tool == "files_move" { "from" } else { "path" };
             assert_eq!(
                 (error.reason, error.field.as_deref()),
@@ -438,7 +399,7 @@ async fn files_refuse_symbolic_links_that_lead_outside() {
         ),
         ("files_move", json!({"from": "out/secret", "to": "here"})),
     ] {
-        let error = call(&host, tool, args.clone()).await.unwrap_err();
+        let error = refused(&host, tool, args.clone()).await;
         let field = match (tool, args.get("to")) {
             ("files_move", Some(to)) if to.as_str().is_some_and(|to| to.starts_with("out")) => "to",
             ("files_move", _) => "from",
@@ -456,7 +417,7 @@ async fn files_refuse_symbolic_links_that_lead_outside() {
     assert!(!outside.join("new-file").exists());
     // A link that stays inside is followed.
     assert_eq!(
-        call(&host, "files_read", json!({"path": "inside-link/ok.txt"}))
+        call_local(&host, "files_read", json!({"path": "inside-link/ok.txt"}))
             .await
             .unwrap(),
         json!("fine")
@@ -484,7 +445,7 @@ async fn output_goes_to_the_injected_sink_in_order() {
     let host = host(dir.path()).with_output(captured.clone());
     for text in ["one", "two", "three"] {
         assert_eq!(
-            call(&host, "output_send__stdout", json!({ "text": text }))
+            call_local(&host, "output_send__stdout", json!({ "text": text }))
                 .await
                 .unwrap(),
             Value::Null
@@ -494,14 +455,12 @@ async fn output_goes_to_the_injected_sink_in_order() {
 
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
     let host = BuiltinHost::new(dir.path()).with_output(Arc::new(sender));
-    call(&host, "output_send__stdout", json!({"text": "live"}))
+    call_local(&host, "output_send__stdout", json!({"text": "live"}))
         .await
         .unwrap();
     assert_eq!(receiver.recv().await.as_deref(), Some("live"));
     drop(receiver);
-    let error = call(&host, "output_send__stdout", json!({"text": "lost"}))
-        .await
-        .unwrap_err();
+    let error = refused(&host, "output_send__stdout", json!({"text": "lost"})).await;
     assert_eq!(error.reason, Reason::Failed);
 }
 

@@ -9,7 +9,6 @@ mod common;
 use common::*;
 use seq_exec::Reason;
 use seq_exec::engine::MAX_REPORTED_CALL_DEPTH;
-use seq_exec::engine::RunRequest;
 use serde_json::{Map, json};
 
 #[tokio::test(start_paused = true)]
@@ -49,15 +48,7 @@ async fn a_call_item_carries_the_reports_of_the_groups_it_ran() {
             ),
         ],
     );
-    let sequences = checked(&host, &[lib, main]);
-    let main = sequences[1].clone();
-    let source = MemorySource::new();
-    for sequence in sequences {
-        source.put(sequence);
-    }
-    let report = engine(&host, &source)
-        .run(&main, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_last(&host, &[lib, main]).await;
     assert!(report.ok, "{report:#?}");
     insta::assert_json_snapshot!("called_groups", report.groups);
 }
@@ -78,9 +69,7 @@ async fn called_groups_past_the_depth_bound_are_counted_not_reported() {
         })
         .collect();
     let seq = one(&host, file("chain", groups));
-    let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
     assert!(report.ok, "{report:#?}");
     insta::assert_json_snapshot!("called_depth_bound", report.groups);
 }

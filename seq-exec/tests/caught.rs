@@ -8,7 +8,6 @@
 mod common;
 
 use common::*;
-use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Map, Value, json};
@@ -159,9 +158,7 @@ async fn an_absent_path_is_retried_and_a_missing_tool_is_not() {
             ],
         ),
     );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, Map::new()).await;
     assert!(report.ok, "{report:#?}");
     let waited = &report.groups[0].items[0];
     assert_eq!((waited.status, waited.retries), (ItemStatus::Ok, 2));

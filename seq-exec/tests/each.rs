@@ -93,9 +93,7 @@ async fn an_empty_array_runs_nothing_and_writes_an_empty_array() {
             ],
         )],
     );
-    let report = engine(&host, &source)
-        .run(&seq, args(json!({"hosts": []})), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, args(json!({"hosts": []}))).await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(host.calls("work"), 0);
     assert_eq!(report.out["g"]["seen"], json!([]));
@@ -245,9 +243,7 @@ async fn reports_detail_the_first_elements_and_count_the_rest() {
         )],
     );
     let n: Vec<u32> = (0..250).collect();
-    let report = engine(&host, &source)
-        .run(&seq, args(json!({"n": n})), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, args(json!({"n": n}))).await;
     assert!(report.ok, "{report:#?}");
     let each = report.groups[0].items[0].each.as_ref().unwrap();
     assert_eq!(each.count, 250);

@@ -35,9 +35,7 @@ async fn a_tool_that_became_unsafe_never_runs_beside_another() {
     );
     // Replaced under the same name by an implementation that is not parallel-safe.
     host.add(def("writer", params, false), sleeper());
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, Map::new()).await;
     assert!(report.ok);
     assert!(
         !host.overlapped("w1", "w2") && !host.overlapped("w1", "other"),

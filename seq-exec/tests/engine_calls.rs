@@ -9,8 +9,7 @@ mod common;
 use common::*;
 use seq_exec::Reason;
 use seq_exec::engine::RunRequest;
-use seq_syntax::ast::Sequence;
-use seq_test_support::parsed;
+use seq_test_support::{assert_field, parsed};
 use serde_json::{Map, Value, json};
 
 /// A sequence whose one group calls `target` (and writes the result to `r`).
@@ -34,14 +33,6 @@ fn leaf(name: &str) -> String {
             &[r#"{"tool":"work","args":{"id":"leaf"},"as":"v"}"#],
         )],
     )
-}
-
-fn source_of(sequences: Vec<Sequence>) -> std::sync::Arc<MemorySource> {
-    let source = MemorySource::new();
-    for sequence in sequences {
-        source.put(sequence);
-    }
-    source
 }
 
 #[tokio::test(start_paused = true)]
@@ -123,9 +114,7 @@ async fn a_group_cycle_in_a_stored_sequence_ends_with_cycle() {
     let seq = parsed(&text);
     let source = MemorySource::new();
     // Every group is called by another: there is no group to start from.
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, Map::new()).await;
     let error = report.error.clone().unwrap();
     assert_eq!(error.reason, Reason::Cycle, "{error}");
     assert!(
@@ -161,15 +150,9 @@ async fn a_call_with_an_argument_its_target_no_longer_declares_fails_with_type()
     let main = sequences[1].clone();
     let source = source_of(sequences);
     source.put(one(&host, leaf("lib")));
-    let report = engine(&host, &source)
-        .run(&main, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &main, Map::new()).await;
     let error = report.groups[0].error.clone().unwrap();
-    assert_eq!(
-        (error.reason, error.field.as_deref()),
-        (Reason::Type, Some("x")),
-        "{error}"
-    );
+    assert_field(&error, Reason::Type, "x");
 }
 
 #[tokio::test(start_paused = true)]
@@ -215,10 +198,7 @@ async fn direct_calls_from_a_model() {
         )
         .await
         .unwrap_err();
-    assert_eq!(
-        (wrong.reason, wrong.field.as_deref()),
-        (Reason::Type, Some("host"))
-    );
+    assert_field(&wrong, Reason::Type, "host");
 
     let when = |condition: &'static str| {
         let engine = &engine;

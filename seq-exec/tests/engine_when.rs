@@ -9,6 +9,7 @@ use common::*;
 use seq_exec::engine::RunRequest;
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
+use seq_test_support::assert_field;
 use serde_json::{Map, Value, json};
 
 /// What a condition came to.
@@ -36,9 +37,7 @@ async fn when(condition: &str, a: Option<Value>, b: Option<Value>) -> (Outcome, 
     let mut passed = Map::new();
     passed.extend(a.map(|v| ("a".to_owned(), v)));
     passed.extend(b.map(|v| ("b".to_owned(), v)));
-    let report = engine(&host, &source)
-        .run(&seq, passed, RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, passed).await;
     let g = &report.groups[0];
     let outcome = match g.status {
         GroupStatus::Ran => True,
@@ -293,9 +292,7 @@ async fn a_path_that_does_not_exist_is_never_text() {
             )],
         );
         let passed = json!({"hosts": ["a", "b"], "o": {"k": 1}});
-        let report = engine(&host, &source)
-            .run(&seq, args(passed), RunRequest::new(&alice()))
-            .await;
+        let report = run_on(&host, &source, &seq, args(passed)).await;
         assert!(!report.ok, "{report:#?}");
         let error = report.groups[0].items[0].error.clone().unwrap();
         assert_eq!(error.reason, Reason::Required, "{error:?}");
@@ -411,15 +408,9 @@ async fn inputs_take_defaults_and_required_ones_stop_the_run() {
         .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(host.calls("work"), 1);
-    let report = engine(&host, &source)
-        .run(&seq, args(json!({"dry": false})), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, args(json!({"dry": false}))).await;
     assert!(!report.ok);
     let error = report.error.clone().unwrap();
-    assert_eq!(
-        (error.reason, error.field.as_deref()),
-        (Reason::Required, Some("branch")),
-        "{error:?}"
-    );
+    assert_field(&error, Reason::Required, "branch");
     assert_eq!(host.calls("work"), 1, "nothing ran");
 }

@@ -65,9 +65,7 @@ async fn a_panicking_tool_fails_its_item_and_the_group_goes_on_under_continue() 
             ],
         ),
     );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, Map::new()).await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     assert!(report.ok);
@@ -201,9 +199,7 @@ async fn the_default_output_bound_is_sixteen_mebibytes() {
         &host,
         run_group(json!({"name": "g"}), &[r#"{"tool":"floods","args":{}}"#]),
     );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, Map::new()).await;
     assert!(!report.ok);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Failed));
 }
@@ -239,9 +235,7 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
             ],
         ),
     );
-    let report = engine(&host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &seq, Map::new()).await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     // Declared `object`, got a string: a type failure of that item.
@@ -308,9 +302,7 @@ async fn a_long_chain_of_group_calls_fails_with_depth_instead_of_overflowing_the
             .call(Some(&deep), "g0", Map::new(), RunRequest::new(&alice()))
             .await;
         assert_eq!(report.unwrap_err().reason, Reason::Depth);
-        let run = engine(&host, &source)
-            .run(&deep, Map::new(), RunRequest::new(&alice()))
-            .await;
+        let run = run_on(&host, &source, &deep, Map::new()).await;
         assert!(!run.ok);
         assert_eq!(run.groups[0].error.as_ref().unwrap().reason, Reason::Depth);
     }
@@ -408,9 +400,7 @@ async fn a_cycle_of_group_calls_the_checker_never_saw_fails_with_cycle() {
             ),
         ],
     ));
-    let report = engine(&host, &source)
-        .run(&cyclic, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &source, &cyclic, Map::new()).await;
     assert!(!report.ok);
     assert_eq!(
         report.groups[0].error.as_ref().unwrap().reason,

@@ -4,15 +4,11 @@
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
+use seq_exec::Reason;
 use seq_exec::builtin::BuiltinHost;
-use seq_exec::{Caller, Reason, ToolError, ToolHost};
-use seq_test_support::assert_refused;
-use serde_json::{Value, json};
+use seq_test_support::{assert_field, assert_refused, call_local, refused};
+use serde_json::json;
 use std::os::unix::fs::symlink;
-
-async fn call(host: &BuiltinHost, tool: &str, args: Value) -> Result<Value, ToolError> {
-    host.call(&Caller::new("local"), tool, args).await
-}
 
 /// A root inside a temporary directory, with a directory `outside` beside it.
 fn tree() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -34,7 +30,7 @@ async fn stat_tells_each_kind_and_never_fails_for_a_missing_path() {
     let stat = |path: &str| {
         let host = &host;
         let path = path.to_owned();
-        async move { call(host, "files_stat", json!({ "path": path })).await }
+        async move { call_local(host, "files_stat", json!({ "path": path })).await }
     };
     let file = stat("a.txt").await.unwrap();
     assert_eq!(
@@ -61,23 +57,21 @@ async fn delete_takes_a_file_an_empty_directory_or_with_recursive_a_tree() {
     std::fs::create_dir(root.join("empty")).unwrap();
     let host = BuiltinHost::new(&root);
     assert_eq!(
-        call(&host, "files_delete", json!({"path": "a.txt"}))
+        call_local(&host, "files_delete", json!({"path": "a.txt"}))
             .await
             .unwrap(),
         json!({"path": "a.txt", "kind": "file", "removed": 1})
     );
     assert!(!root.join("a.txt").exists());
-    call(&host, "files_delete", json!({"path": "empty"}))
+    call_local(&host, "files_delete", json!({"path": "empty"}))
         .await
         .unwrap();
-    let full = call(&host, "files_delete", json!({"path": "d"}))
-        .await
-        .unwrap_err();
+    let full = refused(&host, "files_delete", json!({"path": "d"})).await;
     assert_eq!(full.reason, Reason::Failed, "{full:?}");
     assert!(full.hint.unwrap().contains("recursive"));
     assert!(root.join("d/e/deep.txt").exists());
     assert_eq!(
-        call(
+        call_local(
             &host,
             "files_delete",
             json!({"path": "d", "recursive": true})
@@ -87,21 +81,18 @@ async fn delete_takes_a_file_an_empty_directory_or_with_recursive_a_tree() {
         json!({"path": "d", "kind": "dir", "removed": 3})
     );
     assert!(!root.join("d").exists());
-    let again = call(&host, "files_delete", json!({"path": "d"}))
-        .await
-        .unwrap_err();
+    let again = refused(&host, "files_delete", json!({"path": "d"})).await;
     assert_eq!(
         (again.reason, again.detail.as_deref()),
         (Reason::Absent, Some("`d` does not exist"))
     );
     for root_itself in ["", ".", "./"] {
-        let error = call(
+        let error = refused(
             &host,
             "files_delete",
             json!({"path": root_itself, "recursive": true}),
         )
-        .await
-        .unwrap_err();
+        .await;
         assert_eq!(error.reason, Reason::ArgError, "{root_itself:?}");
     }
     assert!(root.exists());
@@ -115,7 +106,7 @@ async fn delete_removes_a_link_never_what_it_leads_to() {
     symlink(&outside, root.join("top-link")).unwrap();
     let host = BuiltinHost::new(&root);
     assert_eq!(
-        call(
+        call_local(
             &host,
             "files_delete",
             json!({"path": "top-link", "recursive": true})
@@ -124,7 +115,7 @@ async fn delete_removes_a_link_never_what_it_leads_to() {
         .unwrap()["kind"],
         "link"
     );
-    call(
+    call_local(
         &host,
         "files_delete",
         json!({"path": "d", "recursive": true}),
@@ -148,13 +139,12 @@ async fn delete_refuses_a_tree_deeper_than_its_bound() {
     std::fs::create_dir_all(&deep).unwrap();
     std::fs::write(deep.join("leaf"), "x").unwrap();
     let host = BuiltinHost::new(&root);
-    let error = call(
+    let error = refused(
         &host,
         "files_delete",
         json!({"path": "deep", "recursive": true}),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert_refused(&error, Reason::Failed, "deeper than");
 }
 
@@ -165,7 +155,7 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
     symlink(dir.path().join("outside"), root.join("link")).unwrap();
     let host = BuiltinHost::new(&root);
     assert_eq!(
-        call(
+        call_local(
             &host,
             "files_move",
             json!({"from": "a.txt", "to": "new/dir/a.txt"})
@@ -178,22 +168,18 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
         std::fs::read_to_string(root.join("new/dir/a.txt")).unwrap(),
         "hello"
     );
-    let taken = call(
+    let taken = refused(
         &host,
         "files_move",
         json!({"from": "new/dir/a.txt", "to": "b.txt"}),
     )
-    .await
-    .unwrap_err();
-    assert_eq!(
-        (taken.reason, taken.field.as_deref()),
-        (Reason::Failed, Some("to"))
-    );
+    .await;
+    assert_field(&taken, Reason::Failed, "to");
     assert_eq!(
         std::fs::read_to_string(root.join("b.txt")).unwrap(),
         "other"
     );
-    call(
+    call_local(
         &host,
         "files_move",
         json!({"from": "new/dir/a.txt", "to": "b.txt", "replace": true}),
@@ -205,7 +191,7 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
         "hello"
     );
     // A link moves as itself.
-    call(&host, "files_move", json!({"from": "link", "to": "d/link"}))
+    call_local(&host, "files_move", json!({"from": "link", "to": "d/link"}))
         .await
         .unwrap();
     assert!(
@@ -214,16 +200,9 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
             .file_type()
             .is_symlink()
     );
-    let gone = call(&host, "files_move", json!({"from": "nope", "to": "x"}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (gone.reason, gone.field.as_deref()),
-        (Reason::Absent, Some("from"))
-    );
-    let root_itself = call(&host, "files_move", json!({"from": ".", "to": "x"}))
-        .await
-        .unwrap_err();
+    let gone = refused(&host, "files_move", json!({"from": "nope", "to": "x"})).await;
+    assert_field(&gone, Reason::Absent, "from");
+    let root_itself = refused(&host, "files_move", json!({"from": ".", "to": "x"})).await;
     assert_eq!(root_itself.reason, Reason::ArgError);
 }
 
@@ -250,7 +229,7 @@ async fn the_data_directory_is_neither_deleted_nor_moved_nor_held_by_what_is() {
             "to",
         ),
     ] {
-        let error = call(&host, tool, args.clone()).await.unwrap_err();
+        let error = refused(&host, tool, args.clone()).await;
         assert_eq!(
             (error.reason, error.field.as_deref()),
             (Reason::Unauthorized, Some(field)),

@@ -7,7 +7,6 @@
 mod common;
 
 use common::*;
-use seq_exec::engine::RunRequest;
 use seq_exec::engine::{AttemptTime, ItemStatus};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Map, Value, json};
@@ -53,9 +52,7 @@ async fn groups_and_items_stand_on_one_axis() {
             ],
         ),
     );
-    let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
     assert!(report.ok, "{report:#?}");
     let times = |g: usize| -> Vec<(u64, u64)> {
         report.groups[g]
@@ -95,9 +92,7 @@ async fn each_attempt_of_a_retried_item_says_when_it_ran() {
             )],
         ),
     );
-    let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
     let item = &report.groups[0].items[0];
     assert_eq!(item.status, ItemStatus::Ok);
     assert_eq!(item.failed_attempts.len(), 2);
@@ -132,15 +127,7 @@ async fn called_groups_are_on_the_callers_axis() {
             ),
         ],
     );
-    let sequences = checked(&host, &[lib, main]);
-    let main = sequences[1].clone();
-    let source = MemorySource::new();
-    for sequence in sequences {
-        source.put(sequence);
-    }
-    let report = engine(&host, &source)
-        .run(&main, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_last(&host, &[lib, main]).await;
     assert!(report.ok, "{report:#?}");
     let call = &report.groups[1].items[0];
     assert_eq!((call.started_ms, call.duration_ms), (12, 7));
@@ -171,9 +158,7 @@ async fn items_never_started_stand_where_their_group_gave_up() {
             )],
         ),
     );
-    let report = engine(&host, &MemorySource::new())
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
     let items = &report.groups[0].items;
     assert_eq!(items[1].status, ItemStatus::Failed);
     assert_eq!((items[1].started_ms, items[1].duration_ms), (4, 8));

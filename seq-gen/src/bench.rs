@@ -23,6 +23,20 @@ pub fn flat<'g, 'a, M: criterion::measurement::Measurement>(
         .measurement_time(std::time::Duration::from_secs(measure))
 }
 
+/// `once` benchmarked in `group` as `name`, each iteration's wall time kept in `times` as well,
+/// for the figure a benchmark prints beside criterion's.
+#[cfg(feature = "clock")]
+pub fn timed(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    times: &crate::times::Times,
+    mut once: impl FnMut(),
+) {
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| times.measure(iters, &mut once))
+    });
+}
+
 /// The median of `ratio` over interleaved `rounds` (NaN for none): a same-run ratio that one
 /// slow round cannot move.
 pub fn median_of<R>(rounds: &[R], ratio: impl Fn(&R) -> f64) -> f64 {

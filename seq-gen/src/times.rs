@@ -36,4 +36,21 @@ impl Times {
     pub fn mean(&self) -> Option<Duration> {
         self.mean_and_best().map(|(mean, _)| mean)
     }
+
+    /// Keeps `wall`, measured elsewhere (one call's latency within a round).
+    pub fn push(&self, wall: Duration) {
+        if let Ok(mut times) = self.0.lock() {
+            times.push(wall);
+        }
+    }
+
+    /// The time at the fraction `p` of those kept, sorted (`0.5`: the median; the nearest
+    /// rank); `None` when nothing was kept.
+    pub fn percentile(&self, p: f64) -> Option<Duration> {
+        let mut times = self.0.lock().ok()?.clone();
+        times.sort();
+        let last = times.len().checked_sub(1)?;
+        let rank = ((last as f64) * p.clamp(0.0, 1.0)).round() as usize;
+        times.get(rank).copied()
+    }
 }

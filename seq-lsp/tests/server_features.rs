@@ -78,13 +78,25 @@ fn open(name: &str, offer: Offer, capabilities: ClientCapabilities) -> Fixture {
     }
 }
 
+/// The place of the mark `mark` in the fixture's document.
+fn position(f: &Fixture, mark: usize) -> lsp_types::TextDocumentPositionParams {
+    f.client
+        .text_document_position(&f.uri, &f.text, f.marks[mark])
+}
+
+/// The document symbols of the fixture's document.
+fn symbols(f: &mut Fixture) -> Option<DocumentSymbolResponse> {
+    let params = DocumentSymbolParams {
+        text_document: TextDocumentIdentifier::new(f.uri.clone()),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    };
+    f.client.request::<DocumentSymbolRequest>(params)
+}
+
 fn hover_at(f: &mut Fixture, mark: usize) -> Option<lsp_types::Hover> {
     let params = HoverParams {
-        text_document_position_params: f.client.text_document_position(
-            &f.uri,
-            &f.text,
-            f.marks[mark],
-        ),
+        text_document_position_params: position(f, mark),
         work_done_progress_params: WorkDoneProgressParams::default(),
     };
     f.client.request::<HoverRequest>(params)
@@ -123,11 +135,7 @@ fn hover_shows_slots_tools_and_groups_in_both_encodings() {
 
 fn definition_at(f: &mut Fixture, mark: usize) -> Vec<lsp_types::Location> {
     let params = GotoDefinitionParams {
-        text_document_position_params: f.client.text_document_position(
-            &f.uri,
-            &f.text,
-            f.marks[mark],
-        ),
+        text_document_position_params: position(f, mark),
         work_done_progress_params: WorkDoneProgressParams::default(),
         partial_result_params: PartialResultParams::default(),
     };
@@ -158,7 +166,7 @@ fn definition_and_references_go_through_escapes() {
     // with the declaration, that too.
     for (include, expected) in [(false, 2), (true, 3)] {
         let params = ReferenceParams {
-            text_document_position: f.client.text_document_position(&f.uri, &f.text, f.marks[1]),
+            text_document_position: position(&f, 1),
             work_done_progress_params: WorkDoneProgressParams::default(),
             partial_result_params: PartialResultParams::default(),
             context: ReferenceContext {
@@ -179,7 +187,7 @@ fn definition_and_references_go_through_escapes() {
 #[test]
 fn rename_edits_the_group_and_its_calls_inside_tools_strings() {
     let mut f = open("rename", Offer::Default, ClientCapabilities::default());
-    let position = f.client.text_document_position(&f.uri, &f.text, f.marks[4]);
+    let position = position(&f, 4);
     let prepared = f
         .client
         .request::<PrepareRenameRequest>(position.clone())
@@ -387,14 +395,7 @@ fn document_symbols_nest_sequence_groups_and_items() {
         "documentSymbol": {"hierarchicalDocumentSymbolSupport": true}
     }));
     let mut f = open("symbols", Offer::Default, nested);
-    let params = DocumentSymbolParams {
-        text_document: TextDocumentIdentifier::new(f.uri.clone()),
-        work_done_progress_params: WorkDoneProgressParams::default(),
-        partial_result_params: PartialResultParams::default(),
-    };
-    let Some(DocumentSymbolResponse::Nested(symbols)) =
-        f.client.request::<DocumentSymbolRequest>(params)
-    else {
+    let Some(DocumentSymbolResponse::Nested(symbols)) = symbols(&mut f) else {
         panic!("not nested");
     };
     assert_eq!(symbols.len(), 1);
@@ -419,14 +420,7 @@ fn document_symbols_are_flat_for_clients_that_want_a_list() {
         Offer::Default,
         ClientCapabilities::default(),
     );
-    let params = DocumentSymbolParams {
-        text_document: TextDocumentIdentifier::new(f.uri.clone()),
-        work_done_progress_params: WorkDoneProgressParams::default(),
-        partial_result_params: PartialResultParams::default(),
-    };
-    let Some(DocumentSymbolResponse::Flat(symbols)) =
-        f.client.request::<DocumentSymbolRequest>(params)
-    else {
+    let Some(DocumentSymbolResponse::Flat(symbols)) = symbols(&mut f) else {
         panic!("not flat");
     };
     // The sequence, two groups, one item each.

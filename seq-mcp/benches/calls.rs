@@ -31,6 +31,7 @@ use seq_exec::engine::NoSequences;
 use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Engine, ToolHost};
 use seq_gen::bench::full_size;
+use seq_gen::bench::timed;
 use seq_gen::times::Times;
 use seq_mcp::{McpHost, Options, ServerSpec};
 use seq_syntax::ast::Sequence;
@@ -64,17 +65,7 @@ fn sequence(host: &McpHost, parallel: bool, count: usize) -> Sequence {
     .to_string();
     let mut catalog = seq_catalog::Catalog::builtin();
     catalog.merge(host.definitions());
-    let check = seq_check::check(&[seq_check::Source::new("bench.json", text)], &catalog);
-    let file = check.files.into_iter().next().unwrap();
-    assert!(
-        !file
-            .diagnostics
-            .iter()
-            .any(seq_syntax::Diagnostic::is_error),
-        "{:?}",
-        file.diagnostics
-    );
-    file.sequence.unwrap()
+    seq_test_support::checked_one(text, &catalog)
 }
 
 struct Setup {
@@ -148,14 +139,10 @@ fn bench_engine(
     caller: &Caller,
     times: &Times,
 ) {
-    group.bench_function("engine", |b| {
-        b.iter_custom(|iters| {
-            times.measure(iters, || {
-                let report =
-                    s.rt.block_on(s.engine.run(sequence, Map::new(), RunRequest::new(caller)));
-                assert!(report.ok, "{report:?}");
-            })
-        });
+    timed(group, "engine", times, || {
+        let report =
+            s.rt.block_on(s.engine.run(sequence, Map::new(), RunRequest::new(caller)));
+        assert!(report.ok, "{report:?}");
     });
 }
 
@@ -167,32 +154,24 @@ fn serial(c: &mut Criterion) {
     let (direct, host, engine) = (Times::default(), Times::default(), Times::default());
     let mut group = c.benchmark_group("serial");
     group.throughput(Throughput::Elements(calls as u64));
-    group.bench_function("rmcp_client", |b| {
-        b.iter_custom(|iters| {
-            direct.measure(iters, || {
-                s.rt.block_on(async {
-                    for _ in 0..calls {
-                        black_box(s.direct.call_tool(params()).await.unwrap());
-                    }
-                });
-            })
+    timed(&mut group, "rmcp_client", &direct, || {
+        s.rt.block_on(async {
+            for _ in 0..calls {
+                black_box(s.direct.call_tool(params()).await.unwrap());
+            }
         });
     });
-    group.bench_function("mcp_host", |b| {
-        b.iter_custom(|iters| {
-            host.measure(iters, || {
-                s.rt.block_on(async {
-                    for _ in 0..calls {
-                        let args = json!({"message": "hi"});
-                        black_box(
-                            s.host
-                                .call(&Caller::new("local"), "ev.echo", args)
-                                .await
-                                .unwrap(),
-                        );
-                    }
-                });
-            })
+    timed(&mut group, "mcp_host", &host, || {
+        s.rt.block_on(async {
+            for _ in 0..calls {
+                let args = json!({"message": "hi"});
+                black_box(
+                    s.host
+                        .call(&Caller::new("local"), "ev.echo", args)
+                        .await
+                        .unwrap(),
+                );
+            }
         });
     });
     bench_engine(&mut group, &s, &sequence, &caller, &engine);
@@ -213,27 +192,19 @@ fn concurrent(c: &mut Criterion) {
     let (direct, host, engine) = (Times::default(), Times::default(), Times::default());
     let mut group = c.benchmark_group("concurrent");
     group.throughput(Throughput::Elements(IN_FLIGHT as u64));
-    group.bench_function("rmcp_client", |b| {
-        b.iter_custom(|iters| {
-            direct.measure(iters, || {
-                let calls = (0..IN_FLIGHT).map(|_| s.direct.call_tool(params()));
-                for result in s.rt.block_on(join_all(calls)) {
-                    black_box(result.unwrap());
-                }
-            })
-        });
+    timed(&mut group, "rmcp_client", &direct, || {
+        let calls = (0..IN_FLIGHT).map(|_| s.direct.call_tool(params()));
+        for result in s.rt.block_on(join_all(calls)) {
+            black_box(result.unwrap());
+        }
     });
-    group.bench_function("mcp_host", |b| {
-        b.iter_custom(|iters| {
-            host.measure(iters, || {
-                let caller = Caller::new("local");
-                let calls = (0..IN_FLIGHT)
-                    .map(|_| s.host.call(&caller, "ev.echo", json!({"message": "hi"})));
-                for result in s.rt.block_on(join_all(calls)) {
-                    black_box(result.unwrap());
-                }
-            })
-        });
+    timed(&mut group, "mcp_host", &host, || {
+        let caller = Caller::new("local");
+        let calls =
+            (0..IN_FLIGHT).map(|_| s.host.call(&caller, "ev.echo", json!({"message": "hi"})));
+        for result in s.rt.block_on(join_all(calls)) {
+            black_box(result.unwrap());
+        }
     });
     bench_engine(&mut group, &s, &sequence, &caller, &engine);
     group.finish();

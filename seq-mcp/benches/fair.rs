@@ -25,30 +25,27 @@
     reason = "a benchmark that cannot set up should stop there, and prints its figures"
 )]
 
+mod common;
+
+use common::Client;
 use criterion::{Criterion, Throughput};
 use futures::future::join_all;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
+use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
-use seq_exec::Caller;
-use seq_exec::builtin::Captured;
 use seq_exec::engine::CancellationToken;
 use seq_gen::bench::flat;
 use seq_gen::bench::full_size;
-use seq_mcp::http::{Access, HttpOptions};
+use seq_gen::bench::timed;
+use seq_gen::times::Times;
+use seq_mcp::http::Access;
 use seq_mcp::policy_file::PolicyFile;
 use seq_mcp::token::{Tokens, sha256_hex};
-use seq_mcp::{McpHost, SeqServer};
-use seq_store::storage::Storage;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Set in the child of this binary that serves, on the data directory of [`DATA`].
@@ -98,41 +95,11 @@ fn serve(count: usize) {
     let data = std::env::var(DATA).unwrap();
     let data = Path::new(&data);
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let file = policy(count);
-        let policy = Arc::new(file.policy.clone());
-        let root = data.join("root");
-        std::fs::create_dir_all(&root).unwrap();
-        let server = SeqServer::assemble(
-            Storage::new(data.join("store")),
-            root,
-            Caller::new("bench"),
-            Arc::clone(&policy),
-            Arc::new(McpHost::none()),
-            Arc::new(Captured::new()),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        println!("{addr}");
-        let access = Access::Tokens(Tokens::from_settings(&file.settings).unwrap());
-        let options = HttpOptions::new(access, addr, &[], &[]);
-        seq_mcp::http::serve(server, listener, options, CancellationToken::new())
-            .await
-            .unwrap();
-    });
+    let file = policy(count);
+    let access = Access::Tokens(Tokens::from_settings(&file.settings).unwrap());
+    let server = common::server(data, file.policy);
+    runtime.block_on(common::serve_http(server, access));
 }
-
-/// A child killed when dropped (its runs' commands die with it).
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-type Client = RunningService<RoleClient, ()>;
 
 async fn client(url: &str, caller: &str) -> Result<Client, String> {
     let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token(caller));
@@ -142,38 +109,22 @@ async fn client(url: &str, caller: &str) -> Result<Client, String> {
 }
 
 async fn create(client: &Client, name: &str, group: Value) {
-    let Value::Object(args) = json!({"name": name, "replace": true, "groups": [group]}) else {
-        unreachable!()
-    };
-    let created = client
-        .call_tool(CallToolRequestParams::new("seq_create").with_arguments(args))
-        .await
-        .unwrap();
-    assert_ne!(created.is_error, Some(true), "{created:?}");
+    common::create(
+        client,
+        json!({"name": name, "replace": true, "groups": [group]}),
+    )
+    .await;
 }
 
-/// One round: every caller's runs, all callers at once; its wall time.
-async fn round(clients: &[(String, Client)], latencies: &Mutex<Vec<Duration>>) -> Duration {
-    let started = Instant::now();
+/// One round: every caller's runs, all callers at once.
+async fn round(clients: &[(String, Client)], latencies: &Times) {
     join_all(clients.iter().map(|(name, client)| async move {
         for n in 0..RUNS_PER_CALLER {
-            let Value::Object(args) = json!({"name": format!("quick-{name}"), "args": {"n": n}})
-            else {
-                unreachable!()
-            };
-            let call = Instant::now();
-            let answer = client
-                .call_tool(CallToolRequestParams::new("seq_run").with_arguments(args))
-                .await
-                .unwrap();
-            let took = call.elapsed();
-            let report = answer.structured_content.unwrap_or_default();
-            assert_eq!(report["ok"], true, "{report}");
-            latencies.lock().unwrap().push(took);
+            let args = json!({"name": format!("quick-{name}"), "args": {"n": n}});
+            common::run_ok(client, args, latencies).await;
         }
     }))
     .await;
-    started.elapsed()
 }
 
 /// How long an attacker waits before trying again (module comment).
@@ -242,11 +193,7 @@ async fn attack(
                 return;
             };
             while !stop.is_cancelled() {
-                let Value::Object(args) = json!({"name": "slow"}) else {
-                    unreachable!()
-                };
-                let call =
-                    session.call_tool(CallToolRequestParams::new("seq_run").with_arguments(args));
+                let call = common::call(session, "seq_run", json!({"name": "slow"}));
                 tokio::select! {
                     _ = call => tokio::time::sleep(AGAIN).await,
                     () = stop.cancelled() => {}
@@ -265,21 +212,6 @@ async fn attack(
     }
 }
 
-/// What one phase's rounds gave.
-#[derive(Default)]
-struct Figures {
-    latencies: Mutex<Vec<Duration>>,
-}
-
-impl Figures {
-    fn percentile(&self, p: f64) -> Duration {
-        let mut all = self.latencies.lock().unwrap().clone();
-        all.sort();
-        let index = ((all.len() as f64 - 1.0) * p).round() as usize;
-        all.get(index).copied().unwrap_or_default()
-    }
-}
-
 fn main() {
     let count = callers();
     if std::env::var(SERVE).is_ok() {
@@ -288,20 +220,8 @@ fn main() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let mut server = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(SERVE, "1")
-        .env(DATA, data.path())
-        .args(std::env::args().skip(1))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _server = Killed(server);
-    let addr: SocketAddr = line.trim().parse().unwrap();
+    let (_server, line) = common::started(&mut common::child(SERVE, "1", DATA, data.path()));
+    let addr: SocketAddr = line.parse().unwrap();
     let url = format!("http://{addr}/mcp");
     let clients: Vec<(String, Client)> = runtime.block_on(async {
         let clients = join_all(names(count).into_iter().map(|name| {
@@ -323,23 +243,17 @@ fn main() {
         }));
         clients.await
     });
-    let (quiet, attacked) = (Figures::default(), Figures::default());
+    // Each phase's latencies, and its rounds' wall times for criterion.
+    let (quiet, attacked) = (Times::default(), Times::default());
+    let rounds = Times::default();
 
     let runs = count * RUNS_PER_CALLER;
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group(format!("fair/{count} callers x {RUNS_PER_CALLER}"));
     flat(&mut group, 10, 1, 10).throughput(Throughput::Elements(runs as u64));
-    let mut bench = |name: &str, figures: &Figures| {
-        group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                runtime.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        total += round(&clients, &figures.latencies).await;
-                    }
-                    total
-                })
-            });
+    let mut bench = |name: &str, latencies: &Times| {
+        timed(&mut group, name, &rounds, || {
+            runtime.block_on(round(&clients, latencies))
         });
     };
     bench("quiet", &quiet);
@@ -352,8 +266,8 @@ fn main() {
     group.finish();
     let _ = runtime.block_on(attacker);
 
-    let (q50, q99) = (quiet.percentile(0.5), quiet.percentile(0.99));
-    let (h50, h99) = (attacked.percentile(0.5), attacked.percentile(0.99));
+    let (q50, q99) = (common::ms(&quiet, 0.5), common::ms(&quiet, 0.99));
+    let (h50, h99) = (common::ms(&attacked, 0.5), common::ms(&attacked, 0.99));
     println!(
         "fair, {count} callers x {RUNS_PER_CALLER} seq_run, one hostile caller ({} half-sent \
          bodies, {} connections without a token, {} flooding long calls, 64 sessions): latency \
@@ -362,11 +276,11 @@ fn main() {
         attackers(),
         attackers(),
         attackers(),
-        q50.as_secs_f64() * 1e3,
-        q99.as_secs_f64() * 1e3,
-        h50.as_secs_f64() * 1e3,
-        h99.as_secs_f64() * 1e3,
-        h99.as_secs_f64() / q99.as_secs_f64(),
+        q50,
+        q99,
+        h50,
+        h99,
+        h99 / q99,
     );
     runtime.block_on(async {
         for (_, client) in clients {

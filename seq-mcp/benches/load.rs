@@ -18,27 +18,23 @@
     reason = "a benchmark that cannot set up should stop there, and prints its figures"
 )]
 
+mod common;
+
+use common::Client;
 use criterion::{Criterion, Throughput};
 use futures::future::join_all;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
+use rmcp::ServiceExt;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 use seq_exec::Caller;
-use seq_exec::builtin::Captured;
-use seq_exec::engine::CancellationToken;
 use seq_exec::policy::Policy;
 use seq_gen::bench::flat;
 use seq_gen::bench::full_size;
-use seq_mcp::http::{Access, HttpOptions};
-use seq_mcp::{McpHost, SeqServer};
-use seq_store::storage::Storage;
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use seq_gen::bench::timed;
+use seq_gen::times::Times;
+use seq_mcp::http::Access;
+use serde_json::json;
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
 /// Set in a child of this binary: serve `stdio` or `http` on the data directory of
 /// [`DATA`].
@@ -56,65 +52,23 @@ fn clients() -> usize {
         .unwrap_or(50)
 }
 
-/// The server `seqc mcp` assembles, on `data` (its root beside the store).
-fn server(data: &Path) -> SeqServer {
-    let policy = Arc::new(Policy::allow_all());
-    let root = data.join("root");
-    std::fs::create_dir_all(&root).unwrap();
-    SeqServer::assemble(
-        Storage::new(data.join("store")),
-        root,
-        Caller::new("bench"),
-        Arc::clone(&policy),
-        Arc::new(McpHost::none()),
-        Arc::new(Captured::new()),
-    )
-}
-
 /// The child's part: serve until stdin closes (stdio) or the parent kills it (HTTP).
 fn serve(how: &str) {
     let data = std::env::var(DATA).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let server = server(Path::new(&data));
+        let server = common::server(Path::new(&data), Policy::allow_all());
         if how == "stdio" {
             server.serve_stdio().await.unwrap();
             return;
         }
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        println!("http://{addr}/mcp");
-        let options = HttpOptions::new(Access::Open(Caller::new("bench")), addr, &[], &[]);
-        seq_mcp::http::serve(server, listener, options, CancellationToken::new())
-            .await
-            .unwrap();
+        common::serve_http(server, Access::Open(Caller::new("bench"))).await;
     });
 }
 
-fn child(how: &str, data: &Path) -> std::process::Command {
-    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-    command
-        .env(SERVE, how)
-        .env(DATA, data)
-        .stderr(Stdio::null());
-    command
-}
-
-/// A child killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-type Client = RunningService<RoleClient, ()>;
-
 async fn stdio_clients(data: &Path, count: usize) -> Vec<Client> {
     let started = (0..count).map(|_| async {
-        let command = tokio::process::Command::from(child("stdio", data));
+        let command = tokio::process::Command::from(common::child(SERVE, "stdio", DATA, data));
         let (transport, _) = TokioChildProcess::builder(command)
             .stderr(Stdio::null())
             .spawn()
@@ -137,63 +91,36 @@ async fn create(client: &Client) {
     let tools = json!({"tool": "echo", "args": {"value": "$args.n"}, "as": "v"}).to_string() + " ;";
     let sequence = json!({"name": "one", "replace": true, "groups": [
         {"name": "g", "in": {"n": "integer"}, "out": {"v": "any"}, "tools": tools}]});
-    let Value::Object(args) = sequence else {
-        unreachable!()
-    };
-    let created = client
-        .call_tool(CallToolRequestParams::new("seq_create").with_arguments(args))
-        .await
-        .unwrap();
-    assert_ne!(created.is_error, Some(true), "{created:?}");
+    common::create(client, sequence).await;
 }
 
-/// One round: every client's runs, all clients at once; its wall time.
-async fn round(clients: &[Client], latencies: &Mutex<Vec<Duration>>) -> Duration {
-    let started = Instant::now();
+/// One round: every client's runs, all clients at once.
+async fn round(clients: &[Client], latencies: &Times) {
     join_all(clients.iter().enumerate().map(|(c, client)| async move {
         for r in 0..RUNS_PER_CLIENT {
             let n = c * RUNS_PER_CLIENT + r;
-            let Value::Object(args) = json!({"name": "one", "args": {"n": n}}) else {
-                unreachable!()
-            };
-            let call = Instant::now();
-            let answer = client
-                .call_tool(CallToolRequestParams::new("seq_run").with_arguments(args))
-                .await
-                .unwrap();
-            let took = call.elapsed();
-            let report = answer.structured_content.unwrap_or_default();
-            assert_eq!(report["ok"], true, "{report}");
+            let args = json!({"name": "one", "args": {"n": n}});
+            let report = common::run_ok(client, args, latencies).await;
             // The value written is the run's own argument (as the template renders it).
             let written = report["out"]["g"]["v"].to_string();
             assert_eq!(written.trim_matches('"'), n.to_string(), "{report}");
-            latencies.lock().unwrap().push(took);
         }
     }))
     .await;
-    started.elapsed()
 }
 
 /// What one transport's rounds gave.
 #[derive(Default)]
 struct Figures {
-    rounds: Mutex<Vec<Duration>>,
-    latencies: Mutex<Vec<Duration>>,
+    rounds: Times,
+    latencies: Times,
 }
 
 impl Figures {
+    /// Runs per second of the median round.
     fn runs_per_second(&self, runs: usize) -> f64 {
-        let mut rounds = self.rounds.lock().unwrap().clone();
-        rounds.sort();
-        let median = rounds.get(rounds.len() / 2).copied().unwrap_or_default();
+        let median = self.rounds.percentile(0.5).unwrap_or_default();
         runs as f64 / median.as_secs_f64()
-    }
-
-    fn percentile(&self, p: f64) -> Duration {
-        let mut all = self.latencies.lock().unwrap().clone();
-        all.sort();
-        let index = ((all.len() as f64 - 1.0) * p).round() as usize;
-        all.get(index).copied().unwrap_or_default()
     }
 }
 
@@ -207,16 +134,9 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let http_data = tempfile::tempdir().unwrap();
     let stdio_data = tempfile::tempdir().unwrap();
-    let mut http_server = child("http", http_data.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(http_server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _http_server = Killed(http_server);
-    let url = line.trim().to_owned();
+    let (_http_server, addr) =
+        common::started(&mut common::child(SERVE, "http", DATA, http_data.path()));
+    let url = format!("http://{addr}/mcp");
     let (http, stdio) = runtime.block_on(async {
         let http = http_clients(&url, count).await;
         create(&http[0]).await;
@@ -230,18 +150,8 @@ fn main() {
     let mut group = criterion.benchmark_group(format!("load/{count} clients x {RUNS_PER_CLIENT}"));
     flat(&mut group, 10, 1, 10).throughput(Throughput::Elements(runs as u64));
     for (name, clients, figures) in [("http", &http, &over_http), ("stdio", &stdio, &over_stdio)] {
-        group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                runtime.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let took = round(clients, &figures.latencies).await;
-                        figures.rounds.lock().unwrap().push(took);
-                        total += took;
-                    }
-                    total
-                })
-            });
+        timed(&mut group, name, &figures.rounds, || {
+            runtime.block_on(round(clients, &figures.latencies));
         });
     }
     group.finish();
@@ -254,10 +164,10 @@ fn main() {
         "load, {count} clients x {RUNS_PER_CLIENT} seq_run: HTTP {h:.0} runs/s, stdio {s:.0} runs/s, \
          ratio HTTP/stdio {:.2}; latency p50/p99: HTTP {:.2}/{:.2} ms, stdio {:.2}/{:.2} ms",
         h / s,
-        over_http.percentile(0.5).as_secs_f64() * 1e3,
-        over_http.percentile(0.99).as_secs_f64() * 1e3,
-        over_stdio.percentile(0.5).as_secs_f64() * 1e3,
-        over_stdio.percentile(0.99).as_secs_f64() * 1e3,
+        common::ms(&over_http.latencies, 0.5),
+        common::ms(&over_http.latencies, 0.99),
+        common::ms(&over_stdio.latencies, 0.5),
+        common::ms(&over_stdio.latencies, 0.99),
     );
     runtime.block_on(async {
         for client in http.into_iter().chain(stdio) {

@@ -23,6 +23,7 @@ pub mod bound;
 mod child;
 mod connection;
 pub mod convert;
+mod forward;
 pub mod framing;
 pub mod host;
 pub mod http;

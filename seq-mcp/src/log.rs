@@ -13,13 +13,13 @@
     reason = "MCP logging is what clients implement today; rmcp marks it as to be replaced"
 )]
 
+use crate::forward::Forwarder;
 use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::Peer;
 use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, ItemStatus, Observer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 /// The name the notifications carry as their `logger`.
 const LOGGER: &str = "seqc";
@@ -65,8 +65,7 @@ fn rank(level: LoggingLevel) -> u8 {
 #[derive(Debug)]
 pub struct RunLog {
     least: Option<LoggingLevel>,
-    events: Option<UnboundedSender<LoggingMessageNotificationParam>>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    forward: Forwarder<LoggingMessageNotificationParam>,
 }
 
 impl RunLog {
@@ -75,13 +74,11 @@ impl RunLog {
         let Some(least) = level.get() else {
             return RunLog {
                 least: None,
-                events: None,
-                task: None,
+                forward: Forwarder::off(),
             };
         };
         let peer = peer.clone();
-        let (events, mut received) = unbounded_channel();
-        let task = tokio::spawn(async move {
+        let forward = Forwarder::start(|mut received| async move {
             while let Some(message) = received.recv().await {
                 // A client that went away needs no more.
                 if peer.notify_logging_message(message).await.is_err() {
@@ -91,42 +88,29 @@ impl RunLog {
         });
         RunLog {
             least: Some(least),
-            events: Some(events),
-            task: Some(task),
+            forward,
         }
     }
 
     /// The run's observer, when the session asked for a level.
     pub fn observer(&self) -> Option<&dyn Observer> {
-        self.events.as_ref().map(|_| self as &dyn Observer)
+        self.forward.is_on().then_some(self as &dyn Observer)
     }
 
     /// Sends what is not sent yet, then stops: the call is answered next.
-    pub async fn finish(mut self) {
-        self.events = None;
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+    pub async fn finish(self) {
+        self.forward.finish().await;
     }
 
     fn send(&self, level: LoggingLevel, data: Value) {
-        let (Some(least), Some(events)) = (self.least, &self.events) else {
+        let Some(least) = self.least else {
             return;
         };
         if rank(level) < rank(least) {
             return;
         }
         let message = LoggingMessageNotificationParam::new(level, data).with_logger(LOGGER);
-        // The task ends only when the client went away: nobody to tell then.
-        let _ = events.send(message);
-    }
-}
-
-impl Drop for RunLog {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+        self.forward.send(message);
     }
 }
 

@@ -10,12 +10,12 @@
 //! or a heartbeat after the `n`th item says `n + k/(k+1)` for its `k`th since (always below the
 //! next item's `n + 1`). The message says what finished, or what is still running.
 
+use crate::forward::Forwarder;
 use rmcp::RoleServer;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 use seq_exec::engine::{GroupReport, GroupStatus, ItemReport, Observer};
 use std::time::Duration;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 /// How often a running call says it is still running when nothing finished: below the
 /// shortest request timeouts clients use in practice, and well below the 10 s a client may
@@ -23,6 +23,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 
 /// Something that finished.
+#[derive(Debug)]
 enum Finished {
     Item(String),
     Group(String),
@@ -30,25 +31,18 @@ enum Finished {
 
 /// The progress of one call; it stops when dropped (the call answered or was dropped).
 #[derive(Debug)]
-pub struct Progress {
-    events: Option<UnboundedSender<Finished>>,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
+pub struct Progress(Forwarder<Finished>);
 
 impl Progress {
     /// Starts reporting for `tool` if the request asked for progress.
     pub fn start(context: &RequestContext<RoleServer>, tool: &str) -> Progress {
         let Some(token) = context.meta.get_progress_token() else {
-            return Progress {
-                events: None,
-                task: None,
-            };
+            return Progress(Forwarder::off());
         };
         let peer = context.peer.clone();
         let tool = tool.to_owned();
-        let (events, mut received) = unbounded_channel();
         let started = tokio::time::Instant::now();
-        let task = tokio::spawn(async move {
+        Progress(Forwarder::start(|mut received| async move {
             let mut ticks = tokio::time::interval_at(started + HEARTBEAT, HEARTBEAT);
             let (mut items, mut since) = (0u32, 0u32);
             loop {
@@ -80,32 +74,21 @@ impl Progress {
                     break;
                 }
             }
-        });
-        Progress {
-            events: Some(events),
-            task: Some(task),
-        }
+        }))
     }
 
     /// The run's observer, when the request asked for progress.
     pub fn observer(&self) -> Option<&dyn Observer> {
-        self.events.as_ref().map(|_| self as &dyn Observer)
+        self.0.is_on().then_some(self as &dyn Observer)
     }
 
     /// Sends what finished and is not told yet, then stops: the call is answered next.
-    pub async fn finish(mut self) {
-        self.events = None;
-        if let Some(task) = self.task.take() {
-            // The task ends once it has told the last event (or the client went away).
-            let _ = task.await;
-        }
+    pub async fn finish(self) {
+        self.0.finish().await;
     }
 
     fn send(&self, finished: Finished) {
-        if let Some(events) = &self.events {
-            // The task ends only when the client went away: nobody to tell then.
-            let _ = events.send(finished);
-        }
+        self.0.send(finished);
     }
 }
 
@@ -133,13 +116,5 @@ impl Observer for Progress {
             "group `{group}` {}",
             status.predicate()
         )));
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
     }
 }

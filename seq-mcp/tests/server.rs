@@ -67,17 +67,7 @@ async fn the_six_tools_are_listed_with_honest_annotations() {
     let s = session(Policy::allow_all(), None).await;
     let tools = s.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(
-        names,
-        [
-            "seq_create",
-            "seq_list",
-            "seq_delete",
-            "seq_run",
-            "seq_call",
-            "seq_when_call"
-        ]
-    );
+    assert_eq!(names, seq_catalog::SEQ_TOOLS);
     let by_name = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
     assert_eq!(hints(by_name("seq_list")), (Some(true), Some(false)));
     assert_eq!(hints(by_name("seq_delete")), (Some(false), Some(true)));
@@ -376,11 +366,7 @@ async fn seq_call_and_seq_when_call_report_progress_as_items_and_groups_finish()
         let told = seen.0.lock().unwrap().clone();
         // Every notification came before the answer, each further than the one before.
         assert!(told.windows(2).all(|w| w[0].0 < w[1].0), "{told:?}");
-        let finished: Vec<&str> = told
-            .iter()
-            .map(|(_, message)| message.as_str())
-            .filter(|message| !message.contains("still running"))
-            .collect();
+        let finished = seq_test_support::finished(&told);
         assert_eq!(
             finished,
             [

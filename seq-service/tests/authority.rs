@@ -21,40 +21,27 @@ use seq_test_support::Store;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-/// The shared store fixture, with what planting and marks need.
-struct Server(Store);
-
-impl std::ops::Deref for Server {
-    type Target = Store;
-
-    fn deref(&self) -> &Store {
-        &self.0
-    }
-}
-
-fn server() -> Server {
-    Server(Store::with_policy(
+fn server() -> Store {
+    Store::with_policy(
         Policy::allow_all()
             .for_caller("bob", Rules::default().deny("cmd_run"))
             .for_caller("carol", Rules::default().deny("seq_run"))
             .for_caller("dave", Rules::default().deny("seq_call")),
-    ))
+    )
 }
 
-impl Server {
-    /// Stores `name` with `tools` in one ordered group as `owner`, past the checker.
-    fn plant(&self, owner: Option<&str>, name: &str, tools: &str) {
-        let text = file(name, tools);
-        let sequence = seq_syntax::parse(&text).sequence.unwrap();
-        self.storage
-            .put(Put::new(&sequence).replace(true).owner(owner))
-            .unwrap();
-    }
+/// Stores `name` with `tools` in one ordered group as `owner`, past the checker.
+fn plant(s: &Store, owner: Option<&str>, name: &str, tools: &str) {
+    let text = file(name, tools);
+    let sequence = seq_syntax::parse(&text).sequence.unwrap();
+    s.storage
+        .put(Put::new(&sequence).replace(true).owner(owner))
+        .unwrap();
+}
 
-    /// Whether a command of the run left its mark in the root.
-    fn marked(&self) -> bool {
-        self.root.path().join("mark").exists()
-    }
+/// Whether a command of the run left its mark in the root.
+fn marked(s: &Store) -> bool {
+    s.root.path().join("mark").exists()
 }
 
 fn file(name: &str, tools: &str) -> String {
@@ -91,11 +78,7 @@ async fn bob_cannot_store_a_sequence_that_creates_and_runs_another() {
     std::fs::write(s.root.path().join("x.json"), file("x", MARK)).unwrap();
     let tools = r#"{"tool":"seq_create","args":{"file":"x.json"},"unsafe_serial":true} ; {"tool":"seq_run","args":{"name":"x"},"unsafe_serial":true} ;"#;
     let outcome = s
-        .call(
-            "bob",
-            "seq_create",
-            json!({"name": "boot", "groups": groups(tools)}),
-        )
+        .create("bob", json!({"name": "boot", "groups": groups(tools)}))
         .await;
     assert!(outcome.result.is_err(), "{:?}", outcome.result);
     assert!(
@@ -113,23 +96,23 @@ async fn bob_cannot_store_a_sequence_that_creates_and_runs_another() {
 #[tokio::test]
 async fn a_sequence_never_does_more_than_its_author_may() {
     let s = server();
-    s.plant(Some("bob"), "helper", MARK);
+    plant(&s, Some("bob"), "helper", MARK);
     let outcome = s.call("alice", "seq_run", json!({"name": "helper"})).await;
     assert!(outcome.result.is_err());
     let error = item_error(&outcome);
     assert_eq!(error.reason, Reason::Unauthorized, "{error:?}");
     assert!(error.detail.unwrap().contains("`bob`"));
-    assert!(!s.marked());
+    assert!(!marked(&s));
     // Nor more than its caller may: bob running alice's sequence is held to bob's rights.
-    s.plant(Some("alice"), "hers", MARK);
+    plant(&s, Some("alice"), "hers", MARK);
     let outcome = s.call("bob", "seq_run", json!({"name": "hers"})).await;
     assert_eq!(item_error(&outcome).reason, Reason::Unauthorized);
-    assert!(!s.marked());
+    assert!(!marked(&s));
     // The author's own run, and an ownerless sequence, carry no restriction beyond the caller.
-    s.plant(None, "plain", MARK);
+    plant(&s, None, "plain", MARK);
     let outcome = s.call("alice", "seq_run", json!({"name": "plain"})).await;
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
-    assert!(s.marked());
+    assert!(marked(&s));
 }
 
 /// The stealth variant: alice's `deploy` calls bob's `#helper`, harmless when she stored it;
@@ -140,20 +123,12 @@ async fn a_rewritten_callee_runs_with_its_authors_rights() {
     let s = server();
     let echo = r#"{"tool":"echo","args":{"value":1}} ;"#;
     let created = s
-        .call(
-            "bob",
-            "seq_create",
-            json!({"name": "helper", "groups": groups(echo)}),
-        )
+        .create("bob", json!({"name": "helper", "groups": groups(echo)}))
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
     let call = r##"{"tool":"seq_call","args":{"target":"#helper"},"unsafe_serial":true} ;"##;
     let created = s
-        .call(
-            "alice",
-            "seq_create",
-            json!({"name": "deploy", "groups": groups(call)}),
-        )
+        .create("alice", json!({"name": "deploy", "groups": groups(call)}))
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
     assert!(
@@ -163,16 +138,16 @@ async fn a_rewritten_callee_runs_with_its_authors_rights() {
             .is_ok()
     );
 
-    s.plant(Some("bob"), "helper", MARK);
+    plant(&s, Some("bob"), "helper", MARK);
     let outcome = s.call("alice", "seq_run", json!({"name": "deploy"})).await;
     let error = refusal(&outcome);
     assert_eq!(error.reason, Reason::Failed);
     assert_eq!(item_error(&outcome).reason, Reason::Unauthorized);
-    assert!(!s.marked());
+    assert!(!marked(&s));
 
     // A management step stored past the checker is refused at run time, at any depth.
     let sneaky = r#"{"tool":"seq_delete","args":{"name":"deploy"},"unsafe_serial":true} ;"#;
-    s.plant(Some("bob"), "helper", sneaky);
+    plant(&s, Some("bob"), "helper", sneaky);
     let outcome = s.call("alice", "seq_run", json!({"name": "deploy"})).await;
     assert_eq!(item_error(&outcome).reason, Reason::Unauthorized);
     assert!(s.storage.exists("deploy").unwrap());
@@ -185,25 +160,17 @@ async fn a_rewritten_callee_runs_with_its_authors_rights() {
 async fn a_seq_run_item_keeps_the_owners_above_it() {
     let s = server();
     let created = s
-        .call(
-            "alice",
-            "seq_create",
-            json!({"name": "build", "groups": groups(MARK)}),
-        )
+        .create("alice", json!({"name": "build", "groups": groups(MARK)}))
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
     let run = r#"{"tool":"seq_run","args":{"name":"build"},"unsafe_serial":true} ;"#;
     let created = s
-        .call(
-            "bob",
-            "seq_create",
-            json!({"name": "relay", "groups": groups(run)}),
-        )
+        .create("bob", json!({"name": "relay", "groups": groups(run)}))
         .await;
     assert!(created.result.is_ok(), "{:?}", created.result);
     let outcome = s.call("alice", "seq_run", json!({"name": "relay"})).await;
     assert_eq!(item_error(&outcome).reason, Reason::Unauthorized);
-    assert!(!s.marked());
+    assert!(!marked(&s));
 }
 
 /// Denying `seq_run` denies running a stored sequence by any route; denying `seq_call` denies
@@ -212,7 +179,7 @@ async fn a_seq_run_item_keeps_the_owners_above_it() {
 async fn one_right_covers_every_route() {
     let s = server();
     let echo = r#"{"tool":"echo","args":{"value":1}} ;"#;
-    s.plant(Some("alice"), "x", echo);
+    plant(&s, Some("alice"), "x", echo);
     let direct = s.call("carol", "seq_call", json!({"target": "#x"})).await;
     assert_eq!(refusal(&direct).reason, Reason::Unauthorized);
     let direct = s

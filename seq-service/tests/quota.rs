@@ -7,19 +7,10 @@ use seq_exec::{Caller, Reason};
 use seq_service::{SeqConfig, StorageTools};
 use seq_store::quota::{Quota, Quotas};
 use seq_store::storage::{Put, Storage};
-use seq_syntax::ast::Sequence;
+use seq_test_support::{hello, hello_json};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
-
-fn sequence(name: &str) -> Sequence {
-    let text = json!({
-        "name": name,
-        "groups": [{"name": "one", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
-    })
-    .to_string();
-    seq_syntax::parse(&text).sequence.unwrap()
-}
 
 fn tools_with(data: &Path, quotas: Quotas) -> StorageTools {
     let root = data.join("root");
@@ -30,10 +21,7 @@ fn tools_with(data: &Path, quotas: Quotas) -> StorageTools {
 }
 
 fn create(tools: &StorageTools, who: &str, name: &str) -> Result<Value, seq_exec::ToolError> {
-    let args = json!({
-        "name": name,
-        "groups": [{"name": "one", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
-    });
+    let args = hello_json(name);
     tools
         .call_blocking("seq_create", &args, Some(&Caller::new(who)))
         .result
@@ -84,6 +72,6 @@ fn a_caller_past_its_quota_is_refused_naming_the_limit() {
         "{refused}"
     );
     // The command line's own (ownerless) sequences count for no one.
-    tools.storage().put(Put::new(&sequence("local"))).unwrap();
+    tools.storage().put(Put::new(&hello("local"))).unwrap();
     create(&tools, "bob", "b2").unwrap();
 }

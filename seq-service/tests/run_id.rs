@@ -9,6 +9,7 @@ use seq_exec::engine::RunRequest;
 use seq_exec::{Caller, Reason};
 use seq_service::{SeqConfig, SeqOutcome, SeqTools};
 use seq_store::storage::Storage;
+use seq_test_support::assert_field;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tempfile::TempDir;
@@ -97,10 +98,7 @@ async fn another_caller_sequence_or_arguments_under_a_run_id_is_refused_saying_w
     .unwrap();
     let refused = |outcome: SeqOutcome| {
         let error = outcome.result.unwrap_err();
-        assert_eq!(
-            (error.reason, error.field.as_deref()),
-            (Reason::ArgError, Some("run_id"))
-        );
+        assert_field(&error, Reason::ArgError, "run_id");
         error.detail.unwrap()
     };
     let args = refused(
@@ -170,11 +168,7 @@ async fn a_malformed_run_id_is_refused() {
             .await
             .result
             .unwrap_err();
-        assert_eq!(
-            (error.reason, error.field.as_deref()),
-            (Reason::ArgError, Some("run_id")),
-            "{id}"
-        );
+        assert_field(&error, Reason::ArgError, "run_id");
     }
     assert!(f.output.lines().is_empty());
 }

@@ -12,6 +12,7 @@ use seq_exec::{Caller, Reason, ToolError, ToolHost};
 use seq_service::{SeqConfig, SeqHost, SeqOutcome, SeqTools};
 use seq_store::storage::{Put, SequenceStorage, Storage};
 use seq_syntax::Code;
+use seq_test_support::{assert_field, strings_at};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -177,10 +178,7 @@ async fn create_refuses_errors_with_every_finding() {
         "{plain:?}"
     );
     let error = outcome.result.unwrap_err();
-    assert_eq!(
-        (error.reason, error.field.as_deref()),
-        (Reason::ArgError, Some("groups"))
-    );
+    assert_field(&error, Reason::ArgError, "groups");
     // Every independent mistake at once: the misspelt field does not hide the undeclared input.
     assert_eq!(
         codes(&outcome.diagnostics),
@@ -243,10 +241,7 @@ async fn create_takes_exactly_one_of_groups_and_file() {
         .call("seq_create", json!({"name": "x"}))
         .await
         .unwrap_err();
-    assert_eq!(
-        (neither.reason, neither.field.as_deref()),
-        (Reason::Required, Some("groups"))
-    );
+    assert_field(&neither, Reason::Required, "groups");
     let both = f
         .call(
             "seq_create",
@@ -254,10 +249,7 @@ async fn create_takes_exactly_one_of_groups_and_file() {
         )
         .await
         .unwrap_err();
-    assert_eq!(
-        (both.reason, both.field.as_deref()),
-        (Reason::ArgError, Some("file"))
-    );
+    assert_field(&both, Reason::ArgError, "file");
 }
 
 #[tokio::test]
@@ -266,10 +258,7 @@ async fn create_needs_replace_to_overwrite() {
     let args = json!({"name": "hello", "groups": hello_groups()});
     f.call("seq_create", args.clone()).await.unwrap();
     let taken = f.call("seq_create", args).await.unwrap_err();
-    assert_eq!(
-        (taken.reason, taken.field.as_deref()),
-        (Reason::ArgError, Some("name"))
-    );
+    assert_field(&taken, Reason::ArgError, "name");
     let mut two = hello_groups();
     two[0]["tools"] = json!(r#"{"tool":"echo","args":{"value":"${args.who}"},"as":"greeting"} ;"#);
     let replaced = f
@@ -319,10 +308,7 @@ async fn create_from_a_file_under_the_root() {
         )
         .await;
     let error = outcome.result.unwrap_err();
-    assert_eq!(
-        (error.reason, error.field.as_deref()),
-        (Reason::ArgError, Some("file"))
-    );
+    assert_field(&error, Reason::ArgError, "file");
     let unknown = outcome
         .diagnostics
         .iter()
@@ -338,10 +324,7 @@ async fn create_from_a_file_under_the_root() {
         )
         .await
         .unwrap_err();
-    assert_eq!(
-        (mismatch.reason, mismatch.field.as_deref()),
-        (Reason::ArgError, Some("name"))
-    );
+    assert_field(&mismatch, Reason::ArgError, "name");
     let described = f
         .call(
             "seq_create",
@@ -355,10 +338,7 @@ async fn create_from_a_file_under_the_root() {
         .await
         .unwrap_err();
     // Read as `files_read` reads: a file that is not there is `absent`.
-    assert_eq!(
-        (missing.reason, missing.field.as_deref()),
-        (Reason::Absent, Some("file"))
-    );
+    assert_field(&missing, Reason::Absent, "file");
 }
 
 #[tokio::test]
@@ -371,11 +351,7 @@ async fn create_refuses_files_outside_the_root() {
             .call("seq_create", json!({"name": "outside", "file": path}))
             .await
             .unwrap_err();
-        assert_eq!(
-            (error.reason, error.field.as_deref()),
-            (Reason::ArgError, Some("file")),
-            "{path}"
-        );
+        assert_field(&error, Reason::ArgError, "file");
     }
     #[cfg(unix)]
     {
@@ -387,10 +363,7 @@ async fn create_refuses_files_outside_the_root() {
             )
             .await
             .unwrap_err();
-        assert_eq!(
-            (error.reason, error.field.as_deref()),
-            (Reason::Unauthorized, Some("file"))
-        );
+        assert_field(&error, Reason::Unauthorized, "file");
     }
     assert!(f.names().await.is_empty());
 }
@@ -464,18 +437,12 @@ async fn delete_and_list_report_what_is_there() {
         .call("seq_delete", json!({"name": "one"}))
         .await
         .unwrap_err();
-    assert_eq!(
-        (again.reason, again.field.as_deref()),
-        (Reason::NotFound, Some("name"))
-    );
+    assert_field(&again, Reason::NotFound, "name");
     let escape = f
         .call("seq_delete", json!({"name": "../sequences/torn"}))
         .await
         .unwrap_err();
-    assert_eq!(
-        (escape.reason, escape.field.as_deref()),
-        (Reason::ArgError, Some("name"))
-    );
+    assert_field(&escape, Reason::ArgError, "name");
 }
 
 #[tokio::test]
@@ -486,15 +453,9 @@ async fn parameters_and_policy_are_checked_first() {
         .call("seq_list", json!({"verbose": true}))
         .await
         .unwrap_err();
-    assert_eq!(
-        (unknown.reason, unknown.field.as_deref()),
-        (Reason::Type, Some("verbose"))
-    );
+    assert_field(&unknown, Reason::Type, "verbose");
     let wrong = f.call("seq_delete", json!({"name": 7})).await.unwrap_err();
-    assert_eq!(
-        (wrong.reason, wrong.field.as_deref()),
-        (Reason::Type, Some("name"))
-    );
+    assert_field(&wrong, Reason::Type, "name");
     let guest = Caller::new("guest");
     let refused = f
         .tools
@@ -541,10 +502,7 @@ async fn seq_run_runs_a_stored_sequence() {
         .call("seq_run", json!({"name": "nope"}))
         .await
         .unwrap_err();
-    assert_eq!(
-        (missing.reason, missing.field.as_deref()),
-        (Reason::NotFound, Some("name"))
-    );
+    assert_field(&missing, Reason::NotFound, "name");
 }
 
 #[tokio::test]
@@ -561,10 +519,7 @@ async fn seq_run_checks_a_stored_sequence_again_and_runs_none_with_errors() {
         .full("seq_run", json!({"name": "typo", "args": {"who": "Ada"}}))
         .await;
     let error = outcome.result.unwrap_err();
-    assert_eq!(
-        (error.reason, error.field.as_deref()),
-        (Reason::Failed, Some("name"))
-    );
+    assert_field(&error, Reason::Failed, "name");
     let lines = seq_service::finding_lines(&outcome.diagnostics);
     assert!(lines.contains("error E0502 in `#typo`"), "{lines}");
     assert_eq!(codes(&outcome.diagnostics), ["E0502"]);
@@ -624,10 +579,7 @@ async fn direct_calls_take_sequences_only() {
         .call("seq_call", json!({"target": "greet"}))
         .await
         .unwrap_err();
-    assert_eq!(
-        (group.reason, group.field.as_deref()),
-        (Reason::ArgError, Some("target"))
-    );
+    assert_field(&group, Reason::ArgError, "target");
     let skipped = f
         .call(
             "seq_when_call",
@@ -665,12 +617,7 @@ async fn the_engines_host_offers_the_store_tools_to_sequences() {
         .unwrap();
     let value = f.call("seq_run", json!({"name": "lister"})).await.unwrap();
     let all = &value["out"]["look"]["all"];
-    let names: Vec<&str> = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = strings_at(all, "name");
     assert_eq!(names, ["lister", "one"]);
 }
 

@@ -12,36 +12,19 @@ use seq_store::storage::{Put, SequenceStorage};
 use seq_test_support::{Store, stored};
 use serde_json::{Value, json};
 
-/// The shared store fixture, with what comparing stored sequences needs.
-struct Policed(Store);
-
-impl std::ops::Deref for Policed {
-    type Target = Store;
-
-    fn deref(&self) -> &Store {
-        &self.0
-    }
-}
-
 /// `admin` may use everything; `low` is denied `cmd_run` (the issue's `--deny cmd_run
 /// --caller low`); `lead` holds the store administrator permission.
-fn store() -> Policed {
-    store_with(
+fn store() -> Store {
+    Store::with_policy(
         Policy::allow_all()
             .for_caller("low", Rules::default().deny("cmd_run"))
             .for_caller("lead", Rules::default().allow("*").allow("seq_admin")),
     )
 }
 
-fn store_with(policy: Policy) -> Policed {
-    Policed(Store::with_policy(policy))
-}
-
-impl Policed {
-    /// The stored sequence `name`, as text to compare.
-    fn stored(&self, name: &str) -> String {
-        format!("{:?}", stored(&self.storage, name).unwrap())
-    }
+/// The stored sequence `name`, as text to compare.
+fn stored_text(s: &Store, name: &str) -> String {
+    format!("{:?}", stored(&s.storage, name).unwrap())
 }
 
 fn groups(tools: &str) -> Value {
@@ -64,9 +47,8 @@ fn detail(outcome: &SeqOutcome) -> String {
 async fn a_caller_cannot_store_a_tool_it_may_not_use() {
     let s = store();
     let outcome = s
-        .call(
+        .create(
             "low",
-            "seq_create",
             json!({"name": "plant", "groups": groups(&format!("{ECHO}{CMD}"))}),
         )
         .await;
@@ -78,9 +60,8 @@ async fn a_caller_cannot_store_a_tool_it_may_not_use() {
     assert!(stored(&s.storage, "plant").unwrap().is_none());
     // The same sequence from a caller who may run it is stored.
     let outcome = s
-        .call(
+        .create(
             "admin",
-            "seq_create",
             json!({"name": "plant", "groups": groups(&format!("{ECHO}{CMD}"))}),
         )
         .await;
@@ -90,29 +71,17 @@ async fn a_caller_cannot_store_a_tool_it_may_not_use() {
 #[tokio::test]
 async fn a_call_to_a_stored_sequence_reaches_its_tools_transitively() {
     let s = store();
-    s.call(
-        "admin",
-        "seq_create",
-        json!({"name": "deploy", "groups": groups(CMD)}),
-    )
-    .await
-    .result
-    .unwrap();
-    s.call(
-        "admin",
-        "seq_create",
-        json!({"name": "wrap", "groups": groups(r##"{"tool":"seq_call","args":{"target":"#deploy"}} ;"##)}),
-    )
+    s.create("admin", json!({"name": "deploy", "groups": groups(CMD)}))
+        .await
+        .result
+        .unwrap();
+    s.create("admin", json!({"name": "wrap", "groups": groups(r##"{"tool":"seq_call","args":{"target":"#deploy"}} ;"##)}))
     .await
     .result
     .unwrap();
     // `low` may call `wrap`, but through it `#deploy` runs `cmd_run`.
     let outcome = s
-        .call(
-            "low",
-            "seq_create",
-            json!({"name": "mine", "groups": groups(&format!(r##"{ECHO}{{"tool":"seq_call","args":{{"target":"#wrap"}}}} ;"##))}),
-        )
+        .create("low", json!({"name": "mine", "groups": groups(&format!(r##"{ECHO}{{"tool":"seq_call","args":{{"target":"#wrap"}}}} ;"##))}))
         .await;
     assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
     assert_eq!(outcome.diagnostics.len(), 1, "{:#?}", outcome.diagnostics);
@@ -123,9 +92,8 @@ async fn a_call_to_a_stored_sequence_reaches_its_tools_transitively() {
     );
     // A group called through `seq_call` is one of the sequence's own: its item is found too.
     let outcome = s
-        .call(
+        .create(
             "low",
-            "seq_create",
             json!({"name": "mine", "groups": [
                 {"name": "main", "tools": r#"{"tool":"seq_call","args":{"target":"inner"}} ;"#},
                 {"name": "inner", "tools": CMD},
@@ -140,20 +108,15 @@ async fn a_call_to_a_stored_sequence_reaches_its_tools_transitively() {
 #[tokio::test]
 async fn the_planted_store_low_cannot_replace_or_delete_what_admin_owns() {
     let s = store();
-    s.call(
-        "admin",
-        "seq_create",
-        json!({"name": "deploy", "groups": groups(CMD)}),
-    )
-    .await
-    .result
-    .unwrap();
-    let before = s.stored("deploy");
+    s.create("admin", json!({"name": "deploy", "groups": groups(CMD)}))
+        .await
+        .result
+        .unwrap();
+    let before = stored_text(&s, "deploy");
     // Even with only tools `low` may use, the sequence is not `low`'s to replace.
     let outcome = s
-        .call(
+        .create(
             "low",
-            "seq_create",
             json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
         )
         .await;
@@ -166,22 +129,20 @@ async fn the_planted_store_low_cannot_replace_or_delete_what_admin_owns() {
     let outcome = s.call("low", "seq_delete", json!({"name": "deploy"})).await;
     assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
     assert!(detail(&outcome).contains("belongs to `admin`"));
-    assert_eq!(s.stored("deploy"), before);
+    assert_eq!(stored_text(&s, "deploy"), before);
     // Its owner may; `seq_list` shows who that is.
     let listed = s.call("admin", "seq_list", json!({})).await.result.unwrap();
     assert_eq!(listed[0]["owner"], "admin");
-    s.call(
+    s.create(
         "admin",
-        "seq_create",
         json!({"name": "deploy", "replace": true, "groups": groups(CMD)}),
     )
     .await
     .result
     .unwrap();
     // So may the store administrator, who then owns it.
-    s.call(
+    s.create(
         "lead",
-        "seq_create",
         json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
     )
     .await
@@ -209,9 +170,8 @@ async fn an_ownerless_sequence_changes_only_by_an_administrator() {
         assert_eq!(refusal(&outcome).reason, Reason::Unauthorized, "{who}");
         assert!(detail(&outcome).contains("has no owner"), "{who}");
     }
-    s.call(
+    s.create(
         "lead",
-        "seq_create",
         json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
     )
     .await
@@ -248,9 +208,7 @@ async fn a_file_that_is_not_a_sequence_is_not_echoed() {
     std::fs::write(s.root.path().join(".env"), "DB_PASSWORD=hunter2\n").unwrap();
     std::fs::write(s.root.path().join("key.json"), "[\"hunter2\"]\n").unwrap();
     for file in [".env", "key.json"] {
-        let outcome = s
-            .call("admin", "seq_create", json!({"name": "x", "file": file}))
-            .await;
+        let outcome = s.create("admin", json!({"name": "x", "file": file})).await;
         let error = refusal(&outcome);
         assert_eq!(error.reason, Reason::ArgError);
         assert_eq!(error.field.as_deref(), Some("file"));
@@ -262,42 +220,32 @@ async fn a_file_that_is_not_a_sequence_is_not_echoed() {
 
 #[tokio::test]
 async fn create_from_a_file_needs_the_right_to_read_files() {
-    let s = store_with(Policy::allow_all().for_caller("blind", Rules::default().deny("files_*")));
+    let s = Store::with_policy(
+        Policy::allow_all().for_caller("blind", Rules::default().deny("files_*")),
+    );
     std::fs::write(
         s.root.path().join("hello.json"),
         json!({"name": "hello", "groups": groups(ECHO)}).to_string(),
     )
     .unwrap();
     let outcome = s
-        .call(
-            "blind",
-            "seq_create",
-            json!({"name": "hello", "file": "hello.json"}),
-        )
+        .create("blind", json!({"name": "hello", "file": "hello.json"}))
         .await;
     let error = refusal(&outcome);
     assert_eq!(error.reason, Reason::Unauthorized);
     assert_eq!(error.field.as_deref(), Some("file"));
     assert!(stored(&s.storage, "hello").unwrap().is_none());
-    s.call(
-        "admin",
-        "seq_create",
-        json!({"name": "hello", "file": "hello.json"}),
-    )
-    .await
-    .result
-    .unwrap();
+    s.create("admin", json!({"name": "hello", "file": "hello.json"}))
+        .await
+        .result
+        .unwrap();
 }
 
 #[tokio::test]
 async fn a_tool_that_is_off_says_how_to_turn_it_on() {
-    let s = store_with(Policy::allow_all().turn_off("cmd_run", "`--enable cmd_run`"));
+    let s = Store::with_policy(Policy::allow_all().turn_off("cmd_run", "`--enable cmd_run`"));
     let outcome = s
-        .call(
-            "admin",
-            "seq_create",
-            json!({"name": "x", "groups": groups(CMD)}),
-        )
+        .create("admin", json!({"name": "x", "groups": groups(CMD)}))
         .await;
     assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
     let hint = outcome.diagnostics[0].hint.clone().unwrap();

@@ -9,20 +9,10 @@ use seq_store::quota::Quota;
 use seq_store::storage::{
     MAX_STORED_BYTES, Put, SequenceStorage, Storage, StorageError, list, readable,
 };
-use seq_syntax::ast::Sequence;
-use seq_test_support::stored;
+use seq_test_support::{hello, stored};
 use serde_json::json;
 use std::fs;
 use std::path::Path;
-
-fn sequence(name: &str) -> Sequence {
-    let text = json!({
-        "name": name,
-        "groups": [{"name": "one", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
-    })
-    .to_string();
-    seq_syntax::parse(&text).sequence.unwrap()
-}
 
 fn sequences_dir(data: &Path) -> std::path::PathBuf {
     let dir = data.join("sequences");
@@ -53,7 +43,7 @@ fn broken(storage: &Storage) -> Vec<(String, String)> {
 fn a_fifo_a_link_and_a_huge_file_are_broken_entries_never_read() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
-    storage.put(Put::new(&sequence("good"))).unwrap();
+    storage.put(Put::new(&hello("good"))).unwrap();
     let dir = sequences_dir(data.path());
     mkfifo(&dir.join("fifo.json"));
     std::os::unix::fs::symlink("/dev/zero", dir.join("zero.json")).unwrap();
@@ -117,7 +107,7 @@ fn a_link_or_a_fifo_as_the_lock_file_is_refused_and_written_through_never() {
 
     std::os::unix::fs::symlink(&victim, &lock).unwrap();
     assert!(matches!(
-        storage.put(Put::new(&sequence("one"))),
+        storage.put(Put::new(&hello("one"))),
         Err(StorageError::Io { .. })
     ));
     assert_eq!(fs::read(&victim).unwrap(), b"precious");
@@ -125,16 +115,16 @@ fn a_link_or_a_fifo_as_the_lock_file_is_refused_and_written_through_never() {
     fs::remove_file(&lock).unwrap();
     let dangling = elsewhere.path().join("created.txt");
     std::os::unix::fs::symlink(&dangling, &lock).unwrap();
-    assert!(storage.put(Put::new(&sequence("one"))).is_err());
+    assert!(storage.put(Put::new(&hello("one"))).is_err());
     assert!(!dangling.exists());
 
     fs::remove_file(&lock).unwrap();
     mkfifo(&lock);
-    assert!(storage.put(Put::new(&sequence("one"))).is_err());
+    assert!(storage.put(Put::new(&hello("one"))).is_err());
 
     // A regular lock file again, and writes go on.
     fs::remove_file(&lock).unwrap();
-    storage.put(Put::new(&sequence("one"))).unwrap();
+    storage.put(Put::new(&hello("one"))).unwrap();
     assert!(storage.exists("one").unwrap());
 }
 
@@ -142,7 +132,7 @@ fn a_link_or_a_fifo_as_the_lock_file_is_refused_and_written_through_never() {
 fn what_was_read_is_read_again_only_when_the_file_changes() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
-    storage.put(Put::new(&sequence("one"))).unwrap();
+    storage.put(Put::new(&hello("one"))).unwrap();
     assert_eq!(readable(&storage).unwrap().len(), 1);
     // Replaced behind the storage's back (a new file, as every write makes): read afresh.
     let path = storage.path_of("one").unwrap();
@@ -183,7 +173,7 @@ fn bytes_read() -> u64 {
 fn a_broken_entry_is_read_once_until_it_changes() {
     let data = tempfile::tempdir().unwrap();
     let storage = Storage::new(data.path());
-    storage.put(Put::new(&sequence("good"))).unwrap();
+    storage.put(Put::new(&hello("good"))).unwrap();
     let dir = sequences_dir(data.path());
     let big = 4 * 1024 * 1024;
     let path = dir.join("bad.json");
@@ -209,9 +199,9 @@ fn a_broken_entry_is_read_once_until_it_changes() {
     // Changed, it is read again: fixed now.
     fs::remove_file(&path).unwrap();
     Storage::new(data.path())
-        .put(Put::new(&sequence("bad")))
+        .put(Put::new(&hello("bad")))
         .unwrap();
-    assert_eq!(stored(&storage, "bad").unwrap(), Some(sequence("bad")));
+    assert_eq!(stored(&storage, "bad").unwrap(), Some(hello("bad")));
 }
 
 /// The listing kept by one storage follows what another one (another process, say) and other
@@ -236,9 +226,9 @@ fn the_listing_kept_follows_every_change_to_the_directory() {
             )
             .collect()
     };
-    mine.put(Put::new(&sequence("one"))).unwrap();
+    mine.put(Put::new(&hello("one"))).unwrap();
     assert_eq!(names(&mine), ["one"]);
-    theirs.put(Put::new(&sequence("two"))).unwrap();
+    theirs.put(Put::new(&hello("two"))).unwrap();
     assert_eq!(names(&mine), ["one", "two"]);
     theirs.delete("one", None, false).unwrap();
     assert_eq!(names(&mine), ["two"]);
@@ -259,9 +249,9 @@ fn the_listing_kept_follows_every_change_to_the_directory() {
     fs::remove_file(mine.dir().join("two.json")).unwrap();
     assert_eq!(names(&mine), ["broken three"]);
     // The look-alike check sees the names as they are.
-    theirs.put(Put::new(&sequence("look"))).unwrap();
+    theirs.put(Put::new(&hello("look"))).unwrap();
     assert!(matches!(
-        mine.put(Put::new(&sequence("l\u{43e}ok"))),
+        mine.put(Put::new(&hello("l\u{43e}ok"))),
         Err(StorageError::Confusable { .. })
     ));
 }

@@ -1,7 +1,10 @@
 //! What the tests of several crates share, written once: [`EchoHost`], a host whose only tool
-//! is a pure `echo`; [`parsed`], a test sequence's text parsed; [`files_in`], a directory's
-//! names; [`assert_refused`] and [`assert_detail`], what a `ToolError` must say; and (feature `store`) [`Store`], a data directory with its seq tools and helpers to
-//! read it. A dev-dependency only; never published.
+//! is a pure `echo`; [`parsed`], a test sequence's text parsed; [`hello`], the least a store
+//! keeps; [`checked`], texts checked clean; [`files_in`], a directory's
+//! names; [`assert_refused`], [`assert_detail`] and [`assert_field`], what a `ToolError` must
+//! say; [`call_local`] and [`refused`], a tool called as the local caller; [`strings_at`], one
+//! string member of each object of a JSON array; [`finished`], what progress told finished; and (feature `store`) [`Store`], a data
+//! directory with its seq tools and helpers to read it. A dev-dependency only; never published.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,6 +12,7 @@
 )]
 
 use seq_catalog::{Catalog, ToolDef};
+use seq_check::Source;
 use seq_exec::{Caller, Reason, ToolCall, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
 use serde_json::Value;
@@ -31,6 +35,50 @@ pub fn parsed(text: &str) -> Sequence {
     let parse = seq_syntax::parse(text);
     assert!(!parse.has_errors(), "{:#?}", parse.diagnostics);
     parse.sequence.unwrap()
+}
+
+/// `texts` checked as one batch against `catalog`, each named `fN.json` by its place; panics
+/// on any error, naming each.
+pub fn checked(texts: &[String], catalog: &Catalog) -> Vec<Sequence> {
+    let sources: Vec<Source> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Source::new(format!("f{i}.json"), text.clone()))
+        .collect();
+    let check = seq_check::check(&sources, catalog);
+    for file in &check.files {
+        let errors: Vec<String> = file
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| format!("{}: {}", d.code.as_str(), d.message))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", file.path);
+    }
+    check
+        .files
+        .into_iter()
+        .map(|f| f.sequence.unwrap())
+        .collect()
+}
+
+/// `text` checked clean against `catalog`.
+pub fn checked_one(text: String, catalog: &Catalog) -> Sequence {
+    checked(&[text], catalog).into_iter().next().unwrap()
+}
+
+/// The sequence `name` of one group that echoes `hi`, as its file's JSON: the least a store
+/// keeps.
+pub fn hello_json(name: &str) -> Value {
+    serde_json::json!({
+        "name": name,
+        "groups": [{"name": "one", "tools": r#"{"tool":"echo","args":{"value":"hi"}} ;"#}]
+    })
+}
+
+/// [`hello_json`] parsed.
+pub fn hello(name: &str) -> Sequence {
+    parsed(&hello_json(name).to_string())
 }
 
 /// The names in the directory `dir`, sorted.
@@ -57,6 +105,54 @@ pub fn assert_detail(error: &ToolError, says: &str) {
         error.detail.as_deref().unwrap_or_default().contains(says),
         "{error:?}"
     );
+}
+
+/// Asserts that `error` is for `reason` and names the argument `field`.
+#[track_caller]
+pub fn assert_field(error: &ToolError, reason: Reason, field: &str) {
+    assert_eq!(
+        (error.reason, error.field.as_deref()),
+        (reason, Some(field)),
+        "{error:?}"
+    );
+}
+
+/// `tool` called on `host` with `args` by the caller `local`.
+pub async fn call_local(host: &impl ToolHost, tool: &str, args: Value) -> Result<Value, ToolError> {
+    host.call(&Caller::new("local"), tool, args).await
+}
+
+/// The error of `tool` called on `host` with `args` by `local`, which must fail.
+pub async fn refused(host: &impl ToolHost, tool: &str, args: Value) -> ToolError {
+    match call_local(host, tool, args).await {
+        Ok(value) => panic!("{tool} answered {value} where it must fail"),
+        Err(error) => error,
+    }
+}
+
+/// The string member `key` of each object of the array `array`, in order.
+#[track_caller]
+pub fn strings_at<'a>(array: &'a Value, key: &str) -> Vec<&'a str> {
+    let Some(elements) = array.as_array() else {
+        panic!("not an array: {array}");
+    };
+    elements
+        .iter()
+        .map(|element| {
+            element[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string `{key}` in {element}"))
+        })
+        .collect()
+}
+
+/// The messages of the progress notifications `told` (progress, message) but the heartbeats
+/// (`… is still running`): what finished, in order.
+pub fn finished<P>(told: &[(P, String)]) -> Vec<&str> {
+    told.iter()
+        .map(|(_, message)| message.as_str())
+        .filter(|message| !message.contains("still running"))
+        .collect()
 }
 
 /// A host offering `echo` only: pure, instant, the built-in signature.

@@ -60,6 +60,11 @@ impl Store {
             .call(tool, args, RunRequest::new(&Caller::new(who)))
             .await
     }
+
+    /// `seq_create` called by `who` with `args`: what most tests of the store start with.
+    pub async fn create(&self, who: &str, args: Value) -> SeqOutcome {
+        self.call(who, "seq_create", args).await
+    }
 }
 
 impl Default for Store {

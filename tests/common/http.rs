@@ -8,11 +8,41 @@ use crate::common;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
 /// How long a read waits before the test fails instead of hanging.
 const READ_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A policy file `dir/policy.json` giving each `(caller, token)` its token (as its SHA-256),
+/// and its path.
+pub fn token_policy<C: AsRef<str>, T: AsRef<str>>(
+    dir: &Path,
+    callers: impl IntoIterator<Item = (C, T)>,
+) -> PathBuf {
+    let callers: serde_json::Map<String, Value> = callers
+        .into_iter()
+        .map(|(caller, token)| {
+            let hash = seq_mcp::token::sha256_hex(token.as_ref());
+            (caller.as_ref().to_owned(), json!({"token_sha256": hash}))
+        })
+        .collect();
+    let path = dir.join("policy.json");
+    std::fs::write(&path, json!({"callers": callers}).to_string()).unwrap();
+    path
+}
+
+/// Polls `ready` up to 4500 times, 20 ms apart, until it holds: only a broken server runs out.
+pub fn eventually(what: &str, mut ready: impl FnMut() -> bool) {
+    for _ in 0..4500 {
+        if ready() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{what}: not after 4500 polls");
+}
 
 /// `seqc mcp --http 127.0.0.1:0 ARGS`, started, and the URL it printed once listening.
 pub fn serve(args: &[&str]) -> (Child, String) {
@@ -35,6 +65,12 @@ pub fn serve(args: &[&str]) -> (Child, String) {
     // The rest of stderr is read away, so that seqc never blocks on it.
     std::thread::spawn(move || lines.for_each(drop));
     (child, url)
+}
+
+/// [`serve`] with `root` as its root and `data` as its data directory, then `options`.
+pub fn serve_in(root: &Path, data: &Path, options: &[&str]) -> (Child, String) {
+    let (root, data) = (root.to_str().unwrap(), data.to_str().unwrap());
+    serve(&[&["--root", root, "--data-dir", data], options].concat())
 }
 
 /// SIGTERM, then its exit status.
@@ -108,6 +144,17 @@ impl Client {
     pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let (id, mut stream) = self.start_call(tool, arguments);
         stream.answer(id)
+    }
+
+    /// The stream after `last_event_id` resumed, and the answer to `id` on it: that of a run
+    /// cancelled meanwhile (its connection dropped, nobody came back within the window).
+    pub fn resume_cancelled(&mut self, last_event_id: &str, id: u64) {
+        let mut resumed = self.resume(last_event_id);
+        assert_eq!(resumed.status, 200, "{resumed:?}");
+        let answer = resumed.answer(id);
+        assert_eq!(answer["isError"], true, "{answer}");
+        let report = &answer["structuredContent"]["report"];
+        assert_eq!(report["groups"][0]["status"], "cancelled", "{answer}");
     }
 
     /// `GET /mcp` with `Last-Event-ID`: the stream resumed after that event.

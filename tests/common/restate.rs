@@ -264,6 +264,14 @@ impl Restate {
         Process(child)
     }
 
+    /// `seqc mcp`'s arguments to run on this server and keep its sequences there (its ingress
+    /// and its admin API), then `options`.
+    pub fn mcp_args<'a>(&'a self, options: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["--restate", &self.ingress, "--restate-admin", &self.admin];
+        args.extend_from_slice(options);
+        args
+    }
+
     /// `seqc run --restate … --format json ARGS`, in the package directory, to its end.
     pub fn run(&self, data: &Path, args: &[&str]) -> Output {
         self.run_command(data, args).output().unwrap()

@@ -6,7 +6,7 @@ use crate::common;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 
 /// `seqc mcp` over stdio, initialized; killed when dropped.
 pub struct Session {
@@ -29,14 +29,8 @@ impl Session {
         if let Some(data) = data {
             command.arg("--data-dir").arg(data);
         }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let (child, stdin, stdout) = common::spawn_piped(&mut command);
+        let lines = BufReader::new(stdout).lines();
         let mut session = Session {
             child,
             stdin: Some(stdin),

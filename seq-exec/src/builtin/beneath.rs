@@ -8,6 +8,7 @@
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::path::{Component, Path};
 
@@ -67,6 +68,38 @@ pub(super) fn kind_of(dir: &OwnedFd, name: &str) -> io::Result<Option<(FileType,
         ))),
         Err(Errno::NOENT) => Ok(None),
         Err(error) => Err(error.into()),
+    }
+}
+
+/// The entries of `dir`, `.` and `..` left out, each with the kind `readdir` told: see
+/// [`known_kind`] for an entry whose kind it did not tell.
+pub(super) fn read_entries(dir: &OwnedFd) -> io::Result<Vec<(CString, FileType)>> {
+    let mut entries = Vec::new();
+    for entry in rustix::fs::Dir::read_from(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        entries.push((name.to_owned(), entry.file_type()));
+    }
+    Ok(entries)
+}
+
+/// The kind of the entry `name` of `dir` that `readdir` told as `told`: that, or where the file
+/// system did not tell (`DT_UNKNOWN`), the entry's own, without following a link.
+pub(super) fn known_kind(dir: &OwnedFd, name: &CStr, told: FileType) -> io::Result<FileType> {
+    match told {
+        FileType::Unknown => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map(|stat| FileType::from_raw_mode(stat.st_mode))
+            .map_err(io::Error::from),
+        known @ (FileType::RegularFile
+        | FileType::Directory
+        | FileType::Symlink
+        | FileType::Fifo
+        | FileType::Socket
+        | FileType::CharacterDevice
+        | FileType::BlockDevice) => Ok(known),
     }
 }
 

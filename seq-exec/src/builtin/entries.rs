@@ -244,32 +244,10 @@ fn empty_dir(parent: &OwnedFd, name: &str) -> Result<u64, (io::Error, String)> {
         let at = at.clone();
         let fail = |error: io::Error, below: &str| (error, format!("{at}/{below}"));
         let mut descend = None;
-        let entries = rustix::fs::Dir::read_from(dir).map_err(|e| (e.into(), at.clone()))?;
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| (e.into(), at.clone()))?;
-            let bytes = entry.file_name().to_bytes();
-            if bytes == b"." || bytes == b".." {
-                continue;
-            }
-            names.push((entry.file_name().to_owned(), entry.file_type()));
-        }
-        for (child, kind) in names {
+        let names = beneath::read_entries(dir).map_err(|e| (e, at.clone()))?;
+        for (child, told) in names {
             let shown = child.to_string_lossy().into_owned();
-            let kind = match kind {
-                FileType::Unknown => {
-                    rustix::fs::statat(dir, child.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
-                        .map(|stat| FileType::from_raw_mode(stat.st_mode))
-                        .map_err(|e| fail(e.into(), &shown))?
-                }
-                known @ (FileType::RegularFile
-                | FileType::Directory
-                | FileType::Symlink
-                | FileType::Fifo
-                | FileType::Socket
-                | FileType::CharacterDevice
-                | FileType::BlockDevice) => known,
-            };
+            let kind = beneath::known_kind(dir, &child, told).map_err(|e| fail(e, &shown))?;
             if kind == FileType::Directory {
                 match rustix::fs::unlinkat(dir, child.as_c_str(), AtFlags::REMOVEDIR) {
                     Ok(()) => removed += 1,

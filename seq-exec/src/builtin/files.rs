@@ -256,28 +256,11 @@ pub(super) async fn files_list(
     blocking(move || {
         let listing = |error: io::Error| FileError::Io("listing", error).at(&shown);
         let dir = beneath::open_dir(&place.root, &place.relative).map_err(listing)?;
-        let entries = rustix::fs::Dir::read_from(&dir).map_err(|e| listing(e.into()))?;
         let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| listing(e.into()))?;
-            let bytes = entry.file_name().to_bytes();
-            if bytes == b"." || bytes == b".." {
-                continue;
-            }
-            let mut name = String::from_utf8_lossy(bytes).into_owned();
-            let kind = match entry.file_type() {
-                FileType::Unknown => beneath::kind_of(&dir, &name)
-                    .ok()
-                    .flatten()
-                    .map_or(FileType::Unknown, |(kind, _)| kind),
-                known @ (FileType::RegularFile
-                | FileType::Directory
-                | FileType::Symlink
-                | FileType::Fifo
-                | FileType::Socket
-                | FileType::CharacterDevice
-                | FileType::BlockDevice) => known,
-            };
+        for (entry, told) in beneath::read_entries(&dir).map_err(listing)? {
+            let mut name = entry.to_string_lossy().into_owned();
+            // An entry that cannot be told (gone meanwhile) is listed all the same.
+            let kind = beneath::known_kind(&dir, &entry, told).unwrap_or(FileType::Unknown);
             if kind == FileType::Directory {
                 name.push('/');
             }

@@ -7,7 +7,6 @@
 
 use seq_catalog::Catalog;
 use seq_catalog::ToolDef;
-use seq_check::Source;
 use seq_exec::engine::{
     CancellationToken, GroupReport, ItemReport, Observer, RunReport, RunRequest,
 };
@@ -294,26 +293,7 @@ pub fn file(name: &str, groups: Vec<Value>) -> String {
 
 /// Parses and checks the files as one batch against the host's catalog; panics on any error.
 pub fn checked(host: &ScriptedHost, files: &[String]) -> Vec<Sequence> {
-    let sources: Vec<Source> = files
-        .iter()
-        .enumerate()
-        .map(|(i, text)| Source::new(format!("f{i}.json"), text.clone()))
-        .collect();
-    let check = seq_check::check(&sources, &host.catalog());
-    for file in &check.files {
-        let errors: Vec<String> = file
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| format!("{}: {}", d.code.as_str(), d.message))
-            .collect();
-        assert!(errors.is_empty(), "{}: {errors:#?}", file.path);
-    }
-    check
-        .files
-        .into_iter()
-        .map(|f| f.sequence.unwrap())
-        .collect()
+    seq_test_support::checked(files, &host.catalog())
 }
 
 /// One checked sequence.
@@ -345,14 +325,39 @@ pub fn alice() -> Caller {
     Caller::new("alice")
 }
 
+/// A source holding `sequences`.
+pub fn source_of(sequences: Vec<Sequence>) -> Arc<MemorySource> {
+    let source = MemorySource::new();
+    for sequence in sequences {
+        source.put(sequence);
+    }
+    source
+}
+
+/// Runs `seq` for alice with `args` on `host`, `#name`s read from `source`.
+pub async fn run_on(
+    host: &Arc<ScriptedHost>,
+    source: &Arc<MemorySource>,
+    seq: &Sequence,
+    args: Map<String, Value>,
+) -> RunReport {
+    engine(host, source)
+        .run(seq, args, RunRequest::new(&alice()))
+        .await
+}
+
+/// Checks `files` as one batch, stores them all and runs the last for alice without arguments:
+/// what a test of stored sequences calling each other does.
+pub async fn run_last(host: &Arc<ScriptedHost>, files: &[String]) -> RunReport {
+    let sequences = checked(host, files);
+    let last = sequences.last().cloned().unwrap();
+    run_on(host, &source_of(sequences), &last, Map::new()).await
+}
+
 /// Runs the sequence `s` of `groups` for alice without arguments, on an empty source: what most
 /// tests do with a host and a few groups.
 pub async fn run_groups(host: &Arc<ScriptedHost>, groups: Vec<Value>) -> RunReport {
-    let source = MemorySource::new();
-    let seq = one_s(host, groups);
-    engine(host, &source)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await
+    run_on(host, &MemorySource::new(), &one_s(host, groups), Map::new()).await
 }
 
 /// Like [`run_groups`], cancelled 10 ms (of the paused clock) after it starts.
