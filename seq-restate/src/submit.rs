@@ -64,18 +64,10 @@ pub async fn submit_observed(
 ) -> Result<RunReport, SubmitError> {
     let at = At::new(ingress, run_id);
     let body = serde_json::to_vec(input).map_err(|e| SubmitError::NotReport(e.to_string()))?;
-    let mine = input.submission.as_ref();
-    let first = match mine {
-        Some(_) => at.submission().await?,
-        None => None,
-    };
-    if let (Some(mine), Some(first)) = (mine, &first) {
-        mine.attach_to(run_id, first)
-            .map_err(SubmitError::Mismatch)?;
-        return at.report(observer).await;
-    }
-    // Sent, not called: a run already submitted under this id answers "previously accepted",
-    // so sending again after a broken answer is safe, as attaching again is.
+    // Sent, not called: a run already submitted under this id answers "previously accepted"
+    // and does not run again, so sending again after a broken answer is safe, as attaching
+    // again is. No read of the run's submission before: the send is made anyway, and what it
+    // answers says whether there is a run to compare with (one invocation less for each run).
     let send_url = format!("{}/SeqRun/{}/run/send", at.ingress, at.key);
     let sent = again(|| async {
         let sent = at
@@ -91,8 +83,9 @@ pub async fn submit_observed(
     .await?;
     let accepted = serde_json::from_slice::<Sent>(&sent)
         .is_ok_and(|sent| sent.status.as_deref() != Some("PreviouslyAccepted"));
-    match mine {
-        // Another submission got there first, since the read above: compared once it is known.
+    match input.submission.as_ref() {
+        // A run was already under this id (or this send's first try got there and its answer
+        // was lost): its report is answered only if its submission, compared, allows it.
         Some(mine) if !accepted => {
             let report = at.report(observer);
             let mut report = std::pin::pin!(report);
@@ -103,6 +96,7 @@ pub async fn submit_observed(
                             .attach_to(run_id, &first)
                             .map_err(SubmitError::Mismatch);
                     }
+                    // Sent, not yet started: its first act is to keep its submission.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             };
