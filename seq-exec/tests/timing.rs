@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use seq_exec::engine::{AttemptTime, ItemStatus};
 use seq_exec::{Reason, ToolError};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,29 +30,26 @@ fn slow_failures(times: u32, ms: u64) -> Behavior {
 #[tokio::test(start_paused = true)]
 async fn groups_and_items_stand_on_one_axis() {
     let host = ScriptedHost::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        file(
-            "t",
-            vec![
-                group(
-                    json!({"name": "steps", "parallel": false}),
-                    &[
-                        r#"{"tool":"work","args":{"id":"a","ms":10}}"#,
-                        r#"{"tool":"work","args":{"id":"b","ms":20}}"#,
-                    ],
-                ),
-                group(
-                    json!({"name": "fan"}),
-                    &[
-                        r#"{"tool":"work","args":{"id":"c","ms":30}}"#,
-                        r#"{"tool":"work","args":{"id":"d","ms":5}}"#,
-                    ],
-                ),
-            ],
-        ),
-    );
-    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
+        vec![
+            group(
+                json!({"name": "steps", "parallel": false}),
+                &[
+                    r#"{"tool":"work","args":{"id":"a","ms":10}}"#,
+                    r#"{"tool":"work","args":{"id":"b","ms":20}}"#,
+                ],
+            ),
+            group(
+                json!({"name": "fan"}),
+                &[
+                    r#"{"tool":"work","args":{"id":"c","ms":30}}"#,
+                    r#"{"tool":"work","args":{"id":"d","ms":5}}"#,
+                ],
+            ),
+        ],
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     let times = |g: usize| -> Vec<(u64, u64)> {
         report.groups[g]
@@ -82,17 +79,14 @@ async fn groups_and_items_stand_on_one_axis() {
 async fn each_attempt_of_a_retried_item_says_when_it_ran() {
     let host = ScriptedHost::new();
     host.add_simple("flaky", slow_failures(2, 15));
-    let seq = one(
+    let report = run_groups(
         &host,
-        file(
-            "t",
-            vec![group(
-                json!({"name": "settle", "on_error": "retry", "retries": 3}),
-                &[r#"{"tool":"flaky","args":{}}"#],
-            )],
-        ),
-    );
-    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
+        vec![group(
+            json!({"name": "settle", "on_error": "retry", "retries": 3}),
+            &[r#"{"tool":"flaky","args":{}}"#],
+        )],
+    )
+    .await;
     let item = &report.groups[0].items[0];
     assert_eq!(item.status, ItemStatus::Ok);
     assert_eq!(item.failed_attempts.len(), 2);
@@ -144,21 +138,18 @@ async fn called_groups_are_on_the_callers_axis() {
 async fn items_never_started_stand_where_their_group_gave_up() {
     let host = ScriptedHost::new();
     host.add_simple("boom", slow_failures(9, 8));
-    let seq = one(
+    let report = run_groups(
         &host,
-        file(
-            "t",
-            vec![group(
-                json!({"name": "g", "parallel": false}),
-                &[
-                    r#"{"tool":"work","args":{"id":"a","ms":4}}"#,
-                    r#"{"tool":"boom","args":{}}"#,
-                    r#"{"tool":"work","args":{"id":"c","ms":4}}"#,
-                ],
-            )],
-        ),
-    );
-    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
+        vec![group(
+            json!({"name": "g", "parallel": false}),
+            &[
+                r#"{"tool":"work","args":{"id":"a","ms":4}}"#,
+                r#"{"tool":"boom","args":{}}"#,
+                r#"{"tool":"work","args":{"id":"c","ms":4}}"#,
+            ],
+        )],
+    )
+    .await;
     let items = &report.groups[0].items;
     assert_eq!(items[1].status, ItemStatus::Failed);
     assert_eq!((items[1].started_ms, items[1].duration_ms), (4, 8));
