@@ -36,9 +36,13 @@ fn panics_at_once() -> Behavior {
     Arc::new(|_call: Invocation| panic!("the tool broke before it started"))
 }
 
-/// A group `g` running `items` after a tool item, with `fields`.
-fn run_group(fields: Value, items: &[&str]) -> String {
-    file("s", vec![group(fields, items)])
+/// Runs the sequence `s` of the one group `g` under `limits`.
+async fn run_limited(host: &Arc<ScriptedHost>, limits: Limits, g: Value) -> RunReport {
+    let source = MemorySource::new();
+    let seq = one_s(host, vec![g]);
+    engine_with(host, &source, limits)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await
 }
 
 fn item_reason(report: &RunReport, group: usize, item: usize) -> Option<Reason> {
@@ -53,19 +57,18 @@ async fn a_panicking_tool_fails_its_item_and_the_group_goes_on_under_continue() 
     let host = ScriptedHost::new();
     host.add_simple("boom", panics(u32::MAX));
     host.add_simple("boom_now", panics_at_once());
-    let source = MemorySource::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        run_group(
+        vec![group(
             json!({"name": "g", "on_error": "continue", "out": {"r": "string"}}),
             &[
                 r#"{"tool":"boom","args":{}}"#,
                 r#"{"tool":"boom_now","args":{}}"#,
                 r#"{"tool":"work","args":{"id":"after","value":"fine"},"as":"r"}"#,
             ],
-        ),
-    );
-    let report = run_on(&host, &source, &seq, Map::new()).await;
+        )],
+    )
+    .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     assert!(report.ok);
@@ -123,24 +126,22 @@ async fn a_tool_that_hangs_is_cut_off_by_the_per_tool_timeout_and_dropped() {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("stuck", hangs(dropped.clone()));
-    let source = MemorySource::new();
     let limits = Limits {
         tool_timeout: Duration::from_secs(5),
         ..Limits::default()
     };
-    let seq = one(
+    let report = run_limited(
         &host,
-        run_group(
+        limits,
+        group(
             json!({"name": "g", "parallel": false, "on_error": "continue"}),
             &[
                 r#"{"tool":"stuck","args":{}}"#,
                 r#"{"tool":"work","args":{"id":"after"}}"#,
             ],
         ),
-    );
-    let report = engine_with(&host, &source, limits)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Timeout));
@@ -157,14 +158,14 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
     host.add_simple("fits", returns(json!("x".repeat(bound - 2))));
     host.add_simple("floods", returns(json!("x".repeat(bound - 1))));
     host.add_simple("wide", returns(json!(vec![0; bound])));
-    let source = MemorySource::new();
     let limits = Limits {
         max_result_bytes: bound,
         ..Limits::default()
     };
-    let seq = one(
+    let report = run_limited(
         &host,
-        run_group(
+        limits,
+        group(
             json!({"name": "g", "on_error": "continue", "out": {"a": "string", "b": "any", "c": "any"}}),
             &[
                 r#"{"tool":"fits","args":{},"as":"a"}"#,
@@ -172,10 +173,8 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
                 r#"{"tool":"wide","args":{},"as":"c"}"#,
             ],
         ),
-    );
-    let report = engine_with(&host, &source, limits)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
+    )
+    .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     assert_eq!(g.items[0].status, ItemStatus::Ok);
@@ -194,12 +193,14 @@ async fn the_default_output_bound_is_sixteen_mebibytes() {
     assert_eq!(Limits::default().max_result_bytes, 16 * 1024 * 1024);
     let host = ScriptedHost::new();
     host.add_simple("floods", returns(json!("x".repeat(16 * 1024 * 1024))));
-    let source = MemorySource::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        run_group(json!({"name": "g"}), &[r#"{"tool":"floods","args":{}}"#]),
-    );
-    let report = run_on(&host, &source, &seq, Map::new()).await;
+        vec![group(
+            json!({"name": "g"}),
+            &[r#"{"tool":"floods","args":{}}"#],
+        )],
+    )
+    .await;
     assert!(!report.ok);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Failed));
 }
@@ -217,10 +218,9 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
     host.add_simple("legacy_gone", returns(json!({"reason": "not_found"})));
     // An ordinary result that merely has a `reason` key is a success.
     host.add_simple("http", returns(json!({"reason": "OK", "status": 200})));
-    let source = MemorySource::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        run_group(
+        vec![group(
             json!({
                 "name": "g", "parallel": false, "on_error": "continue", "missing": "skip",
                 "out": {"doc": "object", "raw": "any", "status": "any", "http": "object"}
@@ -233,9 +233,9 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
                 r#"{"tool":"legacy_gone","args":{}}"#,
                 r#"{"tool":"http","args":{},"as":"http"}"#,
             ],
-        ),
-    );
-    let report = run_on(&host, &source, &seq, Map::new()).await;
+        )],
+    )
+    .await;
     let g = &report.groups[0];
     assert_eq!(g.status, GroupStatus::Partial);
     // Declared `object`, got a string: a type failure of that item.
