@@ -11,25 +11,28 @@ mod common;
 use common::*;
 use seq_exec::engine::{GroupStatus, ItemStatus};
 use seq_exec::{Reason, ToolError};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 
-#[tokio::test(start_paused = true)]
-async fn cancellation_is_never_caught() {
+/// Runs a group of `fields` whose one `item` calls a tool that hangs, cancels the run, and
+/// asserts that `error_as` caught nothing.
+async fn cancel_a_hung_call(fields: Value, item: &str) {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("hang", hangs(dropped.clone()));
-    let report = run_groups_cancelled(
-        &host,
-        vec![group(
-            json!({"name": "g", "out": {"e": "object"}}),
-            &[r#"{"tool":"hang","error_as":"e"}"#],
-        )],
+    let report = run_groups_cancelled(&host, vec![group(fields, &[item])]).await;
+    assert_cancelled_and_dropped(&report, &dropped);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancellation_is_never_caught() {
+    cancel_a_hung_call(
+        json!({"name": "g", "out": {"e": "object"}}),
+        r#"{"tool":"hang","error_as":"e"}"#,
     )
     .await;
-    assert_cancelled_and_dropped(&report, &dropped);
 }
 
 /// A tool that fails every time and notes the (virtual) time of each call.
@@ -98,16 +101,9 @@ async fn a_group_timeout_during_the_pauses_keeps_the_attempts() {
 
 #[tokio::test(start_paused = true)]
 async fn cancelling_an_each_item_catches_no_element() {
-    let host = ScriptedHost::new();
-    let dropped = Arc::new(AtomicBool::new(false));
-    host.add_simple("hang", hangs(dropped.clone()));
-    let report = run_groups_cancelled(
-        &host,
-        vec![group(
-            json!({"name": "g", "out": {"r": "array", "e": "array"}}),
-            &[r#"{"tool":"hang","each":[1,2],"as":"r","error_as":"e"}"#],
-        )],
+    cancel_a_hung_call(
+        json!({"name": "g", "out": {"r": "array", "e": "array"}}),
+        r#"{"tool":"hang","each":[1,2],"as":"r","error_as":"e"}"#,
     )
     .await;
-    assert_cancelled_and_dropped(&report, &dropped);
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use seq_exec::engine::{AttemptTime, ItemStatus};
+use seq_exec::engine::{AttemptTime, ItemStatus, RunReport};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -25,6 +25,13 @@ fn slow_failures(times: u32, ms: u64) -> Behavior {
             }
         })
     })
+}
+
+/// Runs the one group `g` on a host whose tool `name` is `slow_failures(times, ms)`.
+async fn run_beside_failures(name: &str, (times, ms): (u32, u64), g: Value) -> RunReport {
+    let host = ScriptedHost::new();
+    host.add_simple(name, slow_failures(times, ms));
+    run_groups(&host, vec![g]).await
 }
 
 #[tokio::test(start_paused = true)]
@@ -77,14 +84,13 @@ async fn groups_and_items_stand_on_one_axis() {
 
 #[tokio::test(start_paused = true)]
 async fn each_attempt_of_a_retried_item_says_when_it_ran() {
-    let host = ScriptedHost::new();
-    host.add_simple("flaky", slow_failures(2, 15));
-    let report = run_groups(
-        &host,
-        vec![group(
+    let report = run_beside_failures(
+        "flaky",
+        (2, 15),
+        group(
             json!({"name": "settle", "on_error": "retry", "retries": 3}),
             &[r#"{"tool":"flaky","args":{}}"#],
-        )],
+        ),
     )
     .await;
     let item = &report.groups[0].items[0];
@@ -136,18 +142,17 @@ async fn called_groups_are_on_the_callers_axis() {
 
 #[tokio::test(start_paused = true)]
 async fn items_never_started_stand_where_their_group_gave_up() {
-    let host = ScriptedHost::new();
-    host.add_simple("boom", slow_failures(9, 8));
-    let report = run_groups(
-        &host,
-        vec![group(
+    let report = run_beside_failures(
+        "boom",
+        (9, 8),
+        group(
             json!({"name": "g", "parallel": false}),
             &[
                 r#"{"tool":"work","args":{"id":"a","ms":4}}"#,
                 r#"{"tool":"boom","args":{}}"#,
                 r#"{"tool":"work","args":{"id":"c","ms":4}}"#,
             ],
-        )],
+        ),
     )
     .await;
     let items = &report.groups[0].items;
