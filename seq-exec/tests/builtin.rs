@@ -7,7 +7,7 @@ use seq_catalog::{Catalog, ParallelSafety};
 use seq_exec::builtin::{BuiltinHost, Captured, TOOLS, resolve_under, wait_stopped};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolHost};
-use seq_test_support::{assert_field, call_local, refused};
+use seq_test_support::{assert_field, call_local, refused, root_beside_outside};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -372,12 +372,8 @@ async fn files_refuse_absolute_and_parent_paths() {
 async fn files_refuse_symbolic_links_that_lead_outside() {
     use std::os::unix::fs::symlink;
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let outside = dir.path().join("outside");
-    std::fs::create_dir_all(root.join("inner")).unwrap();
-    std::fs::create_dir(&outside).unwrap();
-    std::fs::write(outside.join("secret"), "s").unwrap();
-    std::fs::write(root.join("inner/ok.txt"), "fine").unwrap();
+    let (root, outside) =
+        root_beside_outside(dir.path(), &[("inner/ok.txt", "fine")], &[("secret", "s")]);
     symlink(&outside, root.join("out")).unwrap();
     symlink(outside.join("secret"), root.join("secret-link")).unwrap();
     // Dangling: writing through it would create a file outside the root.
