@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use seq_exec::engine::{GroupStatus, ItemStatus};
+use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
 use seq_exec::{Reason, ToolError};
 use serde_json::{Value, json};
 use std::sync::atomic::AtomicBool;
@@ -35,54 +35,43 @@ async fn cancellation_is_never_caught() {
     .await;
 }
 
-/// A tool that fails every time and notes the (virtual) time of each call.
-fn failing_at(times: &Arc<Mutex<Vec<Instant>>>) -> Behavior {
-    let times = times.clone();
-    Arc::new(move |_| {
-        times.lock().unwrap().push(Instant::now());
-        Box::pin(async { Err(ToolError::new(Reason::Failed, "no")) })
-    })
-}
-
-fn gaps(times: &Mutex<Vec<Instant>>) -> Vec<u128> {
+/// Runs the one group of `fields` calling `down`, a tool that fails every time: the report,
+/// and the gaps in virtual time between the calls, in milliseconds.
+async fn run_down(fields: Value) -> (RunReport, Vec<u128>) {
+    let host = ScriptedHost::new();
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let noted = Arc::clone(&times);
+    host.add_simple(
+        "down",
+        Arc::new(move |_| {
+            noted.lock().unwrap().push(Instant::now());
+            Box::pin(async { Err(ToolError::new(Reason::Failed, "no")) })
+        }),
+    );
+    let report = run_groups(&host, vec![group(fields, &[r#"{"tool":"down"}"#])]).await;
     let times = times.lock().unwrap();
-    times
+    let gaps = times
         .windows(2)
         .map(|w| (w[1] - w[0]).as_millis())
-        .collect()
+        .collect();
+    (report, gaps)
 }
 
 #[tokio::test(start_paused = true)]
 async fn retries_pause_by_delay_and_backoff() {
-    let host = ScriptedHost::new();
-    let times = Arc::new(Mutex::new(Vec::new()));
-    host.add_simple("down", failing_at(&times));
-    let report = run_groups(
-        &host,
-        vec![group(
-            json!({"name": "g", "on_error": "retry", "retries": 3,
-                       "retry_delay": "100ms", "retry_backoff": 2}),
-            &[r#"{"tool":"down"}"#],
-        )],
-    )
+    let (report, gaps) = run_down(json!({"name": "g", "on_error": "retry", "retries": 3,
+                                         "retry_delay": "100ms", "retry_backoff": 2}))
     .await;
     let item = &report.groups[0].items[0];
     assert_eq!((item.status, item.retries), (ItemStatus::Failed, 3));
-    assert_eq!(gaps(&times), vec![100, 200, 400]);
+    assert_eq!(gaps, vec![100, 200, 400]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_group_timeout_during_the_pauses_keeps_the_attempts() {
-    let host = ScriptedHost::new();
-    let times = Arc::new(Mutex::new(Vec::new()));
-    host.add_simple("down", failing_at(&times));
-    let report = run_groups(
-        &host,
-        vec![group(
-            json!({"name": "g", "timeout": "250ms", "on_error": "retry", "retries": 3,
-                       "retry_delay": "100ms", "retry_backoff": 2}),
-            &[r#"{"tool":"down"}"#],
-        )],
+    let (report, gaps) = run_down(
+        json!({"name": "g", "timeout": "250ms", "on_error": "retry", "retries": 3,
+               "retry_delay": "100ms", "retry_backoff": 2}),
     )
     .await;
     let g = &report.groups[0];
@@ -90,7 +79,7 @@ async fn a_group_timeout_during_the_pauses_keeps_the_attempts() {
     assert_eq!(g.error.as_ref().unwrap().reason, Reason::Timeout);
     assert_eq!(g.duration_ms, 250);
     // Calls at 0 and 100 ms; the pause of 200 ms before the third passes the timeout.
-    assert_eq!(gaps(&times), vec![100]);
+    assert_eq!(gaps, vec![100]);
     let item = &g.items[0];
     assert_eq!(item.status, ItemStatus::Failed);
     assert_eq!(item.error.as_ref().unwrap().reason, Reason::Timeout);
