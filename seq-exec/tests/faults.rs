@@ -13,7 +13,7 @@ mod common;
 
 use common::*;
 use seq_exec::engine::RunRequest;
-use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
+use seq_exec::engine::{GroupReport, GroupStatus, ItemStatus, RunReport};
 use seq_exec::{BoxFuture, Limits, Reason, ToolError};
 use seq_test_support::parsed;
 use serde_json::{Map, Value, json};
@@ -45,6 +45,14 @@ async fn run_limited(host: &Arc<ScriptedHost>, limits: Limits, g: Value) -> RunR
         .await
 }
 
+/// The run's first group, which must have ended `partial`.
+#[track_caller]
+fn partial(report: &RunReport) -> &GroupReport {
+    let g = &report.groups[0];
+    assert_eq!(g.status, GroupStatus::Partial, "{report:#?}");
+    g
+}
+
 fn item_reason(report: &RunReport, group: usize, item: usize) -> Option<Reason> {
     report.groups[group].items[item]
         .error
@@ -69,8 +77,7 @@ async fn a_panicking_tool_fails_its_item_and_the_group_goes_on_under_continue() 
         )],
     )
     .await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+    let g = partial(&report);
     assert!(report.ok);
     for i in [0, 1] {
         assert_eq!(g.items[i].status, ItemStatus::Failed);
@@ -142,8 +149,7 @@ async fn a_tool_that_hangs_is_cut_off_by_the_per_tool_timeout_and_dropped() {
         ),
     )
     .await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+    let g = partial(&report);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Timeout));
     assert!(dropped.load(Ordering::SeqCst), "the hung call was dropped");
     assert_eq!(g.items[1].status, ItemStatus::Ok);
@@ -175,8 +181,7 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
         ),
     )
     .await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+    let g = partial(&report);
     assert_eq!(g.items[0].status, ItemStatus::Ok);
     assert_eq!(
         g.out.get("a").and_then(Value::as_str).map(str::len),
@@ -236,8 +241,7 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
         )],
     )
     .await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+    let g = partial(&report);
     // Declared `object`, got a string: a type failure of that item.
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Type));
     assert_eq!(g.items[1].status, ItemStatus::Ok);
