@@ -45,7 +45,13 @@ pub fn checked(texts: &[String], catalog: &Catalog) -> Vec<Sequence> {
         .enumerate()
         .map(|(i, text)| Source::new(format!("f{i}.json"), text.clone()))
         .collect();
-    let check = seq_check::check(&sources, catalog);
+    checked_sources(&sources, catalog)
+}
+
+/// `sources` checked as one batch against `catalog`; panics on any error, naming each file by
+/// its source's label.
+pub fn checked_sources(sources: &[Source], catalog: &Catalog) -> Vec<Sequence> {
+    let check = seq_check::check(sources, catalog);
     for file in &check.files {
         let errors: Vec<String> = file
             .diagnostics
