@@ -234,6 +234,15 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
     }
 }
 
+/// A command that starts a child which clears its environment, leaves the session and is
+/// orphaned by a double fork (it touches `CLEARED` a second later), then runs `then`.
+fn escaper(then: &str) -> String {
+    format!(
+        "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null 2>&1 &)' \
+         </dev/null >/dev/null 2>&1; {then}"
+    )
+}
+
 /// A child that clears its environment (no item mark), leaves the session and is orphaned by
 /// a double fork before the item ends: no process scan can tell it is the item's. Where items
 /// run in a cgroup of their own it is killed with them; elsewhere it is the documented gap
@@ -242,9 +251,12 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
 async fn a_child_with_a_cleared_environment_is_stopped_where_items_have_a_cgroup() {
     become_subreaper().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let escaper = "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null \
-         2>&1 &)' </dev/null >/dev/null 2>&1; true";
-    let report = run_in(dir.path(), &sequence(&[(json!({}), &[escaper])]), None).await;
+    let report = run_in(
+        dir.path(),
+        &sequence(&[(json!({}), &[&escaper("true")])]),
+        None,
+    )
+    .await;
     assert_eq!(report.groups[0].status, GroupStatus::Ran, "{report:#?}");
     if cgroup_available() {
         nothing_outlives(dir.path(), &["CLEARED"]).await;
@@ -260,14 +272,18 @@ async fn a_child_with_a_cleared_environment_is_stopped_where_items_have_a_cgroup
 async fn killing_everything_at_once_reaches_a_child_with_a_cleared_environment() {
     become_subreaper().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let escaper = "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null \
-         2>&1 &)' </dev/null >/dev/null 2>&1; touch STARTED; sleep 30";
+    let escaper = escaper("touch STARTED; sleep 30");
     let marker = dir.path().join(STARTED);
     let killer = tokio::spawn(async move {
         appears(&marker).await;
         kill_all_now();
     });
-    let report = run_in(dir.path(), &sequence(&[(json!({}), &[escaper])]), None).await;
+    let report = run_in(
+        dir.path(),
+        &sequence(&[(json!({}), &[escaper.as_str()])]),
+        None,
+    )
+    .await;
     killer.await.unwrap();
     assert_eq!(report.groups[0].status, GroupStatus::Failed, "{report:#?}");
     if cgroup_available() {

@@ -107,13 +107,8 @@ async fn each_attempt_of_a_retried_item_says_when_it_ran() {
 #[tokio::test(start_paused = true)]
 async fn called_groups_are_on_the_callers_axis() {
     let host = ScriptedHost::new();
-    let lib = file(
-        "lib",
-        vec![group(
-            json!({"name": "only"}),
-            &[r#"{"tool":"work","args":{"id":"lib","ms":7}}"#],
-        )],
-    );
+    let only = r#"{"tool":"work","args":{"id":"lib","ms":7}}"#;
+    let lib = file("lib", vec![group(json!({"name": "only"}), &[only])]);
     let main = file(
         "main",
         vec![
