@@ -159,12 +159,8 @@ async fn a_failure_with_nothing_on_stderr_quotes_stdout_or_says_there_was_nothin
 async fn cmd_run_timeout_uses_the_duration_grammar() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
-    let error = refused(
-        &host,
-        "cmd_run",
-        json!({"command": "sleep 30", "timeout": "100ms"}),
-    )
-    .await;
+    let slow = json!({"command": "sleep 30", "timeout": "100ms"});
+    let error = refused(&host, "cmd_run", slow).await;
     assert_field(&error, Reason::Timeout, "timeout");
     for bad in ["5", "1.5s", "0s"] {
         let error = refused(&host, "cmd_run", json!({"command": "true", "timeout": bad})).await;

@@ -153,12 +153,8 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
         std::fs::read_to_string(root.join("new/dir/a.txt")).unwrap(),
         "hello"
     );
-    let taken = refused(
-        &host,
-        "files_move",
-        json!({"from": "new/dir/a.txt", "to": "b.txt"}),
-    )
-    .await;
+    let onto_a_file = json!({"from": "new/dir/a.txt", "to": "b.txt"});
+    let taken = refused(&host, "files_move", onto_a_file).await;
     assert_field(&taken, Reason::Failed, "to");
     assert_eq!(
         std::fs::read_to_string(root.join("b.txt")).unwrap(),
