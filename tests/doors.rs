@@ -60,14 +60,20 @@ fn from_json(report: &Value) -> Vec<Said> {
         .collect()
 }
 
-/// `seqc check --format json FILE`, the reference every door is held to.
-fn check_json(file: &str, data: &Path) -> Value {
-    let output = command()
-        .args(["check", "--format", "json", "--data-dir"])
+/// `seqc` with `args`, the data directory `data`, and `file` last.
+fn seqc_on(args: &[&str], data: &Path, file: &str) -> std::process::Output {
+    command()
+        .args(args)
+        .arg("--data-dir")
         .arg(data)
         .arg(file)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// `seqc check --format json FILE`, the reference every door is held to.
+fn check_json(file: &str, data: &Path) -> Value {
+    let output = seqc_on(&["check", "--format", "json"], data, file);
     assert_eq!(status(&output), 1, "{file}: {}", stderr(&output));
     serde_json::from_str(stdout(&output)).unwrap()
 }
@@ -77,12 +83,7 @@ fn seqc_run_file_reports_what_seqc_check_reports() {
     let data = scratch("doors_run");
     for file in corpus() {
         let checked = check_json(&file, &data);
-        let output = command()
-            .args(["run", "--format", "json", "--data-dir"])
-            .arg(&data)
-            .arg(&file)
-            .output()
-            .unwrap();
+        let output = seqc_on(&["run", "--format", "json"], &data, &file);
         assert_eq!(status(&output), 1, "{file}: {}", stderr(&output));
         let ran: Value = serde_json::from_str(stdout(&output)).unwrap();
         assert_eq!(ran, checked, "{file}");
@@ -93,18 +94,8 @@ fn seqc_run_file_reports_what_seqc_check_reports() {
 fn seqc_create_reports_what_seqc_check_reports() {
     let data = scratch("doors_create");
     for file in corpus() {
-        let check = command()
-            .args(["check", "--color", "never", "--data-dir"])
-            .arg(&data)
-            .arg(&file)
-            .output()
-            .unwrap();
-        let create = command()
-            .args(["create", "--data-dir"])
-            .arg(&data)
-            .arg(&file)
-            .output()
-            .unwrap();
+        let check = seqc_on(&["check", "--color", "never"], &data, &file);
+        let create = seqc_on(&["create"], &data, &file);
         assert_eq!(status(&create), 1, "{file}: {}", stderr(&create));
         // The same rendering, totals included; `create` then says why it stored nothing.
         let rendered = stdout(&check).trim_end();

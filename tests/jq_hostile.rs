@@ -32,6 +32,15 @@ fn cases() -> Vec<Case> {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// A runtime with one worker thread: the test's own thread stays free to poll and observe.
+fn one_worker_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A host whose filters run in children of the seqc under test, as seqc's commands run them.
 fn isolated_host(root: &std::path::Path) -> BuiltinHost {
     BuiltinHost::new(root).with_jq(JqRunner::isolated(common::SEQC, ["__jq"]))
@@ -107,11 +116,7 @@ fn cpu_ticks(pid: &str) -> Option<u64> {
 /// observation windows, not synchronisation: start and end are waited for by their evidence.
 #[test]
 fn a_dropped_call_kills_its_child_and_leaves_nothing_computing() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = one_worker_runtime();
     let _entered = runtime.enter();
     let root = tempfile::tempdir().unwrap();
     let host = isolated_host(root.path());
@@ -200,11 +205,7 @@ fn the_service_outlives_hostile_filters_from_its_callers() {
 /// another caller's filter is answered meanwhile.
 #[test]
 fn one_callers_endless_filters_leave_the_others_a_child() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = one_worker_runtime();
     let _entered = runtime.enter();
     let root = tempfile::tempdir().unwrap();
     let host = isolated_host(root.path());

@@ -97,18 +97,18 @@ fn run_reaches_a_server_given_on_the_command_line_or_in_a_config_file() {
     let args = json!({"dir": path}).to_string();
     let file = "tests/fixtures/mcp/read-two.json";
     let server = format!("fs={}", command_line(&filesystem(dir.path())));
-    let by_flag = seqc(&[
-        "run",
-        file,
-        "--mcp",
-        &server,
-        "--args",
-        &args,
-        "--format",
-        "json",
-        "--data-dir",
-        data_dir,
-    ]);
+    let run_with = |server: &[&str]| {
+        let rest = [
+            "--args",
+            args.as_str(),
+            "--format",
+            "json",
+            "--data-dir",
+            data_dir,
+        ];
+        seqc(&[&["run", file][..], server, &rest[..]].concat())
+    };
+    let by_flag = run_with(&["--mcp", &server]);
     assert_eq!(by_flag.status.code(), Some(0), "{}", text(&by_flag.stderr));
     let report: Value =
         serde_json::from_str(text(&by_flag.stdout).lines().last().unwrap()).unwrap();
@@ -121,18 +121,7 @@ fn run_reaches_a_server_given_on_the_command_line_or_in_a_config_file() {
     }}});
     let config_path = data.path().join("mcp.json");
     std::fs::write(&config_path, config.to_string()).unwrap();
-    let by_config = seqc(&[
-        "run",
-        file,
-        "--mcp-config",
-        config_path.to_str().unwrap(),
-        "--args",
-        &args,
-        "--format",
-        "json",
-        "--data-dir",
-        data_dir,
-    ]);
+    let by_config = run_with(&["--mcp-config", config_path.to_str().unwrap()]);
     assert_eq!(
         by_config.status.code(),
         Some(0),

@@ -6,8 +6,29 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+/// Runs `command` (no stdin, its output captured) and waits for it to end; panics with
+/// `blocked` if it has not ended in 20 seconds. Generous: the point is that it ends, not how
+/// fast (the machine is shared).
+fn output_unless_blocked(command: &mut Command, blocked: &str) -> Output {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("{blocked}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
 
 #[test]
 fn check_dir_refuses_fifos_sockets_and_devices_at_once() {
@@ -26,24 +47,10 @@ fn check_dir_refuses_fifos_sockets_and_devices_at_once() {
     let _socket = std::os::unix::net::UnixListener::bind(path.join("socket.json")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", path.join("zero.json")).unwrap();
 
-    let started = Instant::now();
-    let mut child = common::command()
-        .arg("check")
-        .arg(path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Generous: the point is that it ends, not how fast (the machine is shared).
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("`seqc check` blocked on a special file");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().unwrap();
+    let output = output_unless_blocked(
+        common::command().arg("check").arg(path),
+        "`seqc check` blocked on a special file",
+    );
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr).replace(path.to_str().unwrap(), "DIR");
     insta::assert_snapshot!(stderr);
@@ -77,28 +84,16 @@ fn a_policy_file_that_is_not_a_plain_small_file_is_refused_at_start() {
             "it is 2097152 bytes, more than the 1 MiB a policy file may have",
         ),
     ] {
-        let started = Instant::now();
-        let mut child = common::command()
-            .args(["mcp", "--root"])
-            .arg(&root)
-            .arg("--data-dir")
-            .arg(path.join("data"))
-            .arg("--policy")
-            .arg(path.join(file))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Generous: the point is that it ends, not how fast (the machine is shared).
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                panic!("`seqc mcp` blocked on the policy file {file}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let output = child.wait_with_output().unwrap();
+        let output = output_unless_blocked(
+            common::command()
+                .args(["mcp", "--root"])
+                .arg(&root)
+                .arg("--data-dir")
+                .arg(path.join("data"))
+                .arg("--policy")
+                .arg(path.join(file)),
+            &format!("`seqc mcp` blocked on the policy file {file}"),
+        );
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{file}: {stderr}");
         assert!(

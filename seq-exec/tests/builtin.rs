@@ -7,7 +7,7 @@ use seq_catalog::{Catalog, ParallelSafety};
 use seq_exec::builtin::{BuiltinHost, Captured, TOOLS, resolve_under, wait_stopped};
 use seq_exec::policy::{Policy, Rules};
 use seq_exec::{Caller, Reason, ToolHost};
-use seq_test_support::{assert_field, call_local, refused};
+use seq_test_support::{assert_field, call_local, refused, root_beside_outside};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -159,12 +159,8 @@ async fn a_failure_with_nothing_on_stderr_quotes_stdout_or_says_there_was_nothin
 async fn cmd_run_timeout_uses_the_duration_grammar() {
     let dir = tempfile::tempdir().unwrap();
     let host = host(dir.path());
-    let error = refused(
-        &host,
-        "cmd_run",
-        json!({"command": "sleep 30", "timeout": "100ms"}),
-    )
-    .await;
+    let slow = json!({"command": "sleep 30", "timeout": "100ms"});
+    let error = refused(&host, "cmd_run", slow).await;
     assert_field(&error, Reason::Timeout, "timeout");
     for bad in ["5", "1.5s", "0s"] {
         let error = refused(&host, "cmd_run", json!({"command": "true", "timeout": bad})).await;
@@ -372,12 +368,8 @@ async fn files_refuse_absolute_and_parent_paths() {
 async fn files_refuse_symbolic_links_that_lead_outside() {
     use std::os::unix::fs::symlink;
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let outside = dir.path().join("outside");
-    std::fs::create_dir_all(root.join("inner")).unwrap();
-    std::fs::create_dir(&outside).unwrap();
-    std::fs::write(outside.join("secret"), "s").unwrap();
-    std::fs::write(root.join("inner/ok.txt"), "fine").unwrap();
+    let (root, outside) =
+        root_beside_outside(dir.path(), &[("inner/ok.txt", "fine")], &[("secret", "s")]);
     symlink(&outside, root.join("out")).unwrap();
     symlink(outside.join("secret"), root.join("secret-link")).unwrap();
     // Dangling: writing through it would create a file outside the root.

@@ -46,6 +46,17 @@ fn engine(root: &Path) -> Engine {
     Engine::new(Arc::new(BuiltinHost::new(root)), Arc::new(NoSequences))
 }
 
+/// Runs `seq` on the built-in tools in `root`, cancelled by `token` where one is given.
+async fn run_in(root: &Path, seq: &Sequence, token: Option<&CancellationToken>) -> RunReport {
+    let caller = Caller::new("t");
+    let request = RunRequest::new(&caller);
+    let request = match token {
+        Some(token) => request.cancel(token),
+        None => request,
+    };
+    engine(root).run(seq, Map::new(), request).await
+}
+
 /// The processes whose working directory is `root`.
 fn left_in(root: &Path) -> Vec<String> {
     let root = root.canonicalize().unwrap();
@@ -152,13 +163,7 @@ async fn a_run_cancelled_before_it_starts_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let token = CancellationToken::new();
     token.cancel();
-    let report = engine(dir.path())
-        .run(
-            &first_then_next(),
-            Map::new(),
-            RunRequest::new(&Caller::new("t")).cancel(&token),
-        )
-        .await;
+    let report = run_in(dir.path(), &first_then_next(), Some(&token)).await;
     assert_cancelled(&report);
     nothing_outlives(dir.path(), &[STARTED, "LATE", "NEXT"]).await;
 }
@@ -222,17 +227,20 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
         if case == "cancel" {
             cancel_when_started(&token, dir.path());
         }
-        let report = engine(dir.path())
-            .run(
-                &sequence,
-                Map::new(),
-                RunRequest::new(&Caller::new("t")).cancel(&token),
-            )
-            .await;
+        let report = run_in(dir.path(), &sequence, Some(&token)).await;
         assert_eq!(report.groups[0].status, status, "{case}: {report:#?}");
         nothing_outlives(dir.path(), &["DOUBLE_FORKED", "SETSID"]).await;
         assert!(zombies().is_empty(), "{case}: zombies {:?}", zombies());
     }
+}
+
+/// A command that starts a child which clears its environment, leaves the session and is
+/// orphaned by a double fork (it touches `CLEARED` a second later), then runs `then`.
+fn escaper(then: &str) -> String {
+    format!(
+        "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null 2>&1 &)' \
+         </dev/null >/dev/null 2>&1; {then}"
+    )
 }
 
 /// A child that clears its environment (no item mark), leaves the session and is orphaned by
@@ -243,15 +251,12 @@ async fn nothing_a_command_starts_outlives_its_item_however_it_ends() {
 async fn a_child_with_a_cleared_environment_is_stopped_where_items_have_a_cgroup() {
     become_subreaper().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let escaper = "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null \
-         2>&1 &)' </dev/null >/dev/null 2>&1; true";
-    let report = engine(dir.path())
-        .run(
-            &sequence(&[(json!({}), &[escaper])]),
-            Map::new(),
-            RunRequest::new(&Caller::new("t")),
-        )
-        .await;
+    let report = run_in(
+        dir.path(),
+        &sequence(&[(json!({}), &[&escaper("true")])]),
+        None,
+    )
+    .await;
     assert_eq!(report.groups[0].status, GroupStatus::Ran, "{report:#?}");
     if cgroup_available() {
         nothing_outlives(dir.path(), &["CLEARED"]).await;
@@ -267,20 +272,18 @@ async fn a_child_with_a_cleared_environment_is_stopped_where_items_have_a_cgroup
 async fn killing_everything_at_once_reaches_a_child_with_a_cleared_environment() {
     become_subreaper().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let escaper = "env -i setsid sh -c '(sh -c \"sleep 1; touch CLEARED\" </dev/null >/dev/null \
-         2>&1 &)' </dev/null >/dev/null 2>&1; touch STARTED; sleep 30";
+    let escaper = escaper("touch STARTED; sleep 30");
     let marker = dir.path().join(STARTED);
     let killer = tokio::spawn(async move {
         appears(&marker).await;
         kill_all_now();
     });
-    let report = engine(dir.path())
-        .run(
-            &sequence(&[(json!({}), &[escaper])]),
-            Map::new(),
-            RunRequest::new(&Caller::new("t")),
-        )
-        .await;
+    let report = run_in(
+        dir.path(),
+        &sequence(&[(json!({}), &[escaper.as_str()])]),
+        None,
+    )
+    .await;
     killer.await.unwrap();
     assert_eq!(report.groups[0].status, GroupStatus::Failed, "{report:#?}");
     if cgroup_available() {
@@ -313,9 +316,7 @@ fn zombies() -> Vec<String> {
 async fn siblings_stopped_by_abort_are_cancelled_and_cancellation_is_never_retried() {
     let dir = tempfile::tempdir().unwrap();
     let abort = sequence(&[(json!({}), &["sleep 2; touch LATE", "sleep 0.3; exit 1"])]);
-    let report = engine(dir.path())
-        .run(&abort, Map::new(), RunRequest::new(&Caller::new("t")))
-        .await;
+    let report = run_in(dir.path(), &abort, None).await;
     let group = &report.groups[0];
     assert_eq!(group.status, GroupStatus::Failed);
     assert_eq!(group.items[0].status, ItemStatus::Cancelled);
@@ -328,13 +329,7 @@ async fn siblings_stopped_by_abort_are_cancelled_and_cancellation_is_never_retri
     )]);
     let token = CancellationToken::new();
     cancel_when_started(&token, dir.path());
-    let report = engine(dir.path())
-        .run(
-            &retry,
-            Map::new(),
-            RunRequest::new(&Caller::new("t")).cancel(&token),
-        )
-        .await;
+    let report = run_in(dir.path(), &retry, Some(&token)).await;
     assert_cancelled(&report);
     assert_eq!(report.groups[0].items[0].retries, 0);
     nothing_outlives(dir.path(), &["LATE"]).await;

@@ -1,15 +1,13 @@
-//! Conditions at run time, as a table of cases, and `seq_when_call`'s scope. Skipping and
-//! rendering are run fixtures (tests/runs.rs).
+//! Conditions at run time, as a table of cases, and paths that do not exist. Skipping,
+//! rendering, `seq_when_call`'s scope and declared inputs are run fixtures (tests/runs.rs).
 
 #![allow(clippy::unwrap_used, reason = "tests may unwrap")]
 
 mod common;
 
 use common::*;
-use seq_exec::engine::RunRequest;
-use seq_exec::engine::{GroupStatus, ItemStatus};
+use seq_exec::engine::GroupStatus;
 use seq_exec::{Reason, ToolError};
-use seq_test_support::assert_field;
 use serde_json::{Map, Value, json};
 
 /// What a condition came to.
@@ -202,62 +200,6 @@ async fn conditions_evaluate_as_d4_says() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
-#[tokio::test(start_paused = true)]
-async fn seq_when_call_evaluates_in_the_callers_scope_before_the_call() {
-    let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one_s(
-        &host,
-        vec![
-            group(
-                json!({"name": "probe", "in": {"host": "string"}, "when": "$args.host != null", "out": {"up": "string"}}),
-                &[r#"{"tool":"work","args":{"id":"up $args.host"},"as":"up"}"#],
-            ),
-            group(
-                json!({"name": "all", "in": {"hosts": "array", "limit": "any"}, "out": {"reports": "array"}}),
-                &[
-                    r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"h1\"","args":{"host":$args.hosts[0]}},"as":"reports"}"#,
-                    r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.hosts contains \"zz\"","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
-                    r#"{"tool":"seq_when_call","args":{"target":"probe","when":"$args.limit > 1","args":{"host":$args.hosts[1]}},"as":"reports"}"#,
-                ],
-            ),
-        ],
-    );
-    let engine = engine(&host, &source);
-    let report = engine
-        .run(
-            &seq,
-            args(json!({"hosts": ["h1", "h2"], "limit": 2})),
-            RunRequest::new(&alice()),
-        )
-        .await;
-    assert!(report.ok, "{report:#?}");
-    assert_eq!(report.groups.len(), 1, "`probe` runs only when called");
-    let all = &report.groups[0];
-    let statuses: Vec<ItemStatus> = all.items.iter().map(|i| i.status).collect();
-    assert_eq!(
-        statuses,
-        [ItemStatus::Ok, ItemStatus::Skipped, ItemStatus::Ok]
-    );
-    assert_eq!(
-        all.out["reports"],
-        json!([{"up": "up h1"}, {"up": "up h2"}])
-    );
-
-    // An evaluation error fails the item; it is never taken as false.
-    let report = engine
-        .run(
-            &seq,
-            args(json!({"hosts": ["h1", "h2"], "limit": "2"})),
-            RunRequest::new(&alice()),
-        )
-        .await;
-    let item = &report.groups[0].items[2];
-    assert_eq!(item.status, ItemStatus::Failed);
-    assert_eq!(item.error.as_ref().unwrap().reason, Reason::Type);
-    assert_eq!(report.groups[0].status, GroupStatus::Failed);
-}
-
 /// A path that does not exist is never text: an index past the end, a missing field or an unset
 /// input fails the item with reason `required`, naming the reference and the missing step; a
 /// condition reads the same paths as `null`.
@@ -380,37 +322,4 @@ async fn compound_conditions_short_circuit_and_errors_stay_errors() {
             "{condition} with a={a:?} b={b:?}: {error:?}"
         );
     }
-}
-
-/// Declared inputs: a default fills an input not passed (or passed `null`); a required one not
-/// passed fails the run before anything runs, with reason `required` and the input as `field`.
-#[tokio::test(start_paused = true)]
-async fn inputs_take_defaults_and_required_ones_stop_the_run() {
-    let host = ScriptedHost::new();
-    let source = MemorySource::new();
-    let seq = one_s(
-        &host,
-        vec![group(
-            json!({"name": "g", "out": {"r": "any"}, "in": {
-                "branch": {"type": "string", "required": true, "description": "the branch"},
-                "dry": {"type": "bool", "default": true},
-                "n": "number"
-            }}),
-            &[r#"{"tool":"work","args":{"id":"$args.branch $args.dry"},"as":"r"}"#],
-        )],
-    );
-    let report = engine(&host, &source)
-        .run(
-            &seq,
-            args(json!({"branch": "main", "dry": null})),
-            RunRequest::new(&alice()),
-        )
-        .await;
-    assert!(report.ok, "{report:#?}");
-    assert_eq!(host.calls("work"), 1);
-    let report = run_on(&host, &source, &seq, args(json!({"dry": false}))).await;
-    assert!(!report.ok);
-    let error = report.error.clone().unwrap();
-    assert_field(&error, Reason::Required, "branch");
-    assert_eq!(host.calls("work"), 1, "nothing ran");
 }

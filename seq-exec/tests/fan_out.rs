@@ -9,9 +9,9 @@
 mod common;
 
 use common::*;
-use seq_exec::engine::{ItemStatus, RunRequest};
+use seq_exec::engine::ItemStatus;
 use seq_exec::{Reason, ToolError};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Semaphore, watch};
@@ -67,15 +67,28 @@ impl Gate {
     }
 }
 
+/// Runs the sequence `s` of `groups` on `host` while `gate` lets `total` calls through, at most
+/// `bound` in flight.
+async fn run_gated(
+    host: &Arc<ScriptedHost>,
+    gate: &Gate,
+    groups: Vec<Value>,
+    total: usize,
+    bound: usize,
+) -> seq_exec::engine::RunReport {
+    let (report, ()) = tokio::join!(run_groups(host, groups), gate.let_through(total, bound));
+    report
+}
+
 #[tokio::test]
 async fn a_fan_out_in_a_serial_group_runs_at_most_its_bound_at_once() {
     let host = ScriptedHost::new();
     let gate = Gate::new();
     host.add_simple("gated", gate.tool());
     host.add_simple("record", echo_args());
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_gated(
         &host,
+        &gate,
         vec![group(
             json!({"name": "g", "parallel": false, "out": {"names": "array", "texts": "array", "last": "object"}}),
             &[
@@ -84,11 +97,10 @@ async fn a_fan_out_in_a_serial_group_runs_at_most_its_bound_at_once() {
                 r#"{"tool":"record","args":{"texts":$out.texts},"as":"last"}"#,
             ],
         )],
-    );
-    let engine = engine(&host, &source);
-    let caller = alice();
-    let run = engine.run(&seq, Map::new(), RunRequest::new(&caller));
-    let (report, ()) = tokio::join!(run, gate.let_through(7, 3));
+        7,
+        3,
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(gate.most.load(Ordering::SeqCst), 3);
     let texts = json!(["a!", "b!", "c!", "d!", "e!", "f!", "g!"]);
@@ -117,20 +129,19 @@ async fn a_bound_of_one_runs_the_elements_one_at_a_time() {
     let host = ScriptedHost::new();
     let gate = Gate::new();
     host.add_simple("gated", gate.tool());
-    let source = MemorySource::new();
-    let seq = one_s(
+    let report = run_gated(
         &host,
+        &gate,
         vec![group(
             json!({"name": "g", "parallel": false, "out": {"r": "array"}}),
             &[
                 r#"{"tool":"gated","each":[1,2,3],"max_parallel":1,"args":{"value":$each},"as":"r"}"#,
             ],
         )],
-    );
-    let engine = engine(&host, &source);
-    let caller = alice();
-    let run = engine.run(&seq, Map::new(), RunRequest::new(&caller));
-    let (report, ()) = tokio::join!(run, gate.let_through(3, 1));
+        3,
+        1,
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     assert_eq!(gate.most.load(Ordering::SeqCst), 1);
     assert_eq!(report.out["g"]["r"], json!([1, 2, 3]));

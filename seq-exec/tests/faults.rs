@@ -13,7 +13,7 @@ mod common;
 
 use common::*;
 use seq_exec::engine::RunRequest;
-use seq_exec::engine::{GroupStatus, ItemStatus, RunReport};
+use seq_exec::engine::{GroupReport, GroupStatus, ItemStatus, RunReport};
 use seq_exec::{BoxFuture, Limits, Reason, ToolError};
 use seq_test_support::parsed;
 use serde_json::{Map, Value, json};
@@ -36,9 +36,21 @@ fn panics_at_once() -> Behavior {
     Arc::new(|_call: Invocation| panic!("the tool broke before it started"))
 }
 
-/// A group `g` running `items` after a tool item, with `fields`.
-fn run_group(fields: Value, items: &[&str]) -> String {
-    file("s", vec![group(fields, items)])
+/// Runs the sequence `s` of the one group `g` under `limits`.
+async fn run_limited(host: &Arc<ScriptedHost>, limits: Limits, g: Value) -> RunReport {
+    let source = MemorySource::new();
+    let seq = one_s(host, vec![g]);
+    engine_with(host, &source, limits)
+        .run(&seq, Map::new(), RunRequest::new(&alice()))
+        .await
+}
+
+/// The run's first group, which must have ended `partial`.
+#[track_caller]
+fn partial(report: &RunReport) -> &GroupReport {
+    let g = &report.groups[0];
+    assert_eq!(g.status, GroupStatus::Partial, "{report:#?}");
+    g
 }
 
 fn item_reason(report: &RunReport, group: usize, item: usize) -> Option<Reason> {
@@ -53,21 +65,19 @@ async fn a_panicking_tool_fails_its_item_and_the_group_goes_on_under_continue() 
     let host = ScriptedHost::new();
     host.add_simple("boom", panics(u32::MAX));
     host.add_simple("boom_now", panics_at_once());
-    let source = MemorySource::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        run_group(
+        vec![group(
             json!({"name": "g", "on_error": "continue", "out": {"r": "string"}}),
             &[
                 r#"{"tool":"boom","args":{}}"#,
                 r#"{"tool":"boom_now","args":{}}"#,
                 r#"{"tool":"work","args":{"id":"after","value":"fine"},"as":"r"}"#,
             ],
-        ),
-    );
-    let report = run_on(&host, &source, &seq, Map::new()).await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+        )],
+    )
+    .await;
+    let g = partial(&report);
     assert!(report.ok);
     for i in [0, 1] {
         assert_eq!(g.items[i].status, ItemStatus::Failed);
@@ -123,26 +133,23 @@ async fn a_tool_that_hangs_is_cut_off_by_the_per_tool_timeout_and_dropped() {
     let host = ScriptedHost::new();
     let dropped = Arc::new(AtomicBool::new(false));
     host.add_simple("stuck", hangs(dropped.clone()));
-    let source = MemorySource::new();
     let limits = Limits {
         tool_timeout: Duration::from_secs(5),
         ..Limits::default()
     };
-    let seq = one(
+    let report = run_limited(
         &host,
-        run_group(
+        limits,
+        group(
             json!({"name": "g", "parallel": false, "on_error": "continue"}),
             &[
                 r#"{"tool":"stuck","args":{}}"#,
                 r#"{"tool":"work","args":{"id":"after"}}"#,
             ],
         ),
-    );
-    let report = engine_with(&host, &source, limits)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+    )
+    .await;
+    let g = partial(&report);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Timeout));
     assert!(dropped.load(Ordering::SeqCst), "the hung call was dropped");
     assert_eq!(g.items[1].status, ItemStatus::Ok);
@@ -157,14 +164,14 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
     host.add_simple("fits", returns(json!("x".repeat(bound - 2))));
     host.add_simple("floods", returns(json!("x".repeat(bound - 1))));
     host.add_simple("wide", returns(json!(vec![0; bound])));
-    let source = MemorySource::new();
     let limits = Limits {
         max_result_bytes: bound,
         ..Limits::default()
     };
-    let seq = one(
+    let report = run_limited(
         &host,
-        run_group(
+        limits,
+        group(
             json!({"name": "g", "on_error": "continue", "out": {"a": "string", "b": "any", "c": "any"}}),
             &[
                 r#"{"tool":"fits","args":{},"as":"a"}"#,
@@ -172,12 +179,9 @@ async fn enormous_output_fails_its_item_and_output_at_the_bound_passes() {
                 r#"{"tool":"wide","args":{},"as":"c"}"#,
             ],
         ),
-    );
-    let report = engine_with(&host, &source, limits)
-        .run(&seq, Map::new(), RunRequest::new(&alice()))
-        .await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+    )
+    .await;
+    let g = partial(&report);
     assert_eq!(g.items[0].status, ItemStatus::Ok);
     assert_eq!(
         g.out.get("a").and_then(Value::as_str).map(str::len),
@@ -194,12 +198,14 @@ async fn the_default_output_bound_is_sixteen_mebibytes() {
     assert_eq!(Limits::default().max_result_bytes, 16 * 1024 * 1024);
     let host = ScriptedHost::new();
     host.add_simple("floods", returns(json!("x".repeat(16 * 1024 * 1024))));
-    let source = MemorySource::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        run_group(json!({"name": "g"}), &[r#"{"tool":"floods","args":{}}"#]),
-    );
-    let report = run_on(&host, &source, &seq, Map::new()).await;
+        vec![group(
+            json!({"name": "g"}),
+            &[r#"{"tool":"floods","args":{}}"#],
+        )],
+    )
+    .await;
     assert!(!report.ok);
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Failed));
 }
@@ -217,10 +223,9 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
     host.add_simple("legacy_gone", returns(json!({"reason": "not_found"})));
     // An ordinary result that merely has a `reason` key is a success.
     host.add_simple("http", returns(json!({"reason": "OK", "status": 200})));
-    let source = MemorySource::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        run_group(
+        vec![group(
             json!({
                 "name": "g", "parallel": false, "on_error": "continue", "missing": "skip",
                 "out": {"doc": "object", "raw": "any", "status": "any", "http": "object"}
@@ -233,11 +238,10 @@ async fn values_of_the_wrong_shape_fail_where_they_are_used() {
                 r#"{"tool":"legacy_gone","args":{}}"#,
                 r#"{"tool":"http","args":{},"as":"http"}"#,
             ],
-        ),
-    );
-    let report = run_on(&host, &source, &seq, Map::new()).await;
-    let g = &report.groups[0];
-    assert_eq!(g.status, GroupStatus::Partial);
+        )],
+    )
+    .await;
+    let g = partial(&report);
     // Declared `object`, got a string: a type failure of that item.
     assert_eq!(item_reason(&report, 0, 0), Some(Reason::Type));
     assert_eq!(g.items[1].status, ItemStatus::Ok);

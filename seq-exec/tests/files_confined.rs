@@ -8,7 +8,7 @@
 use seq_exec::Caller;
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::{Reason, ToolError, ToolHost};
-use seq_test_support::{assert_detail, assert_refused};
+use seq_test_support::{assert_detail, assert_refused, root_beside_outside};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -252,12 +252,8 @@ async fn failed_write_child() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_directory_swapped_for_a_link_never_leads_outside() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let outside = dir.path().join("outside");
-    std::fs::create_dir_all(root.join("d")).unwrap();
-    std::fs::create_dir(&outside).unwrap();
-    std::fs::write(root.join("d/x.txt"), "inside").unwrap();
-    std::fs::write(outside.join("x.txt"), "SECRET").unwrap();
+    let (root, outside) =
+        root_beside_outside(dir.path(), &[("d/x.txt", "inside")], &[("x.txt", "SECRET")]);
     std::os::unix::fs::symlink(&outside, root.join("l")).unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));

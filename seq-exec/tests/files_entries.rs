@@ -6,20 +6,21 @@
 
 use seq_exec::Reason;
 use seq_exec::builtin::BuiltinHost;
-use seq_test_support::{assert_field, assert_refused, call_local, refused};
+use seq_test_support::{assert_field, assert_refused, call_local, refused, root_beside_outside};
 use serde_json::json;
 use std::os::unix::fs::symlink;
 
 /// A root inside a temporary directory, with a directory `outside` beside it.
 fn tree() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir_all(root.join("d/e")).unwrap();
-    std::fs::write(root.join("a.txt"), "hello").unwrap();
-    std::fs::write(root.join("d/e/deep.txt"), "x").unwrap();
-    std::fs::create_dir(dir.path().join("outside")).unwrap();
-    std::fs::write(dir.path().join("outside/keep.txt"), "keep").unwrap();
+    let inside = [("a.txt", "hello"), ("d/e/deep.txt", "x")];
+    let (root, _) = root_beside_outside(dir.path(), &inside, &[("keep.txt", "keep")]);
     (dir, root)
+}
+
+/// What `files_delete` returns for `args`, which must succeed.
+async fn deleted(host: &BuiltinHost, args: serde_json::Value) -> serde_json::Value {
+    call_local(host, "files_delete", args).await.unwrap()
 }
 
 #[tokio::test]
@@ -57,27 +58,17 @@ async fn delete_takes_a_file_an_empty_directory_or_with_recursive_a_tree() {
     std::fs::create_dir(root.join("empty")).unwrap();
     let host = BuiltinHost::new(&root);
     assert_eq!(
-        call_local(&host, "files_delete", json!({"path": "a.txt"}))
-            .await
-            .unwrap(),
+        deleted(&host, json!({"path": "a.txt"})).await,
         json!({"path": "a.txt", "kind": "file", "removed": 1})
     );
     assert!(!root.join("a.txt").exists());
-    call_local(&host, "files_delete", json!({"path": "empty"}))
-        .await
-        .unwrap();
+    deleted(&host, json!({"path": "empty"})).await;
     let full = refused(&host, "files_delete", json!({"path": "d"})).await;
     assert_eq!(full.reason, Reason::Failed, "{full:?}");
     assert!(full.hint.unwrap().contains("recursive"));
     assert!(root.join("d/e/deep.txt").exists());
     assert_eq!(
-        call_local(
-            &host,
-            "files_delete",
-            json!({"path": "d", "recursive": true})
-        )
-        .await
-        .unwrap(),
+        deleted(&host, json!({"path": "d", "recursive": true})).await,
         json!({"path": "d", "kind": "dir", "removed": 3})
     );
     assert!(!root.join("d").exists());
@@ -106,13 +97,7 @@ async fn delete_removes_a_link_never_what_it_leads_to() {
     symlink(&outside, root.join("top-link")).unwrap();
     let host = BuiltinHost::new(&root);
     assert_eq!(
-        call_local(
-            &host,
-            "files_delete",
-            json!({"path": "top-link", "recursive": true})
-        )
-        .await
-        .unwrap()["kind"],
+        deleted(&host, json!({"path": "top-link", "recursive": true})).await["kind"],
         "link"
     );
     call_local(
@@ -168,12 +153,8 @@ async fn move_renames_creates_parents_and_replaces_only_when_asked() {
         std::fs::read_to_string(root.join("new/dir/a.txt")).unwrap(),
         "hello"
     );
-    let taken = refused(
-        &host,
-        "files_move",
-        json!({"from": "new/dir/a.txt", "to": "b.txt"}),
-    )
-    .await;
+    let onto_a_file = json!({"from": "new/dir/a.txt", "to": "b.txt"});
+    let taken = refused(&host, "files_move", onto_a_file).await;
     assert_field(&taken, Reason::Failed, "to");
     assert_eq!(
         std::fs::read_to_string(root.join("b.txt")).unwrap(),

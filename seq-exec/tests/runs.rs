@@ -262,10 +262,8 @@ fn run_fixture(dir: &Path) -> Value {
         log: Mutex::default(),
     });
 
-    let mut sources = vec![Source::new(
-        "sequence.json",
-        read(&dir.join("sequence.json")),
-    )];
+    let main = dir.join("sequence.json");
+    let mut sources = vec![Source::new(main.display().to_string(), read(&main))];
     let stored_dir = dir.join("stored");
     if stored_dir.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&stored_dir)
@@ -275,26 +273,10 @@ fn run_fixture(dir: &Path) -> Value {
             .collect();
         files.sort();
         for file in files {
-            let label = format!("stored/{}", file.file_name().unwrap().to_string_lossy());
-            sources.push(Source::new(label, read(&file)));
+            sources.push(Source::new(file.display().to_string(), read(&file)));
         }
     }
-    let checked = seq_check::check(&sources, &catalog);
-    for file in &checked.files {
-        let errors: Vec<String> = file
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| format!("{} {}", d.code, d.message))
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "{}/{}: {errors:#?}",
-            dir.display(),
-            file.path
-        );
-    }
-    let mut sequences = checked.files.into_iter().map(|f| f.sequence.unwrap());
+    let mut sequences = seq_test_support::checked_sources(&sources, &catalog).into_iter();
     let sequence = sequences.next().unwrap();
     let stored = Stored(
         sequences

@@ -12,7 +12,7 @@ use seq_catalog::Catalog;
 use seq_check::Source;
 use seq_exec::builtin::BuiltinHost;
 use seq_exec::engine::Engine;
-use seq_exec::engine::RunRequest;
+use seq_exec::engine::{RunReport, RunRequest};
 use seq_exec::{Caller, Reason};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -54,18 +54,23 @@ fn sequence(item: &str) -> seq_syntax::ast::Sequence {
     file.sequence.unwrap()
 }
 
-/// Runs the item with `x` = `value` in `root`; the command's stdout.
-async fn stdout_of(root: &Path, item: &str, value: &str) -> String {
+/// Runs the item with `x` = `value` on the built-in tools in `root`.
+async fn run_with_x(root: &Path, item: &str, value: &str) -> RunReport {
     let engine = Engine::new(Arc::new(BuiltinHost::new(root)), MemorySource::new());
     let mut args = Map::new();
     args.insert("x".to_owned(), Value::String(value.to_owned()));
-    let report = engine
+    engine
         .run(
             &sequence(item),
             args,
             RunRequest::new(&Caller::new("alice")),
         )
-        .await;
+        .await
+}
+
+/// Runs the item with `x` = `value` in `root`; the command's stdout.
+async fn stdout_of(root: &Path, item: &str, value: &str) -> String {
+    let report = run_with_x(root, item, value).await;
     let group = &report.groups[0];
     assert!(
         report.ok,
@@ -153,13 +158,12 @@ async fn dollar_pairs_are_the_process_id_and_the_value_stays_data() {
 #[tokio::test]
 async fn a_bare_reference_as_the_command_is_one_word_not_code() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::new(Arc::new(BuiltinHost::new(dir.path())), MemorySource::new());
-    let seq = sequence(r#"{"tool":"cmd_run","args":{"command":$args.x},"as":"r"}"#);
-    let mut args = Map::new();
-    args.insert("x".to_owned(), json!("touch pwned"));
-    let report = engine
-        .run(&seq, args, RunRequest::new(&Caller::new("alice")))
-        .await;
+    let report = run_with_x(
+        dir.path(),
+        r#"{"tool":"cmd_run","args":{"command":$args.x},"as":"r"}"#,
+        "touch pwned",
+    )
+    .await;
     let error = report.groups[0].items[0].error.as_ref().unwrap();
     assert_eq!(error.reason, Reason::Failed, "{error:?}");
     assert!(!dir.path().join("pwned").exists());
@@ -168,13 +172,7 @@ async fn a_bare_reference_as_the_command_is_one_word_not_code() {
 #[tokio::test]
 async fn a_value_holding_a_nul_byte_is_refused_not_cut_short() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::new(Arc::new(BuiltinHost::new(dir.path())), MemorySource::new());
-    let seq = sequence(&command_item("printf %s $args.x"));
-    let mut args = Map::new();
-    args.insert("x".to_owned(), json!("a\u{0}b"));
-    let report = engine
-        .run(&seq, args, RunRequest::new(&Caller::new("alice")))
-        .await;
+    let report = run_with_x(dir.path(), &command_item("printf %s $args.x"), "a\u{0}b").await;
     let error = report.groups[0].items[0].error.as_ref().unwrap();
     assert_eq!(error.reason, Reason::ArgError, "{error:?}");
     assert!(

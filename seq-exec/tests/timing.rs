@@ -7,9 +7,9 @@
 mod common;
 
 use common::*;
-use seq_exec::engine::{AttemptTime, ItemStatus};
+use seq_exec::engine::{AttemptTime, ItemStatus, RunReport};
 use seq_exec::{Reason, ToolError};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,32 +27,36 @@ fn slow_failures(times: u32, ms: u64) -> Behavior {
     })
 }
 
+/// Runs the one group `g` on a host whose tool `name` is `slow_failures(times, ms)`.
+async fn run_beside_failures(name: &str, (times, ms): (u32, u64), g: Value) -> RunReport {
+    let host = ScriptedHost::new();
+    host.add_simple(name, slow_failures(times, ms));
+    run_groups(&host, vec![g]).await
+}
+
 #[tokio::test(start_paused = true)]
 async fn groups_and_items_stand_on_one_axis() {
     let host = ScriptedHost::new();
-    let seq = one(
+    let report = run_groups(
         &host,
-        file(
-            "t",
-            vec![
-                group(
-                    json!({"name": "steps", "parallel": false}),
-                    &[
-                        r#"{"tool":"work","args":{"id":"a","ms":10}}"#,
-                        r#"{"tool":"work","args":{"id":"b","ms":20}}"#,
-                    ],
-                ),
-                group(
-                    json!({"name": "fan"}),
-                    &[
-                        r#"{"tool":"work","args":{"id":"c","ms":30}}"#,
-                        r#"{"tool":"work","args":{"id":"d","ms":5}}"#,
-                    ],
-                ),
-            ],
-        ),
-    );
-    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
+        vec![
+            group(
+                json!({"name": "steps", "parallel": false}),
+                &[
+                    r#"{"tool":"work","args":{"id":"a","ms":10}}"#,
+                    r#"{"tool":"work","args":{"id":"b","ms":20}}"#,
+                ],
+            ),
+            group(
+                json!({"name": "fan"}),
+                &[
+                    r#"{"tool":"work","args":{"id":"c","ms":30}}"#,
+                    r#"{"tool":"work","args":{"id":"d","ms":5}}"#,
+                ],
+            ),
+        ],
+    )
+    .await;
     assert!(report.ok, "{report:#?}");
     let times = |g: usize| -> Vec<(u64, u64)> {
         report.groups[g]
@@ -80,19 +84,15 @@ async fn groups_and_items_stand_on_one_axis() {
 
 #[tokio::test(start_paused = true)]
 async fn each_attempt_of_a_retried_item_says_when_it_ran() {
-    let host = ScriptedHost::new();
-    host.add_simple("flaky", slow_failures(2, 15));
-    let seq = one(
-        &host,
-        file(
-            "t",
-            vec![group(
-                json!({"name": "settle", "on_error": "retry", "retries": 3}),
-                &[r#"{"tool":"flaky","args":{}}"#],
-            )],
+    let report = run_beside_failures(
+        "flaky",
+        (2, 15),
+        group(
+            json!({"name": "settle", "on_error": "retry", "retries": 3}),
+            &[r#"{"tool":"flaky","args":{}}"#],
         ),
-    );
-    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
+    )
+    .await;
     let item = &report.groups[0].items[0];
     assert_eq!(item.status, ItemStatus::Ok);
     assert_eq!(item.failed_attempts.len(), 2);
@@ -107,13 +107,8 @@ async fn each_attempt_of_a_retried_item_says_when_it_ran() {
 #[tokio::test(start_paused = true)]
 async fn called_groups_are_on_the_callers_axis() {
     let host = ScriptedHost::new();
-    let lib = file(
-        "lib",
-        vec![group(
-            json!({"name": "only"}),
-            &[r#"{"tool":"work","args":{"id":"lib","ms":7}}"#],
-        )],
-    );
+    let only = r#"{"tool":"work","args":{"id":"lib","ms":7}}"#;
+    let lib = file("lib", vec![group(json!({"name": "only"}), &[only])]);
     let main = file(
         "main",
         vec![
@@ -142,23 +137,19 @@ async fn called_groups_are_on_the_callers_axis() {
 
 #[tokio::test(start_paused = true)]
 async fn items_never_started_stand_where_their_group_gave_up() {
-    let host = ScriptedHost::new();
-    host.add_simple("boom", slow_failures(9, 8));
-    let seq = one(
-        &host,
-        file(
-            "t",
-            vec![group(
-                json!({"name": "g", "parallel": false}),
-                &[
-                    r#"{"tool":"work","args":{"id":"a","ms":4}}"#,
-                    r#"{"tool":"boom","args":{}}"#,
-                    r#"{"tool":"work","args":{"id":"c","ms":4}}"#,
-                ],
-            )],
+    let report = run_beside_failures(
+        "boom",
+        (9, 8),
+        group(
+            json!({"name": "g", "parallel": false}),
+            &[
+                r#"{"tool":"work","args":{"id":"a","ms":4}}"#,
+                r#"{"tool":"boom","args":{}}"#,
+                r#"{"tool":"work","args":{"id":"c","ms":4}}"#,
+            ],
         ),
-    );
-    let report = run_on(&host, &MemorySource::new(), &seq, Map::new()).await;
+    )
+    .await;
     let items = &report.groups[0].items;
     assert_eq!(items[1].status, ItemStatus::Failed);
     assert_eq!((items[1].started_ms, items[1].duration_ms), (4, 8));

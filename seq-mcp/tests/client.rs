@@ -9,7 +9,7 @@ use seq_catalog::ParallelSafety;
 use seq_exec::Caller;
 use seq_exec::{Reason, ToolHost};
 use seq_mcp::{ConnectError, McpHost, Options, ServerSpec};
-use seq_test_support::assert_refused;
+use seq_test_support::{assert_refused, call_local};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,9 +77,7 @@ async fn tools_list_changed_refreshes_the_catalog() {
     let host = connect(vec![changing(None)]).await;
     assert!(host.lookup("extra").is_none());
     assert_eq!(
-        host.call(&Caller::new("local"), "grow", json!({}))
-            .await
-            .unwrap(),
+        call_local(&*host, "grow", json!({})).await.unwrap(),
         json!("grown")
     );
     let seen = Arc::clone(&host);
@@ -88,7 +86,7 @@ async fn tools_list_changed_refreshes_the_catalog() {
     assert_eq!(extra.parallel_safe, ParallelSafety::Safe);
     assert_eq!(extra.parameters.required, ["word"]);
     assert_eq!(
-        host.call(&Caller::new("local"), "extra", json!({"word": "hi"}))
+        call_local(&*host, "extra", json!({"word": "hi"}))
             .await
             .unwrap(),
         json!("extra hi")
@@ -111,10 +109,7 @@ async fn the_idempotency_key_goes_with_the_request() {
         meta["seqc/idempotencyKey"], "run-1/#main/fetch/2/1",
         "{meta}"
     );
-    let plain = host
-        .call(&Caller::new("local"), "meta", json!({}))
-        .await
-        .unwrap();
+    let plain = call_local(&*host, "meta", json!({})).await.unwrap();
     let meta: serde_json::Value = serde_json::from_str(plain.as_str().unwrap()).unwrap();
     assert!(meta.get("seqc/idempotencyKey").is_none(), "{meta}");
     host.shutdown().await;
@@ -123,12 +118,7 @@ async fn the_idempotency_key_goes_with_the_request() {
 #[tokio::test(flavor = "multi_thread")]
 async fn is_error_is_a_failed_tool_error_with_the_server_text() {
     let host = connect(vec![changing(Some("ch"))]).await;
-    let error = host
-        .call(
-            &Caller::new("local"),
-            "ch.fail",
-            json!({"why": "on purpose"}),
-        )
+    let error = call_local(&*host, "ch.fail", json!({"why": "on purpose"}))
         .await
         .unwrap_err();
     assert_eq!(error.reason, Reason::Failed);
@@ -139,8 +129,7 @@ async fn is_error_is_a_failed_tool_error_with_the_server_text() {
     );
     // Arguments the server's own validation refuses: the TypeScript SDK says so as a tool
     // error, and its text is the detail.
-    let refused = host
-        .call(&Caller::new("local"), "ch.fail", json!({"why": 3}))
+    let refused = call_local(&*host, "ch.fail", json!({"why": 3}))
         .await
         .unwrap_err();
     assert_refused(&refused, Reason::Failed, "Invalid arguments for tool fail");
@@ -166,8 +155,7 @@ async fn an_answer_past_the_bound_fails_the_call_at_once() {
         "{detail}"
     );
     assert!(started.elapsed() < Duration::from_secs(30));
-    let small = host
-        .call(&Caller::new("local"), "big", json!({"bytes": 3}))
+    let small = call_local(&*host, "big", json!({"bytes": 3}))
         .await
         .unwrap();
     assert_eq!(small, json!("xxx"));
@@ -197,9 +185,7 @@ async fn a_dropped_call_is_cancelled_on_the_server() {
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
     // The connection goes on serving calls.
     assert_eq!(
-        host.call(&Caller::new("local"), "grow", json!({}))
-            .await
-            .unwrap(),
+        call_local(&*host, "grow", json!({})).await.unwrap(),
         json!("grown")
     );
     host.shutdown().await;
@@ -235,24 +221,19 @@ async fn a_url_reaches_a_server_over_streamable_http() {
     let spec = ServerSpec::parse(&format!("ev=http://127.0.0.1:{port}/mcp")).unwrap();
     let host = connect(vec![spec]).await;
     assert_eq!(
-        host.call(
-            &Caller::new("local"),
-            "ev.echo",
-            json!({"message": "over http"})
-        )
-        .await
-        .unwrap(),
+        call_local(&*host, "ev.echo", json!({"message": "over http"}))
+            .await
+            .unwrap(),
         json!("Echo: over http")
     );
     // structuredContent is the value.
-    let weather = host
-        .call(
-            &Caller::new("local"),
-            "ev.get-structured-content",
-            json!({"location": "Chicago"}),
-        )
-        .await
-        .unwrap();
+    let weather = call_local(
+        &*host,
+        "ev.get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await
+    .unwrap();
     assert!(weather["temperature"].is_number(), "{weather}");
     host.shutdown().await;
     server.kill().await.unwrap();

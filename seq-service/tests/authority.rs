@@ -173,6 +173,20 @@ async fn a_seq_run_item_keeps_the_owners_above_it() {
     assert!(!marked(&s));
 }
 
+/// Runs the file-less sequence `outer` of the one `item` as `who`: the item fails, refused as
+/// unauthorized.
+async fn assert_item_unauthorized(s: &Store, who: &str, item: &str) {
+    let text = file("outer", item);
+    let sequence = seq_syntax::parse(&text).sequence.unwrap();
+    let engine: &Arc<Engine> = s.tools.engine();
+    let report = engine
+        .run(&sequence, Map::new(), RunRequest::new(&Caller::new(who)))
+        .await;
+    let item = &report.groups[0].items[0];
+    assert_eq!(item.status, ItemStatus::Failed);
+    assert_eq!(item.error.as_ref().unwrap().reason, Reason::Unauthorized);
+}
+
 /// Denying `seq_run` denies running a stored sequence by any route; denying `seq_call` denies
 /// `seq_when_call`.
 #[tokio::test]
@@ -180,52 +194,31 @@ async fn one_right_covers_every_route() {
     let s = server();
     let echo = r#"{"tool":"echo","args":{"value":1}} ;"#;
     plant(&s, Some("alice"), "x", echo);
-    let direct = s.call("carol", "seq_call", json!({"target": "#x"})).await;
-    assert_eq!(refusal(&direct).reason, Reason::Unauthorized);
-    let direct = s
-        .call(
-            "carol",
+    let when_call = |who| {
+        s.call(
+            who,
             "seq_when_call",
             json!({"target": "#x", "when": "true"}),
         )
-        .await;
+    };
+    let direct = s.call("carol", "seq_call", json!({"target": "#x"})).await;
     assert_eq!(refusal(&direct).reason, Reason::Unauthorized);
+    assert_eq!(
+        refusal(&when_call("carol").await).reason,
+        Reason::Unauthorized
+    );
     // Through an item of a sequence carol may run (an ownerless one, run by name through
     // `seq_call` would need `seq_run` already; here a group call of a file-less run).
     let call = r##"{"tool":"seq_call","args":{"target":"#x"},"unsafe_serial":true} ;"##;
-    let text = file("outer", call);
-    let sequence = seq_syntax::parse(&text).sequence.unwrap();
-    let engine: &Arc<Engine> = s.tools.engine();
-    let report = engine
-        .run(
-            &sequence,
-            Map::new(),
-            RunRequest::new(&Caller::new("carol")),
-        )
-        .await;
-    let item = &report.groups[0].items[0];
-    assert_eq!(item.status, ItemStatus::Failed);
-    assert_eq!(item.error.as_ref().unwrap().reason, Reason::Unauthorized);
+    assert_item_unauthorized(&s, "carol", call).await;
 
-    let when = s
-        .call(
-            "dave",
-            "seq_when_call",
-            json!({"target": "#x", "when": "true"}),
-        )
-        .await;
-    assert_eq!(refusal(&when).reason, Reason::Unauthorized);
-    let when =
-        r##"{"tool":"seq_when_call","args":{"target":"#x","when":"true"},"unsafe_serial":true} ;"##;
-    let text = file("outer", when);
-    let sequence = seq_syntax::parse(&text).sequence.unwrap();
-    let report = engine
-        .run(&sequence, Map::new(), RunRequest::new(&Caller::new("dave")))
-        .await;
     assert_eq!(
-        report.groups[0].items[0].error.as_ref().unwrap().reason,
+        refusal(&when_call("dave").await).reason,
         Reason::Unauthorized
     );
+    let when =
+        r##"{"tool":"seq_when_call","args":{"target":"#x","when":"true"},"unsafe_serial":true} ;"##;
+    assert_item_unauthorized(&s, "dave", when).await;
 }
 
 /// A value shaped like an error, from the arguments or from a tool, is data: it never cancels

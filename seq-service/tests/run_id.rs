@@ -88,40 +88,24 @@ async fn the_same_run_id_runs_once_and_answers_the_same_report() {
 #[tokio::test]
 async fn another_caller_sequence_or_arguments_under_a_run_id_is_refused_saying_which() {
     let f = fixture().await;
-    f.run_as(
-        "tester",
-        "seq_run",
-        json!({"name": "hello", "args": {"who": "Ada"}, "run_id": "greet-1"}),
-    )
-    .await
-    .result
-    .unwrap();
+    // `name` run for `who` as `caller`, under the run id `greet-1`.
+    let greet = |caller: &'static str, name: &str, who: &str| {
+        let args = json!({"name": name, "args": {"who": who}, "run_id": "greet-1"});
+        f.run_as(caller, "seq_run", args)
+    };
+    greet("tester", "hello", "Ada").await.result.unwrap();
     let refused = |outcome: SeqOutcome| {
         let error = outcome.result.unwrap_err();
         assert_field(&error, Reason::ArgError, "run_id");
         error.detail.unwrap()
     };
-    let args = refused(
-        f.run_as(
-            "tester",
-            "seq_run",
-            json!({"name": "hello", "args": {"who": "Eve"}, "run_id": "greet-1"}),
-        )
-        .await,
-    );
+    let args = refused(greet("tester", "hello", "Eve").await);
     assert!(
         args.contains("was submitted with other arguments"),
         "{args}"
     );
     assert!(!args.contains("Ada") && !args.contains("Eve"), "{args}");
-    let caller = refused(
-        f.run_as(
-            "mallory",
-            "seq_run",
-            json!({"name": "hello", "args": {"who": "Ada"}, "run_id": "greet-1"}),
-        )
-        .await,
-    );
+    let caller = refused(greet("mallory", "hello", "Ada").await);
     assert!(
         caller.contains("was submitted by another caller"),
         "{caller}"
@@ -130,14 +114,7 @@ async fn another_caller_sequence_or_arguments_under_a_run_id_is_refused_saying_w
         !caller.contains("tester") && !caller.contains("hello"),
         "{caller}"
     );
-    let sequence = refused(
-        f.run_as(
-            "tester",
-            "seq_run",
-            json!({"name": "other", "args": {"who": "Ada"}, "run_id": "greet-1"}),
-        )
-        .await,
-    );
+    let sequence = refused(greet("tester", "other", "Ada").await);
     assert!(
         sequence.contains("runs sequence `hello`, not `other`"),
         "{sequence}"

@@ -38,6 +38,20 @@ fn refusal(outcome: &SeqOutcome) -> &ToolError {
     outcome.result.as_ref().unwrap_err()
 }
 
+/// Stores the sequence `name` of one group running `tools`, as `admin` (who may).
+async fn admin_stores(s: &Store, name: &str, tools: &str) {
+    let created = s
+        .create("admin", json!({"name": name, "groups": groups(tools)}))
+        .await;
+    created.result.unwrap();
+}
+
+/// Replaces the stored `deploy` by one group running `tools`, as `who`, who may.
+async fn replace_deploy(s: &Store, who: &str, tools: &str) {
+    let args = json!({"name": "deploy", "replace": true, "groups": groups(tools)});
+    s.create(who, args).await.result.unwrap();
+}
+
 /// The refusal's detail and its findings, as a reader of text gets them.
 fn detail(outcome: &SeqOutcome) -> String {
     refusal(outcome).detail.clone().unwrap_or_default() + &finding_lines(&outcome.diagnostics)
@@ -46,12 +60,8 @@ fn detail(outcome: &SeqOutcome) -> String {
 #[tokio::test]
 async fn a_caller_cannot_store_a_tool_it_may_not_use() {
     let s = store();
-    let outcome = s
-        .create(
-            "low",
-            json!({"name": "plant", "groups": groups(&format!("{ECHO}{CMD}"))}),
-        )
-        .await;
+    let plant = json!({"name": "plant", "groups": groups(&format!("{ECHO}{CMD}"))});
+    let outcome = s.create("low", plant).await;
     assert_eq!(refusal(&outcome).reason, Reason::Unauthorized);
     let codes: Vec<&str> = outcome.diagnostics.iter().map(|f| f.code).collect();
     assert_eq!(codes, ["E0901"]);
@@ -59,26 +69,19 @@ async fn a_caller_cannot_store_a_tool_it_may_not_use() {
     assert!(detail(&outcome).contains("caller `low` may not use `cmd_run`"));
     assert!(stored(&s.storage, "plant").unwrap().is_none());
     // The same sequence from a caller who may run it is stored.
-    let outcome = s
-        .create(
-            "admin",
-            json!({"name": "plant", "groups": groups(&format!("{ECHO}{CMD}"))}),
-        )
-        .await;
-    outcome.result.unwrap();
+    admin_stores(&s, "plant", &format!("{ECHO}{CMD}")).await;
 }
 
 #[tokio::test]
 async fn a_call_to_a_stored_sequence_reaches_its_tools_transitively() {
     let s = store();
-    s.create("admin", json!({"name": "deploy", "groups": groups(CMD)}))
-        .await
-        .result
-        .unwrap();
-    s.create("admin", json!({"name": "wrap", "groups": groups(r##"{"tool":"seq_call","args":{"target":"#deploy"}} ;"##)}))
-    .await
-    .result
-    .unwrap();
+    admin_stores(&s, "deploy", CMD).await;
+    admin_stores(
+        &s,
+        "wrap",
+        r##"{"tool":"seq_call","args":{"target":"#deploy"}} ;"##,
+    )
+    .await;
     // `low` may call `wrap`, but through it `#deploy` runs `cmd_run`.
     let outcome = s
         .create("low", json!({"name": "mine", "groups": groups(&format!(r##"{ECHO}{{"tool":"seq_call","args":{{"target":"#wrap"}}}} ;"##))}))
@@ -108,10 +111,7 @@ async fn a_call_to_a_stored_sequence_reaches_its_tools_transitively() {
 #[tokio::test]
 async fn the_planted_store_low_cannot_replace_or_delete_what_admin_owns() {
     let s = store();
-    s.create("admin", json!({"name": "deploy", "groups": groups(CMD)}))
-        .await
-        .result
-        .unwrap();
+    admin_stores(&s, "deploy", CMD).await;
     let before = stored_text(&s, "deploy");
     // Even with only tools `low` may use, the sequence is not `low`'s to replace.
     let outcome = s
@@ -133,21 +133,9 @@ async fn the_planted_store_low_cannot_replace_or_delete_what_admin_owns() {
     // Its owner may; `seq_list` shows who that is.
     let listed = s.call("admin", "seq_list", json!({})).await.result.unwrap();
     assert_eq!(listed[0]["owner"], "admin");
-    s.create(
-        "admin",
-        json!({"name": "deploy", "replace": true, "groups": groups(CMD)}),
-    )
-    .await
-    .result
-    .unwrap();
+    replace_deploy(&s, "admin", CMD).await;
     // So may the store administrator, who then owns it.
-    s.create(
-        "lead",
-        json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
-    )
-    .await
-    .result
-    .unwrap();
+    replace_deploy(&s, "lead", ECHO).await;
     let listed = s.call("lead", "seq_list", json!({})).await.result.unwrap();
     assert_eq!(listed[0]["owner"], "lead");
     s.call("lead", "seq_delete", json!({"name": "deploy"}))
@@ -170,13 +158,7 @@ async fn an_ownerless_sequence_changes_only_by_an_administrator() {
         assert_eq!(refusal(&outcome).reason, Reason::Unauthorized, "{who}");
         assert!(detail(&outcome).contains("has no owner"), "{who}");
     }
-    s.create(
-        "lead",
-        json!({"name": "deploy", "replace": true, "groups": groups(ECHO)}),
-    )
-    .await
-    .result
-    .unwrap();
+    replace_deploy(&s, "lead", ECHO).await;
 }
 
 #[test]

@@ -16,7 +16,7 @@ use seq_check::Source;
 use seq_exec::{Caller, Reason, ToolCall, ToolError, ToolHost};
 use seq_syntax::ast::Sequence;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 #[cfg(feature = "store")]
@@ -45,7 +45,13 @@ pub fn checked(texts: &[String], catalog: &Catalog) -> Vec<Sequence> {
         .enumerate()
         .map(|(i, text)| Source::new(format!("f{i}.json"), text.clone()))
         .collect();
-    let check = seq_check::check(&sources, catalog);
+    checked_sources(&sources, catalog)
+}
+
+/// `sources` checked as one batch against `catalog`; panics on any error, naming each file by
+/// its source's label.
+pub fn checked_sources(sources: &[Source], catalog: &Catalog) -> Vec<Sequence> {
+    let check = seq_check::check(sources, catalog);
     for file in &check.files {
         let errors: Vec<String> = file
             .diagnostics
@@ -89,6 +95,26 @@ pub fn files_in(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// The directories `root` and `outside` made side by side in `dir`, holding `inside` and
+/// `beyond` (a path and its content each, parents made): a root for the file tools, and a place
+/// they must never reach.
+pub fn root_beside_outside(
+    dir: &Path,
+    inside: &[(&str, &str)],
+    beyond: &[(&str, &str)],
+) -> (PathBuf, PathBuf) {
+    let (root, outside) = (dir.join("root"), dir.join("outside"));
+    for (base, files) in [(&root, inside), (&outside, beyond)] {
+        std::fs::create_dir_all(base).unwrap();
+        for (path, content) in files {
+            let path = base.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+    }
+    (root, outside)
 }
 
 /// Asserts that `error` is for `reason` and that its detail says `says`.

@@ -8,7 +8,8 @@
 use seq_catalog::Catalog;
 use seq_catalog::ToolDef;
 use seq_exec::engine::{
-    CancellationToken, GroupReport, ItemReport, Observer, RunReport, RunRequest,
+    CancellationToken, GroupReport, GroupStatus, ItemReport, ItemStatus, Observer, RunReport,
+    RunRequest,
 };
 use seq_exec::{
     BoxFuture, Caller, Engine, Limits, Reason, SequenceSource, ToolCall, ToolError, ToolHost,
@@ -358,6 +359,27 @@ pub async fn run_last(host: &Arc<ScriptedHost>, files: &[String]) -> RunReport {
 /// tests do with a host and a few groups.
 pub async fn run_groups(host: &Arc<ScriptedHost>, groups: Vec<Value>) -> RunReport {
     run_on(host, &MemorySource::new(), &one_s(host, groups), Map::new()).await
+}
+
+/// Like [`run_groups`], with the run arguments `args` (a JSON object).
+pub async fn run_groups_with(
+    host: &Arc<ScriptedHost>,
+    groups: Vec<Value>,
+    run_args: Value,
+) -> RunReport {
+    let seq = one_s(host, groups);
+    run_on(host, &MemorySource::new(), &seq, args(run_args)).await
+}
+
+/// Asserts what a run cancelled while a call hung leaves: the run, its group and its item
+/// cancelled, nothing written (not even an `error_as` slot), and the hung call dropped.
+pub fn assert_cancelled_and_dropped(report: &RunReport, dropped: &AtomicBool) {
+    assert!(report.cancelled && !report.ok, "{report:#?}");
+    let g = &report.groups[0];
+    assert_eq!(g.status, GroupStatus::Cancelled);
+    assert_eq!(g.items[0].status, ItemStatus::Cancelled);
+    assert!(g.out.is_empty(), "{:?}", g.out);
+    assert!(dropped.load(Ordering::SeqCst));
 }
 
 /// Like [`run_groups`], cancelled 10 ms (of the paused clock) after it starts.
