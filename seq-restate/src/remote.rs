@@ -35,6 +35,12 @@ impl Submitter {
         cancel: &CancellationToken,
     ) -> Result<RunReport, ToolError> {
         let run_id = run.run_id.map_or_else(fresh_id, |(id, _)| id.to_owned());
+        // A run under a fresh id keeps what it was submitted with too, as `seqc run --restate`
+        // does: whoever names that id later is compared with it.
+        let submission = run.run_id.map_or_else(
+            || Submission::of(&run.caller.id, &run.sequence.name.value, &run.args),
+            |(_, submission)| submission.clone(),
+        );
         // The owners and this server's policy for them and the caller travel with the run:
         // the worker holds every dispatch to them as well as to its own bound.
         let input = RunInput {
@@ -46,7 +52,7 @@ impl Submitter {
             caller: run.caller.id.clone(),
             policy: run.policy,
             traceparent: run.traceparent.map(str::to_owned),
-            submission: run.run_id.map(|(_, submission)| submission.clone()),
+            submission: Some(submission),
         };
         let submitted = submit_observed(&self.ingress, &run_id, &input, run.observer);
         let mut submitted = std::pin::pin!(submitted);

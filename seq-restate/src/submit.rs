@@ -107,9 +107,13 @@ pub async fn submit_observed(
                     report.await
                 }
                 report = &mut report => {
-                    // Ended: its submission is in its state (unless it predates them).
-                    if let Some(first) = at.submission().await? {
-                        mine.attach_to(run_id, &first).map_err(SubmitError::Mismatch)?;
+                    // Ended: its submission is in its state. A run that kept none (made before
+                    // runs kept them) cannot be shown to be this caller's: refused.
+                    match at.submission().await? {
+                        Some(first) => {
+                            mine.attach_to(run_id, &first).map_err(SubmitError::Mismatch)?;
+                        }
+                        None => return Err(SubmitError::Mismatch(Submission::unrecorded(run_id))),
                     }
                     report
                 }

@@ -106,6 +106,17 @@ impl Submission {
              pass a new `run_id`",
         ))
     }
+
+    /// The refusal for a run under `id` that kept no submission (made before runs kept them):
+    /// nothing shows that it is the caller's.
+    pub fn unrecorded(id: &str) -> ToolError {
+        ToolError::new(
+            Reason::ArgError,
+            format!("run `{id}` keeps no record of how it was submitted: a `run_id` names one run"),
+        )
+        .with_field(FIELD)
+        .with_hint("pass a new `run_id`")
+    }
 }
 
 /// Feeds `args` to `hasher` as JSON with every object's members sorted by key, without
