@@ -335,7 +335,7 @@ fn reparse_help(command: &str, via: Via) -> &'static str {
             return "give the program fixed text (a here-document with a quoted delimiter) and the value as an argument: `sh -s -- $args.v <<'EOF'` reads it as `\"$1\"`; to run a value as code on purpose, say so with `argv`: `[\"sh\", \"-c\", $args.script]`";
         }
         Via::ScriptFile => {
-            return "write the script as fixed text and pass the value as its argument (`sh script.sh $args.v`, read there as `\"$1\"`), or keep the value in a data file the script reads";
+            return "write the script in an earlier step, as fixed text (`files_write`), and run it here with the value as its argument: `sh script.sh $args.v`, read there as `\"$1\"`";
         }
     }
     match command {
